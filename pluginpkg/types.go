@@ -1,0 +1,99 @@
+package pluginpkg
+
+import (
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// ManifestFile is the file name of a package manifest inside its directory.
+const ManifestFile = "plugin.json"
+
+// FormatVersion is the manifest format version this build understands. A
+// manifest declares it in "format"; other values are rejected with a message
+// saying which side to upgrade.
+const FormatVersion = 1
+
+// Manifest is a parsed, validated plugin.json. Parse returns a Manifest only
+// together with a nil error, so every field here is valid: versions and
+// constraints are parsed, IDs follow their grammar.
+type Manifest struct {
+	// Format is the manifest format version ("format" in JSON).
+	Format      int
+	Name        string
+	Version     *semver.Version
+	Description string
+	// Runtime is nil for a declarative-only package.
+	Runtime  *Runtime
+	Provides []capability.Provided
+	Requires []capability.Requirement
+	// Kernel is the range of protocol versions the plugin supports; nil when
+	// the manifest does not say (any version).
+	Kernel *semver.Constraints
+	// KernelText is Kernel as written in the manifest, for messages.
+	KernelText string
+}
+
+// Runtime says how to start a package's sidecar process.
+type Runtime struct {
+	// Command is the executable as written in the manifest. Use
+	// Package.CommandPath for the resolved path.
+	Command string
+	Args    []string
+	// Env holds extra environment variables for the sidecar, merged over the
+	// kernel's allowlisted environment.
+	Env map[string]string
+	// Required is the manifest's default policy: a required package that
+	// fails to start fails the whole generation. Host config may override it.
+	Required bool
+	// Priority orders this package's interceptors; in [-1000, 1000].
+	Priority int
+	// Intercepts lists the points the plugin may contribute interceptors to.
+	Intercepts []contribution.Point
+	// Replaces lists the strategy slots the plugin may claim.
+	Replaces []contribution.Slot
+	// HandshakeTimeout bounds the handshake; zero means the kernel default.
+	HandshakeTimeout time.Duration
+}
+
+// Package is one installed package: its directory, manifest and state.
+type Package struct {
+	// Name is the manifest name, equal to the directory name.
+	Name string
+	// Dir is the absolute package directory (symlinks in the home resolved).
+	Dir string
+	// ManifestPath is the path used in messages, relative to the home
+	// ("packages/redactor/plugin.json").
+	ManifestPath string
+	Manifest     *Manifest
+	// Enabled is false when the state file disables the package. A package
+	// with no state entry is enabled.
+	Enabled bool
+	// Pin is the pinned lower-case hex sha256 of the runtime executable, or
+	// empty.
+	Pin string
+}
+
+// Warning is a per-package problem found while loading a home. One broken
+// package never stops the others from loading.
+type Warning struct {
+	// Package is the directory name under packages/.
+	Package string
+	// Path is the file the warning is about, relative to the home.
+	Path    string
+	Message string
+}
+
+// String formats the warning as "path: message".
+func (w Warning) String() string { return w.Path + ": " + w.Message }
+
+// Installed is the result of LoadInstalled: every loadable package, in name
+// order, plus warnings for the ones that could not be loaded.
+type Installed struct {
+	Home     string
+	Packages []*Package
+	Warnings []Warning
+}
