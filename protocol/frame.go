@@ -1,0 +1,181 @@
+package protocol
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+)
+
+// DefaultMaxFrame is the default upper bound of one frame, newline excluded.
+const DefaultMaxFrame = 4 << 20
+
+// quoteLimit bounds how many offending bytes a FrameError quotes.
+const quoteLimit = 120
+
+// ErrFrameTooLarge is wrapped by the FrameError returned for a frame longer
+// than the reader's limit.
+var ErrFrameTooLarge = errors.New("frame exceeds size limit")
+
+// FrameError reports a line on the wire that is not a valid message. Quote
+// holds the first bytes of the offending line, quoted, so that stray output
+// (a banner printed to stdout) is visible in the error.
+type FrameError struct {
+	// Line is the 1-based number of the offending line on this stream.
+	Line  int
+	Quote string
+	Err   error
+}
+
+// Error describes the frame, e.g. `line 1: not a JSON-RPC message
+// ("Starting plugin v2..."): invalid character 'S' ...`.
+func (e *FrameError) Error() string {
+	if e.Quote == "" {
+		return fmt.Sprintf("line %d: %v", e.Line, e.Err)
+	}
+	return fmt.Sprintf("line %d: %v: %s", e.Line, e.Err, e.Quote)
+}
+
+// Unwrap returns the underlying cause.
+func (e *FrameError) Unwrap() error { return e.Err }
+
+func quote(b []byte) string {
+	if len(b) > quoteLimit {
+		return strconv.Quote(string(b[:quoteLimit])) + "..."
+	}
+	return strconv.Quote(string(b))
+}
+
+// FrameReader reads newline-delimited JSON-RPC messages with a size bound.
+type FrameReader struct {
+	r    *bufio.Reader
+	max  int
+	line int
+	buf  []byte
+}
+
+// NewFrameReader returns a reader of frames from r. max <= 0 means
+// DefaultMaxFrame.
+func NewFrameReader(r io.Reader, max int) *FrameReader {
+	if max <= 0 {
+		max = DefaultMaxFrame
+	}
+	return &FrameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// ReadFrame returns the next non-empty line without its newline. The slice
+// is valid until the next call. At end of stream it returns io.EOF (an
+// unterminated last line is returned first). A line over the limit returns a
+// *FrameError wrapping ErrFrameTooLarge; the stream is then unusable.
+func (fr *FrameReader) ReadFrame() ([]byte, error) {
+	for {
+		fr.buf = fr.buf[:0]
+		for {
+			chunk, err := fr.r.ReadSlice('\n')
+			if len(fr.buf)+len(chunk) > fr.max+1 {
+				fr.line++
+				return nil, &FrameError{Line: fr.line, Quote: quote(append(fr.buf, chunk...)),
+					Err: fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, fr.max)}
+			}
+			fr.buf = append(fr.buf, chunk...)
+			if err == bufio.ErrBufferFull {
+				continue
+			}
+			if err != nil && (err != io.EOF || len(fr.buf) == 0) {
+				return nil, err
+			}
+			break
+		}
+		fr.line++
+		line := bytes.TrimRight(fr.buf, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		return line, nil
+	}
+}
+
+// ReadMessage reads and decodes the next message. A line that is not a JSON
+// object with "jsonrpc":"2.0" is a *FrameError quoting it.
+func (fr *FrameReader) ReadMessage() (*Message, error) {
+	line, err := fr.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	m := new(Message)
+	if err := DecodeMessage(line, m); err != nil {
+		return nil, &FrameError{Line: fr.line, Quote: quote(line), Err: err}
+	}
+	return m, nil
+}
+
+// DecodeMessage decodes one frame into m and checks the JSON-RPC envelope.
+func DecodeMessage(line []byte, m *Message) error {
+	if len(line) == 0 || line[0] != '{' {
+		return errors.New("not a JSON-RPC message")
+	}
+	if err := json.Unmarshal(line, m); err != nil {
+		return fmt.Errorf("not a JSON-RPC message: %w", err)
+	}
+	if m.JSONRPC != JSONRPCVersion {
+		return fmt.Errorf("not a JSON-RPC 2.0 message: jsonrpc is %q", m.JSONRPC)
+	}
+	switch {
+	case m.Method != "":
+		if m.Result != nil || m.Error != nil {
+			return errors.New("invalid message: has both method and result/error")
+		}
+	case len(m.ID) == 0:
+		return errors.New("invalid message: neither method nor id")
+	case m.Result == nil && m.Error == nil:
+		return errors.New("invalid response: neither result nor error")
+	}
+	return nil
+}
+
+// FrameWriter writes messages as frames. It is safe for concurrent use.
+type FrameWriter struct {
+	mu  sync.Mutex
+	w   io.Writer
+	buf bytes.Buffer
+}
+
+// NewFrameWriter returns a writer of frames to w.
+func NewFrameWriter(w io.Writer) *FrameWriter { return &FrameWriter{w: w} }
+
+// WriteMessage encodes m and writes it as one frame.
+func (fw *FrameWriter) WriteMessage(m *Message) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	fw.buf.Reset()
+	enc := json.NewEncoder(&fw.buf) // Encode appends the newline.
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return fmt.Errorf("encode %s: %w", describe(m), err)
+	}
+	_, err := fw.w.Write(fw.buf.Bytes())
+	return err
+}
+
+// WriteFrame writes an already encoded message followed by a newline. line
+// must not contain a newline.
+func (fw *FrameWriter) WriteFrame(line []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	fw.buf.Reset()
+	fw.buf.Write(line)
+	fw.buf.WriteByte('\n')
+	_, err := fw.w.Write(fw.buf.Bytes())
+	return err
+}
+
+func describe(m *Message) string {
+	if m.Method != "" {
+		return "message " + strconv.Quote(m.Method)
+	}
+	return "response " + string(m.ID)
+}

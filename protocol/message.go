@@ -1,0 +1,63 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// JSONRPCVersion is the value of every message's "jsonrpc" member.
+const JSONRPCVersion = "2.0"
+
+// Message is one JSON-RPC 2.0 message: a request (ID and Method), a
+// notification (Method, no ID) or a response (ID and Result or Error).
+type Message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *Error          `json:"error,omitempty"`
+}
+
+// IsRequest reports whether m is a request (has a method and an id).
+func (m *Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 }
+
+// IsNotification reports whether m is a notification (a method, no id).
+func (m *Message) IsNotification() bool { return m.Method != "" && len(m.ID) == 0 }
+
+// IsResponse reports whether m is a response (an id, no method).
+func (m *Message) IsResponse() bool { return m.Method == "" && len(m.ID) > 0 }
+
+// Error codes. The -32700..-32600 range is JSON-RPC 2.0's; the rest are
+// extkernel's, documented in docs/protocol.md.
+const (
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
+	// CodeRequestCancelled answers a request cancelled by $/cancel.
+	CodeRequestCancelled = -32800
+	// CodeNotInitialized answers any request other than initialize sent
+	// before the handshake completed.
+	CodeNotInitialized = -32002
+	// CodeUnsupportedVersion answers initialize when the protocol versions
+	// are incompatible.
+	CodeUnsupportedVersion = -32003
+	// CodeUnknownTarget answers a call naming a point, slot, provider or
+	// action the plugin did not declare.
+	CodeUnknownTarget = -32004
+	// CodePluginError is a handler's own failure.
+	CodePluginError = -32000
+)
+
+// Error is a JSON-RPC error object. It implements error so handler errors
+// keep their code across the wire.
+type Error struct {
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+// Error returns "message (code N)".
+func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
