@@ -13,6 +13,18 @@
 // a host-provided capability first, then the highest satisfying version, then
 // the lowest package name. Every choice is recorded in Closure.Choices.
 //
+// A host-provided capability is preferred even when a package offers the
+// same key at a higher version: the host wins whenever its version
+// satisfies the constraint. A disabled package is never chosen.
+//
+// # Optional requirements
+//
+// An optional requirement that can be satisfied is resolved exactly like a
+// required one: its provider is chosen, recorded in Choices and joins the
+// closure, so the optional feature runs whenever it can. Only when no
+// enabled provider satisfies it does it become an OptionalUnsatisfied
+// warning, and the member runs without it.
+//
 // # Problems
 //
 // Resolution never stops at the first problem. Every unsatisfied requirement
@@ -20,6 +32,24 @@
 // versions they offer, which are disabled and how to enable them). Missing
 // required capabilities are errors; unsatisfied optional requirements and
 // dependency cycles are warnings: a cycle alone does not stop startup.
+//
+// Messages quote the constraint as semver.Constraints.String renders it,
+// which reproduces the manifest's text up to spacing and commas (">= 1.2,
+// <2" reads ">=1.2 <2").
+//
+// # Errors
+//
+// Resolve returns an error wrapping ErrInvalidRequest only for malformed
+// input (duplicate or empty package names, nil versions or constraints,
+// invalid keys). Everything else is a Problem. Closure.Err returns a
+// *ResolveError listing every Error-severity problem, one per line, or nil
+// when only warnings remain.
+//
+// # Concurrency
+//
+// Resolve keeps no state between calls and may run concurrently. A Closure
+// is never modified after Resolve returns, so any number of goroutines may
+// read it without locking.
 //
 // # Invariants
 //

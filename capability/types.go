@@ -1,6 +1,8 @@
 package capability
 
 import (
+	"strconv"
+
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/internal/ident"
@@ -110,6 +112,28 @@ const (
 	RootDisabled
 )
 
+// String returns the kind in kebab case, such as "version-mismatch", for
+// logs and machine-readable output.
+func (k ProblemKind) String() string {
+	switch k {
+	case Missing:
+		return "missing"
+	case VersionMismatch:
+		return "version-mismatch"
+	case ProviderDisabled:
+		return "provider-disabled"
+	case OptionalUnsatisfied:
+		return "optional-unsatisfied"
+	case Cycle:
+		return "cycle"
+	case UnknownRoot:
+		return "unknown-root"
+	case RootDisabled:
+		return "root-disabled"
+	}
+	return "ProblemKind(" + strconv.Itoa(int(k)) + ")"
+}
+
 // Problem is one resolution problem, explained in Message as a complete
 // sentence a user can act on.
 type Problem struct {
@@ -120,9 +144,19 @@ type Problem struct {
 	Package string
 	// Requirement is the failed requirement; zero for root and cycle problems.
 	Requirement Requirement
+	// Cause is the underlying reason a requirement failed: Missing,
+	// VersionMismatch or ProviderDisabled. For those three kinds it equals
+	// Kind; for OptionalUnsatisfied it says which of them applies, so a
+	// caller can tell "enabling a package would help" apart from "nothing
+	// provides it". It is zero for Cycle, UnknownRoot and RootDisabled.
+	Cause ProblemKind
 	// Cycle lists the package names on a cycle, starting from the lowest
-	// name, for Kind == Cycle.
-	Cycle   []string
+	// name, for Kind == Cycle. The closing repetition of the first name is
+	// not included: the cycle a -> b -> a is []string{"a", "b"}, and a
+	// package that requires a capability it provides itself is
+	// []string{"a"}.
+	Cycle []string
+	// Message explains the problem in one or more plain sentences.
 	Message string
 }
 
