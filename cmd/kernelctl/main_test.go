@@ -1,0 +1,148 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+const (
+	demoHome    = "../../testdata/demo/home"
+	demoConfig  = "../../testdata/demo/kernel.json"
+	troubleHome = "../../testdata/homes/trouble"
+)
+
+// TestGolden runs kernelctl commands and compares stdout with golden files.
+// Run `go test ./cmd/kernelctl -run TestGolden -update` to rewrite them.
+func TestGolden(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"list", []string{"list", "--home", demoHome}, exitOK},
+		{"list-json", []string{"list", "--home", demoHome, "--json"}, exitOK},
+		{"list-trouble", []string{"list", "--home", troubleHome}, exitOK},
+		{"list-trouble-json", []string{"list", "--home", troubleHome, "--json"}, exitOK},
+		{"resolve", []string{"resolve", "--config", demoConfig}, exitOK},
+		{"resolve-json", []string{"resolve", "--config", demoConfig, "--json"}, exitOK},
+		{"resolve-roots", []string{"resolve", "--config", demoConfig, "memory"}, exitOK},
+		{"resolve-no-host", []string{"resolve", "--home", demoHome}, exitFailed},
+		{"resolve-trouble", []string{"resolve", "--config", troubleHome + "/kernel.json"}, exitFailed},
+		{"resolve-trouble-json", []string{"resolve", "--config", troubleHome + "/kernel.json", "--json"}, exitFailed},
+		{"resolve-unknown-root", []string{"resolve", "--config", demoConfig, "nosuch", "kvstore-next"}, exitFailed},
+		{"validate-demo", []string{"validate", "--home", demoHome}, exitOK},
+		{"validate-broken", []string{"validate", "../../testdata/manifests/broken"}, exitFailed},
+		{"validate-broken-json", []string{"validate", "--json", "../../testdata/manifests/broken"}, exitFailed},
+		{"validate-valid", []string{"validate", "../../testdata/manifests/valid"}, exitOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			code := run(tt.args, &stdout, &stderr)
+			if code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			checkGolden(t, tt.name, stdout.Bytes())
+		})
+	}
+}
+
+func checkGolden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		name       string
+		args       []string
+		wantStderr string
+	}{
+		{"unknown command", []string{"frobnicate"}, `kernelctl: unknown command "frobnicate" for "kernelctl"`},
+		{"unknown flag", []string{"list", "--hmoe", "x"}, "kernelctl: unknown flag: --hmoe"},
+		{"extra argument", []string{"list", "extra"}, `kernelctl: unknown command "extra" for "kernelctl list"`},
+		{"enable without name", []string{"enable"}, "kernelctl: requires at least 1 arg(s), only received 0"},
+		{"validate missing path", []string{"validate", "/nonexistent/plugin.json"}, "kernelctl: validate: stat /nonexistent/plugin.json: no such file or directory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != exitUsage {
+				t.Errorf("exit code = %d, want %d", code, exitUsage)
+			}
+			if !strings.HasPrefix(stderr.String(), tt.wantStderr) {
+				t.Errorf("stderr = %q, want prefix %q", stderr.String(), tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestConfigErrorExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	cfg := filepath.Join(dir, "k.json")
+	if err := os.WriteFile(cfg, []byte(`{"format": 1, "pool": 2}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"resolve", "--config", cfg}, &stdout, &stderr); code != exitFailed {
+		t.Errorf("exit code = %d, want %d", code, exitFailed)
+	}
+	if want := "kernelctl: " + cfg + ": pool: unknown key\n"; stderr.String() != want {
+		t.Errorf("stderr = %q, want %q", stderr.String(), want)
+	}
+}
+
+func TestEnableDisable(t *testing.T) {
+	home := t.TempDir()
+	pkg := filepath.Join(home, "packages", "themes")
+	if err := os.MkdirAll(pkg, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join(demoHome, "packages", "themes", "plugin.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		args    []string
+		code    int
+		stdout  string
+		enabled string
+	}{
+		{[]string{"disable", "--home", home, "themes"}, exitOK, "themes: disabled\n", "no"},
+		{[]string{"enable", "--home", home, "themes"}, exitOK, "themes: enabled\n", "yes"},
+		{[]string{"enable", "--home", home, "nosuch"}, exitFailed, "", "yes"},
+	}
+	for _, s := range steps {
+		var stdout, stderr bytes.Buffer
+		if code := run(s.args, &stdout, &stderr); code != s.code || stdout.String() != s.stdout {
+			t.Fatalf("%v: code %d stdout %q stderr %q", s.args, code, stdout.String(), stderr.String())
+		}
+		stdout.Reset()
+		run([]string{"list", "--home", home}, &stdout, &stderr)
+		if !strings.Contains(stdout.String(), "themes  1.0.0    "+s.enabled) {
+			t.Fatalf("after %v, list:\n%s", s.args, stdout.String())
+		}
+	}
+}

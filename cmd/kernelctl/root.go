@@ -1,0 +1,89 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// globals holds the persistent flags shared by every command.
+type globals struct {
+	home       string
+	configPath string
+	json       bool
+	stdout     io.Writer
+	stderr     io.Writer
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := &cobra.Command{
+		Use:           "kernelctl",
+		Short:         "Inspect and run extkernel plugin packages",
+		Long:          "kernelctl lists, validates and resolves the plugin packages installed in an extkernel home.",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.home, "home", "", "extkernel home directory (default: the config's home, $EXTKERNEL_HOME, or ~/.extkernel)")
+	pf.StringVar(&g.configPath, "config", "", "host config file (JSON, see docs/config.md)")
+	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
+	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
+		newStateCmd(g, "enable"), newStateCmd(g, "disable"))
+	return root
+}
+
+// isCobraUsage reports whether err is one of cobra's argument errors.
+func isCobraUsage(err error) bool {
+	msg := err.Error()
+	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
+		strings.HasPrefix(msg, "requires at least") || strings.Contains(msg, "unknown flag") ||
+		strings.Contains(msg, "unknown shorthand flag")
+}
+
+// config loads the --config file, or returns the zero Config.
+func (g *globals) config() (kernel.Config, error) {
+	if g.configPath == "" {
+		return kernel.Config{}, nil
+	}
+	return kernel.LoadConfig(g.configPath)
+}
+
+// resolveHome picks the home: --home, then the config's home, then
+// $EXTKERNEL_HOME, then ~/.extkernel.
+func (g *globals) resolveHome(cfg kernel.Config) (string, error) {
+	switch {
+	case g.home != "":
+		return g.home, nil
+	case cfg.Home != "":
+		return cfg.Home, nil
+	case os.Getenv("EXTKERNEL_HOME") != "":
+		return os.Getenv("EXTKERNEL_HOME"), nil
+	}
+	dir, err := os.UserHomeDir()
+	if err != nil {
+		return "", &usageError{fmt.Errorf("no --home given and no user home directory: %w", err)}
+	}
+	return filepath.Join(dir, ".extkernel"), nil
+}
+
+// printJSON writes v as indented JSON followed by a newline.
+func (g *globals) printJSON(v any) error {
+	enc := json.NewEncoder(g.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// failed is returned by a command that printed its problems itself.
+var failed = &exitError{code: exitFailed}

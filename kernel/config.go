@@ -1,0 +1,370 @@
+package kernel
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// ConfigFormat is the config file format version this build reads.
+const ConfigFormat = 1
+
+// Defaults applied by Config.withDefaults and documented in docs/config.md.
+const (
+	DefaultPoolSize      = 4
+	DefaultStartupBudget = 30 * time.Second
+	DefaultDrainTimeout  = 30 * time.Second
+	// DefaultInterceptDeadline bounds one interceptor call.
+	DefaultInterceptDeadline = 5 * time.Second
+	// DefaultCallDeadline bounds one strategy, provider or action call.
+	DefaultCallDeadline = 30 * time.Second
+)
+
+// Policy overrides a package's required/optional default from its manifest.
+type Policy string
+
+const (
+	// PolicyDefault keeps the manifest's runtime.required.
+	PolicyDefault Policy = ""
+	// PolicyRequired makes a failure of the package fail the generation.
+	PolicyRequired Policy = "required"
+	// PolicyOptional turns a failure of the package into a warning.
+	PolicyOptional Policy = "optional"
+)
+
+// HostInfo identifies the host program to plugins.
+type HostInfo struct {
+	Name    string
+	Version string
+}
+
+// Deadlines bound each kind of dispatched call. Zero fields take the
+// defaults documented in docs/config.md.
+type Deadlines struct {
+	Intercept time.Duration
+	Strategy  time.Duration
+	Provider  time.Duration
+	Action    time.Duration
+}
+
+// Config is everything a host tells the kernel. The zero value of each
+// optional field means the documented default.
+type Config struct {
+	// Home is the directory holding packages/ and state.json.
+	Home string
+	Host HostInfo
+	// Capabilities are provided by the host itself.
+	Capabilities []capability.Provided
+	// Points and Slots are the interception points and strategy slots the
+	// host defines.
+	Points []contribution.Point
+	Slots  []contribution.Slot
+	// Strict makes a contribution to an unknown point or slot an error
+	// instead of a warning.
+	Strict bool
+	// PoolSize bounds how many sidecars start at once (default 4).
+	PoolSize int
+	// StartupBudget is the one deadline shared by a generation's whole
+	// startup (default 30s).
+	StartupBudget time.Duration
+	// Policy overrides required/optional per package name.
+	Policy map[string]Policy
+	// SlotOwners names the package that owns a slot when several claim it.
+	SlotOwners map[contribution.Slot]string
+	Deadlines  Deadlines
+	// DrainTimeout bounds how long a retired generation waits for in-flight
+	// calls (default 30s).
+	DrainTimeout time.Duration
+	// Logger receives all kernel and plugin logs; nil means hclog's default.
+	Logger hclog.Logger
+}
+
+// ConfigError lists every problem found in a config file, each with its key
+// path, e.g. `kernel.json: policy.audit: "sometimes" is not "required" or
+// "optional"`.
+type ConfigError struct {
+	Path     string
+	Problems []string
+}
+
+// Error joins the problems, one per line, each prefixed with the file.
+func (e *ConfigError) Error() string {
+	lines := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		lines[i] = e.Path + ": " + p
+	}
+	return strings.Join(lines, "\n")
+}
+
+// fileConfig mirrors the JSON file; see docs/config.md.
+type fileConfig struct {
+	Format        *int              `json:"format"`
+	Home          string            `json:"home"`
+	Host          *fileHost         `json:"host"`
+	Capabilities  []fileCapability  `json:"capabilities"`
+	Points        []string          `json:"points"`
+	Slots         []string          `json:"slots"`
+	Strict        bool              `json:"strict"`
+	PoolSize      int               `json:"pool_size"`
+	StartupBudget string            `json:"startup_budget"`
+	Policy        map[string]string `json:"policy"`
+	SlotOwners    map[string]string `json:"slot_owners"`
+	Deadlines     map[string]string `json:"deadlines"`
+	DrainTimeout  string            `json:"drain_timeout"`
+}
+
+type fileHost struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+}
+
+type fileCapability struct {
+	Capability string `json:"capability"`
+	Version    string `json:"version"`
+}
+
+// LoadConfig reads a JSON config file. Relative paths in it (home) are
+// resolved against the file's directory. Every problem is reported in one
+// *ConfigError; unknown keys are errors naming the key.
+func LoadConfig(path string) (Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	return ParseConfig(path, data)
+}
+
+// ParseConfig parses config file contents; path is used for messages and to
+// resolve a relative home.
+func ParseConfig(path string, data []byte) (Config, error) {
+	var problems []string
+	problems = append(problems, unknownKeys(data)...)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var fc fileConfig
+	if err := dec.Decode(&fc); err != nil {
+		return Config{}, &ConfigError{Path: path, Problems: []string{jsonProblem(data, err)}}
+	}
+	if dec.More() {
+		problems = append(problems, "unexpected data after the top-level object")
+	}
+	cfg, more := fc.convert(filepath.Dir(path))
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return Config{}, &ConfigError{Path: path, Problems: problems}
+	}
+	return cfg, nil
+}
+
+var knownKeys = map[string]map[string]bool{
+	"":               {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true},
+	"host":           {"name": true, "version": true},
+	"capabilities[]": {"capability": true, "version": true},
+	"deadlines":      {"intercept": true, "strategy": true, "provider": true, "action": true},
+}
+
+// unknownKeys reports every key the schema does not define, sorted by path.
+func unknownKeys(data []byte) []string {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(data, &top) != nil {
+		return nil // the typed decode reports the syntax error
+	}
+	var out []string
+	check := func(prefix, schema string, obj map[string]json.RawMessage) {
+		for k := range obj {
+			if !knownKeys[schema][k] {
+				out = append(out, fmt.Sprintf("%s%s: unknown key", prefix, k))
+			}
+		}
+	}
+	check("", "", top)
+	for _, sub := range []string{"host", "deadlines"} {
+		var obj map[string]json.RawMessage
+		if raw, ok := top[sub]; ok && json.Unmarshal(raw, &obj) == nil {
+			check(sub+".", sub, obj)
+		}
+	}
+	var caps []map[string]json.RawMessage
+	if raw, ok := top["capabilities"]; ok && json.Unmarshal(raw, &caps) == nil {
+		for i, c := range caps {
+			check(fmt.Sprintf("capabilities[%d].", i), "capabilities[]", c)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// jsonProblem turns a decoding error into a message with line and column.
+func jsonProblem(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &syn):
+		l, c := lineCol(data, syn.Offset)
+		return fmt.Sprintf("invalid JSON at line %d, column %d: %v", l, c, syn)
+	case errors.As(err, &typ):
+		l, c := lineCol(data, typ.Offset)
+		return fmt.Sprintf("%s: must be %s, got %s (line %d, column %d)", typ.Field, typ.Type, typ.Value, l, c)
+	}
+	return fmt.Sprintf("invalid JSON: %v", err)
+}
+
+func lineCol(data []byte, off int64) (line, col int) {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	line = 1 + bytes.Count(data[:off], []byte("\n"))
+	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
+	return line, col
+}
+
+func (fc *fileConfig) convert(dir string) (Config, []string) {
+	var p []string
+	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
+	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize}
+	switch {
+	case fc.Format == nil:
+		add("format: missing (this build reads format %d)", ConfigFormat)
+	case *fc.Format != ConfigFormat:
+		add("format: %d is not supported (this build reads format %d)", *fc.Format, ConfigFormat)
+	}
+	if fc.Home != "" {
+		cfg.Home = fc.Home
+		if !filepath.IsAbs(cfg.Home) {
+			cfg.Home = filepath.Join(dir, cfg.Home)
+		}
+	}
+	if fc.Host != nil {
+		cfg.Host = HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
+	}
+	for i, c := range fc.Capabilities {
+		key := capability.Key(c.Capability)
+		if err := key.Validate(); err != nil {
+			add("capabilities[%d].capability: %v", i, err)
+		}
+		v, err := semver.StrictNewVersion(c.Version)
+		if err != nil {
+			add("capabilities[%d].version: %q is not a valid semver version", i, c.Version)
+			continue
+		}
+		cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: key, Version: v})
+	}
+	for i, s := range fc.Points {
+		if err := contribution.Point(s).Validate(); err != nil {
+			add("points[%d]: %v", i, err)
+		}
+		cfg.Points = append(cfg.Points, contribution.Point(s))
+	}
+	for i, s := range fc.Slots {
+		if err := contribution.Slot(s).Validate(); err != nil {
+			add("slots[%d]: %v", i, err)
+		}
+		cfg.Slots = append(cfg.Slots, contribution.Slot(s))
+	}
+	if fc.PoolSize < 0 {
+		add("pool_size: must be at least 1, got %d", fc.PoolSize)
+	}
+	cfg.StartupBudget = duration(fc.StartupBudget, "startup_budget", add)
+	cfg.DrainTimeout = duration(fc.DrainTimeout, "drain_timeout", add)
+	cfg.Deadlines = Deadlines{
+		Intercept: duration(fc.Deadlines["intercept"], "deadlines.intercept", add),
+		Strategy:  duration(fc.Deadlines["strategy"], "deadlines.strategy", add),
+		Provider:  duration(fc.Deadlines["provider"], "deadlines.provider", add),
+		Action:    duration(fc.Deadlines["action"], "deadlines.action", add),
+	}
+	cfg.Policy = convertPolicy(fc.Policy, add)
+	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
+	return cfg, p
+}
+
+func duration(s, field string, add func(string, ...any)) time.Duration {
+	if s == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		add("%s: %q is not a positive duration such as \"5s\"", field, s)
+		return 0
+	}
+	return d
+}
+
+func convertPolicy(in map[string]string, add func(string, ...any)) map[string]Policy {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[string]Policy, len(in))
+	for _, name := range sortedKeys(in) {
+		switch v := Policy(in[name]); v {
+		case PolicyRequired, PolicyOptional:
+			out[name] = v
+		default:
+			add("policy.%s: %q is not \"required\" or \"optional\"", name, in[name])
+		}
+	}
+	return out
+}
+
+func convertOwners(in map[string]string, add func(string, ...any)) map[contribution.Slot]string {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[contribution.Slot]string, len(in))
+	for _, slot := range sortedKeys(in) {
+		if err := contribution.Slot(slot).Validate(); err != nil {
+			add("slot_owners.%s: %v", slot, err)
+			continue
+		}
+		if in[slot] == "" {
+			add("slot_owners.%s: owner must name a package", slot)
+			continue
+		}
+		out[contribution.Slot(slot)] = in[slot]
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// withDefaults returns c with every zero optional field set to its default.
+func (c Config) withDefaults() Config {
+	if c.PoolSize == 0 {
+		c.PoolSize = DefaultPoolSize
+	}
+	if c.StartupBudget == 0 {
+		c.StartupBudget = DefaultStartupBudget
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = DefaultDrainTimeout
+	}
+	for _, d := range []*time.Duration{&c.Deadlines.Strategy, &c.Deadlines.Provider, &c.Deadlines.Action} {
+		if *d == 0 {
+			*d = DefaultCallDeadline
+		}
+	}
+	if c.Deadlines.Intercept == 0 {
+		c.Deadlines.Intercept = DefaultInterceptDeadline
+	}
+	if c.Logger == nil {
+		c.Logger = hclog.Default()
+	}
+	return c
+}
