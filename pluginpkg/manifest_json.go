@@ -1,0 +1,84 @@
+package pluginpkg
+
+import (
+	"encoding/json"
+	"maps"
+)
+
+// jsonManifest is the canonical JSON form of a Manifest, fields in schema
+// order, defaults omitted.
+type jsonManifest struct {
+	Format      int          `json:"format"`
+	Name        string       `json:"name"`
+	Version     string       `json:"version"`
+	Description string       `json:"description,omitempty"`
+	Runtime     *jsonRuntime `json:"runtime,omitempty"`
+	Provides    []jsonProv   `json:"provides,omitempty"`
+	Requires    []jsonReq    `json:"requires,omitempty"`
+	Kernel      string       `json:"kernel,omitempty"`
+}
+
+type jsonRuntime struct {
+	Command          string            `json:"command"`
+	Args             []string          `json:"args,omitempty"`
+	Env              map[string]string `json:"env,omitempty"`
+	Required         bool              `json:"required,omitempty"`
+	Priority         int               `json:"priority,omitempty"`
+	Intercepts       []string          `json:"intercepts,omitempty"`
+	Replaces         []string          `json:"replaces,omitempty"`
+	HandshakeTimeout string            `json:"handshake_timeout,omitempty"`
+}
+
+type jsonProv struct {
+	Capability string `json:"capability"`
+	Version    string `json:"version"`
+}
+
+type jsonReq struct {
+	Capability string `json:"capability"`
+	Version    string `json:"version"`
+	Optional   bool   `json:"optional,omitempty"`
+}
+
+// MarshalJSON encodes the manifest in its canonical plugin.json form: schema
+// field order, default values omitted, versions as written, constraints as
+// the semver library prints them. Parse accepts the result when the manifest
+// is valid.
+func (m *Manifest) MarshalJSON() ([]byte, error) {
+	j := jsonManifest{Format: m.Format, Name: m.Name, Description: m.Description, Kernel: m.KernelText}
+	if m.Version != nil {
+		j.Version = m.Version.Original()
+	}
+	if j.Kernel == "" && m.Kernel != nil {
+		j.Kernel = m.Kernel.String()
+	}
+	if rt := m.Runtime; rt != nil {
+		jr := &jsonRuntime{Command: rt.Command, Args: rt.Args, Env: maps.Clone(rt.Env),
+			Required: rt.Required, Priority: rt.Priority}
+		for _, p := range rt.Intercepts {
+			jr.Intercepts = append(jr.Intercepts, string(p))
+		}
+		for _, s := range rt.Replaces {
+			jr.Replaces = append(jr.Replaces, string(s))
+		}
+		if rt.HandshakeTimeout != 0 {
+			jr.HandshakeTimeout = rt.HandshakeTimeout.String()
+		}
+		j.Runtime = jr
+	}
+	for _, p := range m.Provides {
+		jp := jsonProv{Capability: string(p.Key)}
+		if p.Version != nil {
+			jp.Version = p.Version.Original()
+		}
+		j.Provides = append(j.Provides, jp)
+	}
+	for _, r := range m.Requires {
+		jr := jsonReq{Capability: string(r.Key), Optional: r.Optional}
+		if r.Constraint != nil {
+			jr.Version = r.Constraint.String()
+		}
+		j.Requires = append(j.Requires, jr)
+	}
+	return json.MarshalIndent(j, "", "  ")
+}

@@ -1,0 +1,288 @@
+package pluginpkg
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// Parse decodes and validates a plugin.json manifest. path names the manifest
+// in messages only; it is not read.
+//
+// On success it returns a Manifest whose every field is valid and a nil
+// error. Otherwise it returns nil and a *ValidationError listing every
+// problem found, each with its JSON field path. Invalid JSON is reported as a
+// single problem with its line and column. A manifest declaring a format
+// newer than FormatVersion is reported with that one problem only, since
+// this build cannot know what its other fields mean.
+func Parse(path string, data []byte) (*Manifest, error) {
+	fail := func(msg string) error {
+		return &ValidationError{Path: path, Problems: []FieldError{{Message: msg}}}
+	}
+	if len(data) > MaxManifestSize {
+		return nil, fail(fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize))
+	}
+	li := newLineIndex(data)
+	root, msg := decodeTree(data, li)
+	if msg != "" {
+		return nil, fail(msg)
+	}
+	if root.kind != kindObject {
+		return nil, fail(fmt.Sprintf("manifest must be a JSON object, got %s", root.kind))
+	}
+	if msg := newerFormatOf(root); msg != "" {
+		return nil, &ValidationError{Path: path, Problems: []FieldError{{Field: "format", Message: msg}}}
+	}
+	p := &manifestParser{validator: validator{li: li}, m: &Manifest{}}
+	p.object("", root, p.rootFields())
+	p.crossChecks()
+	if len(p.problems) > 0 {
+		return nil, &ValidationError{Path: path, Problems: p.problems}
+	}
+	return p.m, nil
+}
+
+// ParseFile reads and parses the manifest at path. Read errors are returned
+// as they are (wrapping fs errors, so errors.Is(err, fs.ErrNotExist) works);
+// an invalid manifest gives a *ValidationError naming path.
+func ParseFile(path string) (*Manifest, error) {
+	data, err := readManifest(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// readManifest reads a manifest file, reading at most one byte more than
+// MaxManifestSize so that Parse can reject an oversized file.
+func readManifest(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+}
+
+// newerFormatOf returns the "needs a newer extkernel" message when the root
+// object declares an integer format above FormatVersion.
+func newerFormatOf(root *node) string {
+	for _, m := range root.members {
+		if m.key != "format" || m.dupOf >= 0 {
+			continue
+		}
+		var v validator
+		f, inRange, ok := v.integer("format", m.val)
+		switch {
+		case !ok:
+		case !inRange && m.val.text[0] != '-':
+			return newerFormat(m.val.text)
+		case inRange && f > FormatVersion:
+			return newerFormat(m.val.text)
+		}
+	}
+	return ""
+}
+
+// manifestParser walks a decoded manifest, filling m and collecting problems.
+type manifestParser struct {
+	validator
+	m           *Manifest
+	provideAt   map[capability.Key]int // provides index of each valid key
+	requireKeys []capability.Key       // requires[i] key, "" when invalid
+}
+
+func (p *manifestParser) rootFields() []field {
+	return []field{
+		{name: "$schema", check: func(f fieldPath, n *node) { p.str(f, n) }},
+		{name: "format", required: true, check: p.format},
+		{name: "name", required: true, check: func(f fieldPath, n *node) {
+			if s, ok := p.str(f, n); ok {
+				p.rule(f, checkName(s))
+				p.m.Name = s
+			}
+		}},
+		{name: "version", required: true, check: func(f fieldPath, n *node) {
+			if s, ok := p.str(f, n); ok {
+				v, msg := parseVersion(s)
+				p.rule(f, msg)
+				p.m.Version = v
+			}
+		}},
+		{name: "description", check: func(f fieldPath, n *node) {
+			p.m.Description, _ = p.str(f, n)
+		}},
+		{name: "runtime", check: p.runtime},
+		{name: "provides", check: p.provides},
+		{name: "requires", check: p.requires},
+		{name: "kernel", check: func(f fieldPath, n *node) {
+			if s, ok := p.str(f, n); ok {
+				c, msg := parseConstraint(s)
+				p.rule(f, msg)
+				p.m.Kernel, p.m.KernelText = c, s
+			}
+		}},
+	}
+}
+
+// rule records msg as a problem at f unless it is empty.
+func (p *manifestParser) rule(f fieldPath, msg string) {
+	if msg != "" {
+		p.add(f, "%s", msg)
+	}
+}
+
+func (p *manifestParser) format(f fieldPath, n *node) {
+	v, inRange, ok := p.integer(f, n)
+	switch {
+	case !ok:
+	case !inRange:
+		p.add(f, "unsupported format %s (this build reads format %d)", n.text, FormatVersion)
+	default:
+		p.rule(f, checkFormat(v))
+		p.m.Format = int(v)
+	}
+}
+
+func (p *manifestParser) provides(f fieldPath, n *node) {
+	if n.kind != kindArray {
+		p.typeError(f, "an array", n)
+		return
+	}
+	p.provideAt = map[capability.Key]int{}
+	for i, e := range n.elems {
+		var prov capability.Provided
+		ef := f.index(i)
+		ok := p.object(ef, e, []field{
+			{name: "capability", required: true, check: func(f fieldPath, n *node) {
+				prov.Key = p.capabilityKey(f, n)
+				if at, dup := p.provideAt[prov.Key]; dup && prov.Key != "" {
+					p.add(f, "duplicate capability %q (already provided by provides[%d])", prov.Key, at)
+				} else if prov.Key != "" {
+					p.provideAt[prov.Key] = i
+				}
+			}},
+			{name: "version", required: true, check: func(f fieldPath, n *node) {
+				if s, ok := p.str(f, n); ok {
+					v, msg := parseVersion(s)
+					p.rule(f, msg)
+					prov.Version = v
+				}
+			}},
+		})
+		if ok {
+			p.m.Provides = append(p.m.Provides, prov)
+		}
+	}
+}
+
+func (p *manifestParser) requires(f fieldPath, n *node) {
+	if n.kind != kindArray {
+		p.typeError(f, "an array", n)
+		return
+	}
+	seen := map[capability.Key]int{}
+	p.requireKeys = make([]capability.Key, len(n.elems))
+	for i, e := range n.elems {
+		req := capability.Requirement{}
+		constraintSet := false
+		ok := p.object(f.index(i), e, []field{
+			{name: "capability", required: true, check: func(f fieldPath, n *node) {
+				req.Key = p.capabilityKey(f, n)
+				if at, dup := seen[req.Key]; dup && req.Key != "" {
+					p.add(f, "duplicate capability %q (already required by requires[%d])", req.Key, at)
+				} else if req.Key != "" {
+					seen[req.Key] = i
+					p.requireKeys[i] = req.Key
+				}
+			}},
+			{name: "version", check: func(f fieldPath, n *node) {
+				if s, ok := p.str(f, n); ok {
+					c, msg := parseConstraint(s)
+					p.rule(f, msg)
+					req.Constraint, constraintSet = c, true
+				}
+			}},
+			{name: "optional", check: func(f fieldPath, n *node) { req.Optional, _ = p.boolean(f, n) }},
+		})
+		if !constraintSet {
+			req.Constraint = anyVersion()
+		}
+		if ok {
+			p.m.Requires = append(p.m.Requires, req)
+		}
+	}
+}
+
+// capabilityKey returns the key at f, or "" after reporting a problem.
+func (p *manifestParser) capabilityKey(f fieldPath, n *node) capability.Key {
+	s, ok := p.str(f, n)
+	if !ok {
+		return ""
+	}
+	k := capability.Key(s)
+	if err := k.Validate(); err != nil {
+		p.add(f, "%v", err)
+		return ""
+	}
+	return k
+}
+
+// crossChecks reports problems spanning several fields, after the document
+// walk: a package may not require a capability it provides.
+func (p *manifestParser) crossChecks() {
+	for i, k := range p.requireKeys {
+		if at, ok := p.provideAt[k]; ok && k != "" {
+			p.add(fieldPath("requires").index(i).child("capability"),
+				"%q is provided by this package itself (provides[%d]); a package cannot require its own capability", k, at)
+		}
+	}
+}
+
+// points and slots share the list rules: valid IDs, no duplicates.
+func (p *manifestParser) points(f fieldPath, n *node) []contribution.Point {
+	ids := p.idList(f, n, "point", func(s string) error { return contribution.Point(s).Validate() })
+	out := make([]contribution.Point, len(ids))
+	for i, s := range ids {
+		out[i] = contribution.Point(s)
+	}
+	return out
+}
+
+func (p *manifestParser) slots(f fieldPath, n *node) []contribution.Slot {
+	ids := p.idList(f, n, "slot", func(s string) error { return contribution.Slot(s).Validate() })
+	out := make([]contribution.Slot, len(ids))
+	for i, s := range ids {
+		out[i] = contribution.Slot(s)
+	}
+	return out
+}
+
+func (p *manifestParser) idList(f fieldPath, n *node, what string, validate func(string) error) []string {
+	if n.kind != kindArray {
+		p.typeError(f, "an array of strings", n)
+		return nil
+	}
+	var out []string
+	seen := map[string]int{}
+	for i, e := range n.elems {
+		s, ok := p.str(f.index(i), e)
+		if !ok {
+			continue
+		}
+		if err := validate(s); err != nil {
+			p.add(f.index(i), "%v", err)
+			continue
+		}
+		if at, dup := seen[s]; dup {
+			p.add(f.index(i), "duplicate %s %q (also at %s)", what, s, f.index(at))
+			continue
+		}
+		seen[s] = i
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,71 @@
+package pluginpkg
+
+// runtime walks the "runtime" object.
+func (p *manifestParser) runtime(f fieldPath, n *node) {
+	rt := &Runtime{}
+	ok := p.object(f, n, []field{
+		{name: "command", required: true, check: func(f fieldPath, n *node) {
+			if s, ok := p.str(f, n); ok {
+				p.rule(f, checkCommand(s))
+				rt.Command = s
+			}
+		}},
+		{name: "args", check: func(f fieldPath, n *node) {
+			args, _ := p.strings(f, n)
+			for i, a := range args {
+				p.rule(f.index(i), checkNoNUL(a))
+			}
+			rt.Args = args
+		}},
+		{name: "env", check: func(f fieldPath, n *node) { rt.Env = p.env(f, n) }},
+		{name: "required", check: func(f fieldPath, n *node) { rt.Required, _ = p.boolean(f, n) }},
+		{name: "priority", check: func(f fieldPath, n *node) {
+			v, inRange, ok := p.integer(f, n)
+			switch {
+			case !ok:
+			case !inRange:
+				p.add(f, "must be between %d and %d, got %s", MinPriority, MaxPriority, n.text)
+			default:
+				p.rule(f, checkPriority(v))
+				rt.Priority = int(v)
+			}
+		}},
+		{name: "intercepts", check: func(f fieldPath, n *node) { rt.Intercepts = p.points(f, n) }},
+		{name: "replaces", check: func(f fieldPath, n *node) { rt.Replaces = p.slots(f, n) }},
+		{name: "handshake_timeout", check: func(f fieldPath, n *node) {
+			if s, ok := p.str(f, n); ok {
+				d, msg := parseTimeout(s)
+				p.rule(f, msg)
+				rt.HandshakeTimeout = d
+			}
+		}},
+	})
+	if ok {
+		p.m.Runtime = rt
+	}
+}
+
+// env walks runtime.env: an object of string values keyed by valid,
+// unreserved environment variable names.
+func (p *manifestParser) env(f fieldPath, n *node) map[string]string {
+	if n.kind != kindObject {
+		p.typeError(f, "an object of strings", n)
+		return nil
+	}
+	env := make(map[string]string, len(n.members))
+	for _, m := range n.members {
+		kf := f.child(m.key)
+		if p.duplicate(kf, n, m) {
+			continue
+		}
+		if msg := checkEnvName(m.key); msg != "" {
+			p.add(f, "%s", msg)
+			continue
+		}
+		if s, ok := p.str(kf, m.val); ok {
+			p.rule(kf, checkNoNUL(s))
+			env[m.key] = s
+		}
+	}
+	return env
+}

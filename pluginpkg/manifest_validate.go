@@ -1,0 +1,111 @@
+package pluginpkg
+
+import (
+	"sort"
+	"strconv"
+
+	"github.com/extkernel/extkernel/capability"
+)
+
+// Validate checks a Manifest value against the rules Parse enforces, for
+// manifests built in code. It returns nil or a *ValidationError (with an
+// empty Path) whose field paths are the JSON names. A Manifest returned by
+// Parse always validates.
+func (m *Manifest) Validate() error {
+	v := &validator{}
+	rule := func(f fieldPath, msg string) {
+		if msg != "" {
+			v.add(f, "%s", msg)
+		}
+	}
+	rule("format", checkFormat(int64(m.Format)))
+	rule("name", checkName(m.Name))
+	if m.Version == nil {
+		v.add("version", "required field is missing")
+	}
+	if m.Runtime != nil {
+		m.Runtime.validate(v, rule)
+	}
+	provided := map[capability.Key]int{}
+	for i, p := range m.Provides {
+		f := fieldPath("provides").index(i)
+		if err := p.Key.Validate(); err != nil {
+			v.add(f.child("capability"), "%v", err)
+		} else if at, dup := provided[p.Key]; dup {
+			v.add(f.child("capability"), "duplicate capability %q (already provided by provides[%d])", p.Key, at)
+		} else {
+			provided[p.Key] = i
+		}
+		if p.Version == nil {
+			v.add(f.child("version"), "required field is missing")
+		}
+	}
+	m.validateRequires(v, provided)
+	if len(v.problems) > 0 {
+		return &ValidationError{Problems: v.problems}
+	}
+	return nil
+}
+
+func (m *Manifest) validateRequires(v *validator, provided map[capability.Key]int) {
+	required := map[capability.Key]int{}
+	for i, r := range m.Requires {
+		f := fieldPath("requires").index(i).child("capability")
+		if err := r.Key.Validate(); err != nil {
+			v.add(f, "%v", err)
+		} else if at, dup := required[r.Key]; dup {
+			v.add(f, "duplicate capability %q (already required by requires[%d])", r.Key, at)
+		} else {
+			required[r.Key] = i
+		}
+		if r.Constraint == nil {
+			v.add(fieldPath("requires").index(i).child("version"), "required field is missing")
+		}
+	}
+	for i, r := range m.Requires {
+		if at, ok := provided[r.Key]; ok && required[r.Key] == i {
+			v.add(fieldPath("requires").index(i).child("capability"),
+				"%q is provided by this package itself (provides[%d]); a package cannot require its own capability", r.Key, at)
+		}
+	}
+}
+
+func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
+	f := fieldPath("runtime")
+	rule(f.child("command"), checkCommand(rt.Command))
+	for i, a := range rt.Args {
+		rule(f.child("args").index(i), checkNoNUL(a))
+	}
+	keys := make([]string, 0, len(rt.Env))
+	for k := range rt.Env {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		rule(f.child("env"), checkEnvName(k))
+		rule(f.child("env").child(k), checkNoNUL(rt.Env[k]))
+	}
+	rule(f.child("priority"), checkPriority(int64(rt.Priority)))
+	seen := map[string]int{}
+	for i, p := range rt.Intercepts {
+		validateID(v, f.child("intercepts"), i, "point", string(p), p.Validate(), seen)
+	}
+	seen = map[string]int{}
+	for i, s := range rt.Replaces {
+		validateID(v, f.child("replaces"), i, "slot", string(s), s.Validate(), seen)
+	}
+	if rt.HandshakeTimeout != 0 {
+		rule(f.child("handshake_timeout"), checkTimeout(rt.HandshakeTimeout, strconv.Quote(rt.HandshakeTimeout.String())))
+	}
+}
+
+func validateID(v *validator, f fieldPath, i int, what, id string, err error, seen map[string]int) {
+	switch at, dup := seen[id]; {
+	case err != nil:
+		v.add(f.index(i), "%v", err)
+	case dup:
+		v.add(f.index(i), "duplicate %s %q (also at %s)", what, id, f.index(at))
+	default:
+		seen[id] = i
+	}
+}
