@@ -8,69 +8,87 @@ import (
 
 // closure assembles the Closure from the resolver's state: members in name
 // order, deduplicated dependencies, sorted choices and every problem,
-// including cycles.
+// including cycles. Members are visited in index (name) order, so only each
+// member's own few choices need sorting.
 func (r *resolver) closure() *Closure {
 	c := &Closure{DependsOn: make(map[string][]string, len(r.queue))}
 	if len(r.queue) > 0 {
 		c.Members = make([]string, 0, len(r.queue))
 	}
+	if len(r.choices) > 0 {
+		c.Choices = make([]Choice, 0, len(r.choices))
+	}
+	names := make([]string, len(r.deps)) // arena for DependsOn lists
 	for i, p := range r.pkgs {
 		if !r.member[i] {
 			continue
 		}
 		c.Members = append(c.Members, p.Name)
-		deps := r.deps[i]
-		slices.Sort(deps)
-		deps = slices.Compact(deps)
-		r.deps[i] = deps
-		var names []string
-		if len(deps) > 0 {
-			names = make([]string, len(deps))
-			for j, d := range deps {
-				names[j] = r.pkgs[d].Name
-			}
-		}
-		c.DependsOn[p.Name] = names
+		var deps []string
+		deps, names = r.dependencies(i, names)
+		c.DependsOn[p.Name] = deps
+		c.Choices = r.appendChoices(c.Choices, i)
 	}
-	c.Choices = r.sortedChoices()
 	c.Problems = append(r.problems, r.cycles()...)
 	slices.SortFunc(c.Problems, problemOrder)
 	return c
 }
 
-// sortedChoices converts the recorded choices to Choice values sorted by
-// package, then requirement key (then constraint, optional and provider,
-// so the order is total).
-func (r *resolver) sortedChoices() []Choice {
-	if len(r.choices) == 0 {
-		return nil
+// depsOf returns the packages member m depends on, as indexes.
+func (r *resolver) depsOf(m int) []int {
+	s := r.dependsOn[m]
+	return r.deps[s.lo:s.hi]
+}
+
+// dependencies sorts and deduplicates member m's dependencies in place and
+// returns their names, carved from arena, with the rest of the arena. It
+// returns nil names for a member without dependencies.
+func (r *resolver) dependencies(m int, arena []string) (names, rest []string) {
+	deps := r.depsOf(m)
+	slices.Sort(deps)
+	deps = slices.Compact(deps)
+	r.dependsOn[m].hi = r.dependsOn[m].lo + len(deps)
+	if len(deps) == 0 {
+		return nil, arena
 	}
-	slices.SortFunc(r.choices, func(a, b choice) int {
-		if c := cmp.Compare(a.member, b.member); c != 0 {
-			return c // indexes are in name order
-		}
-		if c := cmp.Compare(a.req.Key, b.req.Key); c != 0 {
-			return c
-		}
-		return cmp.Or(
-			cmp.Compare(a.req.Constraint.String(), b.req.Constraint.String()),
-			compareBool(a.req.Optional, b.req.Optional),
-			cmp.Compare(a.provider, b.provider),
-		)
-	})
-	out := make([]Choice, len(r.choices))
-	for i, ch := range r.choices {
+	names, rest = arena[:len(deps):len(deps)], arena[len(deps):]
+	for j, d := range deps {
+		names[j] = r.pkgs[d].Name
+	}
+	return names, rest
+}
+
+// appendChoices appends member m's choices to out, sorted by requirement
+// key (then constraint, optional and provider, so the order is total).
+func (r *resolver) appendChoices(out []Choice, m int) []Choice {
+	s := r.chosen[m]
+	cs := r.choices[s.lo:s.hi]
+	reqs := r.pkgs[m].Requires
+	if len(cs) > 1 {
+		slices.SortFunc(cs, func(a, b choice) int {
+			ra, rb := &reqs[a.req], &reqs[b.req]
+			if c := cmp.Compare(ra.Key, rb.Key); c != 0 {
+				return c
+			}
+			return cmp.Or(
+				cmp.Compare(ra.Constraint.String(), rb.Constraint.String()),
+				compareBool(ra.Optional, rb.Optional),
+				cmp.Compare(a.provider, b.provider),
+			)
+		})
+	}
+	for _, ch := range cs {
 		provider := HostProvider
 		if ch.provider != hostIndex {
 			provider = r.pkgs[ch.provider].Name
 		}
-		out[i] = Choice{
-			Package:     r.pkgs[ch.member].Name,
-			Requirement: ch.req,
+		out = append(out, Choice{
+			Package:     r.pkgs[m].Name,
+			Requirement: reqs[ch.req],
 			Provider:    provider,
 			Version:     ch.version,
 			Candidates:  ch.candidates,
-		}
+		})
 	}
 	return out
 }

@@ -6,7 +6,7 @@ import (
 )
 
 // cycles returns one Cycle warning per strongly connected component of the
-// members' dependency graph (r.deps, sorted and deduplicated) that has more
+// members' dependency graph (depsOf, sorted and deduplicated) that has more
 // than one member or a self-loop. It runs Tarjan's algorithm iteratively,
 // so deep dependency chains cannot overflow the goroutine stack, in time
 // linear in members plus dependency edges.
@@ -53,9 +53,9 @@ func (t *tarjan) visit(root int) {
 	for len(call) > 0 {
 		top := len(call) - 1
 		v := call[top].v
-		if e := call[top].edge; e < len(t.r.deps[v]) {
+		if e := call[top].edge; e < len(t.r.depsOf(v)) {
 			call[top].edge++
-			w := t.r.deps[v][e]
+			w := t.r.depsOf(v)[e]
 			if t.index[w] == 0 {
 				t.push(w)
 				call = append(call, frame{v: w})
@@ -97,7 +97,7 @@ func (t *tarjan) pop(v int) {
 		t.comp[w] = t.comps
 	}
 	if len(scc) == 1 {
-		if _, self := slices.BinarySearch(t.r.deps[v], v); !self {
+		if _, self := slices.BinarySearch(t.r.depsOf(v), v); !self {
 			return
 		}
 	}
@@ -141,7 +141,7 @@ func (t *tarjan) shortestCycle(start int) []int {
 	t.comp[start] = -id
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
-		for _, w := range t.r.deps[u] {
+		for _, w := range t.r.depsOf(u) {
 			if w == start {
 				return t.pathTo(start, u)
 			}

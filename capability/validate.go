@@ -13,21 +13,19 @@ import (
 // in the caller (pluginpkg rejects it earlier), not a resolution problem.
 var ErrInvalidRequest = errors.New("invalid resolve request")
 
-// validate checks req for malformed input and reports every defect, one per
-// line after ErrInvalidRequest's text, sorted so the error does not depend
-// on the order of the request.
-func validate(req Request) error {
+// validate checks the request for malformed input and reports every
+// defect, one per line after ErrInvalidRequest's text, sorted so the error
+// does not depend on the order of the request. r.pkgs is sorted by name, so
+// duplicate names are adjacent.
+func (r *resolver) validate(host []Provided) error {
 	var defects []string
-	seen := make(map[string]bool, len(req.Packages))
-	for i := range req.Packages {
-		p := &req.Packages[i]
-		if seen[p.Name] {
+	for i, p := range r.pkgs {
+		if i > 0 && r.pkgs[i-1].Name == p.Name {
 			defects = append(defects, fmt.Sprintf("package %q is listed more than once", p.Name))
 		}
-		seen[p.Name] = true
 		defects = validatePackage(defects, p)
 	}
-	for _, p := range req.Host {
+	for _, p := range host {
 		defects = validateProvided(defects, "host", p)
 	}
 	if len(defects) == 0 {
