@@ -1,0 +1,65 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// NullID is the id of an error response to a request whose id could not be
+// read (a malformed frame), as JSON-RPC 2.0 prescribes.
+var NullID = json.RawMessage("null")
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code int, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}
+
+// NewRequest returns a request with the given id, method and params, which
+// are marshalled to JSON (nil params are omitted).
+func NewRequest(id json.RawMessage, method string, params any) (*Message, error) {
+	raw, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return &Message{JSONRPC: JSONRPCVersion, ID: id, Method: method, Params: raw}, nil
+}
+
+// NewNotification returns a notification with the given method and params,
+// which are marshalled to JSON (nil params are omitted).
+func NewNotification(method string, params any) (*Message, error) {
+	raw, err := marshalParams(method, params)
+	if err != nil {
+		return nil, err
+	}
+	return &Message{JSONRPC: JSONRPCVersion, Method: method, Params: raw}, nil
+}
+
+// NewResult returns a successful response to the request with the given id.
+// result is marshalled to JSON; a nil result is sent as null.
+func NewResult(id json.RawMessage, result any) (*Message, error) {
+	raw, err := json.Marshal(result)
+	if err != nil {
+		return nil, fmt.Errorf("marshal result: %w", err)
+	}
+	return &Message{JSONRPC: JSONRPCVersion, ID: id, Result: raw}, nil
+}
+
+// NewErrorResponse returns an error response to the request with the given
+// id. An empty id is replaced by NullID.
+func NewErrorResponse(id json.RawMessage, e *Error) *Message {
+	if len(id) == 0 {
+		id = NullID
+	}
+	return &Message{JSONRPC: JSONRPCVersion, ID: id, Error: e}
+}
+
+func marshalParams(method string, params any) (json.RawMessage, error) {
+	if params == nil {
+		return nil, nil
+	}
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s params: %w", method, err)
+	}
+	return raw, nil
+}

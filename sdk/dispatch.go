@@ -1,0 +1,237 @@
+package sdk
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// callFunc runs one host request in its own goroutine and returns its
+// result, to be marshalled as the response.
+type callFunc func(s *session, ctx context.Context, params json.RawMessage) (any, error)
+
+// routes maps the concurrent host-to-plugin methods to their implementation.
+// initialize, ping, shutdown and $/cancel are answered by the read loop.
+var routes = map[string]callFunc{
+	protocol.MethodIntercept:      (*session).intercept,
+	protocol.MethodStrategyInvoke: (*session).strategy,
+	protocol.MethodProviderInvoke: (*session).provider,
+	protocol.MethodActionRun:      (*session).action,
+}
+
+// dispatch handles one message from the read loop. It reports whether the
+// message was a shutdown request, after which nothing more is read.
+func (s *session) dispatch(m *protocol.Message) (shutdown bool) {
+	switch {
+	case m.IsResponse():
+		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		return false
+	case m.IsNotification():
+		s.notification(m)
+		return false
+	}
+	if m.Method == protocol.MethodInitialize {
+		s.initialize(m)
+		return false
+	}
+	if !s.initd.Load() {
+		s.replyError(m.ID, protocol.Errorf(protocol.CodeNotInitialized, "%s before initialize", m.Method))
+		return false
+	}
+	switch m.Method {
+	case protocol.MethodPing:
+		s.reply(m.ID, struct{}{})
+	case protocol.MethodShutdown:
+		s.log.Debug("shutdown requested")
+		s.reply(m.ID, struct{}{})
+		return true
+	default:
+		fn, ok := routes[m.Method]
+		if !ok {
+			s.replyError(m.ID, protocol.Errorf(protocol.CodeMethodNotFound, "method %q not found", m.Method))
+			return false
+		}
+		s.spawn(m, fn)
+	}
+	return false
+}
+
+// notification handles a host notification. Only $/cancel is defined;
+// others are ignored, as JSON-RPC prescribes.
+func (s *session) notification(m *protocol.Message) {
+	if m.Method != protocol.MethodCancel {
+		s.log.Debug("ignoring notification", "method", m.Method)
+		return
+	}
+	var p protocol.CancelParams
+	if err := json.Unmarshal(m.Params, &p); err != nil || len(p.ID) == 0 {
+		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
+		return
+	}
+	s.mu.Lock()
+	c := s.mu.calls[idKey(p.ID)]
+	s.mu.Unlock()
+	if c == nil {
+		return // already answered: nothing to cancel
+	}
+	c.cancel()
+	s.answer(c, nil, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled by the host", c.method))
+}
+
+// initialize answers the handshake, synchronously so that the next frame
+// already sees its outcome.
+func (s *session) initialize(m *protocol.Message) {
+	if s.initd.Load() {
+		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "initialize: already initialized"))
+		return
+	}
+	var params protocol.InitializeParams
+	if err := decodeParams(m.Params, &params); err != nil {
+		s.replyError(m.ID, err)
+		return
+	}
+	if err := checkVersion(params.ProtocolVersion); err != nil {
+		s.replyError(m.ID, err)
+		return
+	}
+	if s.onInit != nil {
+		_, err := s.invoke(protocol.MethodInitialize, func() (any, error) {
+			return nil, s.onInit(s.handlers, params)
+		})
+		if err != nil {
+			s.replyError(m.ID, wireError(err))
+			return
+		}
+	}
+	s.reply(m.ID, s.reg.result(s.p.name, s.p.version))
+	s.initd.Store(true)
+	s.log.Debug("initialized", "host", params.Host.Name, "host_version", params.Host.Version)
+}
+
+// checkVersion refuses a host whose protocol major version differs from
+// protocol.Version's, saying which side to upgrade.
+func checkVersion(host string) *protocol.Error {
+	hm, err := major(host)
+	if err != nil {
+		return protocol.Errorf(protocol.CodeInvalidParams, "initialize: protocol_version: %v", err)
+	}
+	pm, _ := major(protocol.Version)
+	switch {
+	case hm > pm:
+		return protocol.Errorf(protocol.CodeUnsupportedVersion,
+			"host speaks protocol %s, this plugin speaks %s: upgrade the plugin (its extkernel SDK)", host, protocol.Version)
+	case hm < pm:
+		return protocol.Errorf(protocol.CodeUnsupportedVersion,
+			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocol.Version)
+	}
+	return nil
+}
+
+// major returns the major number of a semantic version ("1.2.3", "v1.2").
+func major(v string) (int, error) {
+	s := strings.TrimPrefix(v, "v")
+	if i := strings.IndexByte(s, '.'); i >= 0 {
+		s = s[:i]
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("%q is not a semantic version", v)
+	}
+	return n, nil
+}
+
+// spawn runs fn for request m in its own goroutine and answers when it
+// returns, unless the request was cancelled and answered already.
+func (s *session) spawn(m *protocol.Message, fn callFunc) {
+	key := idKey(m.ID)
+	ctx, cancel := context.WithCancel(s.handlers)
+	c := &call{id: m.ID, method: m.Method, cancel: cancel}
+	s.mu.Lock()
+	if _, dup := s.mu.calls[key]; dup {
+		s.mu.Unlock()
+		cancel()
+		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
+		return
+	}
+	s.mu.calls[key] = c
+	s.mu.active++
+	s.mu.Unlock()
+
+	go func() {
+		defer s.finish(key, c)
+		res, err := s.invoke(m.Method, func() (any, error) { return fn(s, ctx, m.Params) })
+		s.answer(c, res, err)
+	}()
+}
+
+// finish forgets a call whose handler returned.
+func (s *session) finish(key string, c *call) {
+	c.cancel()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.calls[key] == c {
+		delete(s.mu.calls, key)
+	}
+	s.mu.active--
+	if s.mu.active == 0 && s.mu.idle != nil {
+		close(s.mu.idle)
+		s.mu.idle = nil
+	}
+}
+
+// answer writes the response to c once: the first of the handler's return
+// and a cancellation wins.
+func (s *session) answer(c *call, res any, err error) {
+	if !c.answered.CompareAndSwap(false, true) {
+		return
+	}
+	if err != nil {
+		s.replyError(c.id, wireError(err))
+		return
+	}
+	s.reply(c.id, res)
+}
+
+// invoke runs fn, turning a panic into CodeInternalError so the plugin
+// keeps running.
+func (s *session) invoke(method string, fn func() (any, error)) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, protocol.Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
+		}
+	}()
+	return fn()
+}
+
+// wireError maps a handler error to the error sent: a *protocol.Error keeps
+// its code, anything else is CodePluginError.
+func wireError(err error) *protocol.Error {
+	var pe *protocol.Error
+	if errors.As(err, &pe) && pe != nil {
+		return pe
+	}
+	return &protocol.Error{Code: protocol.CodePluginError, Message: err.Error()}
+}
+
+// idKey is the map key of a request id: its JSON text without surrounding
+// space, so 7 and "7" are different ids, as in JSON-RPC.
+func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
+
+// decodeParams decodes raw into v, mapping failure to CodeInvalidParams.
+func decodeParams(raw json.RawMessage, v any) *protocol.Error {
+	if len(raw) == 0 {
+		return protocol.Errorf(protocol.CodeInvalidParams, "missing params")
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return protocol.Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+// Package sdk is the Go SDK for writing extkernel plugins: the plugin side
+// of the protocol in package protocol (specified in docs/protocol.md). It
+// depends on protocol, the standard library and go-hclog only, never on the
+// host packages.
+//
+// A plugin is a program that creates a Plugin, registers its declarations
+// and handlers, and calls Serve:
+//
+//	p := sdk.New("redactor", "1.0.0")
+//	p.Intercept("tool.before", func(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
+//		return sdk.Continue(), nil
+//	})
+//	p.Serve()
+//
+// # Lifecycle
+//
+//  1. New, then register: Provide, Intercept, InterceptWithPriority,
+//     Strategy, Provider, Action, OnInitialize. Registering while the plugin
+//     serves panics.
+//  2. Serve (or ServeIO) waits for the host, which speaks first. Any request
+//     before initialize is answered with CodeNotInitialized. initialize is
+//     answered with the plugin's name, version, protocol.Version and every
+//     declaration, after the OnInitialize hook (if any) succeeds; a host
+//     whose protocol major version differs gets CodeUnsupportedVersion.
+//  3. Host calls are answered until a shutdown request (answered at once)
+//     or the end of the input. Nothing is read after shutdown.
+//  4. In-flight handlers then get one second to finish; after that their
+//     contexts are cancelled and they get half a second more. ServeIO then
+//     returns; Serve exits the process (status 0, or 1 on a protocol
+//     failure).
+//
+// A Plugin serves one stream at a time; after ServeIO returns it may serve
+// again.
+//
+// # Concurrency
+//
+// Every intercept, strategy/invoke, provider/invoke and action/run request
+// runs in its own goroutine, and its response is written as soon as it
+// finishes: calls are multiplexed, never serialized, so handlers MUST be
+// safe for concurrent use. ping is answered by the read loop immediately,
+// never queued behind handlers. A handler's context is cancelled when the
+// host sends $/cancel for its request (the request is then answered with
+// CodeRequestCancelled at once and the handler's eventual result dropped),
+// when ServeIO's context is done, or when the drain bound runs out.
+// Handlers MUST return once their context is done; ServeIO waits for them
+// and every goroutine it started has ended when it returns. Notify and
+// Logger are safe to call from any goroutine.
+//
+// Only protocol frames are written to the output; logs go to stderr as
+// hclog JSON lines. Serve points os.Stdout at os.Stderr so that stray
+// fmt.Print calls cannot corrupt the stream.
+//
+// # Errors
+//
+// A handler's error becomes the response's error: a *protocol.Error (see
+// protocol.Errorf) keeps its code and message, any other error becomes
+// CodePluginError with err.Error() as message. A panic in a handler becomes
+// CodeInternalError and is logged with its stack; the plugin keeps running.
+// A call naming a point, slot, provider or action the plugin did not
+// declare gets CodeUnknownTarget, an unknown method CodeMethodNotFound,
+// malformed params CodeInvalidParams. A malformed frame is answered with an
+// error whose id is null and serving continues; a frame over
+// protocol.DefaultMaxFrame or a failed write ends ServeIO with an error.
+package sdk

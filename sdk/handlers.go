@@ -1,0 +1,109 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// intercept runs the interceptor at the requested point and checks its
+// decision.
+func (s *session) intercept(ctx context.Context, raw json.RawMessage) (any, error) {
+	var params protocol.InterceptParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	h, ok := s.reg.intercept[params.Point]
+	if !ok {
+		return nil, unknownTarget("point", params.Point, s.reg.intercept)
+	}
+	res, err := h(ctx, params.Point, params.Payload)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkDecision(&res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkDecision normalizes res (the zero value means continue) and rejects
+// an unknown decision or a modify without a payload.
+func checkDecision(res *protocol.InterceptResult) *protocol.Error {
+	switch res.Decision {
+	case "", protocol.DecisionContinue:
+		*res = protocol.InterceptResult{Decision: protocol.DecisionContinue}
+	case protocol.DecisionModify:
+		if len(res.Payload) == 0 {
+			why := "no payload"
+			if res.Reason != "" {
+				why = res.Reason
+			}
+			return protocol.Errorf(protocol.CodePluginError, "interceptor decided modify without a payload: %s", why)
+		}
+		if !json.Valid(res.Payload) {
+			return protocol.Errorf(protocol.CodePluginError, "interceptor decided modify with a payload that is not JSON")
+		}
+		res.Reason = ""
+	case protocol.DecisionDeny:
+		res.Payload = nil
+	default:
+		return protocol.Errorf(protocol.CodePluginError, "interceptor returned unknown decision %q (want continue, modify or deny)", res.Decision)
+	}
+	return nil
+}
+
+// strategy runs the plugin's implementation of the requested slot.
+func (s *session) strategy(ctx context.Context, raw json.RawMessage) (any, error) {
+	var params protocol.StrategyInvokeParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	h, ok := s.reg.strategy[params.Slot]
+	if !ok {
+		return nil, unknownTarget("slot", params.Slot, s.reg.strategy)
+	}
+	return output(h(ctx, params.Input))
+}
+
+// provider runs the requested provider.
+func (s *session) provider(ctx context.Context, raw json.RawMessage) (any, error) {
+	var params protocol.ProviderInvokeParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	h, ok := s.reg.provider[params.Ref]
+	if !ok {
+		return nil, unknownTarget("provider", params.Ref, s.reg.provider)
+	}
+	return output(h(ctx, params.Input))
+}
+
+// action runs the requested UI action with its context as input.
+func (s *session) action(ctx context.Context, raw json.RawMessage) (any, error) {
+	var params protocol.ActionRunParams
+	if err := decodeParams(raw, &params); err != nil {
+		return nil, err
+	}
+	h, ok := s.reg.action[params.ID]
+	if !ok {
+		return nil, unknownTarget("action", params.ID, s.reg.action)
+	}
+	return output(h(ctx, params.Context))
+}
+
+// output wraps a handler's value into an OutputResult.
+func output(v any, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return protocol.OutputResult{}, nil
+	}
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeInternalError, "marshal output: %v", err)
+	}
+	return protocol.OutputResult{Output: raw}, nil
+}

@@ -1,0 +1,206 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"go.uber.org/goleak"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// waitLimit bounds every wait in these tests; nothing should come near it.
+const waitLimit = 10 * time.Second
+
+// harness plays the host against a Plugin served in-process over pipes.
+type harness struct {
+	t      *testing.T
+	inR    *io.PipeReader // the plugin's stdin
+	inW    *io.PipeWriter
+	outR   *io.PipeReader // the plugin's stdout
+	fw     *protocol.FrameWriter
+	msgs   chan *protocol.Message
+	done   chan error
+	cancel context.CancelFunc
+
+	once sync.Once
+	err  error
+}
+
+// serve starts p.ServeIO and registers a cleanup that ends it and checks
+// that it returned.
+func serve(t *testing.T, p *Plugin) *harness {
+	t.Helper()
+	p.SetLogger(hclog.New(&hclog.LoggerOptions{Name: p.name, Output: testWriter{t}, Level: hclog.Debug}))
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	h := &harness{t: t, inR: inR, inW: inW, outR: outR, fw: protocol.NewFrameWriter(inW),
+		msgs: make(chan *protocol.Message, 64), done: make(chan error, 1), cancel: cancel}
+	go func() {
+		err := p.ServeIO(ctx, inR, outW)
+		outW.Close()
+		h.done <- err
+	}()
+	go func() {
+		defer close(h.msgs)
+		fr := protocol.NewFrameReader(outR, 0)
+		for {
+			m, err := fr.ReadMessage()
+			if err != nil {
+				return
+			}
+			h.msgs <- m
+		}
+	}()
+	t.Cleanup(func() {
+		inW.Close()
+		h.wait()
+		inR.Close() // unblocks a write the plugin never read
+		cancel()
+		outR.Close()
+		for range h.msgs {
+		}
+	})
+	return h
+}
+
+// testWriter sends the plugin's log to the test log.
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(b)))
+	return len(b), nil
+}
+
+// wait returns ServeIO's error, failing the test if it does not return.
+func (h *harness) wait() error {
+	h.once.Do(func() {
+		select {
+		case h.err = <-h.done:
+		case <-time.After(waitLimit):
+			h.t.Fatal("ServeIO did not return")
+		}
+	})
+	return h.err
+}
+
+// returned reports whether ServeIO has returned, without waiting.
+func (h *harness) returned() bool {
+	select {
+	case err := <-h.done:
+		h.once.Do(func() { h.err = err })
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *harness) send(m *protocol.Message) {
+	h.t.Helper()
+	if err := h.fw.WriteMessage(m); err != nil {
+		h.t.Fatalf("send %s: %v", m.Method, err)
+	}
+}
+
+// call sends request id with method and params (marshalled unless they are
+// a json.RawMessage).
+func (h *harness) call(id int, method string, params any) {
+	h.t.Helper()
+	m, err := protocol.NewRequest(json.RawMessage(strconv.Itoa(id)), method, params)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.send(m)
+}
+
+func (h *harness) cancelCall(id int) {
+	h.t.Helper()
+	m, err := protocol.NewNotification(protocol.MethodCancel, protocol.CancelParams{ID: json.RawMessage(strconv.Itoa(id))})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.send(m)
+}
+
+// recv returns the next message the plugin wrote.
+func (h *harness) recv() *protocol.Message {
+	h.t.Helper()
+	select {
+	case m, ok := <-h.msgs:
+		if !ok {
+			h.t.Fatal("plugin output ended")
+		}
+		return m
+	case <-time.After(waitLimit):
+		h.t.Fatal("no message from the plugin")
+	}
+	return nil
+}
+
+// response returns the next message, checking it answers id.
+func (h *harness) response(id int) *protocol.Message {
+	h.t.Helper()
+	m := h.recv()
+	if string(m.ID) != strconv.Itoa(id) {
+		h.t.Fatalf("got %s, want the response to %d", frame(m), id)
+	}
+	return m
+}
+
+// result checks that the next message answers id successfully with want
+// (compact JSON).
+func (h *harness) result(id int, want string) {
+	h.t.Helper()
+	m := h.response(id)
+	if m.Error != nil || string(m.Result) != want {
+		h.t.Fatalf("response %d = %s, want result %s", id, frame(m), want)
+	}
+}
+
+// error checks that the next message answers id with code and a message
+// containing msg.
+func (h *harness) error(id, code int, msg string) {
+	h.t.Helper()
+	m := h.response(id)
+	if m.Error == nil || m.Error.Code != code || !strings.Contains(m.Error.Message, msg) {
+		h.t.Fatalf("response %d = %s, want error %d containing %q", id, frame(m), code, msg)
+	}
+}
+
+func (h *harness) initialize(id int) *protocol.InitializeResult {
+	h.t.Helper()
+	h.call(id, protocol.MethodInitialize, initParams(protocol.Version))
+	m := h.response(id)
+	if m.Error != nil {
+		h.t.Fatalf("initialize: %v", m.Error)
+	}
+	var res protocol.InitializeResult
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		h.t.Fatal(err)
+	}
+	return &res
+}
+
+func initParams(version string) protocol.InitializeParams {
+	return protocol.InitializeParams{
+		ProtocolVersion: version,
+		Host:            protocol.HostInfo{Name: "testhost", Version: "0.1.0"},
+		Plugin:          protocol.PluginInfo{Name: "tester", Version: "1.0.0", DataDir: "/tmp/data"},
+		Config:          json.RawMessage(`{"mode":"strict"}`),
+	}
+}
+
+func frame(m *protocol.Message) string {
+	b, _ := json.Marshal(m)
+	return string(b)
+}

@@ -1,0 +1,265 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// blocker is a provider that blocks until released or cancelled, reporting
+// that it started and how it ended.
+type blocker struct {
+	started chan struct{}
+	release chan struct{}
+	ended   chan error // nil when released, ctx.Err() when cancelled
+}
+
+func newBlocker() *blocker {
+	return &blocker{started: make(chan struct{}, 8), release: make(chan struct{}), ended: make(chan error, 8)}
+}
+
+func (b *blocker) handler(ctx context.Context, _ json.RawMessage) (any, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		b.ended <- nil
+		return "released", nil
+	case <-ctx.Done():
+		b.ended <- ctx.Err()
+		return nil, ctx.Err()
+	}
+}
+
+func wait[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(waitLimit):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+	var zero T
+	return zero
+}
+
+func invoke(ref string) protocol.ProviderInvokeParams { return protocol.ProviderInvokeParams{Ref: ref} }
+
+func TestCallsAreMultiplexed(t *testing.T) {
+	p := New("tester", "1.0.0")
+	unblock := make(chan struct{})
+	p.Provider("first", "", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		select {
+		case <-unblock:
+			return "first", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
+	p.Provider("second", "", func(context.Context, json.RawMessage) (any, error) {
+		close(unblock)
+		return "second", nil
+	})
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("first"))
+	h.call(3, protocol.MethodProviderInvoke, invoke("second"))
+	h.result(3, `{"output":"second"}`)
+	h.result(2, `{"output":"first"}`)
+}
+
+func TestPingIsNotQueued(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.call(3, protocol.MethodPing, nil)
+	h.result(3, `{}`)
+	close(b.release)
+	h.result(2, `{"output":"released"}`)
+}
+
+func TestCancel(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.cancelCall(2)
+	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled by the host")
+	if err := wait(t, b.ended, "handler end"); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler ended with %v, want context.Canceled", err)
+	}
+	h.cancelCall(2)  // already answered: ignored
+	h.cancelCall(99) // never sent: ignored
+	h.call(3, protocol.MethodPing, nil)
+	h.result(3, `{}`)
+}
+
+func TestDuplicateRequestID(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	h.error(2, protocol.CodeInvalidRequest, "request id 2 is already in flight")
+	close(b.release)
+	h.result(2, `{"output":"released"}`)
+}
+
+func TestShutdownWaitsForHandlers(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.call(3, protocol.MethodShutdown, nil)
+	h.result(3, `{}`)
+	if h.returned() {
+		t.Fatal("ServeIO returned while a handler was in flight")
+	}
+	close(b.release)
+	h.result(2, `{"output":"released"}`)
+	if err := h.wait(); err != nil {
+		t.Fatalf("ServeIO = %v, want nil", err)
+	}
+}
+
+func TestEndOfInputEndsServe(t *testing.T) {
+	h := serve(t, New("tester", "1.0.0"))
+	h.initialize(1)
+	h.inW.Close()
+	if err := h.wait(); err != nil {
+		t.Fatalf("ServeIO = %v, want nil", err)
+	}
+}
+
+func TestContextCancelEndsServe(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.cancel()
+	if err := h.wait(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("ServeIO = %v, want context.Canceled", err)
+	}
+	if err := wait(t, b.ended, "handler end"); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler ended with %v, want context.Canceled", err)
+	}
+}
+
+func TestStuckHandler(t *testing.T) {
+	release, ended := make(chan struct{}), make(chan struct{})
+	p := New("tester", "1.0.0")
+	p.drainWait, p.cancelWait = time.Millisecond, time.Millisecond
+	started := make(chan struct{})
+	p.Provider("stuck", "", func(context.Context, json.RawMessage) (any, error) {
+		defer close(ended)
+		close(started)
+		<-release // ignores its context
+		return nil, nil
+	})
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("stuck"))
+	wait(t, started, "handler start")
+	h.call(3, protocol.MethodShutdown, nil)
+	h.result(3, `{}`)
+	if err := h.wait(); !errors.Is(err, ErrHandlersStuck) || !strings.HasPrefix(err.Error(), "sdk: 1 handlers did not return") {
+		t.Fatalf("ServeIO = %v, want 1 ErrHandlersStuck", err)
+	}
+	close(release)
+	wait(t, ended, "stuck handler end")
+}
+
+func TestNotify(t *testing.T) {
+	p := New("tester", "1.0.0")
+	if err := p.Notify("early", nil); !errors.Is(err, ErrNotServing) {
+		t.Fatalf("Notify before serving = %v, want ErrNotServing", err)
+	}
+	hookErr := make(chan error, 1)
+	p.OnInitialize(func(context.Context, protocol.InitializeParams) error {
+		hookErr <- p.Notify("during", nil)
+		return nil
+	})
+	h := serve(t, p)
+	h.initialize(1)
+	if err := <-hookErr; !errors.Is(err, ErrHandshakeIncomplete) {
+		t.Fatalf("Notify in OnInitialize = %v, want ErrHandshakeIncomplete", err)
+	}
+	if err := p.Notify("index.ready", map[string]int{"files": 3}); err != nil {
+		t.Fatal(err)
+	}
+	if m := h.recv(); !m.IsNotification() || frame(m) != `{"jsonrpc":"2.0","method":"notify","params":{"event":"index.ready","data":{"files":3}}}` {
+		t.Fatalf("got %s", frame(m))
+	}
+	if err := p.Notify("bad", func() {}); err == nil || !strings.Contains(err.Error(), `notify "bad": marshal data`) {
+		t.Fatalf("Notify(func) = %v", err)
+	}
+	if err := p.ServeIO(context.Background(), strings.NewReader(""), io.Discard); !errors.Is(err, ErrAlreadyServing) {
+		t.Fatalf("second ServeIO = %v, want ErrAlreadyServing", err)
+	}
+}
+
+func TestMalformedFrames(t *testing.T) {
+	tests := []struct {
+		name, line string
+		code       int
+	}{
+		{"banner", "hello host", protocol.CodeInvalidRequest},
+		{"broken json", `{"jsonrpc":`, protocol.CodeParseError},
+		{"no method no id", `{"jsonrpc":"2.0"}`, protocol.CodeInvalidRequest},
+	}
+	h := serve(t, New("tester", "1.0.0"))
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.t = t
+			if _, err := io.WriteString(h.inW, tt.line+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			m := h.recv()
+			if string(m.ID) != "null" || m.Error == nil || m.Error.Code != tt.code {
+				t.Fatalf("got %s, want an error %d with id null", frame(m), tt.code)
+			}
+		})
+	}
+	h.t = t
+	h.initialize(1)
+}
+
+func TestFrameTooLargeEndsServe(t *testing.T) {
+	h := serve(t, New("tester", "1.0.0"))
+	go func() { // the rest of the line is never read; cleanup unblocks it
+		_, _ = io.WriteString(h.inW, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", protocol.DefaultMaxFrame)+"\"}\n")
+	}()
+	if err := h.wait(); !errors.Is(err, protocol.ErrFrameTooLarge) {
+		t.Fatalf("ServeIO = %v, want ErrFrameTooLarge", err)
+	}
+}
+
+func TestWriteFailureEndsServe(t *testing.T) {
+	h := serve(t, New("tester", "1.0.0"))
+	h.outR.Close()
+	h.call(1, protocol.MethodPing, nil)
+	if err := h.wait(); !errors.Is(err, io.ErrClosedPipe) || !strings.HasPrefix(err.Error(), "write to host: ") {
+		t.Fatalf("ServeIO = %v, want a write error", err)
+	}
+}

@@ -1,0 +1,242 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// InterceptFunc handles an intercept call at point with the payload the
+// host (or the previous interceptor) produced. It returns the decision; a
+// non-nil error answers the call with an error instead (see the package doc,
+// # Errors). ctx is cancelled when the host cancels the call or the plugin
+// stops.
+type InterceptFunc func(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error)
+
+// HandlerFunc handles a strategy, provider or action call. input is the
+// call's input (the action's context for actions), possibly empty. The
+// returned value is marshalled to JSON into OutputResult.Output; a nil value
+// omits it, a json.RawMessage is sent as is. ctx is cancelled when the host
+// cancels the call or the plugin stops.
+type HandlerFunc func(ctx context.Context, input json.RawMessage) (any, error)
+
+// InitializeFunc is the optional hook run while answering initialize, with
+// the host's parameters (config, data dir, session). A non-nil error fails
+// the handshake with that error.
+type InitializeFunc func(ctx context.Context, params protocol.InitializeParams) error
+
+// Plugin is one plugin: its identity, its declarations and their handlers.
+// Create it with New, register declarations, then call Serve. The zero
+// value is not usable.
+//
+// Registration methods panic on programmer errors (an empty name, a nil
+// handler, a duplicate, a call while serving), like http.ServeMux.Handle.
+type Plugin struct {
+	name, version string
+	// drainWait and cancelWait override the drain bounds when non-zero
+	// (tests only).
+	drainWait, cancelWait time.Duration
+
+	mu struct {
+		sync.Mutex
+		logger  hclog.Logger
+		reg     registry
+		onInit  InitializeFunc
+		serving *session // non-nil while ServeIO runs
+	}
+}
+
+// New returns a plugin with the given name and version, which the SDK
+// answers initialize with; they should match the manifest's. Its logger
+// writes hclog JSON lines to stderr at info level.
+func New(name, version string) *Plugin {
+	p := &Plugin{name: name, version: version}
+	p.mu.logger = hclog.New(&hclog.LoggerOptions{
+		Name:       name,
+		Level:      hclog.Info,
+		Output:     os.Stderr,
+		JSONFormat: true,
+	})
+	p.mu.reg = newRegistry()
+	return p
+}
+
+// Logger returns the plugin's logger. By default it writes hclog JSON lines
+// to stderr, which the host parses keeping level and fields.
+func (p *Plugin) Logger() hclog.Logger {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.mu.logger
+}
+
+// SetLogger replaces the plugin's logger, e.g. to change its level or to
+// silence it in tests. It MUST NOT write to stdout.
+func (p *Plugin) SetLogger(l hclog.Logger) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.logger = l
+}
+
+// OnInitialize sets the hook run while answering initialize. Notify fails
+// inside it: the handshake is not complete until initialize is answered.
+func (p *Plugin) OnInitialize(fn func(ctx context.Context, params protocol.InitializeParams) error) {
+	p.register("OnInitialize", func(*registry) { p.mu.onInit = fn })
+}
+
+// Provide declares that the plugin provides capability at version. The
+// version must equal the manifest's provides entry or the host fails the
+// handshake.
+func (p *Plugin) Provide(capability, version string) {
+	p.register("Provide", func(r *registry) {
+		mustName("Provide", "capability", capability)
+		mustName("Provide", "version", version)
+		for _, c := range r.provides {
+			if c.Capability == capability {
+				panic(fmt.Sprintf("sdk: Provide: duplicate capability %q", capability))
+			}
+		}
+		r.provides = append(r.provides, protocol.CapabilityDecl{Capability: capability, Version: version})
+	})
+}
+
+// Intercept registers h as the interceptor at point, ordered by the
+// manifest's runtime priority. The point must be listed in the manifest's
+// runtime.intercepts.
+func (p *Plugin) Intercept(point string, h InterceptFunc) {
+	p.intercept("Intercept", point, nil, h)
+}
+
+// InterceptWithPriority is Intercept with an explicit priority overriding
+// the manifest's.
+func (p *Plugin) InterceptWithPriority(point string, priority int, h InterceptFunc) {
+	p.intercept("InterceptWithPriority", point, &priority, h)
+}
+
+func (p *Plugin) intercept(op, point string, priority *int, h InterceptFunc) {
+	p.register(op, func(r *registry) {
+		mustName(op, "point", point)
+		mustHandler(op, h == nil)
+		if _, dup := r.intercept[point]; dup {
+			panic(fmt.Sprintf("sdk: %s: duplicate point %q", op, point))
+		}
+		r.intercept[point] = h
+		r.decls.Interceptors = append(r.decls.Interceptors, protocol.InterceptorDecl{Point: point, Priority: priority})
+	})
+}
+
+// Strategy registers h as the plugin's implementation of slot. The slot
+// must be listed in the manifest's runtime.replaces.
+func (p *Plugin) Strategy(slot string, h HandlerFunc) {
+	p.register("Strategy", func(r *registry) {
+		addHandler(r.strategy, "Strategy", "slot", slot, h)
+		r.decls.Strategies = append(r.decls.Strategies, protocol.StrategyDecl{Slot: slot})
+	})
+}
+
+// Provider registers h as the provider ref, described by description. The
+// host namespaces it as "plugin/<name>/<ref>".
+func (p *Plugin) Provider(ref, description string, h HandlerFunc) {
+	p.ProviderWithSchema(ref, description, nil, h)
+}
+
+// ProviderWithSchema is Provider with a JSON Schema describing the input,
+// sent to the host in the declaration.
+func (p *Plugin) ProviderWithSchema(ref, description string, schema json.RawMessage, h HandlerFunc) {
+	p.register("Provider", func(r *registry) {
+		addHandler(r.provider, "Provider", "ref", ref, h)
+		r.decls.Providers = append(r.decls.Providers, protocol.ProviderDecl{Ref: ref, Description: description, Schema: schema})
+	})
+}
+
+// Action registers h as the UI action id, shown as title at placement
+// (empty: the host's default placement). The handler's input is the
+// action's context.
+func (p *Plugin) Action(id, title, placement string, h HandlerFunc) {
+	p.register("Action", func(r *registry) {
+		mustName("Action", "title", title)
+		addHandler(r.action, "Action", "id", id, h)
+		r.decls.Actions = append(r.decls.Actions, protocol.ActionDecl{ID: id, Title: title, Placement: placement})
+	})
+}
+
+// Notify sends a notify notification with event and data (marshalled to
+// JSON) to the host. It is safe to call from any goroutine while the plugin
+// serves. It returns ErrNotServing when no ServeIO runs and
+// ErrHandshakeIncomplete before initialize has been answered.
+func (p *Plugin) Notify(event string, data any) error {
+	p.mu.Lock()
+	s := p.mu.serving
+	p.mu.Unlock()
+	if s == nil {
+		return ErrNotServing
+	}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return fmt.Errorf("notify %q: marshal data: %w", event, err)
+	}
+	if data == nil {
+		raw = nil
+	}
+	return s.notify(protocol.NotifyParams{Event: event, Data: raw})
+}
+
+// register runs fn on the registry under the lock, refusing while serving.
+func (p *Plugin) register(op string, fn func(*registry)) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.serving != nil {
+		panic(fmt.Sprintf("sdk: %s called while the plugin is serving", op))
+	}
+	fn(&p.mu.reg)
+}
+
+func mustName(op, what, v string) {
+	if v == "" {
+		panic(fmt.Sprintf("sdk: %s: %s must not be empty", op, what))
+	}
+}
+
+func mustHandler(op string, isNil bool) {
+	if isNil {
+		panic(fmt.Sprintf("sdk: %s: nil handler", op))
+	}
+}
+
+func addHandler(m map[string]HandlerFunc, op, what, name string, h HandlerFunc) {
+	mustName(op, what, name)
+	mustHandler(op, h == nil)
+	if _, dup := m[name]; dup {
+		panic(fmt.Sprintf("sdk: %s: duplicate %s %q", op, what, name))
+	}
+	m[name] = h
+}
+
+// Continue returns the decision that passes the payload on unchanged. The
+// zero InterceptResult means the same.
+func Continue() protocol.InterceptResult {
+	return protocol.InterceptResult{Decision: protocol.DecisionContinue}
+}
+
+// Modify returns the decision that replaces the payload with payload,
+// marshalled to JSON (a json.RawMessage is used as is). If payload cannot
+// be marshalled, the call fails with CodePluginError naming the cause.
+func Modify(payload any) protocol.InterceptResult {
+	raw, err := json.Marshal(payload)
+	if err != nil {
+		return protocol.InterceptResult{Decision: protocol.DecisionModify, Reason: "marshal payload: " + err.Error()}
+	}
+	return protocol.InterceptResult{Decision: protocol.DecisionModify, Payload: raw}
+}
+
+// Deny returns the decision that stops the chain, with reason shown to the
+// user.
+func Deny(reason string) protocol.InterceptResult {
+	return protocol.InterceptResult{Decision: protocol.DecisionDeny, Reason: reason}
+}

@@ -1,0 +1,80 @@
+package sdk
+
+import (
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// registry holds a plugin's declarations, in registration order, and their
+// handlers by name. A session serves from its own clone, so the one it
+// serves from is never mutated.
+type registry struct {
+	provides  []protocol.CapabilityDecl
+	decls     protocol.InitializeResult // only the declaration lists are used
+	intercept map[string]InterceptFunc
+	strategy  map[string]HandlerFunc
+	provider  map[string]HandlerFunc
+	action    map[string]HandlerFunc
+}
+
+func newRegistry() registry {
+	return registry{
+		intercept: map[string]InterceptFunc{},
+		strategy:  map[string]HandlerFunc{},
+		provider:  map[string]HandlerFunc{},
+		action:    map[string]HandlerFunc{},
+	}
+}
+
+// clone returns a deep enough copy: slices and maps are new, handlers and
+// raw schemas are shared (they are never mutated).
+func (r *registry) clone() registry {
+	return registry{
+		provides: slices.Clone(r.provides),
+		decls: protocol.InitializeResult{
+			Interceptors: slices.Clone(r.decls.Interceptors),
+			Strategies:   slices.Clone(r.decls.Strategies),
+			Providers:    slices.Clone(r.decls.Providers),
+			Actions:      slices.Clone(r.decls.Actions),
+		},
+		intercept: maps.Clone(r.intercept),
+		strategy:  maps.Clone(r.strategy),
+		provider:  maps.Clone(r.provider),
+		action:    maps.Clone(r.action),
+	}
+}
+
+// result returns the initialize result announcing name, version and every
+// declaration.
+func (r *registry) result(name, version string) protocol.InitializeResult {
+	return protocol.InitializeResult{
+		ProtocolVersion: protocol.Version,
+		Name:            name,
+		Version:         version,
+		Provides:        r.provides,
+		Interceptors:    r.decls.Interceptors,
+		Strategies:      r.decls.Strategies,
+		Providers:       r.decls.Providers,
+		Actions:         r.decls.Actions,
+	}
+}
+
+// unknownTarget is the CodeUnknownTarget error for a call naming a kind
+// ("point", "slot", "provider", "action") the plugin did not declare. It
+// lists the declared names, sorted, so the mismatch is visible.
+func unknownTarget[V any](kind, name string, declared map[string]V) *protocol.Error {
+	names := make([]string, 0, len(declared))
+	for n := range declared {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	list := "none"
+	if len(names) > 0 {
+		list = strings.Join(names, ", ")
+	}
+	return protocol.Errorf(protocol.CodeUnknownTarget, "unknown %s %q (declared: %s)", kind, name, list)
+}

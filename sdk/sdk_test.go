@@ -1,0 +1,194 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// fixture is a plugin with one handler of every kind and every failure.
+func fixture() *Plugin {
+	p := New("tester", "1.0.0")
+	p.Provide("storage.kv", "1.2.0")
+	p.Intercept("tool.before", func(_ context.Context, _ string, payload json.RawMessage) (protocol.InterceptResult, error) {
+		switch {
+		case strings.Contains(string(payload), "secret"):
+			return Modify(map[string]string{"text": "[redacted]"}), nil
+		case strings.Contains(string(payload), "rm -rf"):
+			return Deny("destructive command"), nil
+		}
+		return Continue(), nil
+	})
+	p.InterceptWithPriority("tool.after", 5, func(context.Context, string, json.RawMessage) (protocol.InterceptResult, error) {
+		return protocol.InterceptResult{}, errors.New("audit log unavailable")
+	})
+	p.Intercept("bad.decision", func(context.Context, string, json.RawMessage) (protocol.InterceptResult, error) {
+		return protocol.InterceptResult{Decision: "maybe"}, nil
+	})
+	p.Intercept("bad.modify", func(context.Context, string, json.RawMessage) (protocol.InterceptResult, error) {
+		return Modify(func() {}), nil
+	})
+	echo := func(_ context.Context, in json.RawMessage) (any, error) { return in, nil }
+	p.Strategy("context.compactor", echo)
+	p.Provider("echo", "echoes its input", echo)
+	p.Provider("fail", "", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("disk full") })
+	p.Provider("coded", "", func(context.Context, json.RawMessage) (any, error) {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "want a path")
+	})
+	p.Provider("panic", "", func(context.Context, json.RawMessage) (any, error) { panic("boom") })
+	p.Provider("func", "", func(context.Context, json.RawMessage) (any, error) { return func() {}, nil })
+	p.Provider("nil", "", func(context.Context, json.RawMessage) (any, error) { return nil, nil })
+	p.Action("hello", "Say hello", "toolbar", func(_ context.Context, in json.RawMessage) (any, error) {
+		return map[string]string{"greeting": "hello " + string(in)}, nil
+	})
+	return p
+}
+
+func TestCalls(t *testing.T) {
+	tests := []struct {
+		name    string
+		method  string
+		params  any
+		want    string // result, compact JSON
+		code    int    // or error code
+		message string // contained in the error message
+	}{
+		{name: "intercept continue", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"ls"}`)}, want: `{"decision":"continue"}`},
+		{name: "intercept modify", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"secret"}`)}, want: `{"decision":"modify","payload":{"text":"[redacted]"}}`},
+		{name: "intercept deny", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"rm -rf /"}`)}, want: `{"decision":"deny","reason":"destructive command"}`},
+		{name: "intercept unknown point", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown point "nope" (declared: bad.decision, bad.modify, tool.after, tool.before)`},
+		{name: "intercept handler error", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.after"}, code: protocol.CodePluginError, message: "audit log unavailable"},
+		{name: "intercept unknown decision", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "bad.decision"}, code: protocol.CodePluginError, message: `unknown decision "maybe"`},
+		{name: "intercept unmarshalable modify", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "bad.modify"}, code: protocol.CodePluginError, message: "modify without a payload: marshal payload: json: unsupported type"},
+		{name: "strategy", method: protocol.MethodStrategyInvoke, params: protocol.StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1,2]`)}, want: `{"output":[1,2]}`},
+		{name: "strategy unknown slot", method: protocol.MethodStrategyInvoke, params: protocol.StrategyInvokeParams{Slot: "x.y"}, code: protocol.CodeUnknownTarget, message: `unknown slot "x.y" (declared: context.compactor)`},
+		{name: "provider", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":"a"}`)}, want: `{"output":{"q":"a"}}`},
+		{name: "provider nil output", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "nil"}, want: `{}`},
+		{name: "provider unknown", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown provider "nope"`},
+		{name: "provider error", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "fail"}, code: protocol.CodePluginError, message: "disk full"},
+		{name: "provider coded error", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "coded"}, code: protocol.CodeInvalidParams, message: "want a path"},
+		{name: "provider panic", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "panic"}, code: protocol.CodeInternalError, message: "provider/invoke handler panicked: boom"},
+		{name: "still alive after panic", method: protocol.MethodPing, params: struct{}{}, want: `{}`},
+		{name: "provider unmarshalable output", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "func"}, code: protocol.CodeInternalError, message: "marshal output"},
+		{name: "action", method: protocol.MethodActionRun, params: protocol.ActionRunParams{ID: "hello", Context: json.RawMessage(`"world"`)}, want: `{"output":{"greeting":"hello \"world\""}}`},
+		{name: "action unknown", method: protocol.MethodActionRun, params: protocol.ActionRunParams{ID: "bye"}, code: protocol.CodeUnknownTarget, message: `unknown action "bye" (declared: hello)`},
+		{name: "ping", method: protocol.MethodPing, want: `{}`},
+		{name: "unknown method", method: "tool/run", params: struct{}{}, code: protocol.CodeMethodNotFound, message: `method "tool/run" not found`},
+		{name: "missing params", method: protocol.MethodIntercept, code: protocol.CodeInvalidParams, message: "missing params"},
+		{name: "invalid params", method: protocol.MethodProviderInvoke, params: []int{1}, code: protocol.CodeInvalidParams, message: "invalid params"},
+		{name: "second initialize", method: protocol.MethodInitialize, params: initParams(protocol.Version), code: protocol.CodeInvalidRequest, message: "already initialized"},
+	}
+	h := serve(t, fixture())
+	h.initialize(1)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.t = t
+			id := 100 + i
+			h.call(id, tt.method, tt.params)
+			if tt.code != 0 {
+				h.error(id, tt.code, tt.message)
+			} else {
+				h.result(id, tt.want)
+			}
+		})
+	}
+	h.t = t
+}
+
+func TestHandshake(t *testing.T) {
+	p := fixture()
+	var got protocol.InitializeParams
+	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
+		got = params
+		return nil
+	})
+	h := serve(t, p)
+	h.call(1, protocol.MethodPing, nil)
+	h.error(1, protocol.CodeNotInitialized, "ping before initialize")
+	h.call(2, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo"})
+	h.error(2, protocol.CodeNotInitialized, "provider/invoke before initialize")
+
+	res := h.initialize(3)
+	five := 5
+	want := &protocol.InitializeResult{
+		ProtocolVersion: protocol.Version, Name: "tester", Version: "1.0.0",
+		Provides: []protocol.CapabilityDecl{{Capability: "storage.kv", Version: "1.2.0"}},
+		Interceptors: []protocol.InterceptorDecl{
+			{Point: "tool.before"}, {Point: "tool.after", Priority: &five}, {Point: "bad.decision"}, {Point: "bad.modify"},
+		},
+		Strategies: []protocol.StrategyDecl{{Slot: "context.compactor"}},
+		Providers: []protocol.ProviderDecl{
+			{Ref: "echo", Description: "echoes its input"}, {Ref: "fail"}, {Ref: "coded"}, {Ref: "panic"}, {Ref: "func"}, {Ref: "nil"},
+		},
+		Actions: []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+	}
+	if !reflect.DeepEqual(res, want) {
+		t.Errorf("initialize result\n got %+v\nwant %+v", res, want)
+	}
+	if !reflect.DeepEqual(got, initParams(protocol.Version)) {
+		t.Errorf("OnInitialize got %+v", got)
+	}
+}
+
+func TestHandshakeErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		version string
+		hookErr error
+		code    int
+		message string
+	}{
+		{name: "newer host", version: "2.0.0", code: protocol.CodeUnsupportedVersion, message: "host speaks protocol 2.0.0, this plugin speaks " + protocol.Version + ": upgrade the plugin"},
+		{name: "older host", version: "0.9.0", code: protocol.CodeUnsupportedVersion, message: "upgrade the host"},
+		{name: "not a version", version: "one", code: protocol.CodeInvalidParams, message: `protocol_version: "one" is not a semantic version`},
+		{name: "hook error", version: protocol.Version, hookErr: errors.New("config: missing key"), code: protocol.CodePluginError, message: "config: missing key"},
+		{name: "hook coded error", version: "1.9.0", hookErr: protocol.Errorf(protocol.CodeInvalidParams, "bad config"), code: protocol.CodeInvalidParams, message: "bad config"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New("tester", "1.0.0")
+			p.OnInitialize(func(context.Context, protocol.InitializeParams) error { return tt.hookErr })
+			h := serve(t, p)
+			h.call(1, protocol.MethodInitialize, initParams(tt.version))
+			h.error(1, tt.code, tt.message)
+			h.call(2, protocol.MethodPing, nil)
+			h.error(2, protocol.CodeNotInitialized, "before initialize")
+		})
+	}
+}
+
+func TestRegistrationPanics(t *testing.T) {
+	noop := func(context.Context, json.RawMessage) (any, error) { return nil, nil }
+	icpt := func(context.Context, string, json.RawMessage) (protocol.InterceptResult, error) {
+		return Continue(), nil
+	}
+	tests := []struct {
+		name string
+		reg  func(p *Plugin)
+		want string
+	}{
+		{"empty point", func(p *Plugin) { p.Intercept("", icpt) }, "sdk: Intercept: point must not be empty"},
+		{"nil interceptor", func(p *Plugin) { p.InterceptWithPriority("a", 1, nil) }, "sdk: InterceptWithPriority: nil handler"},
+		{"duplicate point", func(p *Plugin) { p.Intercept("a", icpt); p.Intercept("a", icpt) }, `sdk: Intercept: duplicate point "a"`},
+		{"duplicate slot", func(p *Plugin) { p.Strategy("s", noop); p.Strategy("s", noop) }, `sdk: Strategy: duplicate slot "s"`},
+		{"nil provider", func(p *Plugin) { p.Provider("r", "", nil) }, "sdk: Provider: nil handler"},
+		{"empty action title", func(p *Plugin) { p.Action("a", "", "", noop) }, "sdk: Action: title must not be empty"},
+		{"duplicate capability", func(p *Plugin) { p.Provide("c", "1.0.0"); p.Provide("c", "2.0.0") }, `sdk: Provide: duplicate capability "c"`},
+		{"empty version", func(p *Plugin) { p.Provide("c", "") }, "sdk: Provide: version must not be empty"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			defer func() {
+				if got := recover(); got != tt.want {
+					t.Errorf("panic = %v, want %q", got, tt.want)
+				}
+			}()
+			tt.reg(New("p", "1.0.0"))
+		})
+	}
+}

@@ -1,0 +1,276 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// Drain bounds. After shutdown or end of input, in-flight handlers get
+// drainWait to finish; then their contexts are cancelled and they get
+// cancelWait more. Together they stay under protocol.DefaultShutdownGrace,
+// so a well-behaved plugin exits before the host sends SIGTERM.
+const (
+	drainWait  = 1000 * time.Millisecond
+	cancelWait = 500 * time.Millisecond
+)
+
+var (
+	// ErrNotServing is returned by Notify when no ServeIO is running.
+	ErrNotServing = errors.New("sdk: plugin is not serving")
+	// ErrHandshakeIncomplete is returned by Notify before initialize has
+	// been answered: a plugin may send nothing before the handshake
+	// completes.
+	ErrHandshakeIncomplete = errors.New("sdk: handshake not complete")
+	// ErrAlreadyServing is returned by ServeIO when another ServeIO on the
+	// same Plugin is running.
+	ErrAlreadyServing = errors.New("sdk: plugin is already serving")
+	// ErrHandlersStuck is returned (wrapped) by ServeIO when handlers did
+	// not return within the drain bound even after their contexts were
+	// cancelled. Their goroutines are still running.
+	ErrHandlersStuck = errors.New("handlers did not return after cancellation")
+)
+
+// Serve serves the protocol on os.Stdin and os.Stdout and exits the
+// process: status 0 after shutdown or end of input, 1 on a protocol
+// failure (the cause is logged). Before serving it points os.Stdout at
+// os.Stderr, so stray fmt.Print output cannot corrupt the protocol stream.
+func (p *Plugin) Serve() {
+	out := os.Stdout
+	os.Stdout = os.Stderr
+	if err := p.ServeIO(context.Background(), os.Stdin, out); err != nil {
+		p.Logger().Error("plugin stopped on a protocol failure", "error", err)
+		os.Exit(1)
+	}
+	os.Exit(0)
+}
+
+// ServeIO serves the protocol reading host messages from r and writing
+// frames to w, which receives nothing else. It returns nil after a shutdown
+// request or at the end of r, once in-flight handlers have finished
+// (bounded, see the package doc). It returns ctx's error when ctx is done,
+// a write error when w fails, and a *protocol.FrameError for an oversized
+// frame. When ctx is done or a write fails and r is an io.Closer, r is
+// closed to end a blocked read. Every goroutine ServeIO started has ended
+// when it returns, unless the error wraps ErrHandlersStuck.
+func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
+	s, err := p.startSession(ctx, w)
+	if err != nil {
+		return err
+	}
+	defer p.endSession()
+	stopCloser := closeOnDone(s.abort, r)
+	defer stopCloser()
+
+	loopErr := s.readLoop(protocol.NewFrameReader(r, 0))
+	drainErr := s.drain()
+	s.cancelAbort(nil)
+	return errors.Join(loopErr, drainErr)
+}
+
+// session is one ServeIO run.
+//
+// Lock order: Plugin.mu is never held while session.mu is taken, and
+// neither is held across I/O or a handler call.
+type session struct {
+	p      *Plugin
+	reg    registry
+	onInit InitializeFunc
+	log    hclog.Logger
+	fw     *protocol.FrameWriter
+	initd  atomic.Bool // initialize answered
+
+	abort       context.Context // done on ctx done or write failure
+	cancelAbort context.CancelCauseFunc
+	handlers    context.Context // parent of every handler's context
+	cancelAll   context.CancelFunc
+
+	mu struct {
+		sync.Mutex
+		calls  map[string]*call // in-flight requests by id
+		active int              // running handler goroutines
+		idle   chan struct{}    // closed when active drops to 0
+	}
+}
+
+// call is one in-flight request.
+type call struct {
+	id       json.RawMessage
+	method   string
+	cancel   context.CancelFunc
+	answered atomic.Bool
+}
+
+func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.mu.serving != nil {
+		return nil, ErrAlreadyServing
+	}
+	s := &session{p: p, reg: p.mu.reg.clone(), onInit: p.mu.onInit, log: p.mu.logger, fw: protocol.NewFrameWriter(w)}
+	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
+	s.handlers, s.cancelAll = context.WithCancel(s.abort)
+	s.mu.calls = map[string]*call{}
+	p.mu.serving = s
+	return s, nil
+}
+
+func (p *Plugin) endSession() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.mu.serving = nil
+}
+
+// closeOnDone closes r (if it is an io.Closer) when ctx is done, to end a
+// read blocked in it. The returned func stops the watch and waits for a
+// close in progress, so no goroutine outlives it.
+func closeOnDone(ctx context.Context, r io.Reader) func() {
+	c, ok := r.(io.Closer)
+	if !ok {
+		return func() {}
+	}
+	closed := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closed)
+		_ = c.Close()
+	})
+	return func() {
+		if !stop() {
+			<-closed
+		}
+	}
+}
+
+// readLoop reads and dispatches messages until shutdown (nil), end of input
+// (nil), abort (its cause) or a fatal read error.
+func (s *session) readLoop(fr *protocol.FrameReader) error {
+	for {
+		if s.abort.Err() != nil {
+			return context.Cause(s.abort)
+		}
+		m, err := fr.ReadMessage()
+		if err != nil {
+			if s.abort.Err() != nil {
+				return context.Cause(s.abort)
+			}
+			if errors.Is(err, io.EOF) {
+				s.log.Debug("end of input")
+				return nil
+			}
+			var fe *protocol.FrameError
+			if errors.As(err, &fe) && !errors.Is(err, protocol.ErrFrameTooLarge) {
+				s.malformed(fe)
+				continue
+			}
+			return fmt.Errorf("read from host: %w", err)
+		}
+		if s.dispatch(m) {
+			return nil
+		}
+	}
+}
+
+// malformed answers a line that is not a JSON-RPC message with an error
+// response whose id is null, and keeps serving.
+func (s *session) malformed(fe *protocol.FrameError) {
+	s.log.Warn("malformed frame from host", "error", fe)
+	code := protocol.CodeInvalidRequest
+	var syn *json.SyntaxError
+	if errors.As(fe, &syn) {
+		code = protocol.CodeParseError
+	}
+	s.write(protocol.NewErrorResponse(protocol.NullID, protocol.Errorf(code, "%v", fe)))
+}
+
+// drain waits for in-flight handlers: drainWait, then cancels them all and
+// waits cancelWait more.
+func (s *session) drain() error {
+	dw, cw := drainWait, cancelWait
+	if s.p.drainWait > 0 {
+		dw, cw = s.p.drainWait, s.p.cancelWait
+	}
+	if s.waitIdle(dw) {
+		return nil
+	}
+	s.cancelAll()
+	if s.waitIdle(cw) {
+		return nil
+	}
+	s.mu.Lock()
+	n := s.mu.active
+	s.mu.Unlock()
+	return fmt.Errorf("sdk: %d %w", n, ErrHandlersStuck)
+}
+
+// waitIdle reports whether no handler is running, waiting up to d.
+func (s *session) waitIdle(d time.Duration) bool {
+	s.mu.Lock()
+	if s.mu.active == 0 {
+		s.mu.Unlock()
+		return true
+	}
+	if s.mu.idle == nil {
+		s.mu.idle = make(chan struct{})
+	}
+	idle := s.mu.idle
+	s.mu.Unlock()
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-idle:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// write sends m; a failure aborts the session (the host is gone).
+func (s *session) write(m *protocol.Message) {
+	if err := s.fw.WriteMessage(m); err != nil {
+		s.cancelAbort(fmt.Errorf("write to host: %w", err))
+	}
+}
+
+// reply answers request id with result, or with an internal error if result
+// cannot be marshalled.
+func (s *session) reply(id json.RawMessage, result any) {
+	m, err := protocol.NewResult(id, result)
+	if err != nil {
+		m = protocol.NewErrorResponse(id, protocol.Errorf(protocol.CodeInternalError, "%v", err))
+	}
+	s.write(m)
+}
+
+// replyError answers request id with e.
+func (s *session) replyError(id json.RawMessage, e *protocol.Error) {
+	s.write(protocol.NewErrorResponse(id, e))
+}
+
+// notify sends a notify notification once the handshake is complete.
+func (s *session) notify(params protocol.NotifyParams) error {
+	if !s.initd.Load() {
+		return ErrHandshakeIncomplete
+	}
+	if s.abort.Err() != nil {
+		return ErrNotServing
+	}
+	m, err := protocol.NewNotification(protocol.MethodNotify, params)
+	if err != nil {
+		return err
+	}
+	if err := s.fw.WriteMessage(m); err != nil {
+		s.cancelAbort(fmt.Errorf("write to host: %w", err))
+		return fmt.Errorf("notify %q: %w", params.Event, err)
+	}
+	return nil
+}
