@@ -69,6 +69,9 @@ type Package struct {
 	// ("packages/redactor/plugin.json").
 	ManifestPath string
 	Manifest     *Manifest
+	// ManifestSHA256 is the lower-case hex sha256 of the manifest file's
+	// bytes; reload planning compares it to detect a changed manifest.
+	ManifestSHA256 string
 	// Enabled is false when the state file disables the package. A package
 	// with no state entry is enabled.
 	Enabled bool
@@ -83,8 +86,14 @@ type Warning struct {
 	// Package is the directory name under packages/.
 	Package string
 	// Path is the file the warning is about, relative to the home.
-	Path    string
+	Path string
+	// Message says what is wrong. For an invalid manifest there is one
+	// Warning per problem and Message is "field: message".
 	Message string
+	// Err is the underlying error, if any: the *ValidationError of an invalid
+	// manifest (shared by all of that manifest's warnings), or a file system
+	// error.
+	Err error
 }
 
 // String formats the warning as "path: message".

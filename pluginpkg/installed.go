@@ -1,0 +1,123 @@
+package pluginpkg
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// PackagesDir is the directory under a home that holds one directory per
+// installed package.
+const PackagesDir = "packages"
+
+// LoadInstalled reads every package installed in home and its state.
+//
+// Packages are returned in name order, enabled or not. A package that cannot
+// be loaded is left out with Warnings saying why; one broken package never
+// stops the others. Warnings are sorted by package (stable, so the problems
+// of one manifest stay in document order):
+//
+//   - an entry under packages/ that is not a directory (or a symbolic link
+//     to one), or a broken symbolic link;
+//   - a directory without a readable plugin.json;
+//   - an invalid manifest: one Warning per problem, Err the *ValidationError;
+//   - a manifest whose name differs from its directory name;
+//   - a state entry for a package that is not installed.
+//
+// Entries whose names start with "." are ignored (Install stages in them).
+// Two packages can never share a name: a package loads only when its
+// manifest name equals its directory name.
+//
+// The error is non-nil only when home itself cannot be read (it wraps
+// fs.ErrNotExist when home does not exist) or when the state file is
+// corrupt (a *StateError). A missing packages/ directory is an empty home;
+// a missing state.json means every package is enabled and unpinned.
+func LoadInstalled(home string) (*Installed, error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(home); err != nil {
+		return nil, fmt.Errorf("load home: %w", err)
+	} else if !fi.IsDir() {
+		return nil, fmt.Errorf("load home: %s is not a directory", home)
+	}
+	st, err := readState(home)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := os.ReadDir(filepath.Join(home, PackagesDir))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("load home %s: %w", home, err)
+	}
+	inst := &Installed{Home: home}
+	present := map[string]bool{}
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		present[e.Name()] = true
+		pkg, warns := loadPackage(home, e.Name())
+		inst.Warnings = append(inst.Warnings, warns...)
+		if pkg != nil {
+			se := st.entry(pkg.Name)
+			pkg.Enabled, pkg.Pin = se.Enabled, se.Pin
+			inst.Packages = append(inst.Packages, pkg)
+		}
+	}
+	for name := range st.Packages {
+		if !present[name] {
+			inst.Warnings = append(inst.Warnings, Warning{Package: name, Path: StateFile,
+				Message: fmt.Sprintf("entry for package %q, which is not installed; the entry is ignored", name)})
+		}
+	}
+	sort.SliceStable(inst.Warnings, func(i, j int) bool { return inst.Warnings[i].Package < inst.Warnings[j].Package })
+	return inst, nil
+}
+
+// loadPackage loads packages/<name> of home. It returns the package (state
+// not applied) or nil and the warnings explaining why not.
+func loadPackage(home, name string) (*Package, []Warning) {
+	rel := path.Join(PackagesDir, name)
+	warn := func(p, msg string, err error) []Warning {
+		return []Warning{{Package: name, Path: p, Message: msg, Err: err}}
+	}
+	link := filepath.Join(home, PackagesDir, name)
+	dir, err := filepath.EvalSymlinks(link)
+	if err != nil {
+		if target, lerr := os.Readlink(link); lerr == nil {
+			return nil, warn(rel, fmt.Sprintf("broken symbolic link (target %q does not exist)", target), err)
+		}
+		return nil, warn(rel, "cannot read: "+err.Error(), err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, warn(rel, "not a package directory; only directories under packages/ are loaded", err)
+	}
+	mpath := path.Join(rel, ManifestFile)
+	data, err := readManifest(filepath.Join(dir, ManifestFile))
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, warn(mpath, "missing manifest (every package directory needs a "+ManifestFile+")", err)
+	case err != nil:
+		return nil, warn(mpath, "cannot read manifest: "+err.Error(), err)
+	}
+	m, err := Parse(mpath, data)
+	if err != nil {
+		var ve *ValidationError
+		errors.As(err, &ve)
+		var warns []Warning
+		for _, p := range ve.Problems {
+			warns = append(warns, Warning{Package: name, Path: mpath, Message: p.String(), Err: err})
+		}
+		return nil, warns
+	}
+	if m.Name != name {
+		return nil, warn(mpath, fmt.Sprintf("manifest name %q does not match directory name %q; the package is not loaded", m.Name, name), nil)
+	}
+	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha256Hex(data)}, nil
+}

@@ -1,0 +1,182 @@
+package pluginpkg
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// StateFile is the name of the installed-state file in a home.
+const StateFile = "state.json"
+
+// StateFormatVersion is the state file format this build reads and writes.
+const StateFormatVersion = 1
+
+// stateEntry is one package's state. A missing entry means enabled, unpinned.
+type stateEntry struct {
+	Enabled bool   `json:"enabled"`
+	Pin     string `json:"pin,omitempty"`
+}
+
+// state is the decoded <home>/state.json.
+type state struct {
+	Format   int                   `json:"format"`
+	Packages map[string]stateEntry `json:"packages"`
+}
+
+// entry returns name's state, defaulting to enabled.
+func (s *state) entry(name string) stateEntry {
+	if e, ok := s.Packages[name]; ok {
+		return e
+	}
+	return stateEntry{Enabled: true}
+}
+
+// readState reads <home>/state.json. A missing file is an empty state (every
+// package enabled). A file that cannot be decoded, or that breaks the schema,
+// gives a *StateError.
+func readState(home string) (*state, error) {
+	path := filepath.Join(home, StateFile)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &state{Format: StateFormatVersion, Packages: map[string]stateEntry{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return decodeState(path, data)
+}
+
+// rawState mirrors state with pointers, to tell missing fields from zero
+// values.
+type rawState struct {
+	Format   *int `json:"format"`
+	Packages map[string]struct {
+		Enabled *bool  `json:"enabled"`
+		Pin     string `json:"pin"`
+	} `json:"packages"`
+}
+
+func decodeState(path string, data []byte) (*state, error) {
+	var raw rawState
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&raw); err != nil {
+		return nil, stateDecodeError(path, data, err)
+	}
+	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
+		e := &StateError{Path: path, Reason: "invalid data after the top-level value"}
+		e.Line, e.Column = newLineIndex(data).position(len(data) - len(rest))
+		return nil, e
+	}
+	corrupt := func(format string, args ...any) error {
+		return &StateError{Path: path, Reason: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case raw.Format == nil:
+		return nil, corrupt("missing \"format\"")
+	case *raw.Format > StateFormatVersion:
+		return nil, corrupt("format %d needs a newer extkernel (this build reads %d)", *raw.Format, StateFormatVersion)
+	case *raw.Format != StateFormatVersion:
+		return nil, corrupt("unsupported format %d (this build reads %d)", *raw.Format, StateFormatVersion)
+	}
+	st := &state{Format: StateFormatVersion, Packages: make(map[string]stateEntry, len(raw.Packages))}
+	names := make([]string, 0, len(raw.Packages))
+	for name := range raw.Packages {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		e := raw.Packages[name]
+		if e.Pin != "" && !validPin(e.Pin) {
+			return nil, corrupt("packages[%q].pin: %q is not 64 lower-case hex digits", name, e.Pin)
+		}
+		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin}
+	}
+	return st, nil
+}
+
+// stateDecodeError converts a JSON decoding error into a *StateError with a
+// line and column where the decoder gave an offset.
+func stateDecodeError(path string, data []byte, err error) error {
+	var off int64 = -1
+	reason := err.Error()
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		off = se.Offset - 1
+		if se.Offset >= int64(len(data)) {
+			off = int64(len(data))
+		}
+	case errors.As(err, &te):
+		off = te.Offset - 1
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
+		off = int64(len(data))
+		reason = "unexpected end of JSON input"
+	}
+	e := &StateError{Path: path, Reason: reason, Err: err}
+	if off >= 0 {
+		e.Line, e.Column = newLineIndex(data).position(int(off))
+	}
+	return e
+}
+
+// writeStateLocked atomically replaces <home>/state.json with st: it writes a
+// temporary file in the home, syncs it, renames it over the state file and
+// syncs the directory. The caller holds the home lock.
+func writeStateLocked(home string, st *state) error {
+	st.Format = StateFormatVersion
+	if st.Packages == nil {
+		st.Packages = map[string]stateEntry{}
+	}
+	data, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	data = append(data, '\n')
+	tmp, err := os.CreateTemp(home, ".state-*.json.tmp")
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op once renamed
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(home, StateFile))
+	}
+	if err == nil {
+		err = syncDir(home)
+	}
+	if err != nil {
+		return fmt.Errorf("write state: %w", err)
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so that a rename in it is durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

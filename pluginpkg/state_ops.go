@@ -1,0 +1,127 @@
+package pluginpkg
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Enable marks an installed package enabled. It returns an error wrapping
+// ErrNotInstalled when home has no package of that name.
+func Enable(home, name string) error {
+	return updateEntry(home, name, func(e *stateEntry) { e.Enabled = true })
+}
+
+// Disable marks an installed package disabled: LoadInstalled still lists it,
+// with Enabled false. It returns an error wrapping ErrNotInstalled when home
+// has no package of that name.
+func Disable(home, name string) error {
+	return updateEntry(home, name, func(e *stateEntry) { e.Enabled = false })
+}
+
+// Pin records the expected sha256 (64 lower-case hex digits, see
+// ExecutableSHA256) of a package's runtime executable; an empty sha256hex
+// removes the pin. It returns an error wrapping ErrNotInstalled when home has
+// no package of that name.
+func Pin(home, name, sha256hex string) error {
+	if sha256hex != "" && !validPin(sha256hex) {
+		return fmt.Errorf("pin %s: %q is not a sha256 (want 64 lower-case hex digits)", name, sha256hex)
+	}
+	return updateEntry(home, name, func(e *stateEntry) { e.Pin = sha256hex })
+}
+
+// updateEntry applies change to name's state entry under the home lock and
+// writes the state atomically.
+func updateEntry(home, name string, change func(*stateEntry)) error {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return err
+	}
+	if !safeName(name) {
+		return notInstalled(home, name)
+	}
+	if _, err := os.Stat(home); err != nil {
+		return fmt.Errorf("package %q: %w", name, err)
+	}
+	unlock, err := lockHome(home)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	if fi, err := os.Stat(filepath.Join(home, PackagesDir, name)); err != nil || !fi.IsDir() {
+		return notInstalled(home, name)
+	}
+	st, err := readState(home)
+	if err != nil {
+		return err
+	}
+	e := st.entry(name)
+	change(&e)
+	st.Packages[name] = e
+	return writeStateLocked(home, st)
+}
+
+// Remove uninstalls a package: it removes packages/<name> and its state
+// entry. When packages/<name> is a symbolic link, only the link is removed,
+// never its target. When only a stale state entry exists (LoadInstalled
+// warns about it), Remove deletes the entry and succeeds. It returns an
+// error wrapping ErrNotInstalled when neither exists.
+//
+// The directory is first renamed aside, so the package disappears at once;
+// if writing the state then fails it is put back.
+func Remove(home, name string) error {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return err
+	}
+	if !safeName(name) {
+		return notInstalled(home, name)
+	}
+	if _, err := os.Stat(home); err != nil {
+		return fmt.Errorf("package %q: %w", name, err)
+	}
+	unlock, err := lockHome(home)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	st, err := readState(home)
+	if err != nil {
+		return err
+	}
+	_, hasEntry := st.Packages[name]
+	delete(st.Packages, name)
+	dest := filepath.Join(home, PackagesDir, name)
+	if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) {
+		if !hasEntry {
+			return notInstalled(home, name)
+		}
+		return writeStateLocked(home, st)
+	}
+	trash, err := os.MkdirTemp(filepath.Join(home, PackagesDir), ".remove-"+name+"-")
+	if err != nil {
+		return fmt.Errorf("remove %s: %w", name, err)
+	}
+	aside := filepath.Join(trash, name)
+	if err := os.Rename(dest, aside); err != nil {
+		return errors.Join(fmt.Errorf("remove %s: %w", name, err), os.Remove(trash))
+	}
+	if err := writeStateLocked(home, st); err != nil {
+		return errors.Join(err, os.Rename(aside, dest), os.Remove(trash))
+	}
+	if err := os.RemoveAll(trash); err != nil {
+		return fmt.Errorf("remove %s: package removed, but deleting its files failed: %w", name, err)
+	}
+	return nil
+}
+
+// safeName reports whether name can be a single entry under packages/: not
+// empty, no separators, not hidden, "." or "..". Names failing it cannot be
+// installed, so callers report ErrNotInstalled.
+func safeName(name string) bool {
+	return name != "" && !strings.HasPrefix(name, ".") && !strings.ContainsAny(name, `/\`) &&
+		!strings.ContainsRune(name, 0)
+}
