@@ -3,6 +3,7 @@ package capability
 import (
 	"errors"
 	"reflect"
+	"slices"
 	"testing"
 )
 
@@ -287,5 +288,34 @@ func TestProblemKindString(t *testing.T) {
 	}
 	if Error.String() != "error" || Warning.String() != "warning" {
 		t.Errorf("Severity strings: %q, %q", Error, Warning)
+	}
+}
+
+// TestResolveConcurrentNoMutation resolves one request from several
+// goroutines (run with -race) and checks that the request is left as it was.
+func TestResolveConcurrentNoMutation(t *testing.T) {
+	req := benchRequest(50)
+	req.Roots = []string{"pkg000049", "pkg000003", "nosuch"}
+	req.Packages[0], req.Packages[49] = req.Packages[49], req.Packages[0]
+	roots := slices.Clone(req.Roots)
+	first := req.Packages[0].Name
+	want, err := Resolve(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	results := make(chan *Closure, 4)
+	for range 4 {
+		go func() {
+			c, _ := Resolve(req)
+			results <- c
+		}()
+	}
+	for range 4 {
+		if got := <-results; !reflect.DeepEqual(got, want) {
+			t.Errorf("concurrent Resolve differs:\n%s\nwant:\n%s", render(got), render(want))
+		}
+	}
+	if !slices.Equal(req.Roots, roots) || req.Packages[0].Name != first {
+		t.Errorf("Resolve reordered its request: roots %v, first package %q", req.Roots, req.Packages[0].Name)
 	}
 }
