@@ -211,7 +211,7 @@ func jsonProblem(data []byte, err error) string {
 	var typ *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &syn):
-		l, c := lineCol(data, syn.Offset)
+		l, c := lineCol(data, syn.Offset-1) // Offset is just past the bad byte
 		return fmt.Sprintf("invalid JSON at line %d, column %d: %v", l, c, syn)
 	case errors.As(err, &typ):
 		l, c := lineCol(data, typ.Offset)

@@ -133,11 +133,12 @@ func printList(g *globals, out listOutput) {
 	printWarnings(g, out.Warnings)
 }
 
+// printWarnings prints the problems found while loading the home.
 func printWarnings(g *globals, ws []warningJSON) {
 	if len(ws) == 0 {
 		return
 	}
-	fmt.Fprintf(g.stdout, "\n%d %s:\n", len(ws), plural(len(ws), "warning", "warnings"))
+	fmt.Fprintf(g.stdout, "\n%d %s:\n", len(ws), plural(len(ws), "load warning", "load warnings"))
 	for _, w := range ws {
 		for _, line := range strings.Split(w.Message, "\n") {
 			fmt.Fprintf(g.stdout, "  %s: %s\n", w.Path, line)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 
 	"github.com/spf13/cobra"
 
@@ -111,7 +110,7 @@ func (g *globals) manifestPaths(args []string) ([]string, error) {
 	return paths, nil
 }
 
-// packageManifests lists dir/*/plugin.json, sorted.
+// packageManifests lists dir/*/plugin.json in directory-name order.
 func packageManifests(dir string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -124,8 +123,7 @@ func packageManifests(dir string) ([]string, error) {
 			paths = append(paths, p)
 		}
 	}
-	sort.Strings(paths)
-	return paths, nil
+	return paths, nil // os.ReadDir sorts by name
 }
 
 func fileExists(p string) bool {
