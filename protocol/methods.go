@@ -191,3 +191,7 @@ type NotifyParams struct {
 	Event string          `json:"event"`
 	Data  json.RawMessage `json:"data,omitempty"`
 }
+
+// Empty is the params and the result of ping and shutdown: an empty JSON
+// object. Receivers ignore members they do not know.
+type Empty struct{}

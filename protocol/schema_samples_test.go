@@ -1,0 +1,116 @@
+package protocol
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// compileDefs compiles the schema file and returns a validator per $defs
+// name.
+func compileDefs(t *testing.T) func(def string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	// The whole file first: it must be a valid 2020-12 schema document.
+	if _, err := c.Compile(schemaPath); err != nil {
+		t.Fatalf("compile %s: %v", schemaPath, err)
+	}
+	return func(def string) *jsonschema.Schema {
+		t.Helper()
+		s, err := c.Compile(schemaPath + "#/$defs/" + def)
+		if err != nil {
+			t.Fatalf("compile $defs/%s: %v", def, err)
+		}
+		return s
+	}
+}
+
+func mustRequest(t *testing.T, id, method string, params any) *Message {
+	m, err := NewRequest(json.RawMessage(id), method, params)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// TestSchemaValidatesGoValues marshals Go values and validates them against
+// the schemas; hand-written invalid instances must fail.
+func TestSchemaValidatesGoValues(t *testing.T) {
+	def := compileDefs(t)
+	five := -5
+	full := InitializeResult{
+		ProtocolVersion: Version, Name: "redactor", Version: "1.2.0",
+		Provides:     []CapabilityDecl{{Capability: "text.redact", Version: "1.0.0"}},
+		Interceptors: []InterceptorDecl{{Point: "tool.before"}, {Point: "tool.after", Priority: &five}},
+		Strategies:   []StrategyDecl{{Slot: "context.compactor"}},
+		Providers:    []ProviderDecl{{Ref: "count", Description: "counts", Schema: json.RawMessage(`{"type":"string"}`)}},
+		Actions:      []ActionDecl{{ID: "open", Title: "Open", Placement: "toolbar"}},
+	}
+	valid := []struct {
+		def   string
+		value any
+	}{
+		{"InitializeParams", InitializeParams{ProtocolVersion: Version, Host: HostInfo{Name: "h", Version: "0.1.0"},
+			Plugin: PluginInfo{Name: "p", Version: "1.0.0", DataDir: "/d"}, Config: json.RawMessage(`{"k":1}`), Session: map[string]string{"user": "ann"}}},
+		{"InitializeParams", InitializeParams{ProtocolVersion: "1.0.0", Plugin: PluginInfo{Name: "p", Version: "1.0.0"}}},
+		{"InitializeResult", full},
+		{"InitializeResult", InitializeResult{ProtocolVersion: "1.0.0", Name: "p", Version: "0.0.1"}},
+		{"InterceptParams", InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"cmd":"ls"}`)}},
+		{"InterceptResult", InterceptResult{Decision: DecisionContinue}},
+		{"InterceptResult", InterceptResult{Decision: DecisionModify, Payload: json.RawMessage(`null`)}},
+		{"InterceptResult", InterceptResult{Decision: DecisionDeny, Reason: "no"}},
+		{"StrategyInvokeParams", StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1]`)}},
+		{"ProviderInvokeParams", ProviderInvokeParams{Ref: "count"}},
+		{"ActionRunParams", ActionRunParams{ID: "open", Context: json.RawMessage(`{"file":"a.go"}`)}},
+		{"OutputResult", OutputResult{}},
+		{"OutputResult", OutputResult{Output: json.RawMessage(`"text"`)}},
+		{"CancelParams", CancelParams{ID: json.RawMessage(`7`)}},
+		{"CancelParams", CancelParams{ID: json.RawMessage(`"req-7"`)}},
+		{"LogParams", LogParams{Level: "warn", Message: "slow", Fields: map[string]any{"ms": 900}}},
+		{"NotifyParams", NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
+		{"Empty", Empty{}},
+		{"Error", Errorf(CodeUnknownTarget, "unknown point %q", "x")},
+		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
+		{"Message", NewErrorResponse(nil, Errorf(CodeParseError, "bad"))},
+		{"Message", &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(`"a"`), Result: json.RawMessage(`{}`)}},
+	}
+	for i, tt := range valid {
+		b, err := json.Marshal(tt.value)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Run(fmt.Sprintf("valid/%d/%s", i, tt.def), func(t *testing.T) {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := def(tt.def).Validate(inst); err != nil {
+				t.Errorf("%s does not validate: %v", b, err)
+			}
+		})
+	}
+	invalid := []struct{ def, json string }{
+		{"InitializeParams", `{"protocol_version":"1.0.0","plugin":{"name":"p","version":"1","data_dir":""}}`},
+		{"InitializeParams", `{"protocol_version":"one","host":{"name":"h","version":"1"},"plugin":{"name":"p","version":"1","data_dir":""}}`},
+		{"InitializeResult", `{"protocol_version":"1.0.0","name":"p","version":"1","interceptors":[{"priority":1}]}`},
+		{"InterceptResult", `{"decision":"maybe"}`},
+		{"InterceptResult", `{"decision":"modify"}`},
+		{"LogParams", `{"level":"fatal","message":"x"}`},
+		{"CancelParams", `{"id":{"n":1}}`},
+		{"Message", `{"jsonrpc":"1.0","id":1,"result":{}}`},
+	}
+	for i, tt := range invalid {
+		t.Run(fmt.Sprintf("invalid/%d/%s", i, tt.def), func(t *testing.T) {
+			inst, err := jsonschema.UnmarshalJSON(strings.NewReader(tt.json))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if def(tt.def).Validate(inst) == nil {
+				t.Errorf("%s validates, want an error", tt.json)
+			}
+		})
+	}
+}
