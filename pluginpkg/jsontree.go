@@ -63,12 +63,17 @@ func newLineIndex(data []byte) *lineIndex {
 	return li
 }
 
+// line returns the line of the byte at offset off, in O(log lines).
+func (li *lineIndex) line(off int) int {
+	off = max(0, min(off, len(li.data)))
+	return sort.SearchInts(li.starts, off+1) // lines starting at or before off
+}
+
 // position returns the line and column of the byte at offset off.
 func (li *lineIndex) position(off int) (line, col int) {
 	off = max(0, min(off, len(li.data)))
-	line = sort.SearchInts(li.starts, off+1) // lines starting at or before off
-	start := li.starts[line-1]
-	return line, utf8.RuneCount(li.data[start:off]) + 1
+	line = li.line(off)
+	return line, utf8.RuneCount(li.data[li.starts[line-1]:off]) + 1
 }
 
 // decodeTree decodes data into a tree of nodes. A syntax error is returned as

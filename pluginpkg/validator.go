@@ -99,9 +99,8 @@ func (v *validator) duplicate(f fieldPath, n *node, m member) bool {
 	if m.dupOf < 0 {
 		return false
 	}
-	first, _ := v.li.position(int(n.members[m.dupOf].offset))
-	line, _ := v.li.position(int(m.offset))
-	v.add(f, "duplicate key at line %d (first at line %d)", line, first)
+	first := v.li.line(int(n.members[m.dupOf].offset))
+	v.add(f, "duplicate key at line %d (first at line %d)", v.li.line(int(m.offset)), first)
 	return true
 }
 
