@@ -1,6 +1,67 @@
-// Package sidecar starts and talks to plugin processes: spawn, stdio framing,
-// JSON-RPC, the handshake, calls with deadlines and cancellation, stop
-// budgets, crash detection and bounded pool startup under one budget. It knows
-// packages and processes, never generations. It is built in a later layer;
-// this file reserves the package.
+// Package sidecar starts and talks to plugin processes: spawn, stdio
+// framing, JSON-RPC, the handshake, calls with deadlines and cancellation,
+// logs, stop budgets, crash detection, and the bounded pool start of a batch
+// under one budget with the required/optional policy. It knows packages and
+// processes, never generations.
+//
+// # Lifecycle
+//
+// Start spawns a package's runtime without a shell, in the package
+// directory, in its own process group, with an environment built from
+// AllowedHostEnv, the manifest's env and the EXTKERNEL_* variables (never
+// the host's whole environment). It then sends initialize, bounded by the
+// per-plugin handshake timeout and by the caller's context, checks the
+// protocol version and checks every declaration against what the manifest
+// authorizes. On success the caller owns a *Client and:
+//
+//  1. MUST call Close exactly when it no longer needs the plugin, even after
+//     a crash (Close is idempotent and releases the resources);
+//  2. may call Call, Intercept, Invoke and Ping concurrently; each takes a
+//     context whose end sends $/cancel and returns at once;
+//  3. learns of a crash through Done, Err, the *CrashError returned by
+//     calls, and Options.OnCrash (called once).
+//
+// Close asks the plugin to shut down, closes its stdin, waits the shutdown
+// grace, SIGTERMs the process group, waits the kill grace and SIGKILLs the
+// process group; it returns once the process is reaped. Grandchildren left
+// in the group are SIGKILLed too; if the host is a child subreaper they are
+// also reaped, otherwise init reaps them.
+//
+// A Manager starts batches: Start (explicit packages) and StartByName (the
+// capability closure of named packages), both with a bounded worker pool
+// under one shared startup budget, reporting results in package order.
+//
+// # Concurrency
+//
+// Each Client owns these goroutines, all ended before Close returns (an
+// OnCrash callback still running is the one exception, so that OnCrash may
+// call Close):
+//
+//   - the waiter, blocked in exec.Cmd.Wait;
+//   - the supervisor, which turns an exit or a fault into the terminal
+//     error, kills and reaps the process group and fires OnCrash;
+//   - the stdout reader, which dispatches responses and notifications;
+//   - the stderr reader, which forwards lines to the plugin's logger;
+//   - the stdin writer, the only writer of stdin, fed by a queue in which
+//     pings and cancellations go first, each write bounded by WriteStall;
+//   - the heartbeat, unless disabled.
+//
+// A Client has one lock, Client.mu, a leaf: no I/O, channel send or
+// callback runs while it is held. Manager.mu is never held while a client
+// method runs; OnEvent calls are serialized by their own lock.
+//
+// # Errors
+//
+// Start returns a *StartError whose Phase says where it failed; its Err is
+// a *VersionError (PhaseVersion), a *DeclarationError (PhaseDeclarations),
+// a *CrashError or a context error (PhaseHandshake). A running plugin that
+// exits, closes stdout, writes anything that is not a protocol message, a
+// frame over the size limit, a request or notification before the
+// handshake, stops reading stdin or stops answering pings ends in a
+// *CrashError: every pending call fails with it at once. Its Cause wraps
+// ErrProtocol (and the *protocol.FrameError quoting the bytes), ErrWedged
+// or ErrUnresponsive, or is nil when the process exited on its own. Error
+// answers from the plugin are *protocol.Error values, wrapped with the
+// plugin name and method. Calls after Close fail with ErrClosed. A batch
+// with a failed required plugin fails with a *RequiredStartError.
 package sidecar

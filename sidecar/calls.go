@@ -1,0 +1,291 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// callKind says how a request is queued and when it is allowed.
+type callKind int
+
+const (
+	callNormal   callKind = iota
+	callUrgent            // ping: written before queued ordinary calls
+	callInit              // initialize: the only request before the handshake
+	callShutdown          // shutdown: allowed while Close runs
+)
+
+// Call sends the request method with params and decodes the result into
+// result (which may be nil to discard it).
+//
+// ctx bounds the call; without a deadline, Options.CallTimeout applies.
+// When ctx is done first, Call sends $/cancel for the request (unless it was
+// still queued and never written), returns at once with an error wrapping
+// context.Cause(ctx), and drops the plugin's late answer. An error answer
+// is returned as a *protocol.Error (errors.As) wrapped with the plugin name
+// and method. A crash returns the *CrashError; a call after Close returns an
+// error wrapping ErrClosed.
+func (c *Client) Call(ctx context.Context, method string, params, result any) error {
+	return c.call(ctx, method, params, result, callNormal)
+}
+
+// Intercept runs the plugin's interceptor at point on payload and returns
+// its decision, which is checked to be one of the protocol's decisions.
+func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
+	var res protocol.InterceptResult
+	err := c.Call(ctx, protocol.MethodIntercept, protocol.InterceptParams{Point: point, Payload: payload}, &res)
+	if err != nil {
+		return protocol.InterceptResult{}, err
+	}
+	switch res.Decision {
+	case protocol.DecisionContinue, protocol.DecisionModify, protocol.DecisionDeny:
+		return res, nil
+	}
+	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), protocol.MethodIntercept, point, res.Decision)
+}
+
+// Invoke calls a method whose result is a protocol.OutputResult
+// (strategy/invoke, provider/invoke, action/run) and returns the output.
+func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	var res protocol.OutputResult
+	if err := c.Call(ctx, method, params, &res); err != nil {
+		return nil, err
+	}
+	return res.Output, nil
+}
+
+// Ping sends a heartbeat. Pings are written ahead of queued calls, so a
+// busy plugin's queue never delays them.
+func (c *Client) Ping(ctx context.Context) error {
+	return c.call(ctx, protocol.MethodPing, nil, nil, callUrgent)
+}
+
+func (c *Client) call(ctx context.Context, method string, params, result any, kind callKind) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
+		defer cancel()
+	}
+	id := c.nextID.Add(1)
+	frame, err := c.encodeRequest(id, method, params)
+	if err != nil {
+		return err
+	}
+	ch := make(chan *protocol.Message, 1)
+	if err := c.register(id, ch, kind, method); err != nil {
+		return err
+	}
+	if kind == callInit {
+		c.initID.Store(id)
+	}
+	if err := c.out.push(kind == callUrgent, id, frame); err != nil {
+		c.unregister(id)
+		return c.terminalErr(method)
+	}
+	select {
+	case m := <-ch:
+		return c.decode(method, m, result)
+	case <-c.dead:
+		c.unregister(id)
+		return c.terminalErr(method)
+	case <-ctx.Done():
+		c.unregister(id)
+		c.cancelRemote(id)
+		return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, context.Cause(ctx))
+	}
+}
+
+func (c *Client) encodeRequest(id int64, method string, params any) ([]byte, error) {
+	m := &protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: idJSON(id), Method: method}
+	if params != nil {
+		raw, err := json.Marshal(params)
+		if err != nil {
+			return nil, fmt.Errorf("plugin %q: %s: encode params: %w", c.Name(), method, err)
+		}
+		m.Params = raw
+	}
+	return encodeFrame(m)
+}
+
+// encodeFrame encodes m as one newline-terminated frame.
+func encodeFrame(m *protocol.Message) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func idJSON(id int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(id, 10)) }
+
+// register records a pending call, unless the client is terminal or
+// closing.
+func (c *Client) register(id int64, ch chan *protocol.Message, kind callKind, method string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
+		return c.terminalErrLocked(method)
+	}
+	c.mu.pending[id] = ch
+	return nil
+}
+
+func (c *Client) unregister(id int64) {
+	c.mu.Lock()
+	delete(c.mu.pending, id)
+	c.mu.Unlock()
+}
+
+// terminalErr returns the error a call fails with once the client is
+// closing or dead: the *CrashError itself, or ErrClosed wrapped with the
+// plugin and method.
+func (c *Client) terminalErr(method string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.terminalErrLocked(method)
+}
+
+func (c *Client) terminalErrLocked(method string) error {
+	var ce *CrashError
+	if errors.As(c.mu.err, &ce) {
+		return ce
+	}
+	return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, ErrClosed)
+}
+
+// cancelRemote withdraws a request: dropped from the queue if it was never
+// written, otherwise cancelled with $/cancel.
+func (c *Client) cancelRemote(id int64) {
+	if c.out.remove(id) {
+		return
+	}
+	frame, err := encodeFrame(&protocol.Message{
+		JSONRPC: protocol.JSONRPCVersion,
+		Method:  protocol.MethodCancel,
+		Params:  json.RawMessage(`{"id":` + strconv.FormatInt(id, 10) + `}`),
+	})
+	if err == nil {
+		_ = c.out.push(true, 0, frame)
+	}
+}
+
+func (c *Client) decode(method string, m *protocol.Message, result any) error {
+	if m.Error != nil {
+		return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, m.Error)
+	}
+	if result == nil {
+		return nil
+	}
+	if err := json.Unmarshal(m.Result, result); err != nil {
+		return fmt.Errorf("plugin %q: %s: decode result: %w", c.Name(), method, err)
+	}
+	return nil
+}
+
+// readLoop reads the plugin's stdout until it fails, dispatching each
+// message. Any failure is a fault that stops the plugin.
+func (c *Client) readLoop() {
+	defer c.wg.Done()
+	defer close(c.readDone)
+	fr := protocol.NewFrameReader(c.stdout, c.opts.MaxFrame)
+	for {
+		m, err := fr.ReadMessage()
+		if err != nil {
+			c.fault(readError(err))
+			return
+		}
+		if err := c.dispatch(m); err != nil {
+			c.fault(err)
+			return
+		}
+	}
+}
+
+func readError(err error) error {
+	var fe *protocol.FrameError
+	switch {
+	case errors.As(err, &fe):
+		return fmt.Errorf("%w: stdout %w", ErrProtocol, err)
+	case errors.Is(err, io.EOF), errors.Is(err, os.ErrClosed):
+		return ErrStdoutClosed
+	}
+	return fmt.Errorf("read stdout: %w", err)
+}
+
+// dispatch handles one message from the plugin. It returns a protocol
+// violation, which stops the plugin.
+func (c *Client) dispatch(m *protocol.Message) error {
+	switch {
+	case m.IsResponse():
+		c.deliver(m)
+		return nil
+	case !c.handshook.Load():
+		what := "notification"
+		if m.IsRequest() {
+			what = "request"
+		}
+		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, m.Method)
+	case m.IsRequest():
+		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host method %q is not available", m.Method)})
+	case m.Method == protocol.MethodLog:
+		var p protocol.LogParams
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			c.log.Warn("malformed log notification", "error", err)
+			return nil
+		}
+		logFields(c.log, p.Level, p.Message, p.Fields)
+	case m.Method == protocol.MethodNotify:
+		var p protocol.NotifyParams
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			c.log.Warn("malformed notify notification", "error", err)
+			return nil
+		}
+		if c.opts.OnNotify != nil {
+			c.opts.OnNotify(c.Name(), p)
+		}
+	case m.Method == protocol.MethodCancel:
+		// The host serves no plugin requests yet: nothing to cancel.
+	default:
+		c.log.Debug("ignoring unknown notification", "method", m.Method)
+	}
+	return nil
+}
+
+// deliver hands a response to its pending call. A response nobody waits
+// for (a late answer to a cancelled call) is dropped.
+func (c *Client) deliver(m *protocol.Message) {
+	id, err := strconv.ParseInt(string(m.ID), 10, 64)
+	if err != nil {
+		c.log.Warn("dropping response with an id the host never sent", "id", string(m.ID))
+		return
+	}
+	if id == c.initID.Load() {
+		c.handshook.Store(true)
+	}
+	c.mu.Lock()
+	ch := c.mu.pending[id]
+	delete(c.mu.pending, id)
+	c.mu.Unlock()
+	if ch == nil {
+		c.log.Debug("dropping late response", "id", id)
+		return
+	}
+	ch <- m
+}
+
+func (c *Client) reply(id json.RawMessage, e *protocol.Error) {
+	frame, err := encodeFrame(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: id, Error: e})
+	if err == nil {
+		_ = c.out.push(false, 0, frame)
+	}
+}

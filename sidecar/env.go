@@ -1,0 +1,61 @@
+package sidecar
+
+import (
+	"os"
+	"sort"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// AllowedHostEnv lists the host environment variables a plugin inherits,
+// when set. The rest of the host's environment is never passed on.
+var AllowedHostEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER"}
+
+// Variables the kernel sets for every plugin; they override the manifest's
+// env.
+const (
+	EnvPluginName      = "EXTKERNEL_PLUGIN_NAME"
+	EnvPluginVersion   = "EXTKERNEL_PLUGIN_VERSION"
+	EnvPluginDir       = "EXTKERNEL_PLUGIN_DIR"
+	EnvDataDir         = "EXTKERNEL_DATA_DIR"
+	EnvProtocolVersion = "EXTKERNEL_PROTOCOL_VERSION"
+)
+
+// buildEnv returns the plugin's environment, sorted: the allowlisted host
+// variables that are set, then the manifest's env over them, then the
+// kernel's EXTKERNEL_* variables over both. lookup reads the host
+// environment (os.LookupEnv outside tests).
+func buildEnv(pkg *pluginpkg.Package, dataDir string, lookup func(string) (string, bool)) []string {
+	env := make(map[string]string)
+	for _, k := range AllowedHostEnv {
+		if v, ok := lookup(k); ok {
+			env[k] = v
+		}
+	}
+	if rt := pkg.Manifest.Runtime; rt != nil {
+		for k, v := range rt.Env {
+			env[k] = v
+		}
+	}
+	env[EnvPluginName] = pkg.Name
+	env[EnvPluginVersion] = versionString(pkg)
+	env[EnvPluginDir] = pkg.Dir
+	env[EnvDataDir] = dataDir
+	env[EnvProtocolVersion] = protocol.Version
+	out := make([]string, 0, len(env))
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func versionString(pkg *pluginpkg.Package) string {
+	if pkg.Manifest.Version == nil {
+		return ""
+	}
+	return pkg.Manifest.Version.String()
+}
+
+var hostLookupEnv = os.LookupEnv

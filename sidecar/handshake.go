@@ -1,0 +1,161 @@
+package sidecar
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// Interceptor priorities are bounded to this range, like the manifest's
+// runtime.priority.
+const (
+	minPriority = -1000
+	maxPriority = 1000
+)
+
+// handshakeTimeout returns the per-plugin handshake bound.
+func (c *Client) handshakeTimeout() (d time.Duration, source string) {
+	d, source = c.opts.HandshakeTimeout, "the host's handshake timeout"
+	if rt := c.pkg.Manifest.Runtime; rt.HandshakeTimeout > 0 {
+		d, source = rt.HandshakeTimeout, "runtime.handshake_timeout"
+	}
+	return min(d, protocol.MaxHandshakeTimeout), source
+}
+
+// handshake sends initialize and checks the answer. It returns the phase
+// the failure belongs to.
+func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.InitializeResult, string, error) {
+	d, source := c.handshakeTimeout()
+	cause := fmt.Errorf("%w: no answer within %v (%s): %w", ErrHandshakeTimeout, d, source, context.DeadlineExceeded)
+	hctx, cancel := context.WithTimeoutCause(ctx, d, cause)
+	defer cancel()
+	params := protocol.InitializeParams{
+		ProtocolVersion: protocol.Version,
+		Host:            protocol.HostInfo{Name: c.opts.HostName, Version: c.opts.HostVersion},
+		Plugin: protocol.PluginInfo{
+			Name:    c.pkg.Name,
+			Version: versionString(c.pkg),
+			DataDir: dataDir,
+		},
+		Config:  c.opts.Config,
+		Session: c.opts.Session,
+	}
+	res := new(protocol.InitializeResult)
+	if err := c.call(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
+		return nil, PhaseHandshake, err
+	}
+	if err := checkProtocolVersion(res.ProtocolVersion); err != nil {
+		return nil, PhaseVersion, err
+	}
+	if problems := checkDeclarations(c.pkg, res); len(problems) > 0 {
+		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.pkg.Name, Manifest: c.pkg.ManifestPath, Problems: problems}
+	}
+	return res, "", nil
+}
+
+// checkKernelConstraint reports a *VersionError when the manifest's kernel
+// constraint rejects protocol.Version.
+func checkKernelConstraint(pkg *pluginpkg.Package) error {
+	k := pkg.Manifest.Kernel
+	host := semver.MustParse(protocol.Version)
+	if k == nil || k.Check(host) {
+		return nil
+	}
+	upgrade := "plugin"
+	for _, v := range []semver.Version{host.IncPatch(), host.IncMinor(), host.IncMajor(), host.IncMajor().IncMajor()} {
+		if k.Check(&v) {
+			upgrade = "host"
+			break
+		}
+	}
+	wanted := pkg.Manifest.KernelText
+	if wanted == "" {
+		wanted = k.String()
+	}
+	return &VersionError{Plugin: pkg.Name, Host: protocol.Version, Wanted: wanted, Upgrade: upgrade}
+}
+
+// checkProtocolVersion reports a *VersionError unless the plugin answered a
+// protocol version with the host's major.
+func checkProtocolVersion(answered string) error {
+	host := semver.MustParse(protocol.Version)
+	v, err := semver.NewVersion(answered)
+	if err != nil {
+		return fmt.Errorf("initialize result: protocol_version %q is not a semantic version", answered)
+	}
+	if v.Major() == host.Major() {
+		return nil
+	}
+	upgrade := "plugin"
+	if v.Major() > host.Major() {
+		upgrade = "host"
+	}
+	return &VersionError{Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
+}
+
+// checkDeclarations returns every declaration in res that the manifest does
+// not authorize, each prefixed with its path in the result.
+func checkDeclarations(pkg *pluginpkg.Package, res *protocol.InitializeResult) []string {
+	m := pkg.Manifest
+	var problems []string
+	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	if res.Name != pkg.Name {
+		add("name: the plugin calls itself %q, its manifest %q", res.Name, pkg.Name)
+	}
+	for i, d := range res.Interceptors {
+		if !slices.Contains(m.Runtime.Intercepts, contribution.Point(d.Point)) {
+			add("interceptors[%d]: point %q is not listed in runtime.intercepts", i, d.Point)
+		}
+		if d.Priority != nil && (*d.Priority < minPriority || *d.Priority > maxPriority) {
+			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, minPriority, maxPriority)
+		}
+	}
+	for i, d := range res.Strategies {
+		if !slices.Contains(m.Runtime.Replaces, contribution.Slot(d.Slot)) {
+			add("strategies[%d]: slot %q is not listed in runtime.replaces", i, d.Slot)
+		}
+	}
+	for i, d := range res.Provides {
+		if msg := checkProvided(m, d); msg != "" {
+			add("provides[%d]: %s", i, msg)
+		}
+	}
+	return problems
+}
+
+// checkProvided returns why the manifest does not authorize d, or "".
+func checkProvided(m *pluginpkg.Manifest, d protocol.CapabilityDecl) string {
+	var versions []string
+	for _, p := range m.Provides {
+		if string(p.Key) != d.Capability {
+			continue
+		}
+		if v, err := semver.NewVersion(d.Version); err == nil && p.Version != nil && v.Equal(p.Version) {
+			return ""
+		}
+		if p.Version != nil {
+			versions = append(versions, p.Version.String())
+		}
+	}
+	if len(versions) == 0 {
+		return fmt.Sprintf("capability %q is not listed in provides", d.Capability)
+	}
+	return fmt.Sprintf("capability %q version %q is not the manifest's (%s)", d.Capability, d.Version, joinQuoted(versions))
+}
+
+func joinQuoted(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
+}

@@ -1,0 +1,105 @@
+package sidecar
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// Defaults the zero Options stand for, beyond those in package protocol.
+const (
+	// DefaultStderrLines is how many stderr lines a client keeps for error
+	// messages.
+	DefaultStderrLines = 20
+	// DefaultHeartbeatInterval is the time between two heartbeat pings.
+	DefaultHeartbeatInterval = 5 * time.Second
+	// DefaultHeartbeatTimeout is how long a heartbeat ping may go
+	// unanswered before the plugin is treated as hung and stopped.
+	DefaultHeartbeatTimeout = 5 * time.Second
+)
+
+// Options configure a Client. The zero value is usable: every zero field
+// means the documented default.
+type Options struct {
+	// Logger is the parent of each plugin's logger, which is
+	// Logger.Named(plugin name). Nil discards logs.
+	Logger hclog.Logger
+	// HostName and HostVersion identify the host in initialize.
+	HostName, HostVersion string
+	// DataRoot is the directory under which each plugin gets its data
+	// directory, DataRoot/<name>, created on start (mode 0700). Empty means
+	// no data directory: EXTKERNEL_DATA_DIR and plugin.data_dir are empty.
+	DataRoot string
+	// Config is the plugin's effective configuration, sent in initialize.
+	Config json.RawMessage
+	// Session is the session context sent in initialize.
+	Session map[string]string
+	// HandshakeTimeout replaces protocol.DefaultHandshakeTimeout for
+	// plugins whose manifest sets no runtime.handshake_timeout. Either is
+	// capped at protocol.MaxHandshakeTimeout.
+	HandshakeTimeout time.Duration
+	// CallTimeout bounds a call whose context has no deadline; zero means
+	// protocol.DefaultCallTimeout.
+	CallTimeout time.Duration
+	// ShutdownGrace is how long Close lets the plugin answer shutdown and
+	// exit after stdin closes before SIGTERM; zero means
+	// protocol.DefaultShutdownGrace.
+	ShutdownGrace time.Duration
+	// KillGrace is how long Close waits after SIGTERM before SIGKILL; zero
+	// means protocol.DefaultKillGrace.
+	KillGrace time.Duration
+	// WriteStall bounds one write to the plugin's stdin; a plugin that
+	// does not read for that long is stopped as wedged. Zero means
+	// protocol.DefaultWriteStall.
+	WriteStall time.Duration
+	// HeartbeatInterval is the time between heartbeat pings after the
+	// handshake; zero means DefaultHeartbeatInterval, negative disables
+	// heartbeats.
+	HeartbeatInterval time.Duration
+	// HeartbeatTimeout is how long a heartbeat may go unanswered; zero
+	// means DefaultHeartbeatTimeout.
+	HeartbeatTimeout time.Duration
+	// MaxFrame bounds one frame from the plugin; zero means
+	// protocol.DefaultMaxFrame.
+	MaxFrame int
+	// StderrLines is how many stderr lines are kept for errors; zero means
+	// DefaultStderrLines.
+	StderrLines int
+	// OnCrash, if set, is called once, from a goroutine the client owns,
+	// when a started plugin terminates other than through Close. It is not
+	// called for a plugin whose Start failed (the StartError says why).
+	OnCrash func(*CrashError)
+	// OnNotify, if set, receives the plugin's notify notifications in
+	// order, from the client's read goroutine: it must return quickly, as
+	// no response is read while it runs.
+	OnNotify func(plugin string, n protocol.NotifyParams)
+}
+
+// withDefaults returns o with every zero field replaced by its default.
+func (o Options) withDefaults() Options {
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.HandshakeTimeout, protocol.DefaultHandshakeTimeout)
+	def(&o.CallTimeout, protocol.DefaultCallTimeout)
+	def(&o.ShutdownGrace, protocol.DefaultShutdownGrace)
+	def(&o.KillGrace, protocol.DefaultKillGrace)
+	def(&o.WriteStall, protocol.DefaultWriteStall)
+	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = protocol.DefaultMaxFrame
+	}
+	if o.StderrLines <= 0 {
+		o.StderrLines = DefaultStderrLines
+	}
+	return o
+}

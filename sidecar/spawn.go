@@ -1,0 +1,128 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+
+)
+
+// pipes holds both ends of the three stdio pipes until the child has them.
+type pipes struct {
+	stdinR, stdinW   *os.File
+	stdoutR, stdoutW *os.File
+	stderrR, stderrW *os.File
+}
+
+func newPipes() (*pipes, error) {
+	p := new(pipes)
+	var err error
+	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+		return nil, err
+	}
+	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+		p.closeAll()
+		return nil, err
+	}
+	return p, nil
+}
+
+// closeChildEnds closes the ends the child inherited; the host keeps the
+// others.
+func (p *pipes) closeChildEnds() {
+	for _, f := range []*os.File{p.stdinR, p.stdoutW, p.stderrW} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+func (p *pipes) closeAll() {
+	p.closeChildEnds()
+	for _, f := range []*os.File{p.stdinW, p.stdoutR, p.stderrR} {
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// spawn starts the plugin process: no shell, the package directory as
+// working directory, its own process group, the allowlisted environment.
+// The host's ends of the pipes are stored in c. Cancelling c's life context
+// SIGKILLs the process group (exec.Cmd.Cancel).
+func (c *Client) spawn(dataDir string) error {
+	path, err := c.pkg.CommandPath()
+	if err != nil {
+		return err
+	}
+	p, err := newPipes()
+	if err != nil {
+		return fmt.Errorf("create pipes: %w", err)
+	}
+	rt := c.pkg.Manifest.Runtime
+	cmd := exec.CommandContext(c.life, path, rt.Args...)
+	cmd.Args[0] = rt.Command
+	cmd.Dir = c.pkg.Dir
+	cmd.Env = buildEnv(c.pkg, dataDir, hostLookupEnv)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return c.signalGroup(syscall.SIGKILL) }
+	cmd.WaitDelay = c.opts.KillGrace
+	if err := cmd.Start(); err != nil {
+		p.closeAll()
+		return err
+	}
+	p.closeChildEnds()
+	c.cmd = cmd
+	c.pid = cmd.Process.Pid
+	c.stdin, c.stdout, c.stderr = p.stdinW, p.stdoutR, p.stderrR
+	return nil
+}
+
+// signalGroup sends sig to the plugin's process group. A group that no
+// longer exists is not an error.
+func (c *Client) signalGroup(sig syscall.Signal) error {
+	if err := syscall.Kill(-c.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("signal process group %d: %w", c.pid, err)
+	}
+	return nil
+}
+
+// reapGroup waits for every child of the host still in the plugin's process
+// group. After the group was SIGKILLed this returns at once unless the host
+// is a child subreaper (PR_SET_CHILD_SUBREAPER), in which case orphaned
+// grandchildren were re-parented to it and are collected here instead of
+// lingering as zombies. It must only run after cmd.Wait returned, or it
+// could steal the leader's exit status.
+func (c *Client) reapGroup() {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-c.pid, &ws, 0, nil)
+		if errors.Is(err, syscall.EINTR) {
+			continue
+		}
+		if err != nil { // ECHILD: none left
+			return
+		}
+	}
+}
+
+// dataDir creates and returns the plugin's data directory, or "" when
+// Options.DataRoot is empty.
+func (c *Client) dataDir() (string, error) {
+	if c.opts.DataRoot == "" {
+		return "", nil
+	}
+	dir := filepath.Join(c.opts.DataRoot, c.pkg.Name)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("create data directory: %w", err)
+	}
+	return dir, nil
+}

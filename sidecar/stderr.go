@@ -1,0 +1,121 @@
+package sidecar
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// maxStderrLine bounds one stderr line; longer output is split into lines of
+// this size, so a plugin writing without newlines cannot grow host memory.
+const maxStderrLine = 16 << 10
+
+// maxTailLine bounds one line kept in the tail for error messages.
+const maxTailLine = 1 << 10
+
+// tail keeps the last n lines written to it. It is safe for concurrent use.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+	next  int
+	full  bool
+}
+
+func newTail(n int) *tail { return &tail{lines: make([]string, n)} }
+
+func (t *tail) add(line string) {
+	if len(line) > maxTailLine {
+		line = line[:maxTailLine] + "..."
+	}
+	t.mu.Lock()
+	t.lines[t.next] = line
+	t.next = (t.next + 1) % len(t.lines)
+	if t.next == 0 {
+		t.full = true
+	}
+	t.mu.Unlock()
+}
+
+// snapshot returns the kept lines, oldest first, or nil.
+func (t *tail) snapshot() []string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.full {
+		if t.next == 0 {
+			return nil
+		}
+		return append([]string(nil), t.lines[:t.next]...)
+	}
+	out := make([]string, 0, len(t.lines))
+	out = append(out, t.lines[t.next:]...)
+	return append(out, t.lines[:t.next]...)
+}
+
+// forwardStderr reads r line by line until it fails, logging each line to
+// log and keeping it in t. It returns when r returns an error (EOF when the
+// plugin and everything it started closed stderr, or os.ErrClosed when the
+// client closed its end).
+func forwardStderr(r io.Reader, log hclog.Logger, t *tail) {
+	br := bufio.NewReaderSize(r, maxStderrLine)
+	for {
+		line, err := br.ReadSlice('\n')
+		if text := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(text)) > 0 {
+			logStderrLine(log, text)
+			t.add(string(text))
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+			return
+		}
+	}
+}
+
+// logStderrLine logs one stderr line: an hclog JSON line keeps its level,
+// message and fields; anything else is logged at info as is.
+func logStderrLine(log hclog.Logger, line []byte) {
+	if line[0] == '{' {
+		var entry map[string]any
+		if json.Unmarshal(line, &entry) == nil {
+			if msg, ok := entry["@message"].(string); ok {
+				logJSONEntry(log, msg, entry)
+				return
+			}
+		}
+	}
+	log.Info(string(line))
+}
+
+func logJSONEntry(log hclog.Logger, msg string, entry map[string]any) {
+	level, _ := entry["@level"].(string)
+	fields := make(map[string]any, len(entry))
+	for k, v := range entry {
+		if len(k) > 0 && k[0] != '@' { // drop @level, @message, @timestamp, @module, @caller
+			fields[k] = v
+		}
+	}
+	logFields(log, level, msg, fields)
+}
+
+// logFields logs msg at the named level (info when unknown) with fields as
+// key/value pairs in key order.
+func logFields(log hclog.Logger, level, msg string, fields map[string]any) {
+	l := hclog.LevelFromString(level)
+	if l == hclog.NoLevel {
+		l = hclog.Info
+	}
+	keys := make([]string, 0, len(fields))
+	for k := range fields {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	args := make([]any, 0, 2*len(keys))
+	for _, k := range keys {
+		args = append(args, k, fields[k])
+	}
+	log.Log(l, msg, args...)
+}

@@ -1,0 +1,257 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// exitAfterEOF is how long a plugin that closed its stdout gets to exit on
+// its own (so its exit status is reported) before it is killed.
+const exitAfterEOF = 500 * time.Millisecond
+
+// drainTimeout bounds how long the readers may keep reading after the
+// process group is gone (a grandchild that left the group can hold the
+// pipes open); then the host closes its ends.
+const drainTimeout = time.Second
+
+// fault records the first reason to stop the plugin; later ones are
+// dropped.
+func (c *Client) fault(err error) {
+	select {
+	case c.faults <- err:
+	default:
+	}
+}
+
+// supervise waits for the process to exit or for a fault, makes sure the
+// whole process group is gone and reaped, lets the readers drain, and then
+// makes the client terminal.
+func (c *Client) supervise() {
+	var cause error
+	select {
+	case <-c.exited:
+	case cause = <-c.faults:
+		c.stopAfterFault(cause)
+	}
+	if cause == nil {
+		select {
+		case cause = <-c.faults:
+		default:
+		}
+	}
+	if errors.Is(cause, ErrStdoutClosed) {
+		cause = nil // the exit explains it
+	}
+	c.stopWriter()
+	c.kill()
+	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
+	c.reapGroup()
+	c.drainReaders()
+	fire := c.finish(cause)
+	c.wg.Wait()
+	close(c.quiet)
+	if fire != nil {
+		c.opts.OnCrash(fire)
+	}
+}
+
+// stopAfterFault stops a plugin that misbehaved, and returns once its
+// process exited. While Close runs, Close escalates instead.
+func (c *Client) stopAfterFault(cause error) {
+	if c.isClosing() {
+		<-c.exited
+		return
+	}
+	if errors.Is(cause, ErrStdoutClosed) {
+		t := time.NewTimer(exitAfterEOF)
+		defer t.Stop()
+		select {
+		case <-c.exited:
+			return
+		case <-t.C:
+		}
+	}
+	c.log.Warn("stopping plugin", "cause", cause)
+	_ = c.signalGroup(syscall.SIGKILL)
+	<-c.exited
+}
+
+// drainReaders waits, within drainTimeout, for both readers to reach the
+// end of their pipes, then closes the host's read ends, which unblocks them
+// if they did not.
+func (c *Client) drainReaders() {
+	t := time.NewTimer(drainTimeout)
+	defer t.Stop()
+	for _, done := range []chan struct{}{c.readDone, c.errDone} {
+		select {
+		case <-done:
+		case <-t.C:
+		}
+	}
+	c.stdout.Close()
+	c.stderr.Close()
+}
+
+// finish makes the client terminal: it sets Err, which fails every pending
+// and later call, and closes Done. It returns the crash to report to
+// OnCrash, or nil.
+func (c *Client) finish(cause error) *CrashError {
+	c.mu.Lock()
+	var fire *CrashError
+	if c.mu.closing {
+		c.mu.err = ErrClosed
+	} else {
+		ce := &CrashError{Plugin: c.Name(), ExitStatus: c.cmd.ProcessState.String(), Stderr: c.tail.snapshot(), Cause: cause}
+		c.mu.err = ce
+		if c.mu.armed && c.opts.OnCrash != nil {
+			fire = ce
+		}
+	}
+	clear(c.mu.pending)
+	c.mu.Unlock()
+	close(c.dead)
+	if fire == nil && !c.isClosing() {
+		c.log.Error("plugin crashed", "error", c.Err())
+	}
+	return fire
+}
+
+func (c *Client) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.mu.closing
+}
+
+// Close stops the plugin and waits until its process group is gone and
+// every goroutine the client started has returned (except an OnCrash
+// callback still running, so OnCrash may call Close):
+//
+//  1. send shutdown and wait for the answer, within Options.ShutdownGrace;
+//  2. close stdin and wait for the process to exit, within what is left of
+//     ShutdownGrace;
+//  3. SIGTERM the process group and wait Options.KillGrace;
+//  4. SIGKILL the process group, wait for the exit and reap.
+//
+// ctx shortens the graceful steps: once it is done, Close goes straight to
+// step 4 and returns ctx's error after the process is gone. Calls pending
+// when Close starts may still complete during step 1; those left fail with
+// ErrClosed. Close is idempotent: later calls wait for the first to finish
+// (or for their own ctx) and return its result. Closing a crashed client
+// only releases its resources; Err keeps the *CrashError.
+func (c *Client) Close(ctx context.Context) error {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.stop(ctx, true)
+		close(c.closeDone)
+	})
+	select {
+	case <-c.closeDone:
+		return c.closeErr
+	case <-ctx.Done():
+		return fmt.Errorf("plugin %q: close: %w", c.Name(), ctx.Err())
+	}
+}
+
+// abort stops a plugin whose start failed. A plugin that never completed
+// the handshake is not asked to shut down: it is unresponsive or gone.
+func (c *Client) abort(polite bool) {
+	c.closeOnce.Do(func() {
+		c.closeErr = c.stop(context.Background(), polite)
+		close(c.closeDone)
+	})
+}
+
+// stop runs the steps Close documents.
+func (c *Client) stop(ctx context.Context, polite bool) error {
+	c.mu.Lock()
+	alive := c.mu.err == nil
+	if alive {
+		c.mu.closing = true
+	}
+	c.mu.Unlock()
+	close(c.stopping)
+	if alive {
+		c.terminate(ctx, polite && c.handshook.Load())
+	}
+	<-c.quiet
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("plugin %q: close: %w", c.Name(), err)
+	}
+	return nil
+}
+
+// terminate escalates from shutdown to SIGKILL until the process exited.
+func (c *Client) terminate(ctx context.Context, polite bool) {
+	gctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownGrace)
+	defer cancel()
+	if polite {
+		if err := c.call(gctx, protocol.MethodShutdown, nil, nil, callShutdown); err != nil {
+			c.log.Debug("shutdown request failed", "error", err)
+		}
+	} else {
+		cancel()
+	}
+	c.stopWriter()
+	if c.waitExit(gctx) {
+		return
+	}
+	c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
+	_ = c.signalGroup(syscall.SIGTERM)
+	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
+	defer kcancel()
+	if c.waitExit(kctx) {
+		return
+	}
+	c.log.Warn("plugin did not exit after SIGTERM; sending SIGKILL")
+	c.kill()
+	_ = c.signalGroup(syscall.SIGKILL)
+	<-c.exited
+}
+
+// waitExit reports whether the process exited before ctx was done.
+func (c *Client) waitExit(ctx context.Context) bool {
+	select {
+	case <-c.exited:
+		return true
+	default:
+	}
+	select {
+	case <-c.exited:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// heartbeat pings the plugin every HeartbeatInterval once Start succeeded,
+// and stops it as unresponsive when a ping goes unanswered.
+func (c *Client) heartbeat() {
+	defer c.wg.Done()
+	select {
+	case <-c.ready:
+	case <-c.dead:
+		return
+	}
+	t := time.NewTicker(c.opts.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-c.stopping:
+			return
+		case <-c.dead:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), c.opts.HeartbeatTimeout)
+		err := c.Ping(ctx)
+		cancel()
+		if errors.Is(err, context.DeadlineExceeded) && !c.isClosing() {
+			c.fault(fmt.Errorf("%w: no answer to ping within %v", ErrUnresponsive, c.opts.HeartbeatTimeout))
+			return
+		}
+	}
+}

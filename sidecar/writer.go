@@ -1,0 +1,151 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// outQueue holds encoded frames waiting for the writer goroutine. Urgent
+// frames (pings, $/cancel) are written before any queued ordinary frame, so
+// heartbeats never wait behind calls.
+type outQueue struct {
+	wake chan struct{} // capacity 1: something was queued or the queue closed
+
+	mu struct {
+		sync.Mutex
+		urgent [][]byte
+		normal []queued
+		closed bool
+	}
+}
+
+type queued struct {
+	id    int64 // request id, or 0 for notifications and responses
+	frame []byte
+}
+
+func newOutQueue() *outQueue { return &outQueue{wake: make(chan struct{}, 1)} }
+
+// push queues frame; it fails with ErrClosed once the queue is closed.
+func (q *outQueue) push(urgent bool, id int64, frame []byte) error {
+	q.mu.Lock()
+	if q.mu.closed {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	if urgent {
+		q.mu.urgent = append(q.mu.urgent, frame)
+	} else {
+		q.mu.normal = append(q.mu.normal, queued{id, frame})
+	}
+	q.mu.Unlock()
+	q.signal()
+	return nil
+}
+
+func (q *outQueue) signal() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// remove drops the queued request with the given id and reports whether it
+// was still queued (so it never reached the plugin).
+func (q *outQueue) remove(id int64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, it := range q.mu.normal {
+		if it.id == id {
+			q.mu.normal = append(q.mu.normal[:i], q.mu.normal[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// pop returns the next frame, urgent ones first. ok is false when the queue
+// is empty; closed reports whether it was closed.
+func (q *outQueue) pop() (frame []byte, ok, closed bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.mu.closed {
+		return nil, false, true
+	}
+	if len(q.mu.urgent) > 0 {
+		frame = q.mu.urgent[0]
+		q.mu.urgent[0] = nil
+		q.mu.urgent = q.mu.urgent[1:]
+		return frame, true, false
+	}
+	if len(q.mu.normal) > 0 {
+		frame = q.mu.normal[0].frame
+		q.mu.normal[0] = queued{}
+		q.mu.normal = q.mu.normal[1:]
+		return frame, true, false
+	}
+	return nil, false, false
+}
+
+// close discards queued frames and makes later pushes fail.
+func (q *outQueue) close() {
+	q.mu.Lock()
+	q.mu.closed = true
+	q.mu.urgent, q.mu.normal = nil, nil
+	q.mu.Unlock()
+	q.signal()
+}
+
+func (q *outQueue) isClosed() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.closed
+}
+
+// writeLoop is the client's only writer of stdin. Each frame is written
+// whole under a deadline of Options.WriteStall; a write that stalls longer
+// means the plugin stopped reading, and the plugin is stopped as wedged.
+// writeLoop closes stdin when the queue closes or a write fails.
+func (c *Client) writeLoop() {
+	defer c.wg.Done()
+	defer c.stdin.Close()
+	for {
+		frame, ok, closed := c.out.pop()
+		if closed {
+			return
+		}
+		if !ok {
+			<-c.out.wake
+			continue
+		}
+		if err := c.writeFrame(frame); err != nil {
+			if !c.out.isClosed() {
+				c.fault(err)
+			}
+			return
+		}
+	}
+}
+
+func (c *Client) writeFrame(frame []byte) error {
+	if err := c.stdin.SetWriteDeadline(time.Now().Add(c.opts.WriteStall)); err != nil {
+		return fmt.Errorf("write stdin: %w", err)
+	}
+	if _, err := c.stdin.Write(frame); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return fmt.Errorf("%w: a write blocked for more than %v", ErrWedged, c.opts.WriteStall)
+		}
+		return fmt.Errorf("write stdin: %w", err)
+	}
+	return nil
+}
+
+// stopWriter closes the queue and interrupts a write in progress, so the
+// writer goroutine returns and closes stdin (the plugin sees EOF).
+func (c *Client) stopWriter() {
+	c.out.close()
+	_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
+}

@@ -1,0 +1,51 @@
+// Command good is a well-behaved extkernel plugin built on the Go SDK. The
+// sidecar tests start it for real to exercise the happy paths: calls of
+// every kind, cancellation, notifications, logging and a clean shutdown.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sdk"
+)
+
+func main() {
+	p := sdk.New(os.Getenv("EXTKERNEL_PLUGIN_NAME"), os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
+	p.Provide("test.echo", "1.0.0")
+	p.InterceptWithPriority("tool.before", 10, func(_ context.Context, _ string, payload json.RawMessage) (protocol.InterceptResult, error) {
+		if string(payload) == `"deny"` {
+			return sdk.Deny("denied by good"), nil
+		}
+		return sdk.Modify(map[string]json.RawMessage{"seen": payload}), nil
+	})
+	p.Strategy("context.compactor", func(_ context.Context, input json.RawMessage) (any, error) {
+		return map[string]any{"compacted": input}, nil
+	})
+	p.Provider("echo", "returns its input", func(_ context.Context, input json.RawMessage) (any, error) {
+		return input, nil
+	})
+	p.Provider("env", "returns the environment and working directory", func(context.Context, json.RawMessage) (any, error) {
+		wd, err := os.Getwd()
+		return map[string]any{"env": os.Environ(), "cwd": wd}, err
+	})
+	p.Provider("fail", "fails", func(context.Context, json.RawMessage) (any, error) {
+		return nil, &protocol.Error{Code: protocol.CodePluginError, Message: "failed on purpose"}
+	})
+	p.Provider("block", "notifies, blocks until cancelled, then notifies", func(ctx context.Context, input json.RawMessage) (any, error) {
+		_ = p.Notify("blocking", input)
+		<-ctx.Done()
+		_ = p.Notify("cancelled", input)
+		return nil, ctx.Err()
+	})
+	p.Provider("notify", "notifies and logs", func(_ context.Context, input json.RawMessage) (any, error) {
+		p.Logger().Warn("notifying", "input", string(input))
+		return nil, p.Notify("hello", input)
+	})
+	p.Action("greet", "Greet", "toolbar", func(_ context.Context, input json.RawMessage) (any, error) {
+		return "hello", nil
+	})
+	p.Serve()
+}
