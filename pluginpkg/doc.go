@@ -2,5 +2,77 @@
 // schema, its parsing and validation with field paths, and the installed state
 // of a home directory (enabled, disabled, pinned checksums).
 //
-// It never starts processes.
+// It never starts processes. docs/manifest.md is the manifest reference;
+// docs/manifest.schema.json is a JSON Schema for editors.
+//
+// # Manifests
+//
+// Parse and ParseFile decode a plugin.json and validate it against the
+// schema by hand, so that every problem is reported at once, each with its
+// JSON field path ("requires[1].version"), in document order. Invariants:
+//
+//   - Parse returns either a *Manifest and a nil error, or nil and a
+//     *ValidationError with at least one problem. It never panics, whatever
+//     the input (FuzzParse checks this).
+//   - Every field of a returned Manifest is valid: versions and constraints
+//     are parsed, IDs follow the grammar of internal/ident, the command stays
+//     inside the package directory. Manifest.Validate on it returns nil.
+//   - The problems, and their order, depend only on the input bytes.
+//
+// # Home layout
+//
+//	<home>/packages/<name>/plugin.json   one directory (or symlink) per package
+//	<home>/state.json                    {"format":1,"packages":{"<name>":{"enabled":false,"pin":"<sha256>"}}}
+//	<home>/.state.lock                   flock serializing state writers
+//
+// A package with no state entry is enabled and unpinned. LoadInstalled
+// enumerates a home deterministically (packages in name order); a package
+// loads only when its manifest is valid and its name equals its directory
+// name, so names are unique. Problems with one package are Warnings, never
+// errors: one broken package never stops the rest.
+//
+// # Lifecycle
+//
+// Install validates and copies a package directory into the home and marks
+// it enabled; Enable, Disable and Pin edit its state entry; Remove deletes
+// the package and its entry. Callers:
+//
+//  1. MUST treat an Installed value, and the Packages and Manifests in it,
+//     as read-only snapshots: they are shared, not copied, and are not
+//     updated by later state changes. Call LoadInstalled again to see them.
+//  2. MUST NOT write state.json themselves; the functions here keep it
+//     atomic and consistent.
+//  3. Should compare Package.ManifestSHA256 and ExecutableSHA256 results
+//     (against Package.Pin) to detect changed packages on reload.
+//
+// # Concurrency
+//
+// Every function is safe to call from several goroutines and several
+// processes at once. Parse, ParseFile, LoadInstalled and the Package methods
+// only read. Install, Enable, Disable, Pin and Remove are read-modify-write
+// operations on state.json serialized by the home lock: an in-process mutex
+// per home path, then an exclusive flock(2) on <home>/.state.lock (lock order:
+// mutex, then flock). No update is lost when writers race. State is written
+// atomically (a temporary file in the home, fsync, rename over state.json,
+// fsync of the home), so a reader such as LoadInstalled never sees a partial
+// state file and needs no lock. A package directory and its state entry are
+// not changed as one unit, though: LoadInstalled racing Install or Remove
+// may see the package before its entry is written or its entry after the
+// package is gone (a passing stale-entry warning). The flock is blocking: a process that holds
+// it forever stalls the home's writers. On platforms without flock only the
+// in-process mutex applies.
+//
+// # Errors
+//
+//   - *ValidationError: an invalid manifest (Parse, ParseFile, Install); its
+//     Problems are FieldErrors with the field path and message.
+//   - ErrNotInstalled (errors.Is): Enable, Disable, Pin or Remove named a
+//     package that is not installed; the message names the package and home.
+//   - ErrAlreadyInstalled (errors.Is): Install found a package of that name.
+//   - *StateError, matching ErrCorruptState (errors.Is): state.json cannot be
+//     decoded or breaks its schema; it carries the path and, for decoding
+//     errors, the line and column. A corrupt state file is never replaced:
+//     writers return the same error.
+//   - ErrNoRuntime (errors.Is): Package.CommandPath on a declarative package.
+//   - Anything else is an I/O error, wrapped with %w and the subject.
 package pluginpkg

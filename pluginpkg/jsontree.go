@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -95,7 +97,7 @@ func decodeTree(data []byte, li *lineIndex) (*node, string) {
 			off = len(data)
 		}
 		line, col := li.position(off)
-		return nil, fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, se.Error())
+		return nil, fmt.Sprintf("invalid JSON at line %d, column %d: %s", line, col, syntaxMessage(se, data, off))
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
@@ -164,4 +166,16 @@ func readObject(dec *json.Decoder) (*node, error) {
 	}
 	_, err := dec.Token() // '}'
 	return n, err
+}
+
+// syntaxMessage returns the decoder's message, naming a non-ASCII offending
+// character as the whole rune rather than its first byte.
+func syntaxMessage(se *json.SyntaxError, data []byte, off int) string {
+	msg := se.Error()
+	if off < 0 || off >= len(data) || data[off] < utf8.RuneSelf {
+		return msg
+	}
+	r, _ := utf8.DecodeRune(data[off:])
+	byteChar := "'" + string(rune(data[off])) + "'"
+	return strings.Replace(msg, byteChar, strconv.QuoteRune(r), 1)
 }

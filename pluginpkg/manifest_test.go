@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 )
 
@@ -248,5 +247,4 @@ func TestParseDefaults(t *testing.T) {
 	if m.Runtime != nil || len(m.Requires) != 1 || m.Requires[0].Constraint.String() != "*" {
 		t.Errorf("declarative manifest: runtime %v, requires %+v", m.Runtime, m.Requires)
 	}
-	_ = capability.Key("")
 }

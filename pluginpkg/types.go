@@ -22,13 +22,20 @@ const FormatVersion = 1
 // constraints are parsed, IDs follow their grammar.
 type Manifest struct {
 	// Format is the manifest format version ("format" in JSON).
-	Format      int
-	Name        string
-	Version     *semver.Version
+	Format int
+	// Name is the package name: 1 to 64 bytes of [a-z0-9._-], starting
+	// with a letter or digit.
+	Name string
+	// Version is the package version, a strict semantic version.
+	Version *semver.Version
+	// Description is free text; empty when the manifest has none.
 	Description string
 	// Runtime is nil for a declarative-only package.
-	Runtime  *Runtime
+	Runtime *Runtime
+	// Provides lists the capabilities the package provides, keys unique.
 	Provides []capability.Provided
+	// Requires lists the capabilities it needs, keys unique and never one
+	// it provides. A requirement without a version has the constraint "*".
 	Requires []capability.Requirement
 	// Kernel is the range of protocol versions the plugin supports; nil when
 	// the manifest does not say (any version).
@@ -42,7 +49,8 @@ type Runtime struct {
 	// Command is the executable as written in the manifest. Use
 	// Package.CommandPath for the resolved path.
 	Command string
-	Args    []string
+	// Args are passed to the command as they are; there is no shell.
+	Args []string
 	// Env holds extra environment variables for the sidecar, merged over the
 	// kernel's allowlisted environment.
 	Env map[string]string
@@ -68,7 +76,8 @@ type Package struct {
 	// ManifestPath is the path used in messages, relative to the home
 	// ("packages/redactor/plugin.json").
 	ManifestPath string
-	Manifest     *Manifest
+	// Manifest is the parsed, valid manifest.
+	Manifest *Manifest
 	// ManifestSHA256 is the lower-case hex sha256 of the manifest file's
 	// bytes; reload planning compares it to detect a changed manifest.
 	ManifestSHA256 string
@@ -83,7 +92,8 @@ type Package struct {
 // Warning is a per-package problem found while loading a home. One broken
 // package never stops the others from loading.
 type Warning struct {
-	// Package is the directory name under packages/.
+	// Package is the directory name under packages/ (for a stale state
+	// entry, the name in the entry).
 	Package string
 	// Path is the file the warning is about, relative to the home.
 	Path string
@@ -102,7 +112,11 @@ func (w Warning) String() string { return w.Path + ": " + w.Message }
 // Installed is the result of LoadInstalled: every loadable package, in name
 // order, plus warnings for the ones that could not be loaded.
 type Installed struct {
-	Home     string
+	// Home is the absolute home directory.
+	Home string
+	// Packages are the loaded packages, enabled or not, sorted by name.
 	Packages []*Package
+	// Warnings explain every entry that could not be loaded, sorted by
+	// package name; see LoadInstalled.
 	Warnings []Warning
 }
