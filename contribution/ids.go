@@ -17,3 +17,21 @@ type Slot string
 
 // Validate reports whether s follows the dotted-identifier grammar.
 func (s Slot) Validate() error { return ident.ValidateDotted("slot", string(s)) }
+
+// ProviderID returns the namespaced ID of a plugin's provider,
+// "plugin/<plugin>/<ref>", the key Registry.Provider looks up. ref follows the
+// dotted-identifier grammar (see ValidateProviderRef); plugin is the package
+// name, which never contains '/'.
+func ProviderID(plugin, ref string) string { return "plugin/" + plugin + "/" + ref }
+
+// HostProviderID returns the ID of a provider the host registers itself,
+// "host/<ref>".
+func HostProviderID(ref string) string { return "host/" + ref }
+
+// ValidateProviderRef reports whether ref, a plugin-local provider reference,
+// follows the dotted-identifier grammar (e.g. "search.web").
+func ValidateProviderRef(ref string) error { return ident.ValidateDotted("provider ref", ref) }
+
+// ValidateActionID reports whether id, a UI action ID, follows the
+// dotted-identifier grammar (e.g. "memory.open-panel").
+func ValidateActionID(id string) error { return ident.ValidateDotted("action ID", id) }
