@@ -34,7 +34,7 @@ type Client struct {
 	decl      *protocol.InitializeResult // set by Start before it returns
 	nextID    atomic.Int64
 	initID    atomic.Int64 // id of the initialize request
-	handshook atomic.Bool // the initialize response was read
+	handshook atomic.Bool  // the initialize response was read
 
 	faults    chan error    // capacity 1: the first reason to stop the plugin
 	exited    chan struct{} // closed when cmd.Wait returned

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
-
 )
 
 // pipes holds both ends of the three stdio pipes until the child has them.
