@@ -110,8 +110,10 @@ func (s *session) initialize(m *protocol.Message) {
 			return
 		}
 	}
+	s.handshake.Lock()
 	s.reply(m.ID, s.reg.result(s.p.name, s.p.version))
 	s.initd.Store(true)
+	s.handshake.Unlock()
 	s.log.Debug("initialized", "host", params.Host.Name, "host_version", params.Host.Version)
 }
 

@@ -89,6 +89,9 @@ type session struct {
 	log    hclog.Logger
 	fw     *protocol.FrameWriter
 	initd  atomic.Bool // initialize answered
+	// handshake orders the initialize answer before any notify: initialize
+	// holds it to write the answer and set initd; notify holds it shared.
+	handshake sync.RWMutex
 
 	abort       context.Context // done on ctx done or write failure
 	cancelAbort context.CancelCauseFunc
@@ -258,6 +261,8 @@ func (s *session) replyError(id json.RawMessage, e *protocol.Error) {
 
 // notify sends a notify notification once the handshake is complete.
 func (s *session) notify(params protocol.NotifyParams) error {
+	s.handshake.RLock()
+	defer s.handshake.RUnlock()
 	if !s.initd.Load() {
 		return ErrHandshakeIncomplete
 	}

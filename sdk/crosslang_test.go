@@ -1,0 +1,277 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// These tests run the Python and Node.js example plugins as real processes
+// and play the host against them with protocol.FrameReader/FrameWriter.
+
+// process is a plugin process and the host's ends of its pipes.
+type process struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	fw     *protocol.FrameWriter
+	msgs   chan *protocol.Message
+	readEr chan error
+	stderr *lockedBuffer
+}
+
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// startProcess starts interpreter with args in dir, with the environment a
+// host gives a plugin, or skips the test when interpreter is missing.
+func startProcess(t *testing.T, interpreter, dir string, args ...string) *process {
+	t.Helper()
+	path, err := exec.LookPath(interpreter)
+	if err != nil {
+		t.Skipf("%s not found in PATH: skipping the cross-language test", interpreter)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(path, args...)
+	cmd.Dir = abs
+	cmd.Env = []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PYTHONDONTWRITEBYTECODE=1",
+		"EXTKERNEL_PLUGIN_NAME=example", "EXTKERNEL_PLUGIN_VERSION=1.0.0", "EXTKERNEL_PLUGIN_DIR=" + abs,
+		"EXTKERNEL_DATA_DIR=" + t.TempDir(), "EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
+	}
+	p := &process{t: t, cmd: cmd, msgs: make(chan *protocol.Message, 16), readEr: make(chan error, 1), stderr: &lockedBuffer{}}
+	cmd.Stderr = p.stderr
+	if p.stdin, err = cmd.StdinPipe(); err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.fw = protocol.NewFrameWriter(p.stdin)
+	go func() {
+		defer close(p.msgs)
+		fr := protocol.NewFrameReader(stdout, 0)
+		for {
+			m, err := fr.ReadMessage()
+			if err != nil {
+				p.readEr <- err
+				return
+			}
+			p.msgs <- m
+		}
+	}()
+	t.Cleanup(func() {
+		if p.cmd.ProcessState == nil { // the test failed before the exit check
+			_ = p.cmd.Process.Kill()
+			p.stdin.Close()
+			for range p.msgs {
+			}
+			_ = p.cmd.Wait()
+		}
+		if t.Failed() {
+			t.Logf("plugin stderr:\n%s", p.stderr.String())
+		}
+	})
+	return p
+}
+
+func (p *process) send(id any, method string, params any) {
+	p.t.Helper()
+	var m *protocol.Message
+	var err error
+	if id == nil {
+		m, err = protocol.NewNotification(method, params)
+	} else {
+		raw, _ := json.Marshal(id)
+		m, err = protocol.NewRequest(raw, method, params)
+	}
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.fw.WriteMessage(m); err != nil {
+		p.t.Fatalf("write %s: %v", method, err)
+	}
+}
+
+func (p *process) recv() *protocol.Message {
+	p.t.Helper()
+	select {
+	case m, ok := <-p.msgs:
+		if !ok {
+			p.t.Fatalf("plugin output ended: %v", <-p.readEr)
+		}
+		return m
+	case <-time.After(waitLimit):
+		p.t.Fatal("no message from the plugin")
+	}
+	return nil
+}
+
+// expect checks that the next message answers id with result want (compact
+// JSON), or with error code when code != 0.
+func (p *process) expect(id int, want string, code int) *protocol.Message {
+	p.t.Helper()
+	m := p.recv()
+	switch {
+	case string(m.ID) != strconv.Itoa(id):
+		p.t.Fatalf("got %s, want the response to %d", frame(m), id)
+	case code != 0 && (m.Error == nil || m.Error.Code != code):
+		p.t.Fatalf("response %d = %s, want error %d", id, frame(m), code)
+	case code == 0 && want != "" && (m.Error != nil || !jsonEqual(m.Result, want)):
+		p.t.Fatalf("response %d = %s, want result %s", id, frame(m), want)
+	}
+	return m
+}
+
+func jsonEqual(a json.RawMessage, b string) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
+}
+
+// exit closes stdin after shutdown and checks that the process exits 0.
+func (p *process) exit() {
+	p.t.Helper()
+	p.stdin.Close()
+	select {
+	case m, ok := <-p.msgs:
+		if ok {
+			p.t.Fatalf("unexpected message after shutdown: %s", frame(m))
+		}
+	case <-time.After(waitLimit):
+		p.t.Fatal("plugin did not close its stdout after shutdown")
+	}
+	if err := <-p.readEr; !errors.Is(err, io.EOF) {
+		p.t.Errorf("plugin stdout ended with %v, want EOF", err)
+	}
+	if err := p.cmd.Wait(); err != nil {
+		p.t.Fatalf("plugin exit: %v", err)
+	}
+}
+
+func TestCrossLanguageExamples(t *testing.T) {
+	tests := []struct {
+		name, interpreter, dir, script, plugin string
+	}{
+		{"python", "python3", "python", "example_plugin.py", "example-python"},
+		{"node", "node", "node", "example_plugin.js", "example-node"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
+			p.send(1, protocol.MethodPing, nil)
+			p.expect(1, "", protocol.CodeNotInitialized)
+
+			params := initParams(protocol.Version)
+			params.Plugin.Name = tt.plugin
+			p.send(2, protocol.MethodInitialize, params)
+			var res protocol.InitializeResult
+			if err := json.Unmarshal(p.expect(2, "", 0).Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			wantDecl := protocol.InitializeResult{
+				ProtocolVersion: protocol.Version, Name: tt.plugin, Version: "1.0.0",
+				Provides:     []protocol.CapabilityDecl{{Capability: "example.redact", Version: "1.0.0"}},
+				Interceptors: []protocol.InterceptorDecl{{Point: "tool.before"}},
+				Providers: []protocol.ProviderDecl{{Ref: "echo", Description: "returns its input"},
+					{Ref: "wordcount", Description: "counts the words of a string"},
+					{Ref: "slow", Description: "waits until cancelled (at most 30 s)"}},
+				Actions: []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+			}
+			if !reflect.DeepEqual(res, wantDecl) {
+				t.Errorf("initialize result\n got %+v\nwant %+v", res, wantDecl)
+			}
+
+			p.send(3, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"command":"API_KEY=xyz make"}`)})
+			p.expect(3, `{"decision":"modify","payload":{"command":"API_KEY=[redacted] make"}}`, 0)
+			p.send(4, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.after"})
+			p.expect(4, "", protocol.CodeUnknownTarget)
+			p.send(5, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":[1,"two"]}`)})
+			p.expect(5, `{"output":{"q":[1,"two"]}}`, 0)
+			p.send(6, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "wordcount", Input: json.RawMessage(`3`)})
+			p.expect(6, "", protocol.CodeInvalidParams)
+
+			// A slow call does not hold up ping, and $/cancel ends it.
+			p.send(7, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "slow"})
+			p.send(8, protocol.MethodPing, nil)
+			p.expect(8, `{}`, 0)
+			p.send(nil, protocol.MethodCancel, protocol.CancelParams{ID: json.RawMessage(`7`)})
+			p.expect(7, "", protocol.CodeRequestCancelled)
+
+			p.send(9, protocol.MethodActionRun, protocol.ActionRunParams{ID: "hello", Context: json.RawMessage(`"ann"`)})
+			if m := p.recv(); m.Method != protocol.MethodNotify || !jsonEqual(m.Params, `{"event":"greeted","data":{"who":"ann"}}`) {
+				t.Fatalf("got %s, want the greeted notification", frame(m))
+			}
+			p.expect(9, `{"output":{"greeting":"hello ann"}}`, 0)
+
+			p.send(10, protocol.MethodShutdown, nil)
+			p.expect(10, `{}`, 0)
+			p.exit()
+			if log := p.stderr.String(); !strings.Contains(log, `"@message":`) {
+				t.Errorf("stderr has no hclog JSON line:\n%s", log)
+			}
+		})
+	}
+}
+
+// TestDocMinimalPlugin runs the dependency-free plugin of docs/protocol.md
+// §11, so the spec's example keeps working.
+func TestDocMinimalPlugin(t *testing.T) {
+	doc, err := os.ReadFile("../docs/protocol.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, after, ok := strings.Cut(string(doc), "## 11. A minimal plugin")
+	_, code, ok2 := strings.Cut(after, "```python\n")
+	code, _, ok3 := strings.Cut(code, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("docs/protocol.md: no python block in section 11")
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "hello.py"), []byte(code), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := startProcess(t, "python3", dir, "hello.py")
+	params := initParams(protocol.Version)
+	p.send(1, protocol.MethodInitialize, params)
+	p.expect(1, `{"protocol_version":"1.0.0","name":"hello","version":"1.0.0","interceptors":[{"point":"tool.before"}]}`, 0)
+	p.send(2, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.before"})
+	p.expect(2, `{"decision":"continue"}`, 0)
+	p.send(3, protocol.MethodIntercept, protocol.InterceptParams{Point: "x"})
+	p.expect(3, "", protocol.CodeUnknownTarget)
+	p.send(4, protocol.MethodShutdown, nil)
+	p.expect(4, `{}`, 0)
+	p.exit()
+}
