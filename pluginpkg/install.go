@@ -19,7 +19,8 @@ import (
 // place, so a failed install leaves no partial package; if recording the
 // state fails the copy is removed again. Regular files keep their
 // permission bits, symbolic links are copied as links, other file types are
-// refused.
+// refused. The installed copy must load (LoadInstalled would list it);
+// otherwise it is removed again and the error says why.
 func Install(home, srcDir string) (*Package, error) {
 	m, err := ParseFile(filepath.Join(srcDir, ManifestFile))
 	if err != nil {
@@ -49,8 +50,14 @@ func Install(home, srcDir string) (*Package, error) {
 		return nil, err
 	}
 	pkg, warns := loadPackage(home, m.Name)
-	if pkg == nil { // the copy changed under us; report what loading saw
-		return nil, fmt.Errorf("install %s: %s", m.Name, warns[0])
+	if pkg == nil {
+		// The copy does not load (say plugin.json is a symbolic link whose
+		// relative target is outside the package): take it out again.
+		errs := []error{fmt.Errorf("install %s: the installed copy does not load", m.Name)}
+		for _, w := range warns {
+			errs = append(errs, errors.New(w.String()))
+		}
+		return nil, errors.Join(append(errs, removeLocked(home, m.Name))...)
 	}
 	pkg.Enabled = true
 	return pkg, nil

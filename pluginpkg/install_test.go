@@ -345,3 +345,25 @@ func TestPackageHelpers(t *testing.T) {
 		t.Errorf("CommandPath(./missing) = %v", err)
 	}
 }
+
+func TestInstallRollsBackUnloadableCopy(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, root, "shared/plugin.json", manifestJSON("linked"))
+	src := filepath.Join(root, "src")
+	os.Mkdir(src, 0o755)
+	if err := os.Symlink("../shared/plugin.json", filepath.Join(src, "plugin.json")); err != nil {
+		t.Fatal(err)
+	}
+	home := t.TempDir()
+	_, err := Install(home, src)
+	want := "install linked: the installed copy does not load\n" +
+		"packages/linked/plugin.json: missing manifest (every package directory needs a plugin.json)"
+	if err == nil || err.Error() != want {
+		t.Fatalf("Install = %v, want %s", err, want)
+	}
+	inst, err := LoadInstalled(home)
+	if err != nil || len(inst.Packages) != 0 || len(inst.Warnings) != 0 {
+		t.Errorf("home after rollback: %v %v", summary(inst), err)
+	}
+	assertState(t, home, `{}`)
+}

@@ -88,6 +88,11 @@ func Remove(home, name string) error {
 		return err
 	}
 	defer unlock()
+	return removeLocked(home, name)
+}
+
+// removeLocked is Remove with the home lock held.
+func removeLocked(home, name string) error {
 	st, err := readState(home)
 	if err != nil {
 		return err
