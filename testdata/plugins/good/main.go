@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"os"
+	"strings"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
@@ -14,7 +15,17 @@ import (
 
 func main() {
 	p := sdk.New(os.Getenv("EXTKERNEL_PLUGIN_NAME"), os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
-	p.Provide("test.echo", "1.0.0")
+	// GOOD_PROVIDES lists the capabilities to declare as "key@version,...";
+	// unset means test.echo@1.0.0.
+	provides := "test.echo@1.0.0"
+	if v, ok := os.LookupEnv("GOOD_PROVIDES"); ok {
+		provides = v
+	}
+	for _, kv := range strings.Split(provides, ",") {
+		if key, version, ok := strings.Cut(kv, "@"); ok {
+			p.Provide(key, version)
+		}
+	}
 	p.InterceptWithPriority("tool.before", 10, func(_ context.Context, _ string, payload json.RawMessage) (protocol.InterceptResult, error) {
 		if string(payload) == `"deny"` {
 			return sdk.Deny("denied by good"), nil
