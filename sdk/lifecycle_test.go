@@ -234,8 +234,10 @@ func TestMalformedFrames(t *testing.T) {
 		name, line string
 		code       int
 	}{
-		{"banner", "hello host", protocol.CodeInvalidRequest},
+		{"banner", "hello host", protocol.CodeParseError},
 		{"broken json", `{"jsonrpc":`, protocol.CodeParseError},
+		{"json array", `[1,2]`, protocol.CodeInvalidRequest},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, protocol.CodeInvalidRequest},
 		{"no method no id", `{"jsonrpc":"2.0"}`, protocol.CodeInvalidRequest},
 	}
 	h := serve(t, New("tester", "1.0.0"))

@@ -59,8 +59,8 @@ func (p *Plugin) Serve() {
 // frames to w, which receives nothing else. It returns nil after a shutdown
 // request or at the end of r, once in-flight handlers have finished
 // (bounded, see the package doc). It returns ctx's error when ctx is done,
-// a write error when w fails, and a *protocol.FrameError for an oversized
-// frame. When ctx is done or a write fails and r is an io.Closer, r is
+// a write error when w fails, and an error wrapping a *protocol.FrameError
+// (and protocol.ErrFrameTooLarge) for an oversized frame. When ctx is done or a write fails and r is an io.Closer, r is
 // closed to end a blocked read. Every goroutine ServeIO started has ended
 // when it returns, unless the error wraps ErrHandlersStuck.
 func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
@@ -161,7 +161,7 @@ func (s *session) readLoop(fr *protocol.FrameReader) error {
 		if s.abort.Err() != nil {
 			return context.Cause(s.abort)
 		}
-		m, err := fr.ReadMessage()
+		line, err := fr.ReadFrame()
 		if err != nil {
 			if s.abort.Err() != nil {
 				return context.Cause(s.abort)
@@ -170,12 +170,12 @@ func (s *session) readLoop(fr *protocol.FrameReader) error {
 				s.log.Debug("end of input")
 				return nil
 			}
-			var fe *protocol.FrameError
-			if errors.As(err, &fe) && !errors.Is(err, protocol.ErrFrameTooLarge) {
-				s.malformed(fe)
-				continue
-			}
 			return fmt.Errorf("read from host: %w", err)
+		}
+		m := new(protocol.Message)
+		if err := protocol.DecodeMessage(line, m); err != nil {
+			s.malformed(line, err)
+			continue
 		}
 		if s.dispatch(m) {
 			return nil
@@ -184,15 +184,20 @@ func (s *session) readLoop(fr *protocol.FrameReader) error {
 }
 
 // malformed answers a line that is not a JSON-RPC message with an error
-// response whose id is null, and keeps serving.
-func (s *session) malformed(fe *protocol.FrameError) {
-	s.log.Warn("malformed frame from host", "error", fe)
+// response whose id is null (CodeParseError when it is not even JSON), and
+// keeps serving.
+func (s *session) malformed(line []byte, err error) {
+	const quoteLimit = 120
+	q := line
+	if len(q) > quoteLimit {
+		q = q[:quoteLimit]
+	}
+	s.log.Warn("malformed frame from host", "error", err, "line", string(q))
 	code := protocol.CodeInvalidRequest
-	var syn *json.SyntaxError
-	if errors.As(fe, &syn) {
+	if !json.Valid(line) {
 		code = protocol.CodeParseError
 	}
-	s.write(protocol.NewErrorResponse(protocol.NullID, protocol.Errorf(code, "%v", fe)))
+	s.write(protocol.NewErrorResponse(protocol.NullID, protocol.Errorf(code, "%v: %q", err, q)))
 }
 
 // drain waits for in-flight handlers: drainWait, then cancels them all and
