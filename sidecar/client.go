@@ -74,6 +74,9 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 	if err := precheck(pkg); err != nil {
 		return nil, err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: context.Cause(ctx)}
+	}
 	c := newClient(pkg, opts)
 	dataDir, err := c.dataDir()
 	if err == nil {

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -55,6 +56,12 @@ func TestStartFaults(t *testing.T) {
 		{fixture: "request-first", phase: PhaseHandshake, check: func(t *testing.T, err error) {
 			if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `request "host/info" sent before the handshake completed`) {
 				t.Errorf("err = %v, want ErrProtocol naming the early request", err)
+			}
+		}},
+		{fixture: "init-error", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+			var pe *protocol.Error
+			if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.Contains(err.Error(), `plugin "init-error": initialize: bad config: missing key`) {
+				t.Errorf("err = %v, want the plugin's *protocol.Error", err)
 			}
 		}},
 		{fixture: "bad-version", phase: PhaseVersion, check: func(t *testing.T, err error) {
@@ -139,6 +146,11 @@ func TestRunningFaults(t *testing.T) {
 					t.Errorf("err = %v, want ErrWedged and a killed process", ce)
 				}
 			}},
+		{fixture: "close-stdout", check: func(t *testing.T, ce *CrashError) {
+			if !errors.Is(ce, ErrStdoutClosed) || ce.ExitStatus != "signal: killed" {
+				t.Errorf("err = %v, want ErrStdoutClosed and a killed process", ce)
+			}
+		}},
 		{fixture: "hang", opts: func(o *Options) { o.HeartbeatInterval, o.HeartbeatTimeout = 100*time.Millisecond, 300*time.Millisecond },
 			check: func(t *testing.T, ce *CrashError) {
 				if !errors.Is(ce, ErrUnresponsive) || ce.ExitStatus != "signal: killed" {
@@ -285,4 +297,31 @@ func TestStderrFlood(t *testing.T) {
 	if !strings.Contains(s, `"@level":"info","@message":"plain line 19998`) {
 		t.Error("plain stderr lines not forwarded at info")
 	}
+}
+
+// TestOnCrashMayClose checks that OnCrash may call Close on its client
+// without deadlocking.
+func TestOnCrashMayClose(t *testing.T) {
+	opts, _ := testOptions(t)
+	var client atomic.Pointer[Client]
+	closed := make(chan error, 1)
+	opts.OnCrash = func(*CrashError) {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		closed <- client.Load().Close(ctx)
+	}
+	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	client.Store(c)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"}); err == nil {
+		t.Fatal("call succeeded on a crashing plugin")
+	}
+	if err := recv(t, closed, "Close from OnCrash"); err != nil {
+		t.Errorf("Close from OnCrash: %v", err)
+	}
+	closeClient(t, c)
 }

@@ -33,10 +33,11 @@ func (c *Client) fault(err error) {
 // makes the client terminal.
 func (c *Client) supervise() {
 	var cause error
+	killed := false
 	select {
 	case <-c.exited:
 	case cause = <-c.faults:
-		c.stopAfterFault(cause)
+		killed = c.stopAfterFault(cause)
 	}
 	if cause == nil {
 		select {
@@ -44,7 +45,7 @@ func (c *Client) supervise() {
 		default:
 		}
 	}
-	if errors.Is(cause, ErrStdoutClosed) {
+	if !killed && errors.Is(cause, ErrStdoutClosed) {
 		cause = nil // the exit explains it
 	}
 	c.stopWriter()
@@ -61,24 +62,27 @@ func (c *Client) supervise() {
 }
 
 // stopAfterFault stops a plugin that misbehaved, and returns once its
-// process exited. While Close runs, Close escalates instead.
-func (c *Client) stopAfterFault(cause error) {
+// process exited, reporting whether the host killed it. A plugin that
+// closed its stdout gets exitAfterEOF to exit on its own first. While
+// Close runs, Close escalates instead.
+func (c *Client) stopAfterFault(cause error) (killed bool) {
 	if c.isClosing() {
 		<-c.exited
-		return
+		return false
 	}
 	if errors.Is(cause, ErrStdoutClosed) {
 		t := time.NewTimer(exitAfterEOF)
 		defer t.Stop()
 		select {
 		case <-c.exited:
-			return
+			return false
 		case <-t.C:
 		}
 	}
 	c.log.Warn("stopping plugin", "cause", cause)
 	_ = c.signalGroup(syscall.SIGKILL)
 	<-c.exited
+	return true
 }
 
 // drainReaders waits, within drainTimeout, for both readers to reach the
@@ -138,7 +142,7 @@ func (c *Client) isClosing() bool {
 //  4. SIGKILL the process group, wait for the exit and reap.
 //
 // ctx shortens the graceful steps: once it is done, Close goes straight to
-// step 4 and returns ctx's error after the process is gone. Calls pending
+// step 4, and returns an error wrapping ctx's if it had to get there. Calls pending
 // when Close starts may still complete during step 1; those left fail with
 // ErrClosed. Close is idempotent: later calls wait for the first to finish
 // (or for their own ctx) and return its result. Closing a crashed client
@@ -152,6 +156,11 @@ func (c *Client) Close(ctx context.Context) error {
 	case <-c.closeDone:
 		return c.closeErr
 	case <-ctx.Done():
+		select {
+		case <-c.closeDone:
+			return c.closeErr
+		default:
+		}
 		return fmt.Errorf("plugin %q: close: %w", c.Name(), ctx.Err())
 	}
 }
@@ -174,18 +183,17 @@ func (c *Client) stop(ctx context.Context, polite bool) error {
 	}
 	c.mu.Unlock()
 	close(c.stopping)
+	var err error
 	if alive {
-		c.terminate(ctx, polite && c.handshook.Load())
+		err = c.terminate(ctx, polite && c.handshook.Load())
 	}
 	<-c.quiet
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("plugin %q: close: %w", c.Name(), err)
-	}
-	return nil
+	return err
 }
 
 // terminate escalates from shutdown to SIGKILL until the process exited.
-func (c *Client) terminate(ctx context.Context, polite bool) {
+// It returns an error when ctx ended the graceful steps early.
+func (c *Client) terminate(ctx context.Context, polite bool) error {
 	gctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownGrace)
 	defer cancel()
 	if polite {
@@ -197,19 +205,23 @@ func (c *Client) terminate(ctx context.Context, polite bool) {
 	}
 	c.stopWriter()
 	if c.waitExit(gctx) {
-		return
+		return nil
 	}
 	c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
 	_ = c.signalGroup(syscall.SIGTERM)
 	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
 	defer kcancel()
 	if c.waitExit(kctx) {
-		return
+		return nil
 	}
 	c.log.Warn("plugin did not exit after SIGTERM; sending SIGKILL")
 	c.kill()
 	_ = c.signalGroup(syscall.SIGKILL)
 	<-c.exited
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("plugin %q: close: killed: %w", c.Name(), err)
+	}
+	return nil
 }
 
 // waitExit reports whether the process exited before ctx was done.

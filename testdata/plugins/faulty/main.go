@@ -5,8 +5,9 @@
 //
 // Modes: exit-early, no-handshake, slow-handshake, banner, invalid-json,
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
-// flood-stderr, undeclared, bad-version, stop-reading, request-first, hang,
-// and well-behaved (serves normally). sleeper is the grandchild's mode.
+// flood-stderr, undeclared, bad-version, init-error, stop-reading,
+// request-first, hang, close-stdout, and well-behaved (serves normally).
+// sleeper is the grandchild's mode.
 package main
 
 import (
@@ -112,6 +113,11 @@ func handshake() {
 		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(`"p1"`), Method: "host/info"})
 	case "bad-version":
 		res.ProtocolVersion = "2.0.0"
+	case "init-error":
+		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "bad config: missing key"}})
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	case "undeclared":
 		res.Interceptors = []protocol.InterceptorDecl{{Point: "tool.before"}, {Point: "secret.point"}}
 		res.Strategies = []protocol.StrategyDecl{{Slot: "other.slot"}}
@@ -157,6 +163,8 @@ func call(m *protocol.Message) {
 	switch mode {
 	case "hang", "no-answer":
 		return
+	case "close-stdout":
+		os.Stdout.Close()
 	case "invalid-json":
 		_, _ = os.Stdout.WriteString(`{"jsonrpc": "2.0", "id": ` + string(m.ID) + `, "result": oops}` + "\n")
 	case "oversized":
