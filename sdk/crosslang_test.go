@@ -246,6 +246,30 @@ func TestCrossLanguageExamples(t *testing.T) {
 	}
 }
 
+// TestCrossLanguageEndOfInput closes stdin while a call runs: the SDK
+// cancels it at the drain bound, answers -32800 and exits 0.
+func TestCrossLanguageEndOfInput(t *testing.T) {
+	for _, tt := range []struct{ name, interpreter, dir, script string }{
+		{"python", "python3", "python", "example_plugin.py"},
+		{"node", "node", "node", "example_plugin.js"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
+			p.send(1, protocol.MethodInitialize, initParams(protocol.Version))
+			p.expect(1, "", 0)
+			p.send(2, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "slow"})
+			p.send(3, protocol.MethodPing, nil)
+			p.expect(3, `{}`, 0)
+			p.stdin.Close()
+			m := p.expect(2, "", protocol.CodeRequestCancelled)
+			if !strings.Contains(m.Error.Message, "shutting down") {
+				t.Errorf("cancel message %q does not say the plugin is shutting down", m.Error.Message)
+			}
+			p.exit()
+		})
+	}
+}
+
 // TestDocMinimalPlugin runs the dependency-free plugin of docs/protocol.md
 // §11, so the spec's example keeps working.
 func TestDocMinimalPlugin(t *testing.T) {

@@ -25,7 +25,8 @@
 //  3. Host calls are answered until a shutdown request (answered at once)
 //     or the end of the input. Nothing is read after shutdown.
 //  4. In-flight handlers then get one second to finish; after that their
-//     contexts are cancelled and they get half a second more. ServeIO then
+//     contexts are cancelled, their requests are answered with
+//     CodeRequestCancelled, and they get half a second more. ServeIO then
 //     returns; Serve exits the process (status 0, or 1 on a protocol
 //     failure).
 //

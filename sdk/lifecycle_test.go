@@ -159,6 +159,25 @@ func TestEndOfInputEndsServe(t *testing.T) {
 	}
 }
 
+func TestEndOfInputCancelsStragglers(t *testing.T) {
+	b := newBlocker()
+	p := New("tester", "1.0.0")
+	p.drainWait, p.cancelWait = time.Millisecond, waitLimit
+	p.Provider("block", "", b.handler)
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	wait(t, b.started, "handler start")
+	h.inW.Close()
+	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled: the plugin is shutting down")
+	if err := h.wait(); err != nil {
+		t.Fatalf("ServeIO = %v, want nil", err)
+	}
+	if err := wait(t, b.ended, "handler end"); !errors.Is(err, context.Canceled) {
+		t.Errorf("handler ended with %v, want context.Canceled", err)
+	}
+}
+
 func TestContextCancelEndsServe(t *testing.T) {
 	b := newBlocker()
 	p := New("tester", "1.0.0")

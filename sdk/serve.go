@@ -210,7 +210,7 @@ func (s *session) drain() error {
 	if s.waitIdle(dw) {
 		return nil
 	}
-	s.cancelAll()
+	s.cancelStragglers()
 	if s.waitIdle(cw) {
 		return nil
 	}
@@ -218,6 +218,21 @@ func (s *session) drain() error {
 	n := s.mu.active
 	s.mu.Unlock()
 	return fmt.Errorf("sdk: %d %w", n, ErrHandlersStuck)
+}
+
+// cancelStragglers cancels every handler still running at the drain bound
+// and answers its request with CodeRequestCancelled, as $/cancel would.
+func (s *session) cancelStragglers() {
+	s.cancelAll()
+	s.mu.Lock()
+	calls := make([]*call, 0, len(s.mu.calls))
+	for _, c := range s.mu.calls {
+		calls = append(calls, c)
+	}
+	s.mu.Unlock()
+	for _, c := range calls {
+		s.answer(c, nil, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled: the plugin is shutting down", c.method))
+	}
 }
 
 // waitIdle reports whether no handler is running, waiting up to d.

@@ -15,8 +15,8 @@
  * `initialize` is answered with the plugin's identity, PROTOCOL_VERSION and
  * every declaration, after the optional onInitialize hook succeeds. Calls
  * are answered until `shutdown` or the end of stdin; in-flight handlers then
- * get one second to finish, after which their AbortSignals fire and they get
- * half a second more. serve() then exits the process (0, or 1 on a protocol
+ * get one second to finish, after which their AbortSignals fire, their calls
+ * are answered with REQUEST_CANCELLED, and they get half a second more. serve() then exits the process (0, or 1 on a protocol
  * failure).
  *
  * Concurrency: every call runs as its own async task and is answered as soon
@@ -416,7 +416,13 @@ class Session {
 
   async drain() {
     if (await settled(this.active, DRAIN_WAIT_MS)) return;
-    for (const c of this.calls.values()) c.controller.abort();
+    for (const c of this.calls.values()) {
+      c.controller.abort();
+      if (!c.answered) {
+        c.answered = true;
+        this.replyError(c.id, new ProtocolError(codes.REQUEST_CANCELLED, `${c.method} cancelled: the plugin is shutting down`));
+      }
+    }
     if (!(await settled(this.active, CANCEL_WAIT_MS))) {
       this.log.warn('handlers did not return after cancellation', { count: this.active.size });
     }

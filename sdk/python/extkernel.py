@@ -18,8 +18,8 @@ request before ``initialize`` is answered with NOT_INITIALIZED. ``initialize``
 is answered with the plugin's identity, PROTOCOL_VERSION and every
 declaration, after the optional on_initialize hook succeeds. Calls are
 answered until ``shutdown`` or the end of stdin; in-flight handlers then get
-one second to finish, after which their cancel events are set and they get
-half a second more. serve() then exits the process (0, or 1 on a protocol
+one second to finish, after which their cancel events are set, their calls
+are answered with REQUEST_CANCELLED, and they get half a second more. serve() then exits the process (0, or 1 on a protocol
 failure).
 
 Concurrency: every intercept, strategy, provider and action call runs in its
@@ -463,8 +463,12 @@ class _Session:
         with self.cond:
             if self.cond.wait_for(lambda: self.active == 0, DRAIN_WAIT):
                 return
-            for c in list(self.calls.values()):
-                c.cancel.set()
+            stragglers = list(self.calls.values())
+        for c in stragglers:
+            c.cancel.set()
+            if c.claim():
+                self.reply_error(c.id, ProtocolError(REQUEST_CANCELLED, "%s cancelled: the plugin is shutting down" % c.method))
+        with self.cond:
             if not self.cond.wait_for(lambda: self.active == 0, CANCEL_WAIT):
                 self.log.warn("handlers did not return after cancellation", count=self.active)
 
