@@ -3,7 +3,10 @@
 // stdin (host to plugin) and stdout (plugin to host). docs/protocol.md is the
 // specification a plugin author in any language implements from; this
 // package is its Go form, shared by the host (package sidecar) and the Go SDK
-// (package sdk). It depends on neither.
+// (package sdk). It depends on neither. docs/protocol.schema.json is the
+// machine-readable method table (direction, kind, JSON Schemas of params and
+// result, error codes, timeouts); schema_test.go holds it to the constants
+// and types here, in both directions.
 //
 // # Framing
 //
