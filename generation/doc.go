@@ -1,5 +1,37 @@
-// Package generation builds one runtime generation (closure, clients,
-// registry, warnings), plans and diffs between two, and applies a plan with
-// adoption and rollback. It never owns the "current" pointer; package kernel
-// does. It is built in a later layer; this file reserves the package.
+// Package generation builds runtime generations: one immutable value holding
+// the resolved closure, the sidecar clients it owns, the contribution
+// registry built from their declarations, its warnings, and a content hash of
+// its inputs.
+//
+// # Lifecycle
+//
+// Build resolves the closure, starts the members' sidecars (a bounded pool
+// under one startup budget, package sidecar), applies the required/optional
+// policy, cascades failures along requires edges, turns handshake
+// declarations into contributions and validates them. It returns either a
+// complete Generation or a *BuildError listing every problem, in which case
+// every process it started has been stopped. Clients passed in
+// Inputs.Adopt are reused, never started, and never stopped by a failed
+// Build: they belong to the caller until a Build that adopted them
+// succeeds.
+//
+// A Generation owns its clients until Close, which stops them in parallel
+// (adopted clients included: ownership moved to the new generation). Close
+// is idempotent. Release hands the clients over without stopping them, for
+// a successor generation that adopted them.
+//
+// # Concurrency
+//
+// A Generation is immutable after Build returns, except for its clients'
+// own state (a client may crash); every method is safe for concurrent use.
+// The package never owns the "current generation" pointer: package kernel
+// does.
+//
+// # Failure policy
+//
+// Three outcomes per package, never confused: skipped (disabled, or
+// declarative: no process), failed optional (a warning; the generation runs
+// without it), failed required (the build fails). A package whose required
+// capability's chosen provider failed fails too, its reason naming the
+// chain; a cascaded failure of a required package is a required failure.
 package generation

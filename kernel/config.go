@@ -87,6 +87,9 @@ type Config struct {
 	// DrainTimeout bounds how long a retired generation waits for in-flight
 	// calls (default 30s).
 	DrainTimeout time.Duration
+	// PluginConfig is each package's effective configuration, sent to it in
+	// initialize (config key plugin_config).
+	PluginConfig map[string]json.RawMessage
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
 }
@@ -110,19 +113,20 @@ func (e *ConfigError) Error() string {
 
 // fileConfig mirrors the JSON file; see docs/config.md.
 type fileConfig struct {
-	Format        *int              `json:"format"`
-	Home          string            `json:"home"`
-	Host          *fileHost         `json:"host"`
-	Capabilities  []fileCapability  `json:"capabilities"`
-	Points        []string          `json:"points"`
-	Slots         []string          `json:"slots"`
-	Strict        bool              `json:"strict"`
-	PoolSize      int               `json:"pool_size"`
-	StartupBudget string            `json:"startup_budget"`
-	Policy        map[string]string `json:"policy"`
-	SlotOwners    map[string]string `json:"slot_owners"`
-	Deadlines     map[string]string `json:"deadlines"`
-	DrainTimeout  string            `json:"drain_timeout"`
+	Format        *int                       `json:"format"`
+	Home          string                     `json:"home"`
+	Host          *fileHost                  `json:"host"`
+	Capabilities  []fileCapability           `json:"capabilities"`
+	Points        []string                   `json:"points"`
+	Slots         []string                   `json:"slots"`
+	Strict        bool                       `json:"strict"`
+	PoolSize      int                        `json:"pool_size"`
+	StartupBudget string                     `json:"startup_budget"`
+	Policy        map[string]string          `json:"policy"`
+	SlotOwners    map[string]string          `json:"slot_owners"`
+	Deadlines     map[string]string          `json:"deadlines"`
+	DrainTimeout  string                     `json:"drain_timeout"`
+	PluginConfig  map[string]json.RawMessage `json:"plugin_config"`
 }
 
 type fileHost struct {
@@ -168,7 +172,7 @@ func ParseConfig(path string, data []byte) (Config, error) {
 }
 
 var knownKeys = map[string]map[string]bool{
-	"":               {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true},
+	"":               {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true},
 	"host":           {"name": true, "version": true},
 	"capabilities[]": {"capability": true, "version": true},
 	"deadlines":      {"intercept": true, "strategy": true, "provider": true, "action": true},
@@ -284,6 +288,7 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 		Action:    duration(fc.Deadlines["action"], "deadlines.action", add),
 	}
 	cfg.Policy = convertPolicy(fc.Policy, add)
+	cfg.PluginConfig = fc.PluginConfig
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
 	return cfg, p
 }

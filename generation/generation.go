@@ -1,0 +1,166 @@
+package generation
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// Status is the outcome of one package in a generation.
+type Status string
+
+// Package statuses.
+const (
+	// StatusRunning: the sidecar started and completed its handshake.
+	StatusRunning Status = "running"
+	// StatusDeclarative: the package has no runtime; nothing runs.
+	StatusDeclarative Status = "declarative"
+	// StatusFailed: the package failed (or cascaded from a failure) and is
+	// optional; the generation runs without it.
+	StatusFailed Status = "failed"
+)
+
+// Member is one package of the closure and its outcome.
+type Member struct {
+	Package  *pluginpkg.Package
+	Required bool
+	Status   Status
+	// Adopted is set when the client was taken over from the previous
+	// generation instead of started.
+	Adopted bool
+	// Reason explains a failure, for StatusFailed.
+	Reason  string
+	Elapsed time.Duration
+	client  *sidecar.Client
+}
+
+// Client returns the member's sidecar, or nil when it does not run.
+func (m *Member) Client() *sidecar.Client { return m.client }
+
+// Generation is one immutable runtime generation. Create it with Build.
+type Generation struct {
+	number   uint64
+	created  time.Time
+	closure  *capability.Closure
+	members  []*Member // name order
+	byName   map[string]*Member
+	registry *contribution.Registry
+	warnings []string
+	hash     string
+	inputs   map[string]Fingerprint
+
+	closeOnce sync.Once
+	closeErr  error
+	released  bool
+	mu        sync.Mutex
+}
+
+// Number is the generation's number, increasing by one per published
+// generation of a kernel.
+func (g *Generation) Number() uint64 { return g.number }
+
+// Created is when the build finished.
+func (g *Generation) Created() time.Time { return g.created }
+
+// Closure is the resolved capability closure the generation was built from.
+func (g *Generation) Closure() *capability.Closure { return g.closure }
+
+// Members returns the closure's packages and their outcomes in name order.
+// The slice is shared: callers must not modify it.
+func (g *Generation) Members() []*Member { return g.members }
+
+// Member returns the named member, or nil.
+func (g *Generation) Member(name string) *Member { return g.byName[name] }
+
+// Client returns the running sidecar of the named plugin, or nil.
+func (g *Generation) Client(name string) *sidecar.Client {
+	if m := g.byName[name]; m != nil {
+		return m.client
+	}
+	return nil
+}
+
+// Registry is the validated contribution snapshot.
+func (g *Generation) Registry() *contribution.Registry { return g.registry }
+
+// Warnings lists everything that did not stop the build, sorted: failed
+// optional plugins, unsatisfied optional requirements, cycles, unknown
+// points or slots in lenient mode, overridden slot claims, load warnings.
+func (g *Generation) Warnings() []string { return append([]string(nil), g.warnings...) }
+
+// Hash is the hex sha256 of the generation's inputs: every member's
+// manifest, executable fingerprint, effective config and policy, and the
+// host's spec. Two generations with equal hashes were built from the same
+// inputs.
+func (g *Generation) Hash() string { return g.hash }
+
+// Fingerprints returns each member's input fingerprint, by name. The map is
+// a copy.
+func (g *Generation) Fingerprints() map[string]Fingerprint {
+	out := make(map[string]Fingerprint, len(g.inputs))
+	for k, v := range g.inputs {
+		out[k] = v
+	}
+	return out
+}
+
+// Clients returns the running clients in name order.
+func (g *Generation) Clients() []*sidecar.Client {
+	var out []*sidecar.Client
+	for _, m := range g.members {
+		if m.client != nil {
+			out = append(out, m.client)
+		}
+	}
+	return out
+}
+
+// Close stops every client the generation owns, in parallel, and returns
+// their errors joined. It is idempotent and a no-op after Release.
+func (g *Generation) Close(ctx context.Context) error {
+	g.closeOnce.Do(func() {
+		g.mu.Lock()
+		released := g.released
+		g.mu.Unlock()
+		if !released {
+			g.closeErr = closeClients(ctx, g.Clients())
+		}
+	})
+	return g.closeErr
+}
+
+// Release gives up ownership of the named clients without stopping them,
+// because a successor generation adopted them; Close then stops only the
+// others. It must be called before Close.
+func (g *Generation) Release(names ...string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, n := range names {
+		if m := g.byName[n]; m != nil {
+			m.client = nil
+		}
+	}
+}
+
+// closeClients closes clients in parallel and joins their errors in order.
+func closeClients(ctx context.Context, clients []*sidecar.Client) error {
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Close(ctx); err != nil && !errors.Is(err, sidecar.ErrClosed) {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}

@@ -1,0 +1,90 @@
+package generation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+)
+
+// Fingerprint is what identifies one member's inputs: if any field differs
+// between two generations, the member's sidecar must be restarted.
+type Fingerprint struct {
+	Version string `json:"version"`
+	// Manifest is the hex sha256 of the manifest file.
+	Manifest string `json:"manifest"`
+	// Executable identifies the runtime executable: its pinned sha256 when
+	// the package is pinned, else "size:<bytes>,mtime:<unix ns>" (cheap to
+	// compute on every reload), "missing: <error>" when it cannot be
+	// found, and empty for declarative packages.
+	Executable string `json:"executable,omitempty"`
+	// Config is the hex sha256 of the effective config, empty when none.
+	Config   string `json:"config,omitempty"`
+	Required bool   `json:"required"`
+}
+
+// PackageFingerprint computes the fingerprint of one package under the
+// given policy and effective config.
+func PackageFingerprint(m *Member, config json.RawMessage) Fingerprint {
+	p := m.Package
+	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required}
+	if len(config) > 0 {
+		sum := sha256.Sum256(config)
+		f.Config = hex.EncodeToString(sum[:])
+	}
+	if p.Manifest.Runtime == nil {
+		return f
+	}
+	if p.Pin != "" {
+		f.Executable = "sha256:" + p.Pin
+		return f
+	}
+	path, err := p.CommandPath()
+	if err == nil {
+		var fi os.FileInfo
+		if fi, err = os.Stat(path); err == nil {
+			f.Executable = fmt.Sprintf("size:%d,mtime:%d", fi.Size(), fi.ModTime().UnixNano())
+			return f
+		}
+	}
+	f.Executable = "missing: " + err.Error()
+	return f
+}
+
+func fingerprints(members []*Member, config func(string) json.RawMessage) map[string]Fingerprint {
+	out := make(map[string]Fingerprint, len(members))
+	for _, m := range members {
+		var cfg json.RawMessage
+		if config != nil {
+			cfg = config(m.Package.Name)
+		}
+		out[m.Package.Name] = PackageFingerprint(m, cfg)
+	}
+	return out
+}
+
+// hashInputs hashes the member fingerprints and the host's side of the
+// inputs in a canonical order.
+func hashInputs(fps map[string]Fingerprint, in Inputs) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, name := range sortedNames(fps) {
+		_ = enc.Encode([]any{name, fps[name]}) // hashing never fails to write
+	}
+	host := make([]string, 0, len(in.Host))
+	for _, c := range in.Host {
+		host = append(host, string(c.Key)+"@"+c.Version.String())
+	}
+	sort.Strings(host)
+	owners := make([]string, 0, len(in.Spec.SlotOwners))
+	for s, o := range in.Spec.SlotOwners {
+		owners = append(owners, string(s)+"="+o)
+	}
+	sort.Strings(owners)
+	roots := append([]string(nil), in.Roots...)
+	sort.Strings(roots)
+	_ = enc.Encode([]any{host, in.Spec.Points, in.Spec.Slots, in.Spec.Strict, owners, roots})
+	return hex.EncodeToString(h.Sum(nil))
+}

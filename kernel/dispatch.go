@@ -1,0 +1,248 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// ErrUnknownTarget is wrapped by dispatch errors naming a provider or action
+// ID that no contribution of the current generation has.
+var ErrUnknownTarget = errors.New("no such contribution")
+
+// ErrPluginDown is wrapped by a *PluginError when the plugin does not run:
+// it crashed, or failed and was left out of the generation.
+var ErrPluginDown = errors.New("plugin is not running")
+
+// PluginError reports a plugin's failure during a dispatched call.
+type PluginError struct {
+	Plugin string
+	// Kind and Key name the contribution called (e.g. interceptor at
+	// "tool.before").
+	Kind contribution.Kind
+	Key  string
+	// Required says whether the plugin's failure fails the call closed.
+	Required bool
+	Err      error
+}
+
+// Error names the plugin, the contribution and the cause.
+func (e *PluginError) Error() string {
+	return fmt.Sprintf("plugin %q: %s %q: %v", e.Plugin, e.Kind, e.Key, e.Err)
+}
+
+// Unwrap returns the cause: a *sidecar.CrashError, a *protocol.Error from
+// the plugin, context.DeadlineExceeded, ErrPluginDown, ...
+func (e *PluginError) Unwrap() error { return e.Err }
+
+// Step is one interceptor's part in a chain.
+type Step struct {
+	Plugin string
+	// Decision is the plugin's decision (continue, modify, deny), or
+	// "skipped" when an optional plugin failed (Err says why).
+	Decision string
+	Reason   string
+	Err      error
+	Elapsed  time.Duration
+}
+
+// DecisionSkipped marks a Step whose optional plugin failed.
+const DecisionSkipped = "skipped"
+
+// InterceptResult is the outcome of an interceptor chain.
+type InterceptResult struct {
+	// Payload is the payload after every modification.
+	Payload json.RawMessage
+	// Denied is set when an interceptor denied; DeniedBy and Reason say who
+	// and why, and later interceptors did not run.
+	Denied   bool
+	DeniedBy string
+	Reason   string
+	// Steps lists who acted, in chain order.
+	Steps []Step
+	// Generation is the number of the generation that ran the chain.
+	Generation uint64
+}
+
+// Intercept runs the interceptor chain at point: in effective order, each
+// interceptor may continue, modify the payload (the next one sees the
+// modification) or deny (the chain stops). A required plugin's failure or
+// timeout fails the chain closed with a *PluginError; an optional plugin's
+// failure is skipped and recorded in Steps. Each call is bounded by the
+// intercept deadline.
+func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (*InterceptResult, error) {
+	l, err := k.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	chain := l.gen.Registry().Interceptors(point)
+	res := &InterceptResult{Payload: payload, Generation: l.gen.Number(), Steps: make([]Step, 0, len(chain))}
+	for _, c := range chain {
+		m := l.gen.Member(c.Source.Plugin)
+		start := time.Now()
+		out, err := k.interceptOne(ctx, m, point, res.Payload)
+		step := Step{Plugin: c.Source.Plugin, Decision: out.Decision, Reason: out.Reason, Elapsed: time.Since(start)}
+		if err != nil {
+			perr := &PluginError{Plugin: step.Plugin, Kind: contribution.KindInterceptor, Key: string(point), Required: m.Required, Err: err}
+			if m.Required || ctx.Err() != nil {
+				return nil, perr
+			}
+			step.Decision, step.Err = DecisionSkipped, perr
+			k.log.Warn("optional interceptor skipped", "plugin", step.Plugin, "point", point, "error", err)
+			res.Steps = append(res.Steps, step)
+			continue
+		}
+		res.Steps = append(res.Steps, step)
+		switch out.Decision {
+		case protocol.DecisionModify:
+			res.Payload = out.Payload
+		case protocol.DecisionDeny:
+			res.Denied, res.DeniedBy, res.Reason = true, step.Plugin, out.Reason
+			return res, nil
+		}
+	}
+	return res, nil
+}
+
+func (k *Kernel) interceptOne(ctx context.Context, m *generation.Member, point contribution.Point, payload json.RawMessage) (protocol.InterceptResult, error) {
+	c, err := running(m)
+	if err != nil {
+		return protocol.InterceptResult{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, k.cfg.Deadlines.Intercept)
+	defer cancel()
+	return c.Intercept(ctx, string(point), payload)
+}
+
+// running returns the member's client if it is alive.
+func running(m *generation.Member) (*sidecar.Client, error) {
+	c := m.Client()
+	if c == nil {
+		return nil, ErrPluginDown
+	}
+	select {
+	case <-c.Done():
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrPluginDown, err)
+		}
+		return nil, ErrPluginDown
+	default:
+		return c, nil
+	}
+}
+
+// StrategyResult is the outcome of a strategy call.
+type StrategyResult struct {
+	// Owner is the plugin that owns the slot; empty when the host default
+	// applies.
+	Owner string
+	// HostDefault is set when the host must apply its own default: the
+	// slot is unclaimed, or its optional owner failed (Err says why).
+	HostDefault bool
+	Output      json.RawMessage
+	Err         error
+	Generation  uint64
+}
+
+// Strategy invokes the owner of slot with input. When no plugin owns the
+// slot, the result says the host default applies. A required owner's failure
+// is returned as a *PluginError; an optional owner's failure falls back to
+// the host default with the error in the result.
+func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (*StrategyResult, error) {
+	l, err := k.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	res := &StrategyResult{Generation: l.gen.Number()}
+	owner, ok := l.gen.Registry().SlotOwner(slot)
+	if !ok {
+		res.HostDefault = true
+		return res, nil
+	}
+	m := l.gen.Member(owner.Source.Plugin)
+	res.Owner = owner.Source.Plugin
+	out, err := k.invoke(ctx, m, k.cfg.Deadlines.Strategy, protocol.MethodStrategyInvoke,
+		protocol.StrategyInvokeParams{Slot: string(slot), Input: input})
+	if err != nil {
+		perr := &PluginError{Plugin: res.Owner, Kind: contribution.KindStrategy, Key: string(slot), Required: m.Required, Err: err}
+		if m.Required || ctx.Err() != nil {
+			return nil, perr
+		}
+		res.HostDefault, res.Err = true, perr
+		return res, nil
+	}
+	res.Output = out
+	return res, nil
+}
+
+// CallProvider calls the provider with the namespaced id
+// ("plugin/<name>/<ref>") and returns its output. Any failure is a
+// *PluginError; an unknown id wraps ErrUnknownTarget.
+func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMessage) (json.RawMessage, error) {
+	return k.callUnique(ctx, contribution.KindProvider, id, func(c contribution.Contribution) (string, any) {
+		p := c.Payload.(contribution.Provider)
+		return protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: p.Ref, Input: input}
+	})
+}
+
+// RunAction runs the UI action with the given id, passing the UI context.
+// Any failure is a *PluginError; an unknown id wraps ErrUnknownTarget.
+func (k *Kernel) RunAction(ctx context.Context, id string, uiContext json.RawMessage) (json.RawMessage, error) {
+	return k.callUnique(ctx, contribution.KindAction, id, func(contribution.Contribution) (string, any) {
+		return protocol.MethodActionRun, protocol.ActionRunParams{ID: id, Context: uiContext}
+	})
+}
+
+func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id string,
+	call func(contribution.Contribution) (string, any)) (json.RawMessage, error) {
+	l, err := k.acquire()
+	if err != nil {
+		return nil, err
+	}
+	defer l.release()
+	c, found := l.gen.Registry().Provider(id)
+	if kind == contribution.KindAction {
+		c, found = findAction(l.gen.Registry(), id)
+	}
+	if !found {
+		return nil, fmt.Errorf("%s %q: %w in generation %d", kind, id, ErrUnknownTarget, l.gen.Number())
+	}
+	m := l.gen.Member(c.Source.Plugin)
+	deadline := k.cfg.Deadlines.Provider
+	if kind == contribution.KindAction {
+		deadline = k.cfg.Deadlines.Action
+	}
+	method, params := call(c)
+	out, err := k.invoke(ctx, m, deadline, method, params)
+	if err != nil {
+		return nil, &PluginError{Plugin: c.Source.Plugin, Kind: kind, Key: id, Required: m.Required, Err: err}
+	}
+	return out, nil
+}
+
+// findAction returns the action with the given ID (unique in a registry).
+func findAction(r *contribution.Registry, id string) (contribution.Contribution, bool) {
+	if as := r.Get(contribution.KindAction, id); len(as) > 0 {
+		return as[0], true
+	}
+	return contribution.Contribution{}, false
+}
+
+func (k *Kernel) invoke(ctx context.Context, m *generation.Member, d time.Duration, method string, params any) (json.RawMessage, error) {
+	c, err := running(m)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	return c.Invoke(ctx, method, params)
+}

@@ -1,0 +1,87 @@
+package kernel
+
+import (
+	"sync"
+	"time"
+)
+
+// EventType says what an Event reports.
+type EventType string
+
+// Event types.
+const (
+	// EventPlugin reports a plugin's start progress: State is starting,
+	// ready, failed or skipped.
+	EventPlugin EventType = "plugin"
+	// EventGenerationPublished reports a new current generation.
+	EventGenerationPublished EventType = "generation-published"
+	// EventBuildFailed reports a generation build that failed; Err is the
+	// *generation.BuildError. The current generation is unchanged.
+	EventBuildFailed EventType = "build-failed"
+	// EventPluginCrashed reports a plugin that terminated outside Close;
+	// Err is the *sidecar.CrashError.
+	EventPluginCrashed EventType = "plugin-crashed"
+	// EventWarning reports one warning of a published generation.
+	EventWarning EventType = "warning"
+)
+
+// Event is something a host may want to show or log.
+type Event struct {
+	Type       EventType
+	Generation uint64
+	Plugin     string
+	// State is the plugin's start state, for EventPlugin.
+	State   string
+	Elapsed time.Duration
+	Message string
+	Err     error
+}
+
+// bus delivers events to subscribers synchronously, in order.
+type bus struct {
+	mu     sync.Mutex
+	next   int
+	subs   map[int]func(Event)
+	closed bool
+}
+
+// Subscribe registers fn to receive every later event until the returned
+// function is called or the kernel closes. Events are delivered one at a
+// time, in order, from the goroutine that produced them: fn must return
+// quickly and must not call back into the kernel's Start, Reload or Close.
+func (k *Kernel) Subscribe(fn func(Event)) (unsubscribe func()) {
+	b := &k.events
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.subs == nil {
+		b.subs = map[int]func(Event){}
+	}
+	id := b.next
+	b.next++
+	b.subs[id] = fn
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		delete(b.subs, id)
+	}
+}
+
+func (b *bus) emit(e Event) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	for i := 0; i < b.next; i++ {
+		if fn := b.subs[i]; fn != nil {
+			fn(e)
+		}
+	}
+}
+
+func (b *bus) close() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	b.subs = nil
+}

@@ -1,0 +1,236 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+var (
+	// ErrNotStarted is returned by dispatch calls before Start succeeded.
+	ErrNotStarted = errors.New("kernel not started")
+	// ErrClosed is returned by every call after Close.
+	ErrClosed = errors.New("kernel closed")
+	// ErrAlreadyStarted is returned by a second Start.
+	ErrAlreadyStarted = errors.New("kernel already started")
+)
+
+// Kernel is the extension kernel a host embeds. Create it with New.
+type Kernel struct {
+	cfg Config
+	log hclog.Logger
+
+	current atomic.Pointer[live]
+	closed  atomic.Bool
+	events  bus
+
+	// buildMu serializes Start, Reload and Close; it is never held by
+	// dispatch. Lock order: buildMu, then bus.mu.
+	buildMu  sync.Mutex
+	number   uint64 // last generation number used; under buildMu
+	started  bool   // under buildMu
+	retiring sync.WaitGroup
+}
+
+// New returns an idle Kernel for cfg. It validates cfg but starts nothing.
+func New(cfg Config) (*Kernel, error) {
+	if cfg.Home == "" {
+		return nil, errors.New("kernel: config: home is required")
+	}
+	if cfg.PoolSize < 0 {
+		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
+	}
+	cfg = cfg.withDefaults()
+	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel")}, nil
+}
+
+// Current returns the published generation, or nil before Start and after
+// Close. It takes no lock. The generation may be retired at any time after
+// it returns; use the dispatch methods to call plugins safely.
+func (k *Kernel) Current() *generation.Generation {
+	if l := k.current.Load(); l != nil {
+		return l.gen
+	}
+	return nil
+}
+
+// Start builds generation 1 from the home and publishes it. On failure it
+// returns the build's *generation.BuildError and leaves nothing running.
+func (k *Kernel) Start(ctx context.Context) error {
+	k.buildMu.Lock()
+	defer k.buildMu.Unlock()
+	switch {
+	case k.closed.Load():
+		return ErrClosed
+	case k.started:
+		return ErrAlreadyStarted
+	}
+	g, err := k.build(ctx, nil)
+	if err != nil {
+		return err
+	}
+	k.started = true
+	k.publish(g)
+	return nil
+}
+
+// build loads the home and builds the next generation, adopting the given
+// clients. It must be called with buildMu held.
+func (k *Kernel) build(ctx context.Context, adopt map[string]*sidecar.Client) (*generation.Generation, error) {
+	inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: %w", err)
+	}
+	k.number++
+	in := k.inputs(inst, adopt)
+	g, err := generation.Build(ctx, in)
+	if err != nil {
+		k.events.emit(Event{Type: EventBuildFailed, Generation: in.Number, Err: err})
+		return nil, err
+	}
+	return g, nil
+}
+
+// inputs maps the config onto a generation build.
+func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Client) generation.Inputs {
+	c := k.cfg
+	return generation.Inputs{
+		Number:    k.number,
+		Installed: inst,
+		Host:      c.Capabilities,
+		Spec:      contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners},
+		Required:  k.required,
+		Config:    k.pluginConfig,
+		Adopt:     adopt,
+		Start: sidecar.ManagerOptions{
+			PoolSize: c.PoolSize,
+			Budget:   c.StartupBudget,
+			OnEvent:  k.progress,
+			Client: sidecar.Options{
+				Logger:      c.Logger,
+				HostName:    c.Host.Name,
+				HostVersion: c.Host.Version,
+				DataRoot:    filepath.Join(c.Home, "data"),
+				OnCrash:     k.crashed,
+			},
+		},
+	}
+}
+
+// required applies the config's policy override, else the manifest's.
+func (k *Kernel) required(p *pluginpkg.Package) bool {
+	switch k.cfg.Policy[p.Name] {
+	case PolicyRequired:
+		return true
+	case PolicyOptional:
+		return false
+	}
+	return p.Manifest.Runtime != nil && p.Manifest.Runtime.Required
+}
+
+func (k *Kernel) pluginConfig(name string) json.RawMessage { return k.cfg.PluginConfig[name] }
+
+// publish swaps g in and retires the previous generation. It must be called
+// with buildMu held.
+func (k *Kernel) publish(g *generation.Generation) {
+	old := k.current.Swap(newLive(g))
+	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
+	for _, w := range g.Warnings() {
+		k.events.emit(Event{Type: EventWarning, Generation: g.Number(), Message: w})
+	}
+	if old != nil {
+		k.retire(old, nil)
+	}
+}
+
+// retire stops a replaced generation once its leases drain or the drain
+// timeout passes, in a goroutine the kernel owns. keep names clients the new
+// generation adopted: they are released, not stopped.
+func (k *Kernel) retire(l *live, keep []string) {
+	l.retire()
+	l.gen.Release(keep...)
+	k.retiring.Add(1)
+	go func() {
+		defer k.retiring.Done()
+		t := time.NewTimer(k.cfg.DrainTimeout)
+		defer t.Stop()
+		select {
+		case <-l.drained:
+		case <-t.C:
+			k.log.Warn("retired generation did not drain in time; stopping it", "generation", l.gen.Number(),
+				"drain_timeout", k.cfg.DrainTimeout)
+		}
+		if err := l.gen.Close(context.Background()); err != nil {
+			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
+		}
+	}()
+}
+
+// Close stops every plugin and waits for retired generations to stop. It
+// is idempotent; calls after it fail with ErrClosed. ctx bounds the wait for
+// in-flight calls; when it is done, plugins are stopped regardless.
+func (k *Kernel) Close(ctx context.Context) error {
+	k.buildMu.Lock()
+	defer k.buildMu.Unlock()
+	if k.closed.Swap(true) {
+		return nil
+	}
+	var err error
+	if l := k.current.Swap(nil); l != nil {
+		l.retire()
+		select {
+		case <-l.drained:
+		case <-ctx.Done():
+		}
+		err = l.gen.Close(context.WithoutCancel(ctx))
+	}
+	k.retiring.Wait()
+	k.events.close()
+	return err
+}
+
+// acquire leases the current generation.
+func (k *Kernel) acquire() (*live, error) {
+	for {
+		l := k.current.Load()
+		if l == nil {
+			if k.closed.Load() {
+				return nil, ErrClosed
+			}
+			return nil, ErrNotStarted
+		}
+		if l.acquire() {
+			return l, nil
+		}
+		// Retired between Load and acquire: the successor is already
+		// published (publish swaps before it retires), so load again.
+	}
+}
+
+// progress forwards sidecar start events to subscribers.
+func (k *Kernel) progress(e sidecar.Event) {
+	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err,
+		Generation: k.number})
+}
+
+// crashed reports a plugin that terminated outside Close.
+func (k *Kernel) crashed(ce *sidecar.CrashError) {
+	var n uint64
+	if g := k.Current(); g != nil {
+		n = g.Number()
+	}
+	k.log.Error("plugin crashed", "plugin", ce.Plugin, "error", ce)
+	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: ce.Plugin, Err: ce})
+}
