@@ -68,19 +68,32 @@ func (c *Client) Ping(ctx context.Context) error {
 	return c.call(ctx, protocol.MethodPing, nil, nil, callUrgent)
 }
 
+// call runs one request and wraps its errors, other than a crash (which
+// names the plugin already), with the plugin name and method.
 func (c *Client) call(ctx context.Context, method string, params, result any, kind callKind) error {
+	err := c.rawCall(ctx, method, params, result, kind)
+	var ce *CrashError
+	if err == nil || errors.As(err, &ce) {
+		return err
+	}
+	return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, err)
+}
+
+// rawCall runs one request. Its errors are the *protocol.Error answered, the
+// *CrashError or ErrClosed, context.Cause(ctx), or an encoding error.
+func (c *Client) rawCall(ctx context.Context, method string, params, result any, kind callKind) error {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
 		defer cancel()
 	}
 	id := c.nextID.Add(1)
-	frame, err := c.encodeRequest(id, method, params)
+	frame, err := encodeRequest(id, method, params)
 	if err != nil {
 		return err
 	}
 	ch := make(chan *protocol.Message, 1)
-	if err := c.register(id, ch, kind, method); err != nil {
+	if err := c.register(id, ch, kind); err != nil {
 		return err
 	}
 	if kind == callInit {
@@ -88,27 +101,27 @@ func (c *Client) call(ctx context.Context, method string, params, result any, ki
 	}
 	if err := c.out.push(kind == callUrgent, id, frame); err != nil {
 		c.unregister(id)
-		return c.terminalErr(method)
+		return c.terminalErr()
 	}
 	select {
 	case m := <-ch:
-		return c.decode(method, m, result)
+		return decodeResponse(m, result)
 	case <-c.dead:
 		c.unregister(id)
-		return c.terminalErr(method)
+		return c.terminalErr()
 	case <-ctx.Done():
 		c.unregister(id)
 		c.cancelRemote(id)
-		return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, context.Cause(ctx))
+		return context.Cause(ctx)
 	}
 }
 
-func (c *Client) encodeRequest(id int64, method string, params any) ([]byte, error) {
+func encodeRequest(id int64, method string, params any) ([]byte, error) {
 	m := &protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: idJSON(id), Method: method}
 	if params != nil {
 		raw, err := json.Marshal(params)
 		if err != nil {
-			return nil, fmt.Errorf("plugin %q: %s: encode params: %w", c.Name(), method, err)
+			return nil, fmt.Errorf("encode params: %w", err)
 		}
 		m.Params = raw
 	}
@@ -130,11 +143,11 @@ func idJSON(id int64) json.RawMessage { return json.RawMessage(strconv.FormatInt
 
 // register records a pending call, unless the client is terminal or
 // closing.
-func (c *Client) register(id int64, ch chan *protocol.Message, kind callKind, method string) error {
+func (c *Client) register(id int64, ch chan *protocol.Message, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
-		return c.terminalErrLocked(method)
+		return c.terminalErrLocked()
 	}
 	c.mu.pending[id] = ch
 	return nil
@@ -147,20 +160,19 @@ func (c *Client) unregister(id int64) {
 }
 
 // terminalErr returns the error a call fails with once the client is
-// closing or dead: the *CrashError itself, or ErrClosed wrapped with the
-// plugin and method.
-func (c *Client) terminalErr(method string) error {
+// closing or dead: the *CrashError, or ErrClosed.
+func (c *Client) terminalErr() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.terminalErrLocked(method)
+	return c.terminalErrLocked()
 }
 
-func (c *Client) terminalErrLocked(method string) error {
+func (c *Client) terminalErrLocked() error {
 	var ce *CrashError
 	if errors.As(c.mu.err, &ce) {
 		return ce
 	}
-	return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, ErrClosed)
+	return ErrClosed
 }
 
 // cancelRemote withdraws a request: dropped from the queue if it was never
@@ -179,15 +191,15 @@ func (c *Client) cancelRemote(id int64) {
 	}
 }
 
-func (c *Client) decode(method string, m *protocol.Message, result any) error {
+func decodeResponse(m *protocol.Message, result any) error {
 	if m.Error != nil {
-		return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, m.Error)
+		return m.Error
 	}
 	if result == nil {
 		return nil
 	}
 	if err := json.Unmarshal(m.Result, result); err != nil {
-		return fmt.Errorf("plugin %q: %s: decode result: %w", c.Name(), method, err)
+		return fmt.Errorf("decode result: %w", err)
 	}
 	return nil
 }

@@ -34,7 +34,7 @@ var ErrStdoutClosed = errors.New("plugin closed its stdout")
 // ErrHandshakeTimeout is wrapped (together with context.DeadlineExceeded) by
 // a handshake StartError when the plugin did not answer initialize within
 // its per-plugin handshake timeout.
-var ErrHandshakeTimeout = errors.New("no answer to initialize in time")
+var ErrHandshakeTimeout = errors.New("handshake timed out")
 
 // Start phases, the values of StartError.Phase.
 const (
@@ -67,6 +67,10 @@ type StartError struct {
 // Error returns `plugin "name": phase: cause`, followed by the last stderr
 // lines when there are any.
 func (e *StartError) Error() string {
+	var ce *CrashError
+	if errors.As(e.Err, &ce) { // it quotes stderr already
+		return fmt.Sprintf("plugin %q: %s: %v", e.Plugin, e.Phase, e.Err)
+	}
 	return fmt.Sprintf("plugin %q: %s: %v%s", e.Plugin, e.Phase, e.Err, stderrSuffix(e.Stderr))
 }
 
@@ -115,7 +119,7 @@ type DeclarationError struct {
 
 // Error returns every problem, separated by "; ".
 func (e *DeclarationError) Error() string {
-	return fmt.Sprintf("declarations not authorized by %s: %s", e.Manifest, strings.Join(e.Problems, "; "))
+	return fmt.Sprintf("not authorized by %s: %s", e.Manifest, strings.Join(e.Problems, "; "))
 }
 
 // VersionError reports incompatible protocol versions and says which side to

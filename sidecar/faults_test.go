@@ -43,7 +43,7 @@ func TestStartFaults(t *testing.T) {
 				}
 			}},
 		{fixture: "slow-handshake", phase: PhaseHandshake, check: func(t *testing.T, err error) {
-			if !errors.Is(err, ErrHandshakeTimeout) || !strings.Contains(err.Error(), "no answer within 300ms (runtime.handshake_timeout)") {
+			if !errors.Is(err, ErrHandshakeTimeout) || !strings.Contains(err.Error(), "plugin \"slow-handshake\": handshake: no answer to initialize within 300ms (runtime.handshake_timeout)") {
 				t.Errorf("err = %v, want ErrHandshakeTimeout naming runtime.handshake_timeout", err)
 			}
 		}},
@@ -60,7 +60,7 @@ func TestStartFaults(t *testing.T) {
 		}},
 		{fixture: "init-error", phase: PhaseHandshake, check: func(t *testing.T, err error) {
 			var pe *protocol.Error
-			if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.Contains(err.Error(), `plugin "init-error": initialize: bad config: missing key`) {
+			if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.Contains(err.Error(), `plugin "init-error": handshake: initialize failed: bad config: missing key (code -32000)`) {
 				t.Errorf("err = %v, want the plugin's *protocol.Error", err)
 			}
 		}},

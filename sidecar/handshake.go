@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -35,8 +36,7 @@ func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 // the failure belongs to.
 func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.InitializeResult, string, error) {
 	d, source := c.handshakeTimeout()
-	cause := fmt.Errorf("%w: no answer within %v (%s): %w", ErrHandshakeTimeout, d, source, context.DeadlineExceeded)
-	hctx, cancel := context.WithTimeoutCause(ctx, d, cause)
+	hctx, cancel := context.WithTimeoutCause(ctx, d, &handshakeTimeoutError{d, source})
 	defer cancel()
 	params := protocol.InitializeParams{
 		ProtocolVersion: protocol.Version,
@@ -50,7 +50,16 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		Session: c.opts.Session,
 	}
 	res := new(protocol.InitializeResult)
-	if err := c.call(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
+	if err := c.rawCall(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
+		var te *handshakeTimeoutError
+		var pe *protocol.Error
+		switch {
+		case errors.As(err, &te):
+		case errors.As(err, &pe):
+			err = fmt.Errorf("initialize failed: %w", err)
+		case hctx.Err() != nil:
+			err = fmt.Errorf("no answer to initialize: %w", err)
+		}
 		return nil, PhaseHandshake, err
 	}
 	if err := checkProtocolVersion(res.ProtocolVersion); err != nil {
@@ -60,6 +69,22 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.pkg.Name, Manifest: c.pkg.ManifestPath, Problems: problems}
 	}
 	return res, "", nil
+}
+
+// handshakeTimeoutError is the cause of a handshake that ran out of its
+// per-plugin time. It matches ErrHandshakeTimeout and
+// context.DeadlineExceeded.
+type handshakeTimeoutError struct {
+	d      time.Duration
+	source string
+}
+
+func (e *handshakeTimeoutError) Error() string {
+	return fmt.Sprintf("no answer to initialize within %v (%s)", e.d, e.source)
+}
+
+func (e *handshakeTimeoutError) Is(target error) bool {
+	return target == ErrHandshakeTimeout || target == context.DeadlineExceeded
 }
 
 // checkKernelConstraint reports a *VersionError when the manifest's kernel

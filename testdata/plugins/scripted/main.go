@@ -1,0 +1,108 @@
+// Command scripted is a test plugin whose declarations and behaviour come
+// from its environment (set by the manifest's runtime.env), so kernel and
+// generation tests can build any plugin graph from one binary:
+//
+//	SCRIPT_INTERCEPT  "point=behaviour[@priority],..." where behaviour is
+//	                  continue, modify (appends the plugin name to a JSON
+//	                  array payload), deny, fail, hang or crash
+//	SCRIPT_SLOTS      "slot,..." claimed; the strategy echoes
+//	                  {"owner": name, "input": input}
+//	SCRIPT_PROVIDERS  "ref,..." each echoing its input
+//	SCRIPT_ACTIONS    "id,..." each answering {"ran": id}
+//	SCRIPT_PROVIDES   "capability@version,..."
+//	SCRIPT_START      "exit" exits before the handshake; "hang" never
+//	                  answers it
+//	SCRIPT_PIDFILE    a file the plugin appends its pid to
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sdk"
+)
+
+func list(env string) []string {
+	v := os.Getenv(env)
+	if v == "" {
+		return nil
+	}
+	return strings.Split(v, ",")
+}
+
+func main() {
+	name := os.Getenv("EXTKERNEL_PLUGIN_NAME")
+	if f := os.Getenv("SCRIPT_PIDFILE"); f != "" {
+		fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err == nil {
+			fmt.Fprintln(fh, os.Getpid())
+			fh.Close()
+		}
+	}
+	switch os.Getenv("SCRIPT_START") {
+	case "exit":
+		fmt.Fprintln(os.Stderr, "scripted: exiting before the handshake as told")
+		os.Exit(3)
+	case "hang":
+		select {}
+	}
+	p := sdk.New(name, os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
+	for _, kv := range list("SCRIPT_PROVIDES") {
+		key, version, _ := strings.Cut(kv, "@")
+		p.Provide(key, version)
+	}
+	for _, spec := range list("SCRIPT_INTERCEPT") {
+		addInterceptor(p, name, spec)
+	}
+	for _, slot := range list("SCRIPT_SLOTS") {
+		p.Strategy(slot, func(_ context.Context, in json.RawMessage) (any, error) {
+			return map[string]any{"owner": name, "input": in}, nil
+		})
+	}
+	for _, ref := range list("SCRIPT_PROVIDERS") {
+		p.Provider(ref, "echoes its input", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
+	}
+	for _, id := range list("SCRIPT_ACTIONS") {
+		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
+			return map[string]string{"ran": id}, nil
+		})
+	}
+	p.Serve()
+}
+
+func addInterceptor(p *sdk.Plugin, name, spec string) {
+	point, behaviour, _ := strings.Cut(spec, "=")
+	behaviour, prio, hasPrio := strings.Cut(behaviour, "@")
+	h := func(ctx context.Context, _ string, payload json.RawMessage) (protocol.InterceptResult, error) {
+		switch behaviour {
+		case "modify":
+			var seen []string
+			_ = json.Unmarshal(payload, &seen)
+			return sdk.Modify(append(seen, name)), nil
+		case "deny":
+			return sdk.Deny(name + " says no"), nil
+		case "fail":
+			return protocol.InterceptResult{}, &protocol.Error{Code: protocol.CodePluginError, Message: name + " failed on purpose"}
+		case "hang":
+			<-ctx.Done()
+			return protocol.InterceptResult{}, ctx.Err()
+		case "crash":
+			os.Exit(7)
+		}
+		return sdk.Continue(), nil
+	}
+	if hasPrio {
+		n, err := strconv.Atoi(prio)
+		if err != nil {
+			panic(err)
+		}
+		p.InterceptWithPriority(point, n, h)
+		return
+	}
+	p.Intercept(point, h)
+}
