@@ -1,0 +1,198 @@
+package kernel
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/hashicorp/go-hclog"
+	"go.uber.org/goleak"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// scriptedBin is the test plugin binary, built once in TestMain.
+var scriptedBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kernel-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	scriptedBin = filepath.Join(dir, "scripted")
+	build := exec.Command("go", "build", "-o", scriptedBin, "../testdata/plugins/scripted")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the scripted test plugin:", err)
+		os.Exit(1)
+	}
+	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
+}
+
+// plug describes one scripted test package.
+type plug struct {
+	name       string
+	version    string // default 1.0.0
+	required   bool
+	priority   int
+	intercepts []string // manifest authorization
+	replaces   []string
+	provides   []string // "cap@version": manifest and handshake
+	requires   []string // "cap constraint" or "cap constraint?" for optional
+	env        map[string]string
+	disabled   bool
+}
+
+// writeHome creates a home with the given scripted packages; each package's
+// bin/plugin is a hard link to the scripted binary.
+func writeHome(t *testing.T, plugs ...plug) string {
+	t.Helper()
+	home := t.TempDir()
+	state := map[string]any{}
+	for _, p := range plugs {
+		dir := filepath.Join(home, "packages", p.name)
+		if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		linkOrCopy(t, scriptedBin, filepath.Join(dir, "bin", "plugin"))
+		writeJSON(t, filepath.Join(dir, "plugin.json"), manifest(p))
+		if p.disabled {
+			state[p.name] = map[string]bool{"enabled": false}
+		}
+	}
+	writeJSON(t, filepath.Join(home, "state.json"), map[string]any{"format": 1, "packages": state})
+	return home
+}
+
+func manifest(p plug) map[string]any {
+	version := p.version
+	if version == "" {
+		version = "1.0.0"
+	}
+	env := map[string]string{}
+	for k, v := range p.env {
+		env[k] = v
+	}
+	env["SCRIPT_PROVIDES"] = strings.Join(p.provides, ",")
+	var provides, requires []map[string]any
+	for _, kv := range p.provides {
+		k, v, _ := strings.Cut(kv, "@")
+		provides = append(provides, map[string]any{"capability": k, "version": v})
+	}
+	for _, r := range p.requires {
+		k, c, _ := strings.Cut(r, " ")
+		opt := strings.HasSuffix(c, "?")
+		requires = append(requires, map[string]any{"capability": k, "version": strings.TrimSuffix(c, "?"), "optional": opt})
+	}
+	return map[string]any{
+		"format": 1, "name": p.name, "version": version,
+		"runtime": map[string]any{"command": "./bin/plugin", "required": p.required, "priority": p.priority,
+			"intercepts": nonNil(p.intercepts), "replaces": nonNil(p.replaces), "env": env, "handshake_timeout": "5s"},
+		"provides": nonNilMaps(provides), "requires": nonNilMaps(requires),
+	}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func nonNilMaps(s []map[string]any) []map[string]any {
+	if s == nil {
+		return []map[string]any{}
+	}
+	return s
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	data, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func linkOrCopy(t *testing.T, src, dst string) {
+	t.Helper()
+	if os.Link(src, dst) == nil {
+		return
+	}
+	in, err := os.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := out.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testConfig returns a config for home with the usual test points and slots.
+func testConfig(home string) Config {
+	return Config{
+		Home:         home,
+		Host:         HostInfo{Name: "test-host", Version: "1.0.0"},
+		Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}},
+		Points:       []contribution.Point{"tool.before", "tool.after"},
+		Slots:        []contribution.Slot{"context.compactor"},
+		Logger:       hclog.NewNullLogger(),
+	}
+}
+
+// children returns the pids of live processes whose parent is this test
+// process (zombies included: an unreaped child is a leak too).
+func children(t *testing.T) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	me := os.Getpid()
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; fields resume after the last ')'.
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(me) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// noChildren fails the test if any child process of the test remains.
+func noChildren(t *testing.T) {
+	t.Helper()
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes left behind: %v", kids)
+	}
+}
