@@ -282,3 +282,35 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 	default:
 	}
 }
+
+// TestCloseDuringCalls closes a client while calls are in flight: each
+// ends with the plugin's cancellation answer or ErrClosed, never hangs.
+func TestCloseDuringCalls(t *testing.T) {
+	opts, _ := testOptions(t)
+	started := make(chan struct{}, 8)
+	opts.OnNotify = func(_ string, n protocol.NotifyParams) {
+		if n.Event == "blocking" {
+			started <- struct{}{}
+		}
+	}
+	c := startGood(t, opts)
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			_, err := c.Invoke(context.Background(), protocol.MethodProviderInvoke,
+				protocol.ProviderInvokeParams{Ref: "block", Input: json.RawMessage(fmt.Sprint(i))})
+			errs <- err
+		}()
+	}
+	for range 8 {
+		recv(t, started, "call in flight")
+	}
+	closeClient(t, c)
+	for range 8 {
+		err := recv(t, errs, "call result")
+		var pe *protocol.Error
+		if !errors.Is(err, ErrClosed) && !(errors.As(err, &pe) && pe.Code == protocol.CodeRequestCancelled) {
+			t.Errorf("call during Close: %v, want ErrClosed or a cancelled answer", err)
+		}
+	}
+}

@@ -1,0 +1,70 @@
+package sidecar_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+func ExampleStart() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome()) // holds the package "good"
+	if err != nil {
+		panic(err)
+	}
+	c, err := sidecar.Start(ctx, inst.Packages[0], sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	if err != nil {
+		fmt.Println(err) // a *sidecar.StartError
+		return
+	}
+	defer c.Close(context.Background())
+
+	fmt.Println(c.Name(), c.Declarations().Interceptors[0].Point)
+	res, err := c.Intercept(ctx, "tool.before", json.RawMessage(`{"cmd":"ls"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Decision, string(res.Payload))
+	// Output:
+	// good tool.before
+	// modify {"seen":{"cmd":"ls"}}
+}
+
+func ExampleManager_StartByName() {
+	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome())
+	if err != nil {
+		panic(err)
+	}
+	m := sidecar.NewManager(sidecar.ManagerOptions{
+		PoolSize: 4,
+		Budget:   30 * time.Second,
+		OnEvent: func(e sidecar.Event) {
+			if e.State != sidecar.StateStarting {
+				fmt.Println("event:", e.Plugin, e.State)
+			}
+		},
+	})
+	defer m.Close(context.Background())
+
+	b, err := m.StartByName(context.Background(), inst, nil, "good")
+	if err != nil {
+		fmt.Println(err) // a *sidecar.RequiredStartError or a resolution error
+		return
+	}
+	for _, w := range b.Warnings {
+		fmt.Println("warning:", w)
+	}
+	out, err := b.Clients[0].Invoke(context.Background(), protocol.MethodProviderInvoke,
+		protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)})
+	fmt.Println(string(out), err)
+	// Output:
+	// event: good ready
+	// "hi" <nil>
+}

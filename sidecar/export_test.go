@@ -1,0 +1,32 @@
+package sidecar
+
+import (
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+var exampleHome = sync.OnceValues(func() (string, error) {
+	dir := filepath.Join(binDir, "home", "packages", "good")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", err
+	}
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "good", "plugin.json"))
+	if err == nil {
+		err = os.WriteFile(filepath.Join(dir, "plugin.json"), data, 0o644)
+	}
+	if err == nil {
+		err = os.Link(filepath.Join(binDir, "good"), filepath.Join(dir, "good"))
+	}
+	return filepath.Join(binDir, "home"), err
+})
+
+// PluginHome returns a home with the test plugin "good" installed, for
+// the examples. It is removed when the test binary exits.
+func PluginHome() string {
+	home, err := exampleHome()
+	if err != nil {
+		panic(err)
+	}
+	return home
+}
