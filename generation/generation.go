@@ -57,8 +57,8 @@ type Generation struct {
 
 	closeOnce sync.Once
 	closeErr  error
-	released  bool
 	mu        sync.Mutex
+	released  map[string]bool // under mu: clients handed to a successor
 }
 
 // Number is the generation's number, increasing by one per published
@@ -121,30 +121,36 @@ func (g *Generation) Clients() []*sidecar.Client {
 	return out
 }
 
-// Close stops every client the generation owns, in parallel, and returns
-// their errors joined. It is idempotent and a no-op after Release.
+// Close stops every client the generation still owns (all but the
+// released ones), in parallel, and returns their errors joined. It is
+// idempotent.
 func (g *Generation) Close(ctx context.Context) error {
 	g.closeOnce.Do(func() {
 		g.mu.Lock()
-		released := g.released
-		g.mu.Unlock()
-		if !released {
-			g.closeErr = closeClients(ctx, g.Clients())
+		var owned []*sidecar.Client
+		for _, m := range g.members {
+			if m.client != nil && !g.released[m.Package.Name] {
+				owned = append(owned, m.client)
+			}
 		}
+		g.mu.Unlock()
+		g.closeErr = closeClients(ctx, owned)
 	})
 	return g.closeErr
 }
 
 // Release gives up ownership of the named clients without stopping them,
-// because a successor generation adopted them; Close then stops only the
-// others. It must be called before Close.
+// because a successor generation adopted them: Close then stops only the
+// others. The members keep their clients, so calls still in flight on this
+// generation are unaffected. Release must be called before Close.
 func (g *Generation) Release(names ...string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	if g.released == nil {
+		g.released = map[string]bool{}
+	}
 	for _, n := range names {
-		if m := g.byName[n]; m != nil {
-			m.client = nil
-		}
+		g.released[n] = true
 	}
 }
 
