@@ -40,6 +40,9 @@ type Inputs struct {
 	// Adopt maps package names to running clients to reuse instead of
 	// starting. A failed Build never stops them.
 	Adopt map[string]*sidecar.Client
+	// Plan is the plan that led to this build, recorded in the
+	// generation's snapshot; nil for a first generation.
+	Plan *Plan
 }
 
 // BuildError reports a generation that could not be built. Every process the
@@ -300,7 +303,7 @@ func plural(n int, one, many string) string {
 // generation assembles the final value.
 func (b *build) generation(reg *contribution.Registry) *Generation {
 	g := &Generation{number: b.in.Number, created: time.Now(), closure: b.closure, registry: reg,
-		byName: b.members}
+		byName: b.members, plan: b.in.Plan}
 	for _, name := range b.closure.Members {
 		g.members = append(g.members, b.members[name])
 	}

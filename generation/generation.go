@@ -54,6 +54,7 @@ type Generation struct {
 	warnings []string
 	hash     string
 	inputs   map[string]Fingerprint
+	plan     *Plan // the plan that produced it, or nil
 
 	closeOnce sync.Once
 	closeErr  error

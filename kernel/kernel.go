@@ -77,29 +77,33 @@ func (k *Kernel) Start(ctx context.Context) error {
 	case k.started:
 		return ErrAlreadyStarted
 	}
-	g, err := k.build(ctx, nil)
+	g, err := k.build(ctx, k.inputs(nil, nil))
 	if err != nil {
 		return err
 	}
 	k.started = true
-	k.publish(g)
+	k.publish(g, nil)
 	return nil
 }
 
-// build loads the home and builds the next generation, adopting the given
-// clients. It must be called with buildMu held.
-func (k *Kernel) build(ctx context.Context, adopt map[string]*sidecar.Client) (*generation.Generation, error) {
-	inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
-	if err != nil {
-		return nil, fmt.Errorf("kernel: %w", err)
+// build builds the next generation from in, loading the home first when
+// in.Installed is nil. A failed build does not use up a generation number.
+// It must be called with buildMu held.
+func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.Generation, error) {
+	if in.Installed == nil {
+		inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
+		if err != nil {
+			return nil, fmt.Errorf("kernel: %w", err)
+		}
+		in.Installed = inst
 	}
-	k.number++
-	in := k.inputs(inst, adopt)
+	in.Number = k.number + 1
 	g, err := generation.Build(ctx, in)
 	if err != nil {
 		k.events.emit(Event{Type: EventBuildFailed, Generation: in.Number, Err: err})
 		return nil, err
 	}
+	k.number = in.Number
 	return g, nil
 }
 
@@ -107,7 +111,6 @@ func (k *Kernel) build(ctx context.Context, adopt map[string]*sidecar.Client) (*
 func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Client) generation.Inputs {
 	c := k.cfg
 	return generation.Inputs{
-		Number:    k.number,
 		Installed: inst,
 		Host:      c.Capabilities,
 		Spec:      contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners},
@@ -142,16 +145,16 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 
 func (k *Kernel) pluginConfig(name string) json.RawMessage { return k.cfg.PluginConfig[name] }
 
-// publish swaps g in and retires the previous generation. It must be called
-// with buildMu held.
-func (k *Kernel) publish(g *generation.Generation) {
+// publish swaps g in and retires the previous generation, whose clients
+// named in keep were adopted by g. It must be called with buildMu held.
+func (k *Kernel) publish(g *generation.Generation, keep []string) {
 	old := k.current.Swap(newLive(g))
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
 		k.events.emit(Event{Type: EventWarning, Generation: g.Number(), Message: w})
 	}
 	if old != nil {
-		k.retire(old, nil)
+		k.retire(old, keep)
 	}
 }
 
@@ -221,8 +224,7 @@ func (k *Kernel) acquire() (*live, error) {
 
 // progress forwards sidecar start events to subscribers.
 func (k *Kernel) progress(e sidecar.Event) {
-	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err,
-		Generation: k.number})
+	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }
 
 // crashed reports a plugin that terminated outside Close.

@@ -22,6 +22,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
@@ -49,7 +50,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scripted: exiting before the handshake as told")
 		os.Exit(3)
 	case "hang":
-		select {}
+		time.Sleep(time.Hour) // killed by the host's stop sequence
 	}
 	p := sdk.New(name, os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
 	for _, kv := range list("SCRIPT_PROVIDES") {

@@ -1,0 +1,269 @@
+package generation
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// Class is what a plan does with one package.
+type Class string
+
+// Package classes. Every package of either side is exactly one of them.
+const (
+	// ClassUnchanged: its running sidecar is adopted, not restarted.
+	ClassUnchanged Class = "unchanged"
+	// ClassAdded: it is new to the closure and will be started.
+	ClassAdded Class = "added"
+	// ClassRemoved: it leaves the closure; its sidecar is stopped after the
+	// swap.
+	ClassRemoved Class = "removed"
+	// ClassReloaded: something it depends on changed (Reasons say what); a
+	// new sidecar is started and the old one stopped after the swap.
+	ClassReloaded Class = "reloaded"
+)
+
+// Change is one package's class in a plan, with the reason for each reload.
+type Change struct {
+	Name    string   `json:"name"`
+	Class   Class    `json:"class"`
+	Reasons []string `json:"reasons,omitempty"`
+	From    string   `json:"from_version,omitempty"`
+	To      string   `json:"to_version,omitempty"`
+}
+
+// ChainDiff is the effective interceptor order at one point before and
+// after, as plugin names.
+type ChainDiff struct {
+	Point   string   `json:"point"`
+	Before  []string `json:"before"`
+	After   []string `json:"after"`
+	Changed bool     `json:"changed"`
+}
+
+// SlotDiff is a slot's owner before and after ("" = the host default).
+type SlotDiff struct {
+	Slot    string `json:"slot"`
+	Before  string `json:"before"`
+	After   string `json:"after"`
+	Changed bool   `json:"changed"`
+}
+
+// Plan is the difference between a generation (as a Snapshot) and what disk
+// and config now ask for, or between two snapshots (Diff). It is computed
+// without starting anything.
+type Plan struct {
+	// From and To are generation numbers; To is 0 for a plan of a
+	// generation not built yet.
+	From     uint64   `json:"from_generation"`
+	To       uint64   `json:"to_generation,omitempty"`
+	Packages []Change `json:"packages"`
+	// Interceptors and Slots are the contribution-level diff. In a plan,
+	// After is predicted: unchanged plugins keep their handshake
+	// declarations, added and reloaded ones are predicted from their
+	// manifest claims (see Pending).
+	Interceptors []ChainDiff `json:"interceptors"`
+	Slots        []SlotDiff  `json:"slots"`
+	// Problems would fail the build (resolution errors of required
+	// packages, slot conflicts between claims); Warnings would not.
+	Problems []string `json:"problems"`
+	Warnings []string `json:"warnings"`
+	// Pending says what is known only after the handshake.
+	Pending []string `json:"pending"`
+	// FromHash and ToHash are the input hashes of both sides.
+	FromHash string `json:"from_hash"`
+	ToHash   string `json:"to_hash"`
+}
+
+// Changed reports whether applying the plan would change anything: a
+// package that is not unchanged, or different inputs (host spec, policy).
+func (p *Plan) Changed() bool {
+	if p.FromHash != p.ToHash {
+		return true
+	}
+	for _, c := range p.Packages {
+		if c.Class != ClassUnchanged {
+			return true
+		}
+	}
+	return false
+}
+
+// Names returns the packages of the given class, sorted.
+func (p *Plan) Names(class Class) []string {
+	var out []string
+	for _, c := range p.Packages {
+		if c.Class == class {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+// Diff compares two snapshots with the same classification rules as a
+// plan; both sides' contributions are real (from handshakes).
+func Diff(a, b *Snapshot) *Plan {
+	p := &Plan{From: a.Generation, To: b.Generation, FromHash: a.Hash, ToHash: b.Hash,
+		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
+	p.Packages = classify(a, b)
+	p.Interceptors, p.Slots = contributionDiff(a.Contributions, b.Contributions)
+	return p
+}
+
+// NewPlan compares the generation described by from with what in (disk and
+// config) now asks for, without starting anything. in.Adopt, in.Start and
+// in.Number are ignored.
+func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
+	to, cl, err := desired(in)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
+		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
+	p.Packages = classify(from, to)
+	p.predict(from, to)
+	p.slotClaims(to, in.Spec.SlotOwners)
+	p.resolutionProblems(cl, to)
+	p.Interceptors, p.Slots = contributionDiff(from.Contributions, to.Contributions)
+	sort.Strings(p.Problems)
+	sort.Strings(p.Warnings)
+	return p, nil
+}
+
+// desired resolves in into a snapshot of planned packages, without
+// contributions (predict fills them in).
+func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
+	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
+	req := capability.Request{Host: in.Host, Roots: in.Roots}
+	for _, p := range in.Installed.Packages {
+		b.pkgs[p.Name] = p
+		req.Packages = append(req.Packages, p.Capability())
+	}
+	cl, err := capability.Resolve(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	s := &Snapshot{Format: SnapshotFormat, Packages: []SnapshotPackage{}}
+	var members []*Member
+	for _, name := range cl.Members {
+		p := b.pkgs[name]
+		m := &Member{Package: p, Required: b.required(p), Status: StatusPlanned}
+		if p.Manifest.Runtime == nil {
+			m.Status = StatusDeclarative
+		}
+		members = append(members, m)
+	}
+	fps := fingerprints(members, in.Config)
+	for _, m := range members {
+		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
+	}
+	s.Hash = hashInputs(fps, in)
+	return s, cl, nil
+}
+
+// predict fills to's contributions: unchanged plugins keep the ones they
+// declared at their handshake; added and reloaded plugins are predicted from
+// their manifest claims (interceptor points at the manifest priority, slot
+// claims), and Pending says so.
+func (p *Plan) predict(from, to *Snapshot) {
+	class := map[string]Class{}
+	for _, c := range p.Packages {
+		class[c.Name] = c.Class
+	}
+	to.Contributions = []SnapshotContribution{}
+	for _, pkg := range to.Packages {
+		if class[pkg.Name] == ClassUnchanged {
+			for _, c := range from.Contributions {
+				if c.Plugin == pkg.Name {
+					to.Contributions = append(to.Contributions, c)
+				}
+			}
+			continue
+		}
+		if pkg.Status == StatusDeclarative {
+			continue
+		}
+		for i, pt := range pkg.Intercepts {
+			to.Contributions = append(to.Contributions, SnapshotContribution{Kind: contribution.KindInterceptor, Key: pt,
+				Plugin: pkg.Name, Origin: contribution.OriginManifest, Priority: pkg.Priority, Seq: i})
+		}
+		for i, sl := range pkg.Replaces {
+			to.Contributions = append(to.Contributions, SnapshotContribution{Kind: contribution.KindStrategy, Key: sl,
+				Plugin: pkg.Name, Origin: contribution.OriginManifest, Seq: i})
+		}
+		p.Pending = append(p.Pending, fmt.Sprintf("%q (%s): interceptors and slot claims are predicted from its manifest; "+
+			"priorities, providers and UI actions are known after its handshake", pkg.Name, class[pkg.Name]))
+	}
+}
+
+// slotClaims keeps, for each slot claimed by several plugins, only the
+// owner the host config names, and reports a conflict when it names none.
+func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string) {
+	claims := map[string][]string{}
+	for _, c := range to.Contributions {
+		if c.Kind == contribution.KindStrategy {
+			claims[c.Key] = append(claims[c.Key], c.Plugin)
+		}
+	}
+	kept := to.Contributions[:0]
+	for _, c := range to.Contributions {
+		names := claims[c.Key]
+		owner, named := owners[contribution.Slot(c.Key)]
+		if c.Kind == contribution.KindStrategy && len(names) > 1 && named && c.Plugin != owner && contains(names, owner) {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("slot %q: the claim of %q is overridden by the configured owner %q", c.Key, c.Plugin, owner))
+			continue
+		}
+		kept = append(kept, c)
+	}
+	to.Contributions = kept
+	for _, slot := range sortedNames(claims) {
+		names := claims[slot]
+		owner, named := owners[contribution.Slot(slot)]
+		if len(names) > 1 && !(named && contains(names, owner)) {
+			p.Problems = append(p.Problems, fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners",
+				slot, quoteAll(names)))
+		}
+	}
+}
+
+// resolutionProblems reports what resolution already says: errors of
+// required packages and unknown roots are problems; the rest are warnings.
+func (p *Plan) resolutionProblems(cl *capability.Closure, to *Snapshot) {
+	for _, pr := range cl.Problems {
+		pkg := to.pkg(pr.Package)
+		switch {
+		case pr.Severity == capability.Warning:
+			p.Warnings = append(p.Warnings, pr.Message)
+		case pkg == nil:
+			p.Problems = append(p.Problems, pr.Message)
+		case pkg.Required:
+			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", pr.Package, pr.Message))
+		default:
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q will be left out: %s", pr.Package, pr.Message))
+		}
+	}
+}
+
+func contains(names []string, name string) bool {
+	for _, n := range names {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(names []string) string {
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = fmt.Sprintf("%q", n)
+	}
+	if len(q) == 2 {
+		return q[0] + " and " + q[1]
+	}
+	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}

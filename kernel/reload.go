@@ -1,0 +1,118 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// ReloadResult is the outcome of a successful Reload.
+type ReloadResult struct {
+	// Plan is what the reload found and applied.
+	Plan *generation.Plan
+	// Published is false when the plan had no change: nothing was started
+	// or stopped and no generation was published.
+	Published bool
+	// Generation is the current generation after the reload.
+	Generation *generation.Generation
+}
+
+// Plan compares the current generation with what the home and config now
+// ask for, without starting anything.
+func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
+	k.buildMu.Lock()
+	defer k.buildMu.Unlock()
+	l, err := k.currentLocked()
+	if err != nil {
+		return nil, err
+	}
+	_, plan, err := k.plan(l.gen.Snapshot())
+	return plan, err
+}
+
+// Reload plans, then applies the plan: it starts only added and reloaded
+// packages (pool and one startup budget), adopts the running sidecars of
+// unchanged ones, builds and validates the new generation and swaps it in.
+// Removed and replaced sidecars are stopped only after the swap, once the
+// old generation's in-flight calls drain.
+//
+// On any failure (a required package failing, a validation error, the
+// budget running out) Reload rolls back: adopted sidecars stay with the
+// current generation, everything newly started is stopped, the current
+// generation keeps serving throughout, unchanged, and the error (a
+// *generation.BuildError) lists every problem.
+//
+// Reloads are serialized: a Reload called while another runs waits for it,
+// then plans afresh (reloads are not coalesced). A reload whose plan has no
+// change restarts nothing and publishes nothing.
+func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
+	k.buildMu.Lock()
+	defer k.buildMu.Unlock()
+	l, err := k.currentLocked()
+	if err != nil {
+		return nil, err
+	}
+	in, plan, err := k.plan(l.gen.Snapshot())
+	if err != nil {
+		return nil, err
+	}
+	if !plan.Changed() {
+		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
+	}
+	in.Adopt = map[string]*sidecar.Client{}
+	var keep []string
+	for _, name := range plan.Names(generation.ClassUnchanged) {
+		if c := l.gen.Client(name); c != nil {
+			in.Adopt[name] = c
+			keep = append(keep, name)
+		}
+	}
+	in.Plan = plan
+	g, err := k.build(ctx, in)
+	if err != nil {
+		return nil, err
+	}
+	k.publish(g, keep)
+	return &ReloadResult{Plan: plan, Published: true, Generation: g}, nil
+}
+
+// currentLocked returns the current generation; buildMu must be held.
+func (k *Kernel) currentLocked() (*live, error) {
+	switch l := k.current.Load(); {
+	case k.closed.Load():
+		return nil, ErrClosed
+	case l == nil:
+		return nil, ErrNotStarted
+	default:
+		return l, nil
+	}
+}
+
+// plan loads the home and plans from a snapshot to it.
+func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
+	inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
+	if err != nil {
+		return generation.Inputs{}, nil, fmt.Errorf("kernel: %w", err)
+	}
+	in := k.inputs(inst, nil)
+	plan, err := generation.NewPlan(from, in)
+	if err != nil {
+		return in, nil, fmt.Errorf("kernel: plan: %w", err)
+	}
+	return in, plan, nil
+}
+
+// PlanFrom plans from a snapshot (such as the one `kernelctl run` writes
+// for each published generation) to what cfg's home and config now ask
+// for, without a running kernel and without starting anything.
+func PlanFrom(cfg Config, from *generation.Snapshot) (*generation.Plan, error) {
+	k, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	_, plan, err := k.plan(from)
+	return plan, err
+}
