@@ -1,0 +1,263 @@
+package generation
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// planHome is a home of manifests (no processes are started by planning).
+type planHome struct {
+	t    *testing.T
+	dir  string
+	mans map[string]map[string]any
+}
+
+func newPlanHome(t *testing.T) *planHome {
+	h := &planHome{t: t, dir: t.TempDir(), mans: map[string]map[string]any{}}
+	h.put("kv", map[string]any{"provides": []any{map[string]any{"capability": "storage.kv", "version": "1.0.0"}}})
+	h.put("memory", map[string]any{
+		"requires": []any{map[string]any{"capability": "storage.kv", "version": "^1.0"}},
+		"runtime":  map[string]any{"command": "./bin/plugin", "replaces": []any{"context.compactor"}},
+	})
+	h.put("redactor", map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "priority": 100,
+		"intercepts": []any{"tool.before"}}})
+	h.put("audit", map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "intercepts": []any{"tool.before"}}})
+	return h
+}
+
+// put writes a manifest: fields override the defaults (name, version 1.0.0,
+// format 1, a runtime ./bin/plugin), and writes the executable.
+func (h *planHome) put(name string, fields map[string]any) {
+	m := map[string]any{"format": 1, "name": name, "version": "1.0.0", "runtime": map[string]any{"command": "./bin/plugin"}}
+	for k, v := range fields {
+		m[k] = v
+	}
+	h.mans[name] = m
+	h.write(name)
+	h.exe(name, "v1")
+}
+
+func (h *planHome) write(name string) {
+	dir := filepath.Join(h.dir, "packages", name)
+	if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+	data, _ := json.Marshal(h.mans[name])
+	if err := os.WriteFile(filepath.Join(dir, "plugin.json"), data, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *planHome) exe(name, content string) {
+	if err := os.WriteFile(filepath.Join(h.dir, "packages", name, "bin", "plugin"), []byte(content), 0o755); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *planHome) inputs() Inputs {
+	inst, err := pluginpkg.LoadInstalled(h.dir)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if len(inst.Warnings) > 0 {
+		h.t.Fatalf("home warnings: %v", inst.Warnings)
+	}
+	return Inputs{Installed: inst, Spec: contribution.HostSpec{Points: []contribution.Point{"tool.before"},
+		Slots: []contribution.Slot{"context.compactor"}}}
+}
+
+// snapshotOf plans from nothing and returns the desired side as if it had
+// been built as generation 1, with the manifest predictions as its
+// contributions.
+func snapshotOf(t *testing.T, in Inputs) *Snapshot {
+	t.Helper()
+	s, _, err := desired(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	(&Plan{}).predict(&Snapshot{}, s)
+	s.Generation = 1
+	for i := range s.Packages {
+		if s.Packages[i].Status == StatusPlanned {
+			s.Packages[i].Status = StatusRunning
+		}
+	}
+	return s
+}
+
+func TestPlanReasons(t *testing.T) {
+	tests := []struct {
+		name   string
+		change func(h *planHome, in *Inputs)
+		want   map[string]string // name -> "class: reasons"
+	}{
+		{"nothing", func(*planHome, *Inputs) {}, nil},
+		{"version", func(h *planHome, _ *Inputs) { h.mans["audit"]["version"] = "1.1.0"; h.write("audit") },
+			map[string]string{"audit": "reloaded: version 1.0.0 -> 1.1.0"}},
+		{"manifest content", func(h *planHome, _ *Inputs) { h.mans["audit"]["description"] = "now described"; h.write("audit") },
+			map[string]string{"audit": "reloaded: manifest changed"}},
+		{"executable", func(h *planHome, _ *Inputs) { h.exe("audit", "v2, longer") },
+			map[string]string{"audit": "reloaded: executable changed"}},
+		{"config", func(_ *planHome, in *Inputs) {
+			in.Config = func(name string) json.RawMessage {
+				if name == "audit" {
+					return json.RawMessage(`{"verbose":true}`)
+				}
+				return nil
+			}
+		}, map[string]string{"audit": "reloaded: config changed"}},
+		{"policy", func(_ *planHome, in *Inputs) {
+			in.Required = func(p *pluginpkg.Package) bool { return p.Name == "audit" }
+		}, map[string]string{"audit": "reloaded: policy optional -> required"}},
+		{"provider reloaded", func(h *planHome, _ *Inputs) { h.mans["kv"]["description"] = "x"; h.write("kv") },
+			map[string]string{"kv": "reloaded: manifest changed", "memory": `reloaded: depends on "kv", which is reloaded`}},
+		{"added and removed", func(h *planHome, _ *Inputs) {
+			if err := os.RemoveAll(filepath.Join(h.dir, "packages", "audit")); err != nil {
+				h.t.Fatal(err)
+			}
+			h.put("search", nil)
+		}, map[string]string{"audit": "removed: ", "search": "added: "}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newPlanHome(t)
+			from := snapshotOf(t, h.inputs())
+			in := h.inputs()
+			tt.change(h, &in)
+			in.Installed = h.inputs().Installed
+			p, err := NewPlan(from, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, c := range p.Packages {
+				if c.Class != ClassUnchanged {
+					got[c.Name] = string(c.Class) + ": " + strings.Join(c.Reasons, "; ")
+				}
+			}
+			if len(got) == 0 {
+				got = nil
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("changes = %v, want %v", got, tt.want)
+			}
+			if p.Changed() != (tt.want != nil || tt.name == "policy" || tt.name == "config") {
+				t.Errorf("Changed() = %v", p.Changed())
+			}
+		})
+	}
+}
+
+func TestPlanFailedMemberIsReloaded(t *testing.T) {
+	h := newPlanHome(t)
+	from := snapshotOf(t, h.inputs())
+	from.pkg("audit").Status = StatusCrashed
+	p, err := NewPlan(from, h.inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range p.Packages {
+		if c.Name == "audit" && (c.Class != ClassReloaded || c.Reasons[0] != "not running in generation 1 (crashed)") {
+			t.Errorf("audit: %+v", c)
+		}
+	}
+}
+
+func TestPlanContributionsAndProblems(t *testing.T) {
+	h := newPlanHome(t)
+	from := snapshotOf(t, h.inputs())
+	h.put("summarizer", map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "replaces": []any{"context.compactor"},
+		"intercepts": []any{"tool.before"}, "priority": 500}})
+	h.put("needy", map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "required": true},
+		"requires": []any{map[string]any{"capability": "net.http", "version": "^1.0"}}})
+	p, err := NewPlan(from, h.inputs())
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantChains := []ChainDiff{{Point: "tool.before", Before: []string{"redactor", "audit"},
+		After: []string{"summarizer", "redactor", "audit"}, Changed: true}}
+	if !reflect.DeepEqual(p.Interceptors, wantChains) {
+		t.Errorf("interceptors = %+v", p.Interceptors)
+	}
+	wantSlots := []SlotDiff{{Slot: "context.compactor", Before: "memory", After: "memory, summarizer", Changed: true}}
+	if !reflect.DeepEqual(p.Slots, wantSlots) {
+		t.Errorf("slots = %+v", p.Slots)
+	}
+	wantProblems := []string{
+		`required plugin "needy" cannot run: package "needy" requires net.http ^1.0: no installed package provides net.http`,
+		`slot "context.compactor" would be claimed by "memory" and "summarizer"; name its owner in the host config's slot_owners`,
+	}
+	if !reflect.DeepEqual(p.Problems, wantProblems) {
+		t.Errorf("problems =\n%q\nwant\n%q", p.Problems, wantProblems)
+	}
+	if len(p.Pending) != 2 {
+		t.Errorf("pending = %q, want notes for needy and summarizer", p.Pending)
+	}
+	// Naming the owner resolves the conflict.
+	in := h.inputs()
+	in.Spec.SlotOwners = map[contribution.Slot]string{"context.compactor": "summarizer"}
+	p, _ = NewPlan(from, in)
+	if p.Slots[0].After != "summarizer" || len(p.Problems) != 1 {
+		t.Errorf("with an owner: slots %+v problems %q", p.Slots, p.Problems)
+	}
+}
+
+func TestDiffMatchesPlan(t *testing.T) {
+	h := newPlanHome(t)
+	a := snapshotOf(t, h.inputs())
+	h.mans["audit"]["version"] = "2.0.0"
+	h.write("audit")
+	h.put("search", nil)
+	in := h.inputs()
+	plan, err := NewPlan(a, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := snapshotOf(t, in)
+	b.Generation = 2
+	d := Diff(a, b)
+	if !reflect.DeepEqual(d.Packages, plan.Packages) {
+		t.Errorf("diff packages %+v\nplan packages %+v", d.Packages, plan.Packages)
+	}
+	if !reflect.DeepEqual(d.Interceptors, plan.Interceptors) || !reflect.DeepEqual(d.Slots, plan.Slots) {
+		t.Errorf("diff contributions %+v %+v\nplan %+v %+v", d.Interceptors, d.Slots, plan.Interceptors, plan.Slots)
+	}
+}
+
+func TestSnapshotRoundTripAndFutureFields(t *testing.T) {
+	h := newPlanHome(t)
+	in := h.inputs()
+	in.Host = []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}}
+	s := snapshotOf(t, in)
+	path := filepath.Join(t.TempDir(), "state", "snapshot.json")
+	if err := WriteSnapshot(path, s); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadSnapshot(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Diff(s, back); d.Changed() {
+		t.Errorf("round trip changed the snapshot: %+v", d)
+	}
+	data, _ := os.ReadFile(path)
+	future := strings.Replace(string(data), `"format": 1,`, `"format": 1, "added_in_1_1": {"x": [1]},`, 1)
+	if _, err := ParseSnapshot("future.json", []byte(future)); err != nil {
+		t.Errorf("unknown field not tolerated: %v", err)
+	}
+	newer := strings.Replace(string(data), `"format": 1,`, `"format": 2,`, 1)
+	if _, err := ParseSnapshot("newer.json", []byte(newer)); err == nil ||
+		err.Error() != "snapshot newer.json: format 2 is not supported (this build reads format 1)" {
+		t.Errorf("newer format: %v", err)
+	}
+}
