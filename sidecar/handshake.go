@@ -62,7 +62,7 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		}
 		return nil, PhaseHandshake, err
 	}
-	if err := checkProtocolVersion(res.ProtocolVersion); err != nil {
+	if err := checkProtocolVersion(c.pkg.Name, res.ProtocolVersion); err != nil {
 		return nil, PhaseVersion, err
 	}
 	if problems := checkDeclarations(c.pkg, res); len(problems) > 0 {
@@ -111,7 +111,7 @@ func checkKernelConstraint(pkg *pluginpkg.Package) error {
 
 // checkProtocolVersion reports a *VersionError unless the plugin answered a
 // protocol version with the host's major.
-func checkProtocolVersion(answered string) error {
+func checkProtocolVersion(plugin, answered string) error {
 	host := semver.MustParse(protocol.Version)
 	v, err := semver.NewVersion(answered)
 	if err != nil {
@@ -124,7 +124,7 @@ func checkProtocolVersion(answered string) error {
 	if v.Major() > host.Major() {
 		upgrade = "host"
 	}
-	return &VersionError{Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
+	return &VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
 }
 
 // checkDeclarations returns every declaration in res that the manifest does

@@ -10,8 +10,8 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// exitAfterEOF is how long a plugin that closed its stdout gets to exit on
-// its own (so its exit status is reported) before it is killed.
+// exitAfterEOF is how long a plugin that closed its stdout or stdin gets
+// to exit on its own (so its exit status is reported) before it is killed.
 const exitAfterEOF = 500 * time.Millisecond
 
 // drainTimeout bounds how long the readers may keep reading after the
@@ -50,7 +50,7 @@ func (c *Client) supervise() {
 		default:
 		}
 	}
-	if !killed && errors.Is(cause, ErrStdoutClosed) {
+	if !killed && pluginGone(cause) {
 		cause = nil // the exit explains it
 	}
 	fire := c.finish(cause)
@@ -61,16 +61,22 @@ func (c *Client) supervise() {
 	}
 }
 
+// pluginGone reports whether a fault is the plugin closing its end of a
+// pipe (stdout at EOF, stdin broken), which it does when it exits.
+func pluginGone(cause error) bool {
+	return errors.Is(cause, ErrStdoutClosed) || errors.Is(cause, syscall.EPIPE)
+}
+
 // stopAfterFault stops a plugin that misbehaved, and returns once its
 // process exited, reporting whether the host killed it. A plugin that
-// closed its stdout gets exitAfterEOF to exit on its own first. While
-// Close runs, Close escalates instead.
+// closed a pipe gets exitAfterEOF to exit on its own first. While Close
+// runs, Close escalates instead.
 func (c *Client) stopAfterFault(cause error) (killed bool) {
 	if c.isClosing() {
 		<-c.exited
 		return false
 	}
-	if errors.Is(cause, ErrStdoutClosed) {
+	if pluginGone(cause) {
 		t := time.NewTimer(exitAfterEOF)
 		defer t.Stop()
 		select {

@@ -1,0 +1,92 @@
+package sidecar
+
+import (
+	"errors"
+	"slices"
+	"testing"
+
+	"github.com/Masterminds/semver/v3"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+func TestKernelConstraint(t *testing.T) {
+	tests := []struct {
+		constraint string
+		upgrade    string // "" means accepted
+	}{
+		{"^1.0", ""},
+		{">=1.0.0, <2.0.0", ""},
+		{"^2.0", "host"},
+		{">1.0.0", "host"},
+		{"~0.9", "plugin"},
+		{"<1.0.0", "plugin"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.constraint, func(t *testing.T) {
+			c, err := semver.NewConstraint(tt.constraint)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pkg := &pluginpkg.Package{Name: "p", Manifest: &pluginpkg.Manifest{Kernel: c, KernelText: tt.constraint}}
+			err = checkKernelConstraint(pkg)
+			var ve *VersionError
+			switch {
+			case tt.upgrade == "" && err != nil:
+				t.Errorf("err = %v, want accepted", err)
+			case tt.upgrade != "" && (!errors.As(err, &ve) || ve.Upgrade != tt.upgrade || ve.Wanted != tt.constraint):
+				t.Errorf("err = %v, want upgrade the %s", err, tt.upgrade)
+			}
+		})
+	}
+}
+
+func TestAnsweredProtocolVersion(t *testing.T) {
+	tests := []struct {
+		answered, upgrade string
+		ok                bool
+	}{
+		{protocol.Version, "", true},
+		{"1.7.2", "", true},
+		{"2.0.0", "host", false},
+		{"0.9.0", "plugin", false},
+		{"one", "", false},
+	}
+	for _, tt := range tests {
+		err := checkProtocolVersion("p", tt.answered)
+		var ve *VersionError
+		switch {
+		case tt.ok && err != nil:
+			t.Errorf("%s: err = %v, want accepted", tt.answered, err)
+		case !tt.ok && err == nil:
+			t.Errorf("%s: accepted", tt.answered)
+		case tt.upgrade != "" && (!errors.As(err, &ve) || ve.Upgrade != tt.upgrade || ve.Plugin != "p"):
+			t.Errorf("%s: err = %v, want upgrade the %s", tt.answered, err, tt.upgrade)
+		}
+	}
+}
+
+func TestBuildEnv(t *testing.T) {
+	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "SECRET": "x", "LANG": "C"}
+	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
+	pkg := &pluginpkg.Package{Name: "p", Dir: "/pkgs/p", Manifest: &pluginpkg.Manifest{
+		Version: semver.MustParse("1.2.3"),
+		Runtime: &pluginpkg.Runtime{Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}},
+	}}
+	got := buildEnv(pkg, "/data/p", lookup)
+	want := []string{
+		"EXTKERNEL_DATA_DIR=/data/p",
+		"EXTKERNEL_PLUGIN_DIR=/pkgs/p",
+		"EXTKERNEL_PLUGIN_NAME=p",
+		"EXTKERNEL_PLUGIN_VERSION=1.2.3",
+		"EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
+		"HOME=/home/u",
+		"LANG=fr_FR.UTF-8",
+		"MODE=fast",
+		"PATH=/bin",
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("env =\n%q\nwant\n%q", got, want)
+	}
+}
