@@ -1,0 +1,304 @@
+package sidecar
+
+// Benchmarks of the host side against hand-written floors run in the same
+// benchmark binary; BENCHMARKS.md (## sidecar) has the commands and the
+// figures. The plugins are built once per test binary into binDir:
+// testdata/bench/sdkplugin (the Go SDK, ten declarations) and
+// testdata/bench/floor (the standard library only, the same ten
+// declarations; "raw" mode echoes lines). internal/benchkit holds the floor
+// client and the reports, shared with the go-plugin peer in bench/goplugin.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/extkernel/extkernel/internal/benchkit"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// benchManifest authorizes the ten declarations of both benchmark plugins.
+const benchManifest = "../testdata/bench/sdkplugin/plugin.json"
+
+// benchPool is the pool of every cold start, sidecar and floor alike.
+const benchPool = 4
+
+// benchInput is the input every round trip echoes (65 bytes).
+var benchInput = json.RawMessage(`{"tool":"read_file","args":{"path":"/tmp/notes.txt","limit":100}}`)
+
+var benchParams = protocol.ProviderInvokeParams{Ref: "echo", Input: benchInput}
+
+var benchBins = sync.OnceValues(func() (string, error) {
+	dir := filepath.Join(binDir, "bench")
+	return dir, benchkit.Build("..", dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
+})
+
+// benchBinaries returns the paths of the floor and SDK plugin binaries,
+// built on first use.
+func benchBinaries(b *testing.B) (floor, sdk string) {
+	b.Helper()
+	dir, err := benchBins()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return filepath.Join(dir, "floor"), filepath.Join(dir, "sdkplugin")
+}
+
+// benchPackages installs n packages running bin in a fresh home.
+func benchPackages(b *testing.B, bin string, n int) []*pluginpkg.Package {
+	b.Helper()
+	pkgs, err := benchkit.Install(b.TempDir(), benchManifest, bin, benchkit.Names("bench", n)...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return pkgs
+}
+
+// benchOptions are the defaults a host would run with (heartbeats on),
+// logs discarded.
+func benchOptions() Options { return Options{HostName: "bench", HostVersion: "0.0.0"} }
+
+// BenchmarkColdStart starts n plugins with a pool of 4 per iteration and
+// closes them with the timer stopped; close time is reported separately
+// as close-ns/op. sdk: Manager.Start of n SDK plugins (spawn, handshake,
+// declaration checks). floor: the same pool bound with a semaphore, exec of
+// the floor binary and a hand-written initialize exchange.
+func BenchmarkColdStart(b *testing.B) {
+	floor, sdk := benchBinaries(b)
+	ns := []int{1, 16, 64}
+	b.Run("sdk", func(b *testing.B) {
+		for _, n := range ns {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				pkgs := benchPackages(b, sdk, n)
+				coldStart(b, n, func(ctx context.Context) (func() error, error) {
+					m := NewManager(ManagerOptions{Client: benchOptions(), PoolSize: benchPool})
+					batch, err := m.Start(ctx, pkgs)
+					if err == nil && len(batch.Clients) != n {
+						err = fmt.Errorf("%d clients started, want %d: %v", len(batch.Clients), n, batch.Warnings)
+					}
+					return func() error { return m.Close(ctx) }, err
+				})
+			})
+		}
+	})
+	b.Run("floor", func(b *testing.B) {
+		for _, n := range ns {
+			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+				names := benchkit.Names("bench", n)
+				coldStart(b, n, func(ctx context.Context) (func() error, error) {
+					procs, err := benchkit.StartFloors(ctx, floor, names, benchPool)
+					return func() error { return benchkit.CloseAll(procs) }, err
+				})
+			})
+		}
+	})
+}
+
+// coldStart times start, then runs the close it returns with the timer
+// stopped.
+func coldStart(b *testing.B, n int, start func(context.Context) (func() error, error)) {
+	ctx := context.Background()
+	var closing time.Duration
+	b.ResetTimer()
+	for range b.N {
+		closeAll, err := start(ctx)
+		b.StopTimer()
+		began := time.Now()
+		err = joinErr(err, closeAll())
+		closing += time.Since(began)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
+	b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
+}
+
+func joinErr(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// startBenchClient starts one sidecar client on bin; it is closed when the
+// benchmark ends.
+func startBenchClient(b *testing.B, bin string) *Client {
+	b.Helper()
+	pkgs := benchPackages(b, bin, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, pkgs[0], benchOptions())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), within)
+		defer cancel()
+		if err := c.Close(ctx); err != nil {
+			b.Error(err)
+		}
+	})
+	return c
+}
+
+// startFloorClient starts bin (with its handshake) under the floor's JSON
+// client; it is closed when the benchmark ends.
+func startFloorClient(b *testing.B, bin string) *benchkit.JSONClient {
+	b.Helper()
+	p, err := benchkit.Spawn(bin, "bench-00")
+	if err == nil {
+		if _, err = p.Handshake(); err != nil {
+			err = joinErr(err, p.Close())
+		}
+	}
+	if err != nil {
+		b.Fatal(err)
+	}
+	c := benchkit.NewJSONClient(p)
+	b.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			b.Error(err)
+		}
+	})
+	return c
+}
+
+// clientEcho returns one echo call through the sidecar client.
+func clientEcho(c *Client) func() error {
+	ctx := context.Background()
+	return func() error {
+		out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, benchParams)
+		return checkEcho(out, err)
+	}
+}
+
+// floorEcho returns one echo call through the floor's JSON client.
+func floorEcho(c *benchkit.JSONClient) func() error {
+	return func() error {
+		var res protocol.OutputResult
+		err := c.Call(protocol.MethodProviderInvoke, benchParams, &res)
+		return checkEcho(res.Output, err)
+	}
+}
+
+func checkEcho(out json.RawMessage, err error) error {
+	if err == nil && !bytes.Equal(out, benchInput) {
+		err = fmt.Errorf("echo returned %s", out)
+	}
+	return err
+}
+
+// BenchmarkRoundTrip makes sequential echo calls and reports the median
+// and 99th percentile of their durations (p50-ns, p99-ns) and the host's
+// allocations. client: Client.Invoke to the SDK plugin. jsonfloor: the
+// floor's JSON client (reader goroutine, pending map) to the floor plugin.
+// rawfloor: the same request bytes written and a line read back from the
+// floor in raw mode, no JSON. The two crossed pairs attribute the gap:
+// client-to-floor is the sidecar client talking to the floor plugin (host
+// cost alone), jsonfloor-to-sdk the floor client talking to the SDK plugin
+// (plugin cost alone).
+func BenchmarkRoundTrip(b *testing.B) {
+	floor, sdk := benchBinaries(b)
+	b.Run("client", func(b *testing.B) {
+		roundTrip(b, clientEcho(startBenchClient(b, sdk)))
+	})
+	b.Run("jsonfloor", func(b *testing.B) {
+		roundTrip(b, floorEcho(startFloorClient(b, floor)))
+	})
+	b.Run("rawfloor", func(b *testing.B) {
+		p, err := benchkit.Spawn(floor, "bench-00", "raw")
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() {
+			if err := p.Close(); err != nil {
+				b.Error(err)
+			}
+		})
+		line, err := json.Marshal(protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage("1"),
+			Method: protocol.MethodProviderInvoke, Params: mustMarshal(b, benchParams)})
+		if err != nil {
+			b.Fatal(err)
+		}
+		line = append(line, '\n')
+		roundTrip(b, func() error {
+			back, err := p.Echo(line)
+			if err == nil && !bytes.Equal(back, line) {
+				err = fmt.Errorf("raw echo returned %q", back)
+			}
+			return err
+		})
+	})
+	b.Run("client-to-floor", func(b *testing.B) {
+		roundTrip(b, clientEcho(startBenchClient(b, floor)))
+	})
+	b.Run("jsonfloor-to-sdk", func(b *testing.B) {
+		roundTrip(b, floorEcho(startFloorClient(b, sdk)))
+	})
+}
+
+func mustMarshal(b *testing.B, v any) json.RawMessage {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return raw
+}
+
+// roundTrip times b.N sequential calls, after a warm-up outside the timer.
+func roundTrip(b *testing.B, call func() error) {
+	for range 100 {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := benchkit.NewLatencies(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		began := time.Now()
+		err := call()
+		lat.Add(time.Since(began))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	lat.Report(b)
+}
+
+// BenchmarkThroughput runs echo calls from 1 or 8 concurrent callers (so
+// up to 8 calls are outstanding on the one plugin) and reports calls/s.
+func BenchmarkThroughput(b *testing.B) {
+	floor, sdk := benchBinaries(b)
+	for _, kind := range []string{"client", "jsonfloor"} {
+		b.Run(kind, func(b *testing.B) {
+			for _, callers := range []int{1, 8} {
+				b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
+					var call func() error
+					if kind == "client" {
+						call = clientEcho(startBenchClient(b, sdk))
+					} else {
+						call = floorEcho(startFloorClient(b, floor))
+					}
+					for range 100 {
+						if err := call(); err != nil {
+							b.Fatal(err)
+						}
+					}
+					b.ReportAllocs()
+					benchkit.Callers(b, callers, call)
+				})
+			}
+		})
+	}
+}
