@@ -29,7 +29,10 @@
 //
 // A Manager starts batches: Start (explicit packages) and StartByName (the
 // capability closure of named packages), both with a bounded worker pool
-// under one shared startup budget, reporting results in package order.
+// under one shared startup budget, reporting results in package order. A
+// required plugin's failure fails the batch and closes what it started; an
+// optional one's is a Warning. StartByName also cascades a provider's
+// failure to the plugins that require its capability.
 //
 // # Concurrency
 //
@@ -63,5 +66,8 @@
 // or ErrUnresponsive, or is nil when the process exited on its own. Error
 // answers from the plugin are *protocol.Error values, wrapped with the
 // plugin name and method. Calls after Close fail with ErrClosed. A batch
-// with a failed required plugin fails with a *RequiredStartError.
+// with a failed required plugin fails with a *RequiredStartError; a plugin
+// failed because its provider failed carries a *DependencyError; a plugin
+// not launched before the budget ran out fails with an error wrapping
+// ErrBudgetExhausted.
 package sidecar
