@@ -41,7 +41,7 @@ func PackageFingerprint(m *Member, config json.RawMessage) Fingerprint {
 		f.Executable = "sha256:" + p.Pin
 		return f
 	}
-	path, err := p.CommandPath()
+	path, err := p.CommandLocation()
 	if err == nil {
 		var fi os.FileInfo
 		if fi, err = os.Stat(path); err == nil {

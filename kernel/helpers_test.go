@@ -54,7 +54,7 @@ type plug struct {
 
 // writeHome creates a home with the given scripted packages; each package's
 // bin/plugin is a hard link to the scripted binary.
-func writeHome(t *testing.T, plugs ...plug) string {
+func writeHome(t testing.TB, plugs ...plug) string {
 	t.Helper()
 	home := t.TempDir()
 	state := map[string]any{}
@@ -115,7 +115,7 @@ func nonNilMaps(s []map[string]any) []map[string]any {
 	return s
 }
 
-func writeJSON(t *testing.T, path string, v any) {
+func writeJSON(t testing.TB, path string, v any) {
 	t.Helper()
 	data, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -126,7 +126,7 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func linkOrCopy(t *testing.T, src, dst string) {
+func linkOrCopy(t testing.TB, src, dst string) {
 	t.Helper()
 	if os.Link(src, dst) == nil {
 		return

@@ -32,6 +32,7 @@ type Kernel struct {
 	cfg Config
 	log hclog.Logger
 
+	loader  pluginpkg.Loader // reuses unchanged manifests across reloads
 	current atomic.Pointer[live]
 	closed  atomic.Bool
 	events  bus
@@ -91,7 +92,7 @@ func (k *Kernel) Start(ctx context.Context) error {
 // It must be called with buildMu held.
 func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.Generation, error) {
 	if in.Installed == nil {
-		inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
+		inst, err := k.loader.Load(k.cfg.Home)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
 		}

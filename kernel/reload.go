@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -93,7 +92,7 @@ func (k *Kernel) currentLocked() (*live, error) {
 
 // plan loads the home and plans from a snapshot to it.
 func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
-	inst, err := pluginpkg.LoadInstalled(k.cfg.Home)
+	inst, err := k.loader.Load(k.cfg.Home)
 	if err != nil {
 		return generation.Inputs{}, nil, fmt.Errorf("kernel: %w", err)
 	}

@@ -32,7 +32,7 @@ func (s spawnLog) with(p plug) plug {
 	return p
 }
 
-func (s spawnLog) pids(t *testing.T) []int {
+func (s spawnLog) pids(t testing.TB) []int {
 	t.Helper()
 	data, err := os.ReadFile(string(s))
 	if errors.Is(err, os.ErrNotExist) {
@@ -55,7 +55,7 @@ func (s spawnLog) pids(t *testing.T) []int {
 func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // rewrite writes p's manifest into home again (after the test changed p).
-func rewrite(t *testing.T, home string, p plug) {
+func rewrite(t testing.TB, home string, p plug) {
 	t.Helper()
 	writeJSON(t, filepath.Join(home, "packages", p.name, "plugin.json"), manifest(p))
 }

@@ -49,7 +49,7 @@ func Install(home, srcDir string) (*Package, error) {
 	if err := installLocked(home, src, m.Name); err != nil {
 		return nil, err
 	}
-	pkg, warns := loadPackage(home, m.Name)
+	pkg, warns := loadPackage(home, m.Name, loadOpts{})
 	if pkg == nil {
 		// The copy does not load (say plugin.json is a symbolic link whose
 		// relative target is outside the package): take it out again.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // PackagesDir is the directory under a home that holds one directory per
@@ -38,6 +39,11 @@ const PackagesDir = "packages"
 // corrupt (a *StateError). A missing packages/ directory is an empty home;
 // a missing state.json means every package is enabled and unpinned.
 func LoadInstalled(home string) (*Installed, error) {
+	return loadInstalled(home, nil)
+}
+
+// loadInstalled is LoadInstalled with an optional manifest cache.
+func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
 		return nil, err
@@ -57,12 +63,17 @@ func LoadInstalled(home string) (*Installed, error) {
 	}
 	inst := &Installed{Home: home}
 	present := map[string]bool{}
+	opt := loadOpts{cache: cache}
+	if len(entries) > 0 {
+		opt.realPkgs, _ = filepath.EvalSymlinks(filepath.Join(home, PackagesDir))
+	}
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		present[e.Name()] = true
-		pkg, warns := loadPackage(home, e.Name())
+		opt.plainDir = e.IsDir() // a directory, not a symbolic link
+		pkg, warns := loadPackage(home, e.Name(), opt)
 		inst.Warnings = append(inst.Warnings, warns...)
 		if pkg != nil {
 			se := st.entry(pkg.Name)
@@ -82,24 +93,50 @@ func LoadInstalled(home string) (*Installed, error) {
 
 // loadPackage loads packages/<name> of home. It returns the package (state
 // not applied) or nil and the warnings explaining why not.
-func loadPackage(home, name string) (*Package, []Warning) {
+// loadOpts speeds up loadPackage during a whole-home load.
+type loadOpts struct {
+	cache *Loader
+	// realPkgs is home/packages with symbolic links resolved, and plainDir
+	// says the entry is a plain directory: then its resolved path is
+	// realPkgs/name, without resolving every path component again.
+	realPkgs string
+	plainDir bool
+}
+
+func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
+	cache := opt.cache
 	rel := path.Join(PackagesDir, name)
 	warn := func(p, msg string, err error) []Warning {
 		return []Warning{{Package: name, Path: p, Message: msg, Err: err}}
 	}
 	link := filepath.Join(home, PackagesDir, name)
-	dir, err := filepath.EvalSymlinks(link)
+	dir, err := filepath.Join(opt.realPkgs, name), error(nil)
+	if !opt.plainDir || opt.realPkgs == "" {
+		dir, err = filepath.EvalSymlinks(link)
+	}
 	if err != nil {
 		if target, lerr := os.Readlink(link); lerr == nil {
 			return nil, warn(rel, fmt.Sprintf("broken symbolic link (target %q does not exist)", target), err)
 		}
 		return nil, warn(rel, "cannot read: "+err.Error(), err)
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return nil, warn(rel, "not a package directory; only directories under packages/ are loaded", err)
+	if !opt.plainDir {
+		if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+			return nil, warn(rel, "not a package directory; only directories under packages/ are loaded", err)
+		}
 	}
 	mpath := path.Join(rel, ManifestFile)
-	data, err := readManifest(filepath.Join(dir, ManifestFile))
+	file := filepath.Join(dir, ManifestFile)
+	var st fileStat
+	if cache != nil {
+		m, sha, s, ok := cache.lookup(file)
+		if ok {
+			return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil
+		}
+		st = s
+	}
+	readAt := time.Now()
+	data, err := readManifest(file)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, warn(mpath, "missing manifest (every package directory needs a "+ManifestFile+")", err)
@@ -119,5 +156,9 @@ func loadPackage(home, name string) (*Package, []Warning) {
 	if m.Name != name {
 		return nil, warn(mpath, fmt.Sprintf("manifest name %q does not match directory name %q; the package is not loaded", m.Name, name), nil)
 	}
-	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha256Hex(data)}, nil
+	sha := sha256Hex(data)
+	if cache != nil && st.size == int64(len(data)) {
+		cache.store(file, st, readAt, m, sha)
+	}
+	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil
 }

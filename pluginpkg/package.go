@@ -52,6 +52,19 @@ func (p *Package) CommandPath() (string, error) {
 	return path, nil
 }
 
+// CommandLocation returns where the runtime command is: Dir joined with a
+// relative command (no system call, and no check that the file exists or is
+// executable: CommandPath does that), or the PATH lookup of a bare name.
+func (p *Package) CommandLocation() (string, error) {
+	if p.Manifest == nil || p.Manifest.Runtime == nil {
+		return "", fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
+	}
+	if cmd := p.Manifest.Runtime.Command; isRelativeCommand(cmd) {
+		return filepath.Join(p.Dir, filepath.Clean(cmd)), nil
+	}
+	return p.CommandPath()
+}
+
 // Capability converts the package into the resolver's input. Slices are
 // copied; versions and constraints are shared (they are immutable).
 func (p *Package) Capability() capability.Package {
