@@ -126,7 +126,7 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 	if got.Cwd != c.Package().Dir {
 		t.Errorf("cwd = %q, want the package directory %q", got.Cwd, c.Package().Dir)
 	}
-	allowed := append(slices.Clone(AllowedHostEnv), "GOOD_SETTING",
+	allowed := append(AllowedHostEnv(), "GOOD_SETTING",
 		EnvPluginName, EnvPluginVersion, EnvPluginDir, EnvDataDir, EnvProtocolVersion)
 	env := map[string]string{}
 	for _, kv := range got.Env {

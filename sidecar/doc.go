@@ -8,7 +8,7 @@
 //
 // Start spawns a package's runtime without a shell, in the package
 // directory, in its own process group, with an environment built from
-// AllowedHostEnv, the manifest's env and the EXTKERNEL_* variables (never
+// AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
 // the host's whole environment). It then sends initialize, bounded by the
 // per-plugin handshake timeout and by the caller's context, checks the
 // protocol version and checks every declaration against what the manifest

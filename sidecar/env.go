@@ -2,15 +2,21 @@ package sidecar
 
 import (
 	"os"
+	"slices"
 	"sort"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// AllowedHostEnv lists the host environment variables a plugin inherits,
-// when set. The rest of the host's environment is never passed on.
-var AllowedHostEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER"}
+// allowedHostEnv lists the host environment variables a plugin inherits.
+var allowedHostEnv = []string{"PATH", "HOME", "TMPDIR", "LANG", "LC_ALL", "TZ", "USER"}
+
+// AllowedHostEnv returns the names of the host environment variables a
+// plugin inherits, when set: PATH, HOME, TMPDIR, LANG, LC_ALL, TZ, USER
+// (docs/protocol.md §10). The rest of the host's environment is never
+// passed on.
+func AllowedHostEnv() []string { return slices.Clone(allowedHostEnv) }
 
 // Variables the kernel sets for every plugin; they override the manifest's
 // env.
@@ -28,7 +34,7 @@ const (
 // environment (os.LookupEnv outside tests).
 func buildEnv(pkg *pluginpkg.Package, dataDir string, lookup func(string) (string, bool)) []string {
 	env := make(map[string]string)
-	for _, k := range AllowedHostEnv {
+	for _, k := range allowedHostEnv {
 		if v, ok := lookup(k); ok {
 			env[k] = v
 		}
