@@ -29,11 +29,17 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	scriptedBin = filepath.Join(dir, "scripted")
-	build := exec.Command("go", "build", "-o", scriptedBin, "../testdata/plugins/scripted")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, "building the scripted test plugin:", err)
-		os.Exit(1)
+	builds := [][]string{
+		{"go", "build", "-o", scriptedBin, "../testdata/plugins/scripted"},
+		{"go", "run", "../testdata/demo/build", "../testdata/demo/home"}, // for the examples
+	}
+	for _, args := range builds {
+		build := exec.Command(args[0], args[1:]...)
+		build.Stdout, build.Stderr = os.Stderr, os.Stderr
+		if err := build.Run(); err != nil {
+			fmt.Fprintf(os.Stderr, "%v: %v\n", args, err)
+			os.Exit(1)
+		}
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) { os.RemoveAll(dir) }))
 }

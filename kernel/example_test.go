@@ -1,0 +1,130 @@
+package kernel_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// demoConfig loads the demo host config, with logs silenced for the
+// example's output. The demo plugins are built by TestMain.
+func demoConfig() kernel.Config {
+	cfg, err := kernel.LoadConfig(filepath.Join("..", "testdata", "demo", "kernel.json"))
+	if err != nil {
+		panic(err)
+	}
+	cfg.Logger = hclog.NewNullLogger()
+	return cfg
+}
+
+// A host creates a kernel from its config, starts it, dispatches through it
+// and closes it.
+func Example() {
+	k, err := kernel.New(demoConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+
+	res, err := k.Intercept(ctx, "tool.before", json.RawMessage(`{"cmd":"curl -H sk-abcdefghijkl"}`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("generation %d: %s\n", res.Generation, res.Payload)
+	for _, s := range res.Steps {
+		fmt.Println(s.Plugin, s.Decision)
+	}
+	// Output:
+	// generation 1: {"cmd":"curl -H [REDACTED]"}
+	// redactor modify
+}
+
+// Strategy calls the owner of a slot, or says that the host default applies.
+func ExampleKernel_Strategy() {
+	k, _ := kernel.New(demoConfig())
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	res, err := k.Strategy(ctx, "context.compactor", json.RawMessage(`["a","b","c","d","e"]`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Owner, res.HostDefault, string(res.Output))
+	// Output:
+	// memory false ["c","d","e"]
+}
+
+// CallProvider and RunAction address contributions by ID.
+func ExampleKernel_CallProvider() {
+	k, _ := kernel.New(demoConfig())
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	out, err := k.CallProvider(ctx, "plugin/redactor/redact", json.RawMessage(`"password=hunter2 ok"`))
+	fmt.Println(string(out), err)
+	out, err = k.RunAction(ctx, "memory.forget", nil)
+	fmt.Println(string(out), err)
+	// Output:
+	// "[REDACTED] ok" <nil>
+	// {"status":"forgotten"} <nil>
+}
+
+// Reload plans against the home and applies the plan; with nothing changed
+// it restarts nothing and publishes nothing.
+func ExampleKernel_Reload() {
+	k, _ := kernel.New(demoConfig())
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	res, err := k.Reload(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("published:", res.Published, "generation:", res.Generation.Number())
+	for _, c := range res.Plan.Packages {
+		fmt.Println(c.Name, c.Class)
+	}
+	// Output:
+	// published: false generation: 1
+	// audit unchanged
+	// kvstore unchanged
+	// memory unchanged
+	// redactor unchanged
+	// themes unchanged
+}
+
+// LoadConfig reports every problem of a config file with its key path.
+func ExampleLoadConfig() {
+	dir, _ := os.MkdirTemp("", "example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "kernel.json")
+	os.WriteFile(path, []byte(`{"format": 1, "pool_size": 0, "policy": {"audit": "maybe"}, "colour": "blue"}`), 0o644)
+	_, err := kernel.LoadConfig(path)
+	fmt.Println(err.(*kernel.ConfigError).Problems)
+	// Output:
+	// [colour: unknown key policy.audit: "maybe" is not "required" or "optional"]
+}
