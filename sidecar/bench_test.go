@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -76,7 +75,7 @@ func BenchmarkColdStart(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				pkgs := benchPackages(b, sdk, n)
-				coldStart(b, n, func(ctx context.Context) (func() error, error) {
+				benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
 					m := NewManager(ManagerOptions{Client: benchOptions(), PoolSize: benchPool})
 					batch, err := m.Start(ctx, pkgs)
 					if err == nil && len(batch.Clients) != n {
@@ -91,42 +90,13 @@ func BenchmarkColdStart(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				names := benchkit.Names("bench", n)
-				coldStart(b, n, func(ctx context.Context) (func() error, error) {
+				benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
 					procs, err := benchkit.StartFloors(ctx, floor, names, benchPool)
 					return func() error { return benchkit.CloseAll(procs) }, err
 				})
 			})
 		}
 	})
-}
-
-// coldStart times start, then runs the close it returns with the timer
-// stopped.
-func coldStart(b *testing.B, n int, start func(context.Context) (func() error, error)) {
-	ctx := context.Background()
-	var closing time.Duration
-	b.ResetTimer()
-	for range b.N {
-		closeAll, err := start(ctx)
-		b.StopTimer()
-		began := time.Now()
-		err = joinErr(err, closeAll())
-		closing += time.Since(began)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
-	b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
-}
-
-func joinErr(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // startBenchClient starts one sidecar client on bin; it is closed when the
@@ -154,16 +124,10 @@ func startBenchClient(b *testing.B, bin string) *Client {
 // client; it is closed when the benchmark ends.
 func startFloorClient(b *testing.B, bin string) *benchkit.JSONClient {
 	b.Helper()
-	p, err := benchkit.Spawn(bin, "bench-00")
-	if err == nil {
-		if _, err = p.Handshake(); err != nil {
-			err = joinErr(err, p.Close())
-		}
-	}
+	c, err := benchkit.StartJSONClient(bin, "bench-00")
 	if err != nil {
 		b.Fatal(err)
 	}
-	c := benchkit.NewJSONClient(p)
 	b.Cleanup(func() {
 		if err := c.Close(); err != nil {
 			b.Error(err)
@@ -209,10 +173,10 @@ func checkEcho(out json.RawMessage, err error) error {
 func BenchmarkRoundTrip(b *testing.B) {
 	floor, sdk := benchBinaries(b)
 	b.Run("client", func(b *testing.B) {
-		roundTrip(b, clientEcho(startBenchClient(b, sdk)))
+		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, sdk)))
 	})
 	b.Run("jsonfloor", func(b *testing.B) {
-		roundTrip(b, floorEcho(startFloorClient(b, floor)))
+		benchkit.RoundTrip(b, floorEcho(startFloorClient(b, floor)))
 	})
 	b.Run("rawfloor", func(b *testing.B) {
 		p, err := benchkit.Spawn(floor, "bench-00", "raw")
@@ -230,7 +194,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		line = append(line, '\n')
-		roundTrip(b, func() error {
+		benchkit.RoundTrip(b, func() error {
 			back, err := p.Echo(line)
 			if err == nil && !bytes.Equal(back, line) {
 				err = fmt.Errorf("raw echo returned %q", back)
@@ -239,10 +203,10 @@ func BenchmarkRoundTrip(b *testing.B) {
 		})
 	})
 	b.Run("client-to-floor", func(b *testing.B) {
-		roundTrip(b, clientEcho(startBenchClient(b, floor)))
+		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, floor)))
 	})
 	b.Run("jsonfloor-to-sdk", func(b *testing.B) {
-		roundTrip(b, floorEcho(startFloorClient(b, sdk)))
+		benchkit.RoundTrip(b, floorEcho(startFloorClient(b, sdk)))
 	})
 }
 
@@ -252,28 +216,6 @@ func mustMarshal(b *testing.B, v any) json.RawMessage {
 		b.Fatal(err)
 	}
 	return raw
-}
-
-// roundTrip times b.N sequential calls, after a warm-up outside the timer.
-func roundTrip(b *testing.B, call func() error) {
-	for range 100 {
-		if err := call(); err != nil {
-			b.Fatal(err)
-		}
-	}
-	lat := benchkit.NewLatencies(b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for range b.N {
-		began := time.Now()
-		err := call()
-		lat.Add(time.Since(began))
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	lat.Report(b)
 }
 
 // BenchmarkThroughput runs echo calls from 1 or 8 concurrent callers (so

@@ -27,6 +27,19 @@ type JSONClient struct {
 	}
 }
 
+// StartJSONClient spawns bin as name, completes the handshake and returns
+// the client of the process.
+func StartJSONClient(bin, name string) (*JSONClient, error) {
+	p, err := Spawn(bin, name)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := p.Handshake(); err != nil {
+		return nil, errors.Join(err, p.Close())
+	}
+	return NewJSONClient(p), nil
+}
+
 // NewJSONClient starts the reader of p, which must have completed its
 // handshake. The client owns p from then on.
 func NewJSONClient(p *Proc) *JSONClient {

@@ -1,6 +1,8 @@
 package benchkit
 
 import (
+	"context"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -63,4 +65,54 @@ func Callers(b *testing.B, callers int, call func() error) {
 		b.Fatal(first)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+}
+
+// RoundTrip times b.N sequential calls, after 100 untimed warm-up calls,
+// and reports allocations and the latency percentiles (Latencies.Report).
+// The first error fails the benchmark.
+func RoundTrip(b *testing.B, call func() error) {
+	for range 100 {
+		if err := call(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	lat := NewLatencies(b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		began := time.Now()
+		err := call()
+		lat.Add(time.Since(began))
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.StopTimer()
+	lat.Report(b)
+}
+
+// ColdStart times start, which starts n plugins and returns the function
+// that stops them all, then runs that function with the timer stopped. It
+// reports ns/plugin (timed time per plugin started) and close-ns/op (the
+// untimed stop, per iteration).
+func ColdStart(b *testing.B, n int, start func(context.Context) (stop func() error, err error)) {
+	ctx := context.Background()
+	var closing time.Duration
+	b.ResetTimer()
+	for range b.N {
+		stop, err := start(ctx)
+		b.StopTimer()
+		began := time.Now()
+		if stop != nil {
+			err = errors.Join(err, stop())
+		}
+		closing += time.Since(began)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
+	b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
 }
