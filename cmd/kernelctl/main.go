@@ -1,4 +1,5 @@
-// Command kernelctl lists, validates and resolves extkernel plugin packages.
+// Command kernelctl lists, validates, resolves and runs extkernel plugin
+// packages.
 //
 // It is a thin layer over the public packages: it parses flags, calls the
 // API, prints sorted output (human or --json) and maps errors to the exit
@@ -12,6 +13,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -54,9 +56,15 @@ func (e *usageError) Unwrap() error { return e.err }
 
 // run executes kernelctl with args and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, stdout, stderr)
+}
+
+// runContext is run with a context: cancelling it stops `kernelctl run` as
+// SIGINT does.
+func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.Execute()
+	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return exitOK
 	}

@@ -27,7 +27,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates and resolves the plugin packages installed in an extkernel home.",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -39,7 +39,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&g.configPath, "config", "", "host config file (JSON, see docs/config.md)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
-		newStateCmd(g, "enable"), newStateCmd(g, "disable"))
+		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g))
 	return root
 }
 

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+// helperEnv, when set, makes the test binary act as kernelctl: TestMain
+// runs it with the binary's arguments (the os/exec helper-process pattern).
+const helperEnv = "KERNELCTL_TEST_AS_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) == "1" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	goleak.VerifyTestMain(m)
+}
+
+var (
+	demoOnce sync.Once
+	demoErr  error
+	demoOut  []byte
+)
+
+// buildDemo compiles the demo home's plugins once per test binary, with the
+// repository's own build command.
+func buildDemo(t *testing.T) {
+	t.Helper()
+	demoOnce.Do(func() {
+		cmd := exec.Command("go", "run", "../../testdata/demo/build", demoHome)
+		demoOut, demoErr = cmd.CombinedOutput()
+	})
+	if demoErr != nil {
+		t.Fatalf("building the demo plugins: %v\n%s", demoErr, demoOut)
+	}
+}
+
+// children returns the pids of live processes whose parent is this test
+// process (zombies included: an unreaped child is a leak too).
+func children(t *testing.T) []int {
+	t.Helper()
+	return childrenOf(t, os.Getpid())
+}
+
+// childrenOf returns the pids of the processes whose parent is ppid.
+func childrenOf(t *testing.T, ppid int) []int {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc: %v", err)
+	}
+	var out []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; fields resume after the last ')'.
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == strconv.Itoa(ppid) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// noChildren fails the test if any child process of the test remains.
+func noChildren(t *testing.T) {
+	t.Helper()
+	if kids := children(t); len(kids) > 0 {
+		t.Errorf("child processes left behind: %v", kids)
+	}
+}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mattn/go-isatty"
+	"golang.org/x/sys/unix"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// printer writes everything `run` shows, in order, from one goroutine it
+// owns: kernel events (queued by the kernel's Subscribe callback, which
+// therefore never blocks on the terminal) and the text the command prints.
+//
+// On a terminal, plugin progress is a live block of one line per plugin,
+// redrawn in place; other lines are printed above it, and text from the
+// command freezes it. Elsewhere every event is one line.
+//
+// Lifecycle: newPrinter starts the goroutine; close prints what is queued
+// and waits for it to end. event and print MUST NOT be called after close.
+type printer struct {
+	out   io.Writer
+	tty   bool
+	width int // terminal columns, for tty
+
+	mu struct {
+		sync.Mutex
+		queue []printItem
+	}
+	wake chan struct{} // capacity 1: something was queued
+	quit chan struct{} // closed by close
+	done chan struct{} // closed when the goroutine ends
+
+	// Owned by the goroutine.
+	live       []liveLine // tty: the plugin lines being redrawn
+	summarized bool       // the command printed text: later warnings are news
+}
+
+// printItem is a kernel event or, when ev is nil, text to print as is.
+type printItem struct {
+	ev   *kernel.Event
+	text string
+}
+
+type liveLine struct {
+	plugin, text string
+}
+
+// newPrinter starts a printer on out, live on a terminal.
+func newPrinter(out io.Writer) *printer {
+	tty, width := false, 0
+	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+		tty, width = true, 80
+		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+			width = int(ws.Col)
+		}
+	}
+	return startPrinter(out, tty, width)
+}
+
+// startPrinter starts a printer; tty selects the live block, width cuts
+// its lines.
+func startPrinter(out io.Writer, tty bool, width int) *printer {
+	p := &printer{out: out, tty: tty, width: width,
+		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+	go p.loop()
+	return p
+}
+
+// event queues a kernel event; it is the kernel's Subscribe callback.
+func (p *printer) event(e kernel.Event) { p.push(printItem{ev: &e}) }
+
+// print queues text written as is once everything queued before it is.
+func (p *printer) print(text string) { p.push(printItem{text: text}) }
+
+func (p *printer) push(it printItem) {
+	p.mu.Lock()
+	p.mu.queue = append(p.mu.queue, it)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// close prints everything queued and stops the goroutine.
+func (p *printer) close() {
+	close(p.quit)
+	<-p.done
+}
+
+func (p *printer) loop() {
+	defer close(p.done)
+	for {
+		select {
+		case <-p.wake:
+			p.drain()
+		case <-p.quit:
+			p.drain()
+			return
+		}
+	}
+}
+
+func (p *printer) drain() {
+	p.mu.Lock()
+	items := p.mu.queue
+	p.mu.queue = nil
+	p.mu.Unlock()
+	for _, it := range items {
+		if it.ev == nil {
+			p.freeze()
+			io.WriteString(p.out, it.text)
+			p.summarized = true
+			continue
+		}
+		p.show(*it.ev)
+	}
+}
+
+// show prints one event: plugin progress into the live block on a
+// terminal, everything else as a line.
+func (p *printer) show(e kernel.Event) {
+	line, ok := p.eventLine(e)
+	switch {
+	case !ok:
+	case p.tty && e.Type == kernel.EventPlugin:
+		p.setLive(e.Plugin, line)
+	default:
+		p.line(line)
+	}
+}
+
+// eventLine formats e; ok is false for events the summary already shows
+// (the generation `run` started and its warnings).
+func (p *printer) eventLine(e kernel.Event) (line string, ok bool) {
+	switch e.Type {
+	case kernel.EventPlugin:
+		switch e.State {
+		case "ready":
+			return fmt.Sprintf("ready %s in %s", e.Plugin, roundDuration(e.Elapsed)), true
+		case "failed":
+			return fmt.Sprintf("failed %s: %v", e.Plugin, e.Err), true
+		}
+		return e.State + " " + e.Plugin, true
+	case kernel.EventPluginCrashed:
+		return fmt.Sprintf("crashed %s: %v", e.Plugin, e.Err), true
+	case kernel.EventWarning:
+		return "warning: " + e.Message, p.summarized
+	case kernel.EventGenerationPublished:
+		return fmt.Sprintf("generation %d published", e.Generation), p.summarized
+	case kernel.EventBuildFailed:
+		// Start's error says it all; a later build is news.
+		return fmt.Sprintf("generation %d failed: %v", e.Generation, e.Err), p.summarized
+	}
+	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
+}
+
+// line prints a permanent line (continuation lines indented), above the
+// live block on a terminal.
+func (p *printer) line(s string) {
+	s = indentLines(s, "  ") + "\n"
+	if !p.tty || len(p.live) == 0 {
+		io.WriteString(p.out, s)
+		return
+	}
+	io.WriteString(p.out, p.eraseLive()+s+p.drawLive())
+}
+
+// setLive replaces the plugin's line in the live block, or adds it, and
+// redraws the block.
+func (p *printer) setLive(plugin, text string) {
+	erase := p.eraseLive()
+	found := false
+	for i := range p.live {
+		if p.live[i].plugin == plugin {
+			p.live[i].text, found = text, true
+		}
+	}
+	if !found {
+		p.live = append(p.live, liveLine{plugin, text})
+	}
+	io.WriteString(p.out, erase+p.drawLive())
+}
+
+// freeze leaves the live block on screen as it is and stops redrawing it.
+func (p *printer) freeze() { p.live = nil }
+
+// eraseLive moves the cursor to the start of the live block and clears
+// from there to the end of the screen.
+func (p *printer) eraseLive() string {
+	if len(p.live) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("\x1b[%dF\x1b[J", len(p.live))
+}
+
+// drawLive renders the live block, one terminal row per plugin: the text
+// is cut to the terminal's width so that the cursor arithmetic holds.
+func (p *printer) drawLive() string {
+	var b strings.Builder
+	for _, l := range p.live {
+		b.WriteString(fitWidth(l.text, p.width-1))
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// fitWidth returns the first line of s, cut to at most n runes.
+func fitWidth(s string, n int) string {
+	s, _, _ = strings.Cut(s, "\n")
+	if utf8.RuneCountInString(s) <= n || n < 1 {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// roundDuration keeps three significant digits or so: 12ms, 850µs, 1.204s.
+func roundDuration(d time.Duration) time.Duration {
+	switch {
+	case d >= time.Second:
+		return d.Round(time.Millisecond)
+	case d >= time.Millisecond:
+		return d.Round(100 * time.Microsecond)
+	}
+	return d.Round(time.Microsecond)
+}

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// closeBudget bounds how long `run` waits for in-flight calls when it stops.
+// When it is spent, plugins are stopped regardless, each within the
+// sidecar's own shutdown and kill graces (2s + 2s by default).
+const closeBudget = 10 * time.Second
+
+func newRunCmd(g *globals) *cobra.Command {
+	var once bool
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Start a generation and keep it running",
+		Long: `Start a runtime generation on the home: start every plugin of the closure,
+showing each one's progress, then print the published generation's
+contributions, members and warnings. Keep running, printing crashes and
+warnings as they happen, until SIGINT or SIGTERM; then stop every plugin
+(in-flight calls get 10s) and print "stopped". With --once, stop right after
+printing. The exit code is 1 if the generation cannot be started: every
+problem is printed and no plugin is left running. --json (with --once) prints
+the generation as one JSON document (docs/cli.md); progress then goes to
+stderr.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.json && !once {
+				return &usageError{errors.New("run: --json needs --once")}
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			return runGeneration(ctx, stop, g, once)
+		},
+	}
+	cmd.Flags().BoolVar(&once, "once", false, "stop after printing the published generation")
+	return cmd
+}
+
+// runGeneration starts a kernel, prints its first generation, waits for ctx
+// (unless once), and closes the kernel. stopSignals restores the default
+// signal handling once ctx is done, so that a second interrupt kills
+// kernelctl.
+func runGeneration(ctx context.Context, stopSignals func(), g *globals, once bool) error {
+	k, cfg, err := newKernel(g)
+	if err != nil {
+		return err
+	}
+	progressOut := g.stdout
+	if g.json {
+		progressOut = g.stderr
+	}
+	p := newPrinter(progressOut)
+	k.Subscribe(p.event)
+	if err := k.Start(ctx); err != nil {
+		return stopKernel(k, p, err)
+	}
+	out := toRunOutput(cfg.Home, k.Current())
+	if g.json {
+		if err := g.printJSON(out); err != nil {
+			return stopKernel(k, p, err)
+		}
+	} else {
+		var b bytes.Buffer
+		writeSummary(&b, out)
+		p.print(b.String())
+	}
+	if once {
+		p.print("\n")
+	} else {
+		p.print("\nrunning; stop with Ctrl-C (SIGINT) or SIGTERM\n")
+		<-ctx.Done()
+		stopSignals()
+		p.print("stopping\n")
+	}
+	return stopKernel(k, p, nil)
+}
+
+// newKernel builds the kernel from the flags and the config; plugin and
+// kernel logs of level warn and above go to stderr.
+func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
+	cfg, err := g.config()
+	if err != nil {
+		return nil, cfg, err
+	}
+	if cfg.Home, err = g.resolveHome(cfg); err != nil {
+		return nil, cfg, err
+	}
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: hclog.Warn})
+	k, err := kernel.New(cfg)
+	return k, cfg, err
+}
+
+// stopKernel closes k within closeBudget, prints "stopped" unless cause
+// says the command failed before (a failed Start: nothing ran), and
+// returns cause joined with Close's error as an exit 1.
+func stopKernel(k *kernel.Kernel, p *printer, cause error) error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeBudget)
+	defer cancel()
+	err := k.Close(ctx)
+	if cause == nil {
+		p.print("stopped\n")
+	}
+	p.close()
+	if cause == nil && err == nil {
+		return nil
+	}
+	return &exitError{code: exitFailed, err: errors.Join(cause, err)}
+}

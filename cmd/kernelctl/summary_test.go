@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// TestWriteSummary covers what the demo home does not: a chain of several
+// interceptors with the host in it, a point nobody intercepts, an unclaimed
+// slot, and a failed optional member.
+func TestWriteSummary(t *testing.T) {
+	b := contribution.NewBuilder(contribution.HostSpec{
+		Points: []contribution.Point{"tool.before", "prompt.submit"},
+		Slots:  []contribution.Slot{"context.compactor", "tools.router"},
+	})
+	src := func(name string) contribution.Source {
+		return contribution.PluginSource(name, "1.0.0", contribution.OriginHandshake)
+	}
+	b.Add(
+		contribution.NewInterceptor(src("audit"), "tool.before", -10, 0),
+		contribution.NewInterceptor(src("redactor"), "tool.before", 100, 0),
+		contribution.NewInterceptor(contribution.HostSource(), "tool.before", 0, 0),
+		contribution.NewStrategy(src("memory"), "context.compactor", 0),
+		contribution.NewProvider(src("kvstore"), contribution.Provider{Ref: "get", Description: "Returns a value."}, 0),
+		contribution.NewProvider(src("kvstore"), contribution.Provider{Ref: "del"}, 1),
+		contribution.NewAction(src("memory"), contribution.Action{ID: "memory.forget", Title: "Forget", Placement: "palette"}, 0),
+	)
+	reg, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := runOutput{Generation: 3, Contributions: toContributions(reg), Warnings: []string{"one\ntwo"},
+		Members: []memberJSON{
+			{Name: "audit", Version: "1.0.0", Status: "failed", Reason: "exited"},
+			{Name: "redactor", Version: "1.2.0", Status: "running", Required: true},
+			{Name: "themes", Version: "1.0.0", Status: "declarative"},
+		}}
+	var got bytes.Buffer
+	writeSummary(&got, out)
+	want := `
+generation 3: 3 members (1 running, 1 declarative, 1 failed)
+
+interceptors:
+  prompt.submit: (none)
+  tool.before: redactor (priority 100) -> (host) (priority 0) -> audit (priority -10)
+
+slots:
+  context.compactor: memory
+  tools.router: (host default)
+
+providers:
+  plugin/kvstore/del — (none)
+  plugin/kvstore/get — Returns a value.
+
+actions:
+  memory.forget  "Forget"  palette  memory
+
+members:
+  audit     1.0.0  failed (optional): exited
+  redactor  1.2.0  running (required)
+  themes    1.0.0  declarative
+
+1 warning:
+  one
+    two
+`
+	if got.String() != want {
+		t.Errorf("summary:\n%s\nwant:\n%s", got.String(), want)
+	}
+}
