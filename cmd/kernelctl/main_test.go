@@ -48,9 +48,20 @@ func TestGolden(t *testing.T) {
 			if code != tt.wantCode {
 				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
 			}
-			checkGolden(t, tt.name, stdout.Bytes())
+			checkGolden(t, tt.name, withoutRepo(t, stdout.Bytes()))
 		})
 	}
+}
+
+// withoutRepo replaces the repository's absolute path (homes are printed
+// absolute) with <repo>, so that the golden files hold wherever the clone is.
+func withoutRepo(t *testing.T, out []byte) []byte {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.ReplaceAll(out, []byte(root+string(filepath.Separator)), []byte("<repo>/"))
 }
 
 func checkGolden(t *testing.T, name string, got []byte) {
