@@ -4,7 +4,9 @@
 //
 //	SCRIPT_INTERCEPT  "point=behaviour[@priority],..." where behaviour is
 //	                  continue, modify (appends the plugin name to a JSON
-//	                  array payload), deny, fail, hang or crash
+//	                  array payload), deny, fail, hang, crash, or chaos
+//	                  (mostly modify; sometimes slow, hang, fail or crash,
+//	                  at random)
 //	SCRIPT_SLOTS      "slot,..." claimed; the strategy echoes
 //	                  {"owner": name, "input": input}
 //	SCRIPT_PROVIDERS  "ref,..." each echoing its input
@@ -19,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -80,7 +83,11 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 	point, behaviour, _ := strings.Cut(spec, "=")
 	behaviour, prio, hasPrio := strings.Cut(behaviour, "@")
 	h := func(ctx context.Context, _ string, payload json.RawMessage) (protocol.InterceptResult, error) {
-		switch behaviour {
+		b := behaviour
+		if b == "chaos" {
+			b = chaos(ctx)
+		}
+		switch b {
 		case "modify":
 			var seen []string
 			_ = json.Unmarshal(payload, &seen)
@@ -106,4 +113,25 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		return
 	}
 	p.Intercept(point, h)
+}
+
+// chaos picks a behaviour at random: 85% modify, 8% slow then modify, 4%
+// hang, 2% fail, 1% crash.
+func chaos(ctx context.Context) string {
+	switch n := rand.IntN(100); {
+	case n < 85:
+		return "modify"
+	case n < 93:
+		select {
+		case <-time.After(time.Duration(10+rand.IntN(70)) * time.Millisecond):
+		case <-ctx.Done():
+		}
+		return "modify"
+	case n < 97:
+		return "hang"
+	case n < 99:
+		return "fail"
+	default:
+		return "crash"
+	}
 }
