@@ -31,6 +31,7 @@ type Client struct {
 	life                  context.Context // cancelled to SIGKILL the group
 	kill                  context.CancelFunc
 
+	id        uint64                     // unique in this host process, never reused
 	decl      *protocol.InitializeResult // set by Start before it returns
 	nextID    atomic.Int64
 	initID    atomic.Int64 // id of the initialize request
@@ -120,6 +121,7 @@ func precheck(pkg *pluginpkg.Package) error {
 func newClient(pkg *pluginpkg.Package, opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
+		id:        clientIDs.Add(1),
 		pkg:       pkg,
 		opts:      opts,
 		log:       opts.Logger.Named(pkg.Name),
@@ -175,6 +177,15 @@ func (c *Client) arm() error {
 	c.mu.armed = true
 	return nil
 }
+
+// clientIDs numbers clients: the last ID handed out.
+var clientIDs atomic.Uint64
+
+// ID returns the client's identity: unique among the clients created in
+// this host process, never reused and never zero. Each Start, and so each
+// restart of a plugin, gets a new one. CrashError carries it, so a supervisor can ignore late reports from a process it has
+// already replaced.
+func (c *Client) ID() uint64 { return c.id }
 
 // Name returns the plugin's name.
 func (c *Client) Name() string { return c.pkg.Name }

@@ -21,6 +21,11 @@
 //  3. learns of a crash through Done, Err, the *CrashError returned by
 //     calls, and Options.OnCrash (called once).
 //
+// Every Client has an ID (Client.ID), unique in the host process and never
+// reused, so each restart of a plugin gets a new one. CrashError.ClientID
+// carries it: a supervisor that restarted a plugin ignores reports whose ID
+// is not its current client's.
+//
 // Close asks the plugin to shut down, closes its stdin, waits the shutdown
 // grace, SIGTERMs the process group, waits the kill grace and SIGKILLs the
 // process group; it returns once the process is reaped. Grandchildren left

@@ -83,6 +83,10 @@ func (e *StartError) Unwrap() error { return e.Err }
 // and Options.OnCrash receives it once.
 type CrashError struct {
 	Plugin string
+	// ClientID is the ID of the Client whose process ended (Client.ID),
+	// which tells a crash of the current process from a late report about
+	// one already replaced.
+	ClientID uint64
 	// ExitStatus is the process's final state as os.ProcessState reports
 	// it, such as "exit status 2" or "signal: killed".
 	ExitStatus string

@@ -325,3 +325,35 @@ func TestOnCrashMayClose(t *testing.T) {
 	}
 	closeClient(t, c)
 }
+
+// TestClientIDInCrashReports starts the same package twice, crashing each
+// process, and checks that the clients have different IDs and that each
+// crash report carries its own client's.
+func TestClientIDInCrashReports(t *testing.T) {
+	opts, _ := testOptions(t)
+	crashes := make(chan *CrashError, 2)
+	opts.OnCrash = func(e *CrashError) { crashes <- e }
+	pkg := installFixture(t, "crash-in-call")
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	var ids []uint64
+	for range 2 {
+		c, err := Start(ctx, pkg, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+		var ce *CrashError
+		if !errors.As(err, &ce) || ce.ClientID != c.ID() {
+			t.Errorf("call err = %#v, want a *CrashError with ClientID %d", err, c.ID())
+		}
+		if got := recv(t, crashes, "OnCrash"); got.ClientID != c.ID() {
+			t.Errorf("OnCrash ClientID = %d, want %d", got.ClientID, c.ID())
+		}
+		closeClient(t, c)
+		ids = append(ids, c.ID())
+	}
+	if ids[0] == 0 || ids[0] == ids[1] {
+		t.Errorf("client IDs = %v, want two different non-zero IDs", ids)
+	}
+}
