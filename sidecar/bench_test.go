@@ -49,10 +49,11 @@ func benchBinaries(b *testing.B) (floor, sdk string) {
 	return filepath.Join(dir, "floor"), filepath.Join(dir, "sdkplugin")
 }
 
-// benchPackages installs n packages running bin in a fresh home.
-func benchPackages(b *testing.B, bin string, n int) []*pluginpkg.Package {
+// benchPackages installs n packages running bin with args in a fresh
+// home.
+func benchPackages(b *testing.B, bin string, n int, args ...string) []*pluginpkg.Package {
 	b.Helper()
-	pkgs, err := benchkit.Install(b.TempDir(), benchManifest, bin, benchkit.Names("bench", n)...)
+	pkgs, err := benchkit.Install(b.TempDir(), benchManifest, bin, args, benchkit.Names("bench", n)...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -99,11 +100,11 @@ func BenchmarkColdStart(b *testing.B) {
 	})
 }
 
-// startBenchClient starts one sidecar client on bin; it is closed when the
-// benchmark ends.
-func startBenchClient(b *testing.B, bin string) *Client {
+// startBenchClient starts one sidecar client on bin with args; it is
+// closed when the benchmark ends.
+func startBenchClient(b *testing.B, bin string, args ...string) *Client {
 	b.Helper()
-	pkgs := benchPackages(b, bin, 1)
+	pkgs := benchPackages(b, bin, 1, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	c, err := Start(ctx, pkgs[0], benchOptions())
@@ -169,7 +170,9 @@ func checkEcho(out json.RawMessage, err error) error {
 // floor in raw mode, no JSON. The two crossed pairs attribute the gap:
 // client-to-floor is the sidecar client talking to the floor plugin (host
 // cost alone), jsonfloor-to-sdk the floor client talking to the SDK plugin
-// (plugin cost alone).
+// (plugin cost alone). client-nbstdio is client with the SDK plugin's
+// stdin and stdout switched to non-blocking mode first, a diagnostic of
+// the SDK serving on blocking stdio.
 func BenchmarkRoundTrip(b *testing.B) {
 	floor, sdk := benchBinaries(b)
 	b.Run("client", func(b *testing.B) {
@@ -208,6 +211,9 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("jsonfloor-to-sdk", func(b *testing.B) {
 		benchkit.RoundTrip(b, floorEcho(startFloorClient(b, sdk)))
 	})
+	b.Run("client-nbstdio", func(b *testing.B) {
+		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio")))
+	})
 }
 
 func mustMarshal(b *testing.B, v any) json.RawMessage {
@@ -220,17 +226,21 @@ func mustMarshal(b *testing.B, v any) json.RawMessage {
 
 // BenchmarkThroughput runs echo calls from 1 or 8 concurrent callers (so
 // up to 8 calls are outstanding on the one plugin) and reports calls/s.
+// client-nbstdio is the diagnostic variant of BenchmarkRoundTrip.
 func BenchmarkThroughput(b *testing.B) {
 	floor, sdk := benchBinaries(b)
-	for _, kind := range []string{"client", "jsonfloor"} {
+	for _, kind := range []string{"client", "jsonfloor", "client-nbstdio"} {
 		b.Run(kind, func(b *testing.B) {
 			for _, callers := range []int{1, 8} {
 				b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
 					var call func() error
-					if kind == "client" {
+					switch kind {
+					case "client":
 						call = clientEcho(startBenchClient(b, sdk))
-					} else {
+					case "jsonfloor":
 						call = floorEcho(startFloorClient(b, floor))
+					default:
+						call = clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
 					}
 					for range 100 {
 						if err := call(); err != nil {

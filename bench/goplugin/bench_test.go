@@ -68,7 +68,7 @@ func binary(b *testing.B, name string) string {
 func sdkPackages(b *testing.B, n int) []*pluginpkg.Package {
 	b.Helper()
 	pkgs, err := benchkit.Install(b.TempDir(), filepath.Join(root, "testdata/bench/sdkplugin/plugin.json"),
-		binary(b, "sdkplugin"), benchkit.Names("bench", n)...)
+		binary(b, "sdkplugin"), nil, benchkit.Names("bench", n)...)
 	if err != nil {
 		b.Fatal(err)
 	}

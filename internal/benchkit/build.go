@@ -26,9 +26,10 @@ func Build(root, out string, pkgs ...string) error {
 
 // Install installs one package per name under home/packages, each from the
 // manifest at manifestPath with its name replaced and its runtime.command
-// pointing at a hard link to bin in the package directory, and returns
+// pointing at a hard link to bin in the package directory (with
+// runtime.args set to args when there are any), and returns
 // them loaded from home (pluginpkg.LoadInstalled), in names' order.
-func Install(home, manifestPath, bin string, names ...string) ([]*pluginpkg.Package, error) {
+func Install(home, manifestPath, bin string, args []string, names ...string) ([]*pluginpkg.Package, error) {
 	data, err := os.ReadFile(manifestPath)
 	if err != nil {
 		return nil, err
@@ -43,6 +44,9 @@ func Install(home, manifestPath, bin string, names ...string) ([]*pluginpkg.Pack
 	}
 	command := filepath.Base(bin)
 	runtime["command"] = "./" + command
+	if len(args) > 0 {
+		runtime["args"] = args
+	}
 	for _, name := range names {
 		manifest["name"] = name
 		text, err := json.MarshalIndent(manifest, "", "  ")
