@@ -274,8 +274,10 @@ func (c *Client) dispatch(m *protocol.Message) error {
 }
 
 // deliver hands a response to its pending call. A response nobody waits
-// for (a late answer to a cancelled call) is dropped.
+// for (a late answer to a cancelled call) is dropped. Any response counts
+// as a sign of life for the hang timeout.
 func (c *Client) deliver(m *protocol.Message) {
+	c.heard()
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil {
 		c.log.Warn("dropping response with an id the host never sent", "id", string(m.ID))

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -36,6 +37,8 @@ type Client struct {
 	nextID    atomic.Int64
 	initID    atomic.Int64 // id of the initialize request
 	handshook atomic.Bool  // the initialize response was read
+	epoch     time.Time    // monotonic origin of lastHeard
+	lastHeard atomic.Int64 // time since epoch of the last response read
 
 	faults    chan error    // capacity 1: the first reason to stop the plugin
 	exited    chan struct{} // closed when cmd.Wait returned
@@ -136,6 +139,7 @@ func newClient(pkg *pluginpkg.Package, opts Options) *Client {
 		quiet:     make(chan struct{}),
 		stopping:  make(chan struct{}),
 		closeDone: make(chan struct{}),
+		epoch:     time.Now(),
 	}
 	c.life, c.kill = context.WithCancel(context.Background())
 	c.mu.pending = make(map[int64]chan *protocol.Message)
@@ -183,8 +187,9 @@ var clientIDs atomic.Uint64
 
 // ID returns the client's identity: unique among the clients created in
 // this host process, never reused and never zero. Each Start, and so each
-// restart of a plugin, gets a new one. CrashError carries it, so a supervisor can ignore late reports from a process it has
-// already replaced.
+// restart of a plugin, gets a new one. CrashError and OnHealth carry it,
+// so a supervisor can ignore late reports from a process it has already
+// replaced.
 func (c *Client) ID() uint64 { return c.id }
 
 // Name returns the plugin's name.

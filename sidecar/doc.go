@@ -19,11 +19,20 @@
 //  2. may call Call, Intercept, Invoke and Ping concurrently; each takes a
 //     context whose end sends $/cancel and returns at once;
 //  3. learns of a crash through Done, Err, the *CrashError returned by
-//     calls, and Options.OnCrash (called once).
+//     calls, and Options.OnCrash (called once), and of the plugin's health
+//     through Options.OnHealth.
+//
+// The heartbeat pings a running plugin every HeartbeatInterval (pings are
+// written ahead of queued calls). A ping unanswered for HeartbeatTimeout
+// makes the plugin Unresponsive; it is still pinged, and an answered ping
+// makes it Responsive again. A plugin that answers nothing for HangTimeout
+// (counted from its last response to a ping or a call; notifications do
+// not count) is reported Unresponsive if it was not already, then stopped:
+// a crash whose cause wraps ErrUnresponsive.
 //
 // Every Client has an ID (Client.ID), unique in the host process and never
 // reused, so each restart of a plugin gets a new one. CrashError.ClientID
-// carries it: a supervisor that restarted a plugin ignores reports whose ID
+// and Options.OnHealth carry it: a supervisor that restarted a plugin ignores reports whose ID
 // is not its current client's.
 //
 // Close asks the plugin to shut down, closes its stdin, waits the shutdown
@@ -52,7 +61,7 @@
 //   - the stderr reader, which forwards lines to the plugin's logger;
 //   - the stdin writer, the only writer of stdin, fed by a queue in which
 //     pings and cancellations go first, each write bounded by WriteStall;
-//   - the heartbeat, unless disabled.
+//   - the heartbeat, unless disabled, the only caller of OnHealth.
 //
 // A Client has one lock, Client.mu, a leaf: no I/O, channel send or
 // callback runs while it is held. Manager.mu is never held while a client

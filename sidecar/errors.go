@@ -22,9 +22,10 @@ var ErrProtocol = errors.New("protocol error")
 // stopped reading its input and was stopped.
 var ErrWedged = errors.New("plugin stopped reading its stdin")
 
-// ErrUnresponsive is wrapped by the cause of a *CrashError when the plugin
-// did not answer a heartbeat ping within Options.HeartbeatTimeout and was
-// stopped.
+// ErrUnresponsive is wrapped by the cause of a *CrashError when the plugin,
+// pinged by the heartbeat, answered nothing for Options.HangTimeout and
+// was stopped. (A ping unanswered for the shorter
+// Options.HeartbeatTimeout only reports the plugin Unresponsive.)
 var ErrUnresponsive = errors.New("plugin stopped answering")
 
 // ErrStdoutClosed is wrapped by the cause of a *CrashError when the plugin

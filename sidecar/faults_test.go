@@ -151,7 +151,9 @@ func TestRunningFaults(t *testing.T) {
 				t.Errorf("err = %v, want ErrStdoutClosed and a killed process", ce)
 			}
 		}},
-		{fixture: "hang", opts: func(o *Options) { o.HeartbeatInterval, o.HeartbeatTimeout = 100*time.Millisecond, 300*time.Millisecond },
+		{fixture: "hang", opts: func(o *Options) {
+			o.HeartbeatInterval, o.HeartbeatTimeout, o.HangTimeout = 100*time.Millisecond, 300*time.Millisecond, 600*time.Millisecond
+		},
 			check: func(t *testing.T, ce *CrashError) {
 				if !errors.Is(ce, ErrUnresponsive) || ce.ExitStatus != "signal: killed" {
 					t.Errorf("err = %v, want ErrUnresponsive and a killed process", ce)

@@ -14,11 +14,15 @@ const (
 	// DefaultStderrLines is how many stderr lines a client keeps for error
 	// messages.
 	DefaultStderrLines = 20
-	// DefaultHeartbeatInterval is the time between two heartbeat pings.
-	DefaultHeartbeatInterval = 5 * time.Second
+	// DefaultHeartbeatInterval is the time between two heartbeat pings
+	// (VS Code's extension host pings every 3 s).
+	DefaultHeartbeatInterval = 3 * time.Second
 	// DefaultHeartbeatTimeout is how long a heartbeat ping may go
-	// unanswered before the plugin is treated as hung and stopped.
-	DefaultHeartbeatTimeout = 5 * time.Second
+	// unanswered before the plugin is reported Unresponsive (VS Code: 3 s).
+	DefaultHeartbeatTimeout = 3 * time.Second
+	// DefaultHangTimeout is how long a pinged plugin may answer nothing
+	// before it is stopped as hung with ErrUnresponsive (VS Code: 10 s).
+	DefaultHangTimeout = 10 * time.Second
 )
 
 // Options configure a Client. The zero value is usable: every zero field
@@ -56,12 +60,22 @@ type Options struct {
 	// protocol.DefaultWriteStall.
 	WriteStall time.Duration
 	// HeartbeatInterval is the time between heartbeat pings after the
-	// handshake; zero means DefaultHeartbeatInterval, negative disables
-	// heartbeats.
+	// handshake (a ping still in flight delays the next); zero means
+	// DefaultHeartbeatInterval, negative disables heartbeats, and with
+	// them Unresponsive reports and the hang timeout.
 	HeartbeatInterval time.Duration
-	// HeartbeatTimeout is how long a heartbeat may go unanswered; zero
-	// means DefaultHeartbeatTimeout.
+	// HeartbeatTimeout is how long a ping may go unanswered before the
+	// plugin is reported Unresponsive; zero means DefaultHeartbeatTimeout.
+	// An unresponsive plugin is still pinged, and reported Responsive
+	// again when one is answered.
 	HeartbeatTimeout time.Duration
+	// HangTimeout is how long a pinged plugin may answer nothing (no
+	// response to a ping or to any call; notifications do not count),
+	// counted from its last response, before it is stopped as a crash
+	// whose cause wraps ErrUnresponsive; zero means DefaultHangTimeout. It should exceed
+	// HeartbeatTimeout; either way the plugin is reported Unresponsive
+	// before it is stopped.
+	HangTimeout time.Duration
 	// MaxFrame bounds one frame from the plugin; zero means
 	// protocol.DefaultMaxFrame.
 	MaxFrame int
@@ -72,6 +86,14 @@ type Options struct {
 	// when a started plugin terminates other than through Close. It is not
 	// called for a plugin whose Start failed (the StartError says why).
 	OnCrash func(*CrashError)
+	// OnHealth, if set, is called when a running plugin's health changes
+	// (Responsive to Unresponsive or back; never with the state it already
+	// had; only after the handshake), with the plugin's name and the
+	// client's ID. Calls for one client come from one goroutine the client
+	// owns, so they never overlap. OnHealth MUST return quickly and MUST
+	// NOT call Close on the client (Close waits for that goroutine): hand a
+	// restart to another goroutine.
+	OnHealth func(plugin string, id uint64, h Health)
 	// OnNotify, if set, receives the plugin's notify notifications in
 	// order, from the client's read goroutine: it must return quickly, as
 	// no response is read while it runs.
@@ -95,6 +117,7 @@ func (o Options) withDefaults() Options {
 	def(&o.WriteStall, protocol.DefaultWriteStall)
 	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	def(&o.HangTimeout, DefaultHangTimeout)
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = protocol.DefaultMaxFrame
 	}

@@ -246,32 +246,3 @@ func (c *Client) waitExit(ctx context.Context) bool {
 		return false
 	}
 }
-
-// heartbeat pings the plugin every HeartbeatInterval once Start succeeded,
-// and stops it as unresponsive when a ping goes unanswered.
-func (c *Client) heartbeat() {
-	defer c.wg.Done()
-	select {
-	case <-c.ready:
-	case <-c.dead:
-		return
-	}
-	t := time.NewTicker(c.opts.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-c.stopping:
-			return
-		case <-c.dead:
-			return
-		case <-t.C:
-		}
-		ctx, cancel := context.WithTimeout(context.Background(), c.opts.HeartbeatTimeout)
-		err := c.Ping(ctx)
-		cancel()
-		if errors.Is(err, context.DeadlineExceeded) && !c.isClosing() {
-			c.fault(fmt.Errorf("%w: no answer to ping within %v", ErrUnresponsive, c.opts.HeartbeatTimeout))
-			return
-		}
-	}
-}

@@ -6,8 +6,9 @@
 // Modes: exit-early, no-handshake, slow-handshake, banner, invalid-json,
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
 // flood-stderr, undeclared, bad-version, init-error, stop-reading,
-// request-first, hang, close-stdout, and well-behaved (serves normally).
-// sleeper is the grandchild's mode.
+// request-first, hang, close-stdout, stall-once (stops reading stdin after
+// the handshake until it receives SIGUSR1, then serves normally), and
+// well-behaved (serves normally). sleeper is the grandchild's mode.
 package main
 
 import (
@@ -56,9 +57,16 @@ func main() {
 	case "ignore-sigterm":
 		signal.Ignore(syscall.SIGTERM)
 	}
+	resume := make(chan os.Signal, 1)
+	if mode == "stall-once" {
+		signal.Notify(resume, syscall.SIGUSR1)
+	}
 	handshake()
-	if mode == "stop-reading" {
+	switch mode {
+	case "stop-reading":
 		sleepForever()
+	case "stall-once":
+		<-resume
 	}
 	serve()
 }

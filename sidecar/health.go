@@ -1,0 +1,142 @@
+package sidecar
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Health is a running plugin's heartbeat state. A client starts
+// Responsive; Options.OnHealth hears of every change.
+type Health int
+
+const (
+	// Responsive: the last heartbeat ping was answered in time.
+	Responsive Health = iota
+	// Unresponsive: a ping went unanswered for Options.HeartbeatTimeout.
+	// The plugin keeps being pinged; an answered ping makes it Responsive
+	// again, and silence for Options.HangTimeout stops it with
+	// ErrUnresponsive.
+	Unresponsive
+)
+
+// String returns "responsive" or "unresponsive".
+func (h Health) String() string {
+	switch h {
+	case Responsive:
+		return "responsive"
+	case Unresponsive:
+		return "unresponsive"
+	}
+	return fmt.Sprintf("Health(%d)", int(h))
+}
+
+// heard records a sign of life: a response read from the plugin's stdout,
+// to a ping or to any other request, late or not. Notifications do not
+// count: a plugin whose read loop is stuck may still send them from
+// another thread.
+func (c *Client) heard() {
+	c.lastHeard.Store(int64(time.Since(c.epoch)))
+}
+
+// silence returns how long the plugin has answered nothing.
+func (c *Client) silence() time.Duration {
+	return time.Since(c.epoch) - time.Duration(c.lastHeard.Load())
+}
+
+// heartbeat runs once Start succeeded. It pings the plugin every
+// HeartbeatInterval (a ping in flight delays the next one), reports
+// Unresponsive when a ping goes unanswered for HeartbeatTimeout and
+// Responsive when a later one is answered, and stops the plugin with
+// ErrUnresponsive once it has answered nothing for HangTimeout. It is the only
+// caller of OnHealth, so OnHealth never runs concurrently for one client.
+func (c *Client) heartbeat() {
+	defer c.wg.Done()
+	select {
+	case <-c.ready:
+	case <-c.dead:
+		return
+	}
+	c.heard() // the handshake answer was the last traffic
+	tick := time.NewTicker(c.opts.HeartbeatInterval)
+	defer tick.Stop()
+	hang := time.NewTimer(c.opts.HangTimeout)
+	defer hang.Stop()
+	health := Responsive
+	for {
+		select {
+		case <-c.stopping:
+			return
+		case <-c.dead:
+			return
+		case <-hang.C:
+		case <-tick.C:
+		}
+		if c.hung(hang, &health) {
+			return
+		}
+		answered, ok := c.heartbeatPing()
+		if !ok {
+			return
+		}
+		if answered {
+			c.setHealth(&health, Responsive)
+		} else {
+			c.setHealth(&health, Unresponsive)
+		}
+		if c.hung(hang, &health) {
+			return
+		}
+	}
+}
+
+// hung reports whether the plugin has answered nothing for HangTimeout, and
+// then reports it Unresponsive (if it was not already) and stops it.
+// Otherwise it rearms hang for the rest of the time.
+func (c *Client) hung(hang *time.Timer, health *Health) bool {
+	left := c.opts.HangTimeout - c.silence()
+	if left > 0 {
+		hang.Reset(left)
+		return false
+	}
+	if c.isClosing() {
+		return true
+	}
+	c.setHealth(health, Unresponsive)
+	c.fault(fmt.Errorf("%w: no answer to anything for %v (hang timeout)", ErrUnresponsive, c.opts.HangTimeout))
+	return true
+}
+
+// heartbeatPing sends one ping, bounded by HeartbeatTimeout and by what is
+// left of HangTimeout. answered says whether it was answered in time; ok is
+// false when the client is closing or terminal and the heartbeat must end.
+func (c *Client) heartbeatPing() (answered, ok bool) {
+	bound := min(c.opts.HeartbeatTimeout, c.opts.HangTimeout-c.silence())
+	ctx, cancel := context.WithTimeout(context.Background(), max(bound, 0))
+	defer cancel()
+	err := c.Ping(ctx)
+	switch {
+	case err == nil:
+		return true, true
+	case errors.Is(err, context.DeadlineExceeded) && !c.isClosing():
+		return false, true
+	}
+	return false, false
+}
+
+// setHealth records h and reports it to OnHealth if it changed.
+func (c *Client) setHealth(cur *Health, h Health) {
+	if *cur == h {
+		return
+	}
+	*cur = h
+	if h == Unresponsive {
+		c.log.Warn("plugin is unresponsive: a heartbeat went unanswered", "timeout", c.opts.HeartbeatTimeout)
+	} else {
+		c.log.Info("plugin is responsive again")
+	}
+	if c.opts.OnHealth != nil {
+		c.opts.OnHealth(c.Name(), c.id, h)
+	}
+}
