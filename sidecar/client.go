@@ -82,13 +82,10 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: context.Cause(ctx)}
 	}
 	c := newClient(pkg, opts)
-	dataDir, err := c.dataDir()
-	if err == nil {
-		err = c.spawn(dataDir)
-	}
+	dataDir, phase, err := c.launch()
 	if err != nil {
 		c.kill()
-		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: err}
+		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err}
 	}
 	c.run()
 	decl, phase, err := c.handshake(ctx, dataDir)

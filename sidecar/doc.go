@@ -9,9 +9,11 @@
 // Start spawns a package's runtime without a shell, in the package
 // directory, in its own process group, with an environment built from
 // AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
-// the host's whole environment). It then sends initialize, bounded by the
-// per-plugin handshake timeout and by the caller's context, checks the
-// protocol version and checks every declaration against what the manifest
+// the host's whole environment). A pinned package's executable
+// (Package.Pin) is hashed right before exec, and refused if its sha256
+// differs. Start then sends initialize, bounded by the per-plugin
+// handshake timeout and by the caller's context, checks the protocol
+// version and checks every declaration against what the manifest
 // authorizes. On success the caller owns a *Client and:
 //
 //  1. MUST call Close exactly when it no longer needs the plugin, even after
@@ -32,8 +34,14 @@
 //
 // Every Client has an ID (Client.ID), unique in the host process and never
 // reused, so each restart of a plugin gets a new one. CrashError.ClientID
-// and Options.OnHealth carry it: a supervisor that restarted a plugin ignores reports whose ID
-// is not its current client's.
+// and Options.OnHealth carry it: a supervisor that restarted a plugin
+// ignores reports whose ID is not its current client's.
+//
+// The pin check and the exec are two steps, not one: an executable
+// replaced in the moment between them runs unverified, and so does
+// whatever it loads (an interpreter's script, shared libraries). The pin
+// catches a package changed since it was pinned; it is no defence against
+// someone who can write the package directory while the host starts it.
 //
 // Close asks the plugin to shut down, closes its stdin, waits the shutdown
 // grace, SIGTERMs the process group, waits the kill grace and SIGKILLs the
@@ -70,7 +78,8 @@
 // # Errors
 //
 // Start returns a *StartError whose Phase says where it failed; its Err is
-// a *VersionError (PhaseVersion), a *DeclarationError (PhaseDeclarations),
+// a *PinMismatchError or a hashing error (PhaseVerify), a *VersionError
+// (PhaseVersion), a *DeclarationError (PhaseDeclarations),
 // a *CrashError or a context error (PhaseHandshake). A running plugin that
 // exits, closes stdout, writes anything that is not a protocol message, a
 // frame over the size limit, a request or notification before the

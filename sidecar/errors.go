@@ -41,6 +41,9 @@ var ErrHandshakeTimeout = errors.New("handshake timed out")
 const (
 	// PhaseSpawn: the runtime could not be resolved or executed.
 	PhaseSpawn = "spawn"
+	// PhaseVerify: the executable could not be hashed, or its sha256 is
+	// not the package's pin. The error is then a *PinMismatchError.
+	PhaseVerify = "verify"
 	// PhaseVersion: the manifest's kernel constraint rejects this host's
 	// protocol version, or the plugin answered an incompatible one. The
 	// error is a *VersionError.
@@ -57,8 +60,8 @@ const (
 // stopped when it is returned.
 type StartError struct {
 	Plugin string
-	// Phase is one of PhaseSpawn, PhaseVersion, PhaseHandshake,
-	// PhaseDeclarations.
+	// Phase is one of PhaseSpawn, PhaseVerify, PhaseVersion,
+	// PhaseHandshake, PhaseDeclarations.
 	Phase string
 	Err   error
 	// Stderr holds the last lines the plugin wrote to stderr, oldest first.
@@ -71,6 +74,10 @@ func (e *StartError) Error() string {
 	var ce *CrashError
 	if errors.As(e.Err, &ce) { // it quotes stderr already
 		return fmt.Sprintf("plugin %q: %s: %v", e.Plugin, e.Phase, e.Err)
+	}
+	var pe *PinMismatchError
+	if errors.As(e.Err, &pe) { // it names the plugin already
+		return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Phase, pe.detail())
 	}
 	return fmt.Sprintf("plugin %q: %s: %v%s", e.Plugin, e.Phase, e.Err, stderrSuffix(e.Stderr))
 }
@@ -125,6 +132,27 @@ type DeclarationError struct {
 // Error returns every problem, separated by "; ".
 func (e *DeclarationError) Error() string {
 	return fmt.Sprintf("not authorized by %s: %s", e.Manifest, strings.Join(e.Problems, "; "))
+}
+
+// PinMismatchError reports that a pinned package's executable is not the
+// one pinned: Start refused to run it (a StartError in PhaseVerify).
+type PinMismatchError struct {
+	Plugin string
+	// Path is the resolved executable (Package.CommandPath).
+	Path string
+	// Pinned is the package's pin (Package.Pin), Actual the executable's
+	// sha256, both in lower-case hex.
+	Pinned, Actual string
+}
+
+// Error returns `plugin "x": executable /abs/bin/x has sha256 <actual>, but
+// the package is pinned to <pinned>; re-pin it if the change is intended`.
+func (e *PinMismatchError) Error() string {
+	return fmt.Sprintf("plugin %q: %s", e.Plugin, e.detail())
+}
+
+func (e *PinMismatchError) detail() string {
+	return fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; re-pin it if the change is intended", e.Path, e.Actual, e.Pinned)
 }
 
 // VersionError reports incompatible protocol versions and says which side to

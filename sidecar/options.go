@@ -72,9 +72,9 @@ type Options struct {
 	// HangTimeout is how long a pinged plugin may answer nothing (no
 	// response to a ping or to any call; notifications do not count),
 	// counted from its last response, before it is stopped as a crash
-	// whose cause wraps ErrUnresponsive; zero means DefaultHangTimeout. It should exceed
-	// HeartbeatTimeout; either way the plugin is reported Unresponsive
-	// before it is stopped.
+	// whose cause wraps ErrUnresponsive; zero means DefaultHangTimeout.
+	// It should exceed HeartbeatTimeout; either way the plugin is
+	// reported Unresponsive before it is stopped.
 	HangTimeout time.Duration
 	// MaxFrame bounds one frame from the plugin; zero means
 	// protocol.DefaultMaxFrame.

@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
+
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // pipes holds both ends of the three stdio pipes until the child has them.
@@ -52,15 +54,49 @@ func (p *pipes) closeAll() {
 	}
 }
 
-// spawn starts the plugin process: no shell, the package directory as
-// working directory, its own process group, the allowlisted environment.
-// The host's ends of the pipes are stored in c. Cancelling c's life context
-// SIGKILLs the process group (exec.Cmd.Cancel).
-func (c *Client) spawn(dataDir string) error {
+// launch creates the data directory, resolves the executable, checks it
+// against the package's pin and spawns it. It returns the data directory,
+// or the phase a failure belongs to. Nothing runs when it fails.
+func (c *Client) launch() (dataDir, phase string, err error) {
+	if dataDir, err = c.dataDir(); err != nil {
+		return "", PhaseSpawn, err
+	}
 	path, err := c.pkg.CommandPath()
+	if err != nil {
+		return "", PhaseSpawn, err
+	}
+	if err := c.verify(path); err != nil {
+		return "", PhaseVerify, err
+	}
+	if err := c.spawn(path, dataDir); err != nil {
+		return "", PhaseSpawn, err
+	}
+	return dataDir, "", nil
+}
+
+// verify checks the executable at path against the package's pin, if it
+// has one: a *PinMismatchError when the sha256 differs. It runs right
+// before exec; the file can still change in between (see the package
+// documentation).
+func (c *Client) verify(path string) error {
+	if c.pkg.Pin == "" {
+		return nil
+	}
+	sum, err := pluginpkg.ExecutableSHA256(path)
 	if err != nil {
 		return err
 	}
+	if sum != c.pkg.Pin {
+		return &PinMismatchError{Plugin: c.pkg.Name, Path: path, Pinned: c.pkg.Pin, Actual: sum}
+	}
+	return nil
+}
+
+// spawn starts the executable at path: no shell, the package directory as
+// working directory, its own process group, the allowlisted environment.
+// The host's ends of the pipes are stored in c. Cancelling c's life context
+// SIGKILLs the process group (exec.Cmd.Cancel).
+func (c *Client) spawn(path, dataDir string) error {
 	p, err := newPipes()
 	if err != nil {
 		return fmt.Errorf("create pipes: %w", err)
