@@ -74,5 +74,8 @@
 //     errors, the line and column. A corrupt state file is never replaced:
 //     writers return the same error.
 //   - ErrNoRuntime (errors.Is): Package.CommandPath on a declarative package.
+//   - ErrCommandOutside (errors.Is): Package.CommandPath found that a
+//     relative command resolves, through symbolic links, outside the package
+//     directory; the message names both paths.
 //   - Anything else is an I/O error, wrapped with %w and the subject.
 package pluginpkg

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/extkernel/extkernel/capability"
 )
@@ -18,16 +19,27 @@ import (
 // (one without a runtime section).
 var ErrNoRuntime = errors.New("package has no runtime")
 
+// ErrCommandOutside is matched (errors.Is) by the error CommandPath returns
+// when a relative command, once every symbolic link is resolved, is not
+// inside the package directory. The message names both paths.
+var ErrCommandOutside = errors.New("command resolves outside the package directory")
+
 // CommandPath resolves the runtime command to an absolute executable path:
 //
 //  1. A command containing a slash or starting with "." is joined to Dir
 //     (Parse already guarantees it stays inside Dir, lexically). Symbolic
-//     links inside the package are followed: a package may ship a link to
-//     an interpreter.
-//  2. A bare name is looked up on PATH with exec.LookPath.
+//     links may be used inside the package, but the fully resolved target
+//     (filepath.EvalSymlinks) MUST lie inside the resolved package
+//     directory; otherwise the error matches ErrCommandOutside. A link to
+//     an interpreter elsewhere is refused: a package that needs one names
+//     it bare (such as "python3") and puts its script in runtime.args.
+//  2. A bare name is looked up on PATH with exec.LookPath, wherever it
+//     leads.
 //
-// Either way the file must exist and be executable; failures wrap the
-// *exec.Error or fs error. A package without a runtime gives ErrNoRuntime.
+// Either way the file must exist and be executable; other failures wrap
+// the *exec.Error or fs error. The path returned is Dir joined with the
+// command, not the link's target. A package without a runtime gives
+// ErrNoRuntime.
 func (p *Package) CommandPath() (string, error) {
 	if p.Manifest == nil || p.Manifest.Runtime == nil {
 		return "", fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
@@ -49,8 +61,41 @@ func (p *Package) CommandPath() (string, error) {
 			return "", fmt.Errorf("package %q: command %q: %w", p.Name, cmd, err)
 		}
 	}
+	if isRelativeCommand(cmd) {
+		if err := p.checkInside(cmd, path); err != nil {
+			return "", err
+		}
+	}
 	return path, nil
 }
+
+// checkInside returns an error matching ErrCommandOutside unless path, with
+// every symbolic link resolved, lies inside the resolved package directory.
+func (p *Package) checkInside(cmd, path string) error {
+	dir, err := filepath.EvalSymlinks(p.Dir)
+	if err != nil {
+		return fmt.Errorf("package %q: %w", p.Name, err)
+	}
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return fmt.Errorf("package %q: command %q: %w", p.Name, cmd, err)
+	}
+	if rel, err := filepath.Rel(dir, target); err == nil && rel != "." && rel != ".." &&
+		!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil
+	}
+	return &commandOutsideError{plugin: p.Name, cmd: cmd, target: target, dir: dir}
+}
+
+// commandOutsideError is the error of a command that resolves outside its
+// package directory.
+type commandOutsideError struct{ plugin, cmd, target, dir string }
+
+func (e *commandOutsideError) Error() string {
+	return fmt.Sprintf("package %q: command %q resolves to %s, outside the package directory %s", e.plugin, e.cmd, e.target, e.dir)
+}
+
+func (e *commandOutsideError) Is(target error) bool { return target == ErrCommandOutside }
 
 // CommandLocation returns where the runtime command is: Dir joined with a
 // relative command (no system call, and no check that the file exists or is

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -55,4 +56,30 @@ func TestPinnedExecutable(t *testing.T) {
 		}
 		assertNoProcesses(t)
 	})
+}
+
+// TestCommandEscapingThroughSymlink replaces the good plugin's executable
+// with a link to the same binary outside the package directory: Start
+// refuses it without running anything.
+func TestCommandEscapingThroughSymlink(t *testing.T) {
+	opts, _ := testOptions(t)
+	pkg := installFixture(t, "good")
+	exe := filepath.Join(pkg.Dir, "good")
+	if err := os.Remove(exe); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(binDir, "good"), exe); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, pkg, opts)
+	var se *StartError
+	if c != nil || !errors.As(err, &se) || se.Phase != PhaseSpawn || !errors.Is(err, pluginpkg.ErrCommandOutside) {
+		t.Fatalf("Start = %v, %v; want a spawn StartError matching ErrCommandOutside", c, err)
+	}
+	if !strings.Contains(err.Error(), `command "./good" resolves to `) || !strings.Contains(err.Error(), "outside the package directory") {
+		t.Errorf("err = %v, want both paths named", err)
+	}
+	assertNoProcesses(t)
 }
