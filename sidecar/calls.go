@@ -105,7 +105,7 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 	}
 	select {
 	case m := <-ch:
-		return decodeResponse(m, result)
+		return decodeResponse(m, result, c.opts.Redact)
 	case <-c.dead:
 		c.unregister(id)
 		return c.terminalErr()
@@ -191,9 +191,11 @@ func (c *Client) cancelRemote(id int64) {
 	}
 }
 
-func decodeResponse(m *protocol.Message, result any) error {
+// decodeResponse decodes a result into result, or returns the error
+// answer with its message redacted.
+func decodeResponse(m *protocol.Message, result any, redact func(string) string) error {
 	if m.Error != nil {
-		return m.Error
+		return redactError(m.Error, redact)
 	}
 	if result == nil {
 		return nil
@@ -213,7 +215,7 @@ func (c *Client) readLoop() {
 	for {
 		m, err := fr.ReadMessage()
 		if err != nil {
-			c.fault(readError(err))
+			c.fault(c.readError(err))
 			return
 		}
 		if err := c.dispatch(m); err != nil {
@@ -223,11 +225,13 @@ func (c *Client) readLoop() {
 	}
 }
 
-func readError(err error) error {
+// readError turns a failure to read stdout into the fault it stands for.
+// The quote of a malformed line is redacted.
+func (c *Client) readError(err error) error {
 	var fe *protocol.FrameError
 	switch {
 	case errors.As(err, &fe):
-		return fmt.Errorf("%w: stdout %w", ErrProtocol, err)
+		return fmt.Errorf("%w: stdout %w", ErrProtocol, redactFrameError(fe, c.opts.Redact))
 	case errors.Is(err, io.EOF), errors.Is(err, os.ErrClosed):
 		return ErrStdoutClosed
 	}
@@ -255,7 +259,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 			c.log.Warn("malformed log notification", "error", err)
 			return nil
 		}
-		logFields(c.log, p.Level, p.Message, p.Fields)
+		logFields(c.log, p.Level, c.opts.Redact(p.Message), redactFields(p.Fields, c.opts.Redact))
 	case m.Method == protocol.MethodNotify:
 		var p protocol.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
@@ -268,7 +272,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 	case m.Method == protocol.MethodCancel:
 		// The host serves no plugin requests yet: nothing to cancel.
 	default:
-		c.log.Debug("ignoring unknown notification", "method", m.Method)
+		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
 	}
 	return nil
 }
@@ -280,7 +284,7 @@ func (c *Client) deliver(m *protocol.Message) {
 	c.heard()
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil {
-		c.log.Warn("dropping response with an id the host never sent", "id", string(m.ID))
+		c.log.Warn("dropping response with an id the host never sent", "id", c.opts.Redact(string(m.ID)))
 		return
 	}
 	if id == c.initID.Load() {

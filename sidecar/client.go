@@ -162,7 +162,7 @@ func (c *Client) run() {
 	go func() {
 		defer c.wg.Done()
 		defer close(c.errDone)
-		forwardStderr(c.stderr, c.log, c.tail)
+		forwardStderr(c.stderr, c.log, c.tail, c.opts.Redact)
 	}()
 	go c.writeLoop()
 }

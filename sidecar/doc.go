@@ -93,4 +93,9 @@
 // failed because its provider failed carries a *DependencyError; a plugin
 // not launched before the budget ran out fails with an error wrapping
 // ErrBudgetExhausted.
+//
+// Plugin output that reaches the host's log or an error (stderr lines and
+// the tail errors quote, log notifications, error answers, the quote of a
+// malformed stdout line) passes through Options.Redact first. The client
+// never logs Config.
 package sidecar

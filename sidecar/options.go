@@ -82,6 +82,18 @@ type Options struct {
 	// StderrLines is how many stderr lines are kept for errors; zero means
 	// DefaultStderrLines.
 	StderrLines int
+	// Redact, if set, scrubs secrets from text the plugin sends before the
+	// client logs it or quotes it in an error: each stderr line (before it
+	// is logged or kept for StderrTail, CrashError and StartError; for an
+	// hclog JSON line, its decoded message and string field values too),
+	// the message and string field values of log notifications, the
+	// messages of error answers (protocol.Error.Message), the quote of a
+	// malformed stdout line, and the unknown methods and ids the client
+	// logs. It is not applied to results, notify data, declarations or
+	// Config (sent to the plugin, never logged). Nil means no redaction.
+	// It is called from several goroutines at once and must be safe for
+	// that.
+	Redact func(string) string
 	// OnCrash, if set, is called once, from a goroutine the client owns,
 	// when a started plugin terminates other than through Close. It is not
 	// called for a plugin whose Start failed (the StartError says why).
@@ -118,6 +130,9 @@ func (o Options) withDefaults() Options {
 	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	def(&o.HangTimeout, DefaultHangTimeout)
+	if o.Redact == nil {
+		o.Redact = func(s string) string { return s }
+	}
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = protocol.DefaultMaxFrame
 	}

@@ -58,16 +58,15 @@ func (t *tail) snapshot() []string {
 }
 
 // forwardStderr reads r line by line until it fails, logging each line to
-// log and keeping it in t. It returns when r returns an error (EOF when the
-// plugin and everything it started closed stderr, or os.ErrClosed when the
-// client closed its end).
-func forwardStderr(r io.Reader, log hclog.Logger, t *tail) {
+// log and keeping it in t, both after redact. It returns when r returns an
+// error (EOF when the plugin and everything it started closed stderr, or
+// os.ErrClosed when the client closed its end).
+func forwardStderr(r io.Reader, log hclog.Logger, t *tail, redact func(string) string) {
 	br := bufio.NewReaderSize(r, maxStderrLine)
 	for {
 		line, err := br.ReadSlice('\n')
 		if text := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(text)) > 0 {
-			logStderrLine(log, text)
-			t.add(string(text))
+			t.add(logStderrLine(log, text, redact))
 		}
 		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
 			return
@@ -75,22 +74,36 @@ func forwardStderr(r io.Reader, log hclog.Logger, t *tail) {
 	}
 }
 
-// logStderrLine logs one stderr line: an hclog JSON line keeps its level,
-// message and fields; anything else is logged at info as is.
-func logStderrLine(log hclog.Logger, line []byte) {
+// logStderrLine logs one stderr line, redacted, and returns the text to
+// keep in the tail. An hclog JSON line keeps its level, message and
+// fields; its decoded strings are redacted, so a secret the JSON escapes
+// is caught too, and when that changed any the tail keeps the redacted
+// entry re-encoded instead of the line. Anything else is logged at info as
+// is.
+func logStderrLine(log hclog.Logger, line []byte, redact func(string) string) string {
+	text := redact(string(line))
 	if line[0] == '{' {
 		var entry map[string]any
 		if json.Unmarshal(line, &entry) == nil {
-			if msg, ok := entry["@message"].(string); ok {
-				logJSONEntry(log, msg, entry)
-				return
+			if _, ok := entry["@message"].(string); ok {
+				var changed bool
+				entry = redactMap(entry, redact, &changed)
+				logJSONEntry(log, entry)
+				if changed {
+					if b, err := json.Marshal(entry); err == nil {
+						text = string(b)
+					}
+				}
+				return text
 			}
 		}
 	}
-	log.Info(string(line))
+	log.Info(text)
+	return text
 }
 
-func logJSONEntry(log hclog.Logger, msg string, entry map[string]any) {
+func logJSONEntry(log hclog.Logger, entry map[string]any) {
+	msg, _ := entry["@message"].(string)
 	level, _ := entry["@level"].(string)
 	fields := make(map[string]any, len(entry))
 	for k, v := range entry {

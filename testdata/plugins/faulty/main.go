@@ -7,8 +7,9 @@
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
 // flood-stderr, undeclared, bad-version, init-error, stop-reading,
 // request-first, hang, close-stdout, stall-once (stops reading stdin after
-// the handshake until it receives SIGUSR1, then serves normally), and
-// well-behaved (serves normally). sleeper is the grandchild's mode.
+// the handshake until it receives SIGUSR1, then serves normally),
+// leak-secret (writes the config's "secret" everywhere it can, see leak),
+// and well-behaved (serves normally). sleeper is the grandchild's mode.
 package main
 
 import (
@@ -32,6 +33,7 @@ var (
 	in        = protocol.NewFrameReader(os.Stdin, 0)
 	out       = protocol.NewFrameWriter(os.Stdout)
 	mode      string
+	secret    string // leak-secret: the config's secret
 )
 
 func main() {
@@ -126,6 +128,17 @@ func handshake() {
 			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "bad config: missing key"}})
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
+	case "leak-secret":
+		var cfg struct{ Secret, Fail string }
+		_ = json.Unmarshal(p.Config, &cfg)
+		secret = cfg.Secret
+		if cfg.Fail == "initialize" {
+			fmt.Fprintln(os.Stderr, "fatal: token", secret, "was refused")
+			send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+				Error: &protocol.Error{Code: protocol.CodePluginError, Message: "bad token " + secret}})
+			_, _ = io.Copy(io.Discard, os.Stdin)
+			os.Exit(0)
+		}
 	case "undeclared":
 		res.Interceptors = []protocol.InterceptorDecl{{Point: "tool.before"}, {Point: "secret.point"}}
 		res.Strategies = []protocol.StrategyDecl{{Slot: "other.slot"}}
@@ -183,6 +196,8 @@ func call(m *protocol.Message) {
 	case "crash-in-call":
 		fmt.Fprintln(os.Stderr, "panic: boom in", m.Method)
 		os.Exit(2)
+	case "leak-secret":
+		leak(m)
 	default:
 		var p struct {
 			Ref   string          `json:"ref"`
@@ -224,4 +239,31 @@ func flood() {
 	}
 	fmt.Fprintln(os.Stderr, "flood done")
 	close(floodDone)
+}
+
+// leak writes the secret into every channel the host logs or quotes: a log
+// notification (message and nested fields), a plain stderr line, an hclog
+// JSON stderr line (with the secret also JSON-escaped), then, as the call's
+// ref says, an error answer ("error"), a line on stdout that is not a frame
+// ("stdout"), or a crash (anything else).
+func leak(m *protocol.Message) {
+	var p struct {
+		Ref string `json:"ref"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	notify(protocol.MethodLog, protocol.LogParams{Level: "warn", Message: "using " + secret,
+		Fields: map[string]any{"token": secret, "nested": map[string]any{"list": []any{secret, 1}}}})
+	fmt.Fprintln(os.Stderr, "token="+secret)
+	escaped := strings.ReplaceAll(secret, "-", `\u002d`)
+	fmt.Fprintf(os.Stderr, `{"@level":"error","@message":"auth failed for %s","token":"%s","n":1}`+"\n", secret, escaped)
+	switch p.Ref {
+	case "error":
+		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "rejected " + secret}})
+	case "stdout":
+		fmt.Println("debug: token " + secret)
+	default:
+		fmt.Fprintln(os.Stderr, "panic: bad token", secret)
+		os.Exit(2)
+	}
 }
