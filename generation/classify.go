@@ -88,6 +88,9 @@ func propagate(b *Snapshot, byName map[string]*Change) {
 		queue = queue[1:]
 		for _, name := range dependents[dep] {
 			ch := byName[name]
+			if ch.Class == ClassAdded {
+				continue // it starts anyway; its providers' changes are no reason
+			}
 			ch.Reasons = append(ch.Reasons, fmt.Sprintf("depends on %q, which is %s", dep, byName[dep].Class))
 			if ch.Class == ClassUnchanged {
 				ch.Class = ClassReloaded

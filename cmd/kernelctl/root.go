@@ -39,7 +39,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&g.configPath, "config", "", "host config file (JSON, see docs/config.md)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
-		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g))
+		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
+		newPlanCmd(g), newDiffCmd(g))
 	return root
 }
 
@@ -48,7 +49,7 @@ func isCobraUsage(err error) bool {
 	msg := err.Error()
 	return strings.HasPrefix(msg, "unknown command") || strings.HasPrefix(msg, "accepts ") ||
 		strings.HasPrefix(msg, "requires at least") || strings.Contains(msg, "unknown flag") ||
-		strings.Contains(msg, "unknown shorthand flag")
+		strings.Contains(msg, "unknown shorthand flag") || strings.HasPrefix(msg, "accepts ")
 }
 
 // config loads the --config file, or returns the zero Config.

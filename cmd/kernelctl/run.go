@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -66,6 +67,9 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if err := k.Start(ctx); err != nil {
 		return stopKernel(k, p, err)
 	}
+	if err := writeSnapshots(cfg.Home, k.Current()); err != nil {
+		p.print(fmt.Sprintf("warning: %v\n", err))
+	}
 	out := toRunOutput(cfg.Home, k.Current())
 	if g.json {
 		if err := g.printJSON(out); err != nil {
@@ -79,12 +83,69 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if once {
 		p.print("\n")
 	} else {
-		p.print("\nrunning; stop with Ctrl-C (SIGINT) or SIGTERM\n")
-		<-ctx.Done()
+		serve(ctx, k, cfg.Home, p)
 		stopSignals()
 		p.print("stopping\n")
 	}
 	return stopKernel(k, p, nil)
+}
+
+// serve waits for ctx, reloading on SIGHUP and recording every published
+// generation (including supervised restarts) as a snapshot.
+func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	published := make(chan struct{}, 1)
+	unsub := k.Subscribe(func(e kernel.Event) {
+		if e.Type == kernel.EventGenerationPublished {
+			select {
+			case published <- struct{}{}:
+			default:
+			}
+		}
+	})
+	defer unsub()
+	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT) or SIGTERM\n")
+	recorded := k.Current().Number() // run recorded the first generation
+	record := func() {
+		if g := k.Current(); g != nil && g.Number() != recorded {
+			recorded = g.Number()
+			if err := writeSnapshots(home, g); err != nil {
+				p.print(fmt.Sprintf("warning: %v\n", err))
+			}
+		}
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			reload(ctx, k, p, record)
+		case <-published:
+			record()
+		}
+	}
+}
+
+// reload applies a reload, records its snapshot, and prints the applied
+// plan, or the rollback with every problem.
+func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
+	p.print("reloading\n")
+	res, err := k.Reload(ctx)
+	if err != nil {
+		p.print(fmt.Sprintf("reload rolled back; generation %d keeps serving:\n%s\n", k.Current().Number(), indentLines(err.Error(), "  ")))
+		return
+	}
+	record()
+	var b bytes.Buffer
+	if !res.Published {
+		fmt.Fprintf(&b, "reload: no changes; generation %d keeps serving\n", res.Generation.Number())
+	} else {
+		writePlan(&b, res.Plan, "reload")
+		fmt.Fprintf(&b, "reload applied; generation %d serving\n", res.Generation.Number())
+	}
+	p.print(b.String())
 }
 
 // newKernel builds the kernel from the flags and the config; plugin and

@@ -143,7 +143,7 @@ func TestRunUntilCancelled(t *testing.T) {
 	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, &stderr) }()
 	t.Cleanup(func() { cancel(); <-code })
 
-	stdout.waitFor(t, "running; stop with")
+	stdout.waitFor(t, "running; reload with SIGHUP")
 	kids := children(t)
 	if len(kids) != 4 {
 		t.Fatalf("plugin processes = %v, want 4 (audit, kvstore, memory, redactor)", kids)
@@ -190,7 +190,7 @@ func TestRunSignal(t *testing.T) {
 			go func() { exited <- cmd.Wait() }()
 			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
 
-			stdout.waitFor(t, "running; stop with")
+			stdout.waitFor(t, "running; reload with SIGHUP")
 			plugins := childrenOf(t, cmd.Process.Pid)
 			if len(plugins) != 4 {
 				t.Fatalf("plugin processes = %v, want 4", plugins)
@@ -309,5 +309,65 @@ func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestRunReloadOnSIGHUP changes the home under a running kernelctl and
+// sends SIGHUP: the applied plan is printed and the new generation's
+// snapshot recorded; a reload that cannot succeed is rolled back with its
+// problems and the running generation keeps serving.
+func TestRunReloadOnSIGHUP(t *testing.T) {
+	buildDemo(t)
+	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
+	copyDir(t, demoHome, home)
+	os.RemoveAll(filepath.Join(home, "state"))
+	cmd := exec.Command(os.Args[0], "run", "--home", home, "--config", demoConfig)
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	stdout := newOutBuffer()
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	stdout.waitFor(t, "running; reload with SIGHUP")
+
+	writeManifest(t, home, "audit", func(m map[string]any) { m["version"] = "1.0.1" })
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	stdout.waitFor(t, "reload applied; generation 2 serving\n")
+	wantLines(t, "reload output", stdout.String(),
+		"  ~ audit     reloaded   1.0.0 -> 1.0.1  version 1.0.0 -> 1.0.1",
+		"    kvstore   unchanged  1.4.0")
+	if _, err := os.Stat(filepath.Join(home, "state", "snapshots", "2.json")); err != nil {
+		t.Errorf("snapshot of generation 2: %v", err)
+	}
+
+	writeManifest(t, home, "kvstore", func(m map[string]any) {
+		runtimeOf(m)["command"] = "./bin/missing"
+		runtimeOf(m)["required"] = true
+	})
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	stdout.waitFor(t, "reload rolled back; generation 2 keeps serving:")
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err
+		if err != nil {
+			t.Errorf("kernelctl: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(waitLimit):
+		t.Fatal("kernelctl did not exit after SIGTERM")
+	}
+	if !strings.Contains(stdout.String(), `required plugin "kvstore" failed`) {
+		t.Errorf("the rollback does not name the failed plugin:\n%s", stdout.String())
 	}
 }

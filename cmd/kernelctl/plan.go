@@ -1,0 +1,199 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// Where `run` records published generations, relative to the home.
+const (
+	stateDir        = "state"
+	currentSnapshot = "current.json"
+	snapshotsDir    = "snapshots"
+)
+
+// currentSnapshotPath is the snapshot of the last published generation.
+func currentSnapshotPath(home string) string {
+	return filepath.Join(home, stateDir, currentSnapshot)
+}
+
+// writeSnapshots records g as <home>/state/snapshots/<n>.json and
+// <home>/state/current.json, atomically.
+func writeSnapshots(home string, g *generation.Generation) error {
+	s := g.Snapshot()
+	if err := generation.WriteSnapshot(filepath.Join(home, stateDir, snapshotsDir, fmt.Sprintf("%d.json", s.Generation)), s); err != nil {
+		return err
+	}
+	return generation.WriteSnapshot(currentSnapshotPath(home), s)
+}
+
+func newPlanCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "plan",
+		Short: "Show what a reload would change",
+		Long: `Compare the last published generation (the snapshot 'kernelctl run' keeps in
+<home>/state/current.json; none means an empty generation 0) with what the home
+and config now ask for, without starting anything: per package its class
+(unchanged, added, removed, reloaded) and the reason for each reload, the
+interceptor order and slot owners before and after, and the problems already
+known. Exit code: 0 no changes, 2 changes, 1 error.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			if cfg.Home, err = g.resolveHome(cfg); err != nil {
+				return err
+			}
+			from, err := generation.ReadSnapshot(currentSnapshotPath(cfg.Home))
+			if errors.Is(err, fs.ErrNotExist) {
+				from, err = &generation.Snapshot{Format: generation.SnapshotFormat}, nil
+			}
+			if err != nil {
+				return err
+			}
+			p, err := kernel.PlanFrom(cfg, from)
+			if err != nil {
+				return err
+			}
+			return g.printPlan(p, "plan")
+		},
+	}
+}
+
+func newDiffCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff A B",
+		Short: "Compare two generation snapshots",
+		Long: `Compare two generation snapshots (files written by 'kernelctl run' under
+<home>/state/) with the same classification as 'plan'. Exit code: 0 no
+differences, 2 differences, 1 error.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			a, err := generation.ReadSnapshot(args[0])
+			if err != nil {
+				return err
+			}
+			b, err := generation.ReadSnapshot(args[1])
+			if err != nil {
+				return err
+			}
+			return g.printPlan(generation.Diff(a, b), "diff")
+		},
+	}
+}
+
+// printPlan prints p and maps it to the exit code: 2 when it changes
+// something.
+func (g *globals) printPlan(p *generation.Plan, verb string) error {
+	if g.json {
+		if err := g.printJSON(p); err != nil {
+			return err
+		}
+	} else {
+		writePlan(g.stdout, p, verb)
+	}
+	if p.Changed() {
+		return &exitError{code: exitChanges}
+	}
+	return nil
+}
+
+// classMark prefixes each package line, as diff tools do.
+var classMark = map[generation.Class]string{
+	generation.ClassAdded: "+", generation.ClassRemoved: "-", generation.ClassReloaded: "~", generation.ClassUnchanged: " ",
+}
+
+func writePlan(w io.Writer, p *generation.Plan, verb string) {
+	to := "the home and config now"
+	if verb == "diff" {
+		to = fmt.Sprintf("generation %d", p.To)
+	}
+	changes := 0
+	for _, c := range p.Packages {
+		if c.Class != generation.ClassUnchanged {
+			changes++
+		}
+	}
+	fmt.Fprintf(w, "%s: generation %d -> %s: %d %s\n", verb, p.From, to, changes, plural(changes, "package change", "package changes"))
+	if changes == 0 && p.Changed() {
+		fmt.Fprintln(w, "  (the host's inputs changed: the registry is rebuilt, no sidecar restarts)")
+	}
+	section(w, "packages", len(p.Packages), func() {
+		var b strings.Builder
+		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+		for _, c := range p.Packages {
+			fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", classMark[c.Class], c.Name, c.Class, versions(c), strings.Join(c.Reasons, "; "))
+		}
+		tw.Flush()
+		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+			fmt.Fprintln(w, strings.TrimRight(line, " "))
+		}
+	})
+	section(w, "interceptors", len(p.Interceptors), func() {
+		for _, d := range p.Interceptors {
+			fmt.Fprintf(w, "  %s: %s\n", d.Point, beforeAfter(chain(d.Before), chain(d.After), d.Changed))
+		}
+	})
+	section(w, "slots", len(p.Slots), func() {
+		for _, d := range p.Slots {
+			fmt.Fprintf(w, "  %s: %s\n", d.Slot, beforeAfter(owner(d.Before), owner(d.After), d.Changed))
+		}
+	})
+	list(w, "problems (the build would fail)", p.Problems)
+	list(w, "warnings", p.Warnings)
+	list(w, "known only after the handshake", p.Pending)
+}
+
+func versions(c generation.Change) string {
+	switch {
+	case c.From == "":
+		return c.To
+	case c.To == "" || c.From == c.To:
+		return c.From
+	}
+	return c.From + " -> " + c.To
+}
+
+func chain(names []string) string {
+	if len(names) == 0 {
+		return "(none)"
+	}
+	return strings.Join(names, " -> ")
+}
+
+func owner(name string) string {
+	if name == "" {
+		return "(host default)"
+	}
+	return name
+}
+
+func beforeAfter(before, after string, changed bool) string {
+	if !changed {
+		return before + " (unchanged)"
+	}
+	return before + "  =>  " + after
+}
+
+// list prints a titled list, or nothing when it is empty.
+func list(w io.Writer, title string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\n%s:\n", title)
+	for _, it := range items {
+		fmt.Fprintf(w, "  %s\n", it)
+	}
+}
