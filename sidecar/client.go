@@ -75,7 +75,7 @@ type Client struct {
 // stopped and reaped. On success the caller owns the Client and MUST call
 // Close.
 func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, error) {
-	if err := precheck(pkg); err != nil {
+	if err := precheck(pkg, opts.Limits); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -88,6 +88,10 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err}
 	}
 	c.run()
+	if err := c.applyLimits(); err != nil {
+		c.abort(false)
+		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: err, Stderr: c.tail.snapshot()}
+	}
 	decl, phase, err := c.handshake(ctx, dataDir)
 	if err == nil {
 		if err = c.arm(); err != nil {
@@ -103,9 +107,10 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 	return c, nil
 }
 
-// precheck rejects a package that has no runtime or whose kernel constraint
-// rejects this host's protocol version, before any process starts.
-func precheck(pkg *pluginpkg.Package) error {
+// precheck rejects, before any process starts, a package that has no
+// runtime or whose kernel constraint rejects this host's protocol version,
+// and limits this OS cannot apply.
+func precheck(pkg *pluginpkg.Package, limits Limits) error {
 	if pkg == nil || pkg.Manifest == nil {
 		return &StartError{Plugin: "", Phase: PhaseSpawn, Err: errors.New("no manifest")}
 	}
@@ -114,6 +119,9 @@ func precheck(pkg *pluginpkg.Package) error {
 	}
 	if err := checkKernelConstraint(pkg); err != nil {
 		return &StartError{Plugin: pkg.Name, Phase: PhaseVersion, Err: err}
+	}
+	if !limits.isZero() && !limitsSupported {
+		return &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: errors.New("resource limits are supported on Linux only")}
 	}
 	return nil
 }

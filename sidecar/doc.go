@@ -43,6 +43,13 @@
 // catches a package changed since it was pinned; it is no defence against
 // someone who can write the package directory while the host starts it.
 //
+// Options.Limits are applied with prlimit(2) to the plugin process just
+// after it started and before the handshake: from exec until then (a
+// moment in which the plugin's own startup code runs) it has the host's
+// limits. A failure stops the process and fails Start in PhaseLimits.
+// Limits are Linux only; elsewhere non-zero Limits fail Start before
+// anything runs.
+//
 // Close asks the plugin to shut down, closes its stdin, waits the shutdown
 // grace, SIGTERMs the process group, waits the kill grace and SIGKILLs the
 // process group; it returns once the process is reaped. Grandchildren left
@@ -78,13 +85,13 @@
 // # Errors
 //
 // Start returns a *StartError whose Phase says where it failed; its Err is
-// a *PinMismatchError or a hashing error (PhaseVerify), a *VersionError
-// (PhaseVersion), a *DeclarationError (PhaseDeclarations),
-// a *CrashError or a context error (PhaseHandshake). A running plugin that
-// exits, closes stdout, writes anything that is not a protocol message, a
-// frame over the size limit, a request or notification before the
-// handshake, stops reading stdin or stops answering pings ends in a
-// *CrashError: every pending call fails with it at once. Its Cause wraps
+// a *PinMismatchError or a hashing error (PhaseVerify), an error from
+// prlimit (PhaseLimits), a *VersionError (PhaseVersion), a
+// *DeclarationError (PhaseDeclarations), a *CrashError or a context error
+// (PhaseHandshake). A running plugin that exits, closes stdout, writes
+// anything that is not a protocol message, a frame over the size limit, a
+// request or notification before the handshake, stops reading stdin or
+// answers nothing for HangTimeout ends in a *CrashError: every pending call fails with it at once. Its Cause wraps
 // ErrProtocol (and the *protocol.FrameError quoting the bytes), ErrWedged
 // or ErrUnresponsive, or is nil when the process exited on its own. Error
 // answers from the plugin are *protocol.Error values, wrapped with the

@@ -44,6 +44,10 @@ const (
 	// PhaseVerify: the executable could not be hashed, or its sha256 is
 	// not the package's pin. The error is then a *PinMismatchError.
 	PhaseVerify = "verify"
+	// PhaseLimits: Options.Limits could not be applied to the started
+	// process (or are set on an OS other than Linux, before any process
+	// starts).
+	PhaseLimits = "limits"
 	// PhaseVersion: the manifest's kernel constraint rejects this host's
 	// protocol version, or the plugin answered an incompatible one. The
 	// error is a *VersionError.
@@ -60,7 +64,7 @@ const (
 // stopped when it is returned.
 type StartError struct {
 	Plugin string
-	// Phase is one of PhaseSpawn, PhaseVerify, PhaseVersion,
+	// Phase is one of PhaseSpawn, PhaseVerify, PhaseLimits, PhaseVersion,
 	// PhaseHandshake, PhaseDeclarations.
 	Phase string
 	Err   error

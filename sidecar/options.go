@@ -76,6 +76,10 @@ type Options struct {
 	// It should exceed HeartbeatTimeout; either way the plugin is
 	// reported Unresponsive before it is stopped.
 	HangTimeout time.Duration
+	// Limits are resource limits applied to the plugin process right after
+	// it starts (Linux only: elsewhere non-zero Limits fail Start). The
+	// zero value changes nothing.
+	Limits Limits
 	// MaxFrame bounds one frame from the plugin; zero means
 	// protocol.DefaultMaxFrame.
 	MaxFrame int

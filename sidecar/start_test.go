@@ -3,10 +3,13 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -80,6 +83,58 @@ func TestCommandEscapingThroughSymlink(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), `command "./good" resolves to `) || !strings.Contains(err.Error(), "outside the package directory") {
 		t.Errorf("err = %v, want both paths named", err)
+	}
+	assertNoProcesses(t)
+}
+
+// TestLimits starts the good plugin with resource limits and reads them
+// back from /proc/<pid>/limits.
+func TestLimits(t *testing.T) {
+	opts, _ := testOptions(t)
+	opts.Limits = Limits{OpenFiles: 64, AddressSpace: 4 << 30}
+	c := startGood(t, opts)
+	defer closeClient(t, c)
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.PID()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{
+		"Max open files":    {"64", "64", "files"},
+		"Max address space": {"4294967296", "4294967296", "bytes"},
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		for name, fields := range want {
+			if rest, ok := strings.CutPrefix(line, name+" "); ok {
+				if got := strings.Fields(rest); !slices.Equal(got, fields) {
+					t.Errorf("%s = %q, want %q", name, got, fields)
+				}
+				delete(want, name)
+			}
+		}
+	}
+	if len(want) != 0 {
+		t.Errorf("limits not found: %v\n%s", want, data)
+	}
+	// The plugin works within them.
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	if err := c.Ping(ctx); err != nil {
+		t.Errorf("Ping = %v", err)
+	}
+}
+
+// TestLimitsRefused asks for more open files than the kernel allows any
+// process (fs.nr_open): Start fails in PhaseLimits and stops the process.
+func TestLimitsRefused(t *testing.T) {
+	opts, _ := testOptions(t)
+	opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
+	opts.Limits = Limits{OpenFiles: 1 << 40}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, installFixture(t, "good"), opts)
+	var se *StartError
+	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !strings.Contains(err.Error(), "set open files limit to 1099511627776") {
+		t.Fatalf("Start = %v, %v; want a limits StartError", c, err)
 	}
 	assertNoProcesses(t)
 }
