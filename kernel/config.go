@@ -59,6 +59,30 @@ type Deadlines struct {
 	Action    time.Duration
 }
 
+// Supervision configures heartbeats and automatic restarts. Zero fields
+// take the defaults documented in docs/config.md.
+type Supervision struct {
+	// HeartbeatInterval is the time between pings (default 3s).
+	HeartbeatInterval time.Duration
+	// HeartbeatTimeout marks a plugin unresponsive when a ping goes
+	// unanswered that long (default 3s).
+	HeartbeatTimeout time.Duration
+	// HangTimeout kills and restarts a plugin silent that long (default
+	// 10s).
+	HangTimeout time.Duration
+	// CrashBudget is how many crashes within CrashWindow are restarted
+	// (default 3); one more leaves the plugin failed until an explicit
+	// reload.
+	CrashBudget int
+	// CrashWindow is the window crashes are counted in (default 5m).
+	CrashWindow time.Duration
+	// BackoffMin is the delay before the first restart, doubled for each
+	// further crash in the window (default 200ms), up to BackoffMax
+	// (default 30s).
+	BackoffMin time.Duration
+	BackoffMax time.Duration
+}
+
 // Config is everything a host tells the kernel. The zero value of each
 // optional field means the documented default.
 type Config struct {
@@ -87,6 +111,8 @@ type Config struct {
 	// DrainTimeout bounds how long a retired generation waits for in-flight
 	// calls (default 30s).
 	DrainTimeout time.Duration
+	// Supervision configures heartbeats and restarts.
+	Supervision Supervision
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage
@@ -127,6 +153,7 @@ type fileConfig struct {
 	Deadlines     map[string]string          `json:"deadlines"`
 	DrainTimeout  string                     `json:"drain_timeout"`
 	PluginConfig  map[string]json.RawMessage `json:"plugin_config"`
+	Supervision   map[string]json.RawMessage `json:"supervision"`
 }
 
 type fileHost struct {
@@ -172,7 +199,9 @@ func ParseConfig(path string, data []byte) (Config, error) {
 }
 
 var knownKeys = map[string]map[string]bool{
-	"":               {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true},
+	"": {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true, "supervision": true},
+	"supervision": {"heartbeat_interval": true, "heartbeat_timeout": true, "hang_timeout": true, "crash_budget": true,
+		"crash_window": true, "backoff_min": true, "backoff_max": true},
 	"host":           {"name": true, "version": true},
 	"capabilities[]": {"capability": true, "version": true},
 	"deadlines":      {"intercept": true, "strategy": true, "provider": true, "action": true},
@@ -193,7 +222,7 @@ func unknownKeys(data []byte) []string {
 		}
 	}
 	check("", "", top)
-	for _, sub := range []string{"host", "deadlines"} {
+	for _, sub := range []string{"host", "deadlines", "supervision"} {
 		var obj map[string]json.RawMessage
 		if raw, ok := top[sub]; ok && json.Unmarshal(raw, &obj) == nil {
 			check(sub+".", sub, obj)
@@ -287,10 +316,30 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 		Provider:  duration(fc.Deadlines["provider"], "deadlines.provider", add),
 		Action:    duration(fc.Deadlines["action"], "deadlines.action", add),
 	}
+	cfg.Supervision = convertSupervision(fc.Supervision, add)
 	cfg.Policy = convertPolicy(fc.Policy, add)
 	cfg.PluginConfig = fc.PluginConfig
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
 	return cfg, p
+}
+
+func convertSupervision(in map[string]json.RawMessage, add func(string, ...any)) Supervision {
+	str := func(key string) string {
+		var v string
+		if raw, ok := in[key]; ok && json.Unmarshal(raw, &v) != nil {
+			add("supervision.%s: must be a duration string such as \"5s\"", key)
+		}
+		return v
+	}
+	d := func(key string) time.Duration { return duration(str(key), "supervision."+key, add) }
+	s := Supervision{HeartbeatInterval: d("heartbeat_interval"), HeartbeatTimeout: d("heartbeat_timeout"),
+		HangTimeout: d("hang_timeout"), CrashWindow: d("crash_window"), BackoffMin: d("backoff_min"), BackoffMax: d("backoff_max")}
+	if raw, ok := in["crash_budget"]; ok {
+		if err := json.Unmarshal(raw, &s.CrashBudget); err != nil || s.CrashBudget < 0 {
+			add("supervision.crash_budget: must be a non-negative integer, got %s", raw)
+		}
+	}
+	return s
 }
 
 func duration(s, field string, add func(string, ...any)) time.Duration {
@@ -368,8 +417,39 @@ func (c Config) withDefaults() Config {
 	if c.Deadlines.Intercept == 0 {
 		c.Deadlines.Intercept = DefaultInterceptDeadline
 	}
+	c.Supervision = c.Supervision.withDefaults()
 	if c.Logger == nil {
 		c.Logger = hclog.Default()
 	}
 	return c
+}
+
+// Supervision defaults (VS Code's extension host: unresponsive after 3s,
+// killed after 10s, 3 crashes in 5 minutes).
+const (
+	DefaultHeartbeatInterval = 3 * time.Second
+	DefaultHeartbeatTimeout  = 3 * time.Second
+	DefaultHangTimeout       = 10 * time.Second
+	DefaultCrashBudget       = 3
+	DefaultCrashWindow       = 5 * time.Minute
+	DefaultBackoffMin        = 200 * time.Millisecond
+	DefaultBackoffMax        = 30 * time.Second
+)
+
+func (s Supervision) withDefaults() Supervision {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&s.HeartbeatInterval, DefaultHeartbeatInterval)
+	def(&s.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	def(&s.HangTimeout, DefaultHangTimeout)
+	def(&s.CrashWindow, DefaultCrashWindow)
+	def(&s.BackoffMin, DefaultBackoffMin)
+	def(&s.BackoffMax, DefaultBackoffMax)
+	if s.CrashBudget == 0 {
+		s.CrashBudget = DefaultCrashBudget
+	}
+	return s
 }

@@ -23,6 +23,9 @@ const (
 	EventPluginCrashed EventType = "plugin-crashed"
 	// EventWarning reports one warning of a published generation.
 	EventWarning EventType = "warning"
+	// EventPluginState reports a supervision state change: State is one of
+	// the State constants, Message the reason.
+	EventPluginState EventType = "plugin-state"
 )
 
 // Event is something a host may want to show or log.

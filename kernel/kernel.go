@@ -39,10 +39,12 @@ type Kernel struct {
 
 	// buildMu serializes Start, Reload and Close; it is never held by
 	// dispatch. Lock order: buildMu, then bus.mu.
-	buildMu  sync.Mutex
-	number   uint64 // last generation number used; under buildMu
-	started  bool   // under buildMu
-	retiring sync.WaitGroup
+	buildMu    sync.Mutex
+	number     uint64            // last generation number used; under buildMu
+	started    bool              // under buildMu
+	lastInputs generation.Inputs // of the current generation; under buildMu
+	retiring   sync.WaitGroup
+	super      *supervisor
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -54,7 +56,7 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
 	}
 	cfg = cfg.withDefaults()
-	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel")}, nil
+	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor()}, nil
 }
 
 // Current returns the published generation, or nil before Start and after
@@ -105,6 +107,8 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		return nil, err
 	}
 	k.number = in.Number
+	in.Adopt, in.Plan = nil, nil
+	k.lastInputs = in
 	return g, nil
 }
 
@@ -128,6 +132,11 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 				HostVersion: c.Host.Version,
 				DataRoot:    filepath.Join(c.Home, "data"),
 				OnCrash:     k.crashed,
+				OnHealth:    k.health,
+
+				HeartbeatInterval: c.Supervision.HeartbeatInterval,
+				HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,
+				HangTimeout:       c.Supervision.HangTimeout,
 			},
 		},
 	}
@@ -150,6 +159,7 @@ func (k *Kernel) pluginConfig(name string) json.RawMessage { return k.cfg.Plugin
 // named in keep were adopted by g. It must be called with buildMu held.
 func (k *Kernel) publish(g *generation.Generation, keep []string) {
 	old := k.current.Swap(newLive(g))
+	k.published(g)
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
 		k.events.emit(Event{Type: EventWarning, Generation: g.Number(), Message: w})
@@ -186,6 +196,9 @@ func (k *Kernel) retire(l *live, keep []string) {
 // is idempotent; calls after it fail with ErrClosed. ctx bounds the wait for
 // in-flight calls; when it is done, plugins are stopped regardless.
 func (k *Kernel) Close(ctx context.Context) error {
+	// Stop supervision first, without buildMu: a restart in progress holds
+	// it and ends quickly once its context is cancelled.
+	k.super.stop()
 	k.buildMu.Lock()
 	defer k.buildMu.Unlock()
 	if k.closed.Swap(true) {
@@ -223,17 +236,11 @@ func (k *Kernel) acquire() (*live, error) {
 	}
 }
 
-// progress forwards sidecar start events to subscribers.
+// progress forwards sidecar start events to subscribers and tracks the
+// starting state.
 func (k *Kernel) progress(e sidecar.Event) {
-	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
-}
-
-// crashed reports a plugin that terminated outside Close.
-func (k *Kernel) crashed(ce *sidecar.CrashError) {
-	var n uint64
-	if g := k.Current(); g != nil {
-		n = g.Number()
+	if e.State == sidecar.StateStarting {
+		k.setState(e.Plugin, StateStarting, "", nil)
 	}
-	k.log.Error("plugin crashed", "plugin", ce.Plugin, "error", ce)
-	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: ce.Plugin, Err: ce})
+	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }

@@ -135,10 +135,12 @@ func TestInterceptTimeoutOptionalAndRequired(t *testing.T) {
 func TestCrashedPluginIsSkippedOrFailsClosed(t *testing.T) {
 	for _, required := range []bool{false, true} {
 		t.Run(map[bool]string{false: "optional", true: "required"}[required], func(t *testing.T) {
-			k := startKernel(t, testConfig(writeHome(t,
+			cfg := testConfig(writeHome(t,
 				plug{name: "crashy", required: required, priority: 5, intercepts: []string{"tool.before"},
 					env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=crash"}},
-				plug{name: "steady", intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=modify"}})))
+				plug{name: "steady", intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=modify"}}))
+			cfg.Supervision.BackoffMin = time.Hour // no restart during the test
+			k := startKernel(t, cfg)
 			crashed := make(chan Event, 1)
 			unsub := k.Subscribe(func(e Event) {
 				if e.Type == EventPluginCrashed {

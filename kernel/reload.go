@@ -54,9 +54,21 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, plan, err := k.plan(l.gen.Snapshot())
+	in, err := k.load()
 	if err != nil {
 		return nil, err
+	}
+	k.super.resetCrashes() // an explicit reload retries plugins left failed
+	return k.apply(ctx, l, in)
+}
+
+// apply plans from the current generation l to in and, if anything
+// changed, builds and publishes the new generation adopting unchanged
+// sidecars. It must be called with buildMu held.
+func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*ReloadResult, error) {
+	plan, err := generation.NewPlan(l.gen.Snapshot(), in)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: plan: %w", err)
 	}
 	if !plan.Changed() {
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
@@ -90,13 +102,21 @@ func (k *Kernel) currentLocked() (*live, error) {
 	}
 }
 
-// plan loads the home and plans from a snapshot to it.
-func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
+// load reads the home into build inputs.
+func (k *Kernel) load() (generation.Inputs, error) {
 	inst, err := k.loader.Load(k.cfg.Home)
 	if err != nil {
-		return generation.Inputs{}, nil, fmt.Errorf("kernel: %w", err)
+		return generation.Inputs{}, fmt.Errorf("kernel: %w", err)
 	}
-	in := k.inputs(inst, nil)
+	return k.inputs(inst, nil), nil
+}
+
+// plan loads the home and plans from a snapshot to it.
+func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
+	in, err := k.load()
+	if err != nil {
+		return in, nil, err
+	}
 	plan, err := generation.NewPlan(from, in)
 	if err != nil {
 		return in, nil, fmt.Errorf("kernel: plan: %w", err)

@@ -1,0 +1,278 @@
+package kernel
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// State is a plugin's supervision state.
+type State string
+
+// Plugin states, as Plugins reports them and EventPluginState announces.
+const (
+	// StateStarting: its sidecar is being started in a generation build.
+	StateStarting State = "starting"
+	// StateReady: running and answering heartbeats.
+	StateReady State = "ready"
+	// StateUnresponsive: running, but a heartbeat went unanswered; past the
+	// hang timeout it is killed and restarted.
+	StateUnresponsive State = "unresponsive"
+	// StateRestarting: it crashed and a restart is scheduled after backoff.
+	StateRestarting State = "restarting"
+	// StateFailed: it is not running and will not be restarted
+	// automatically: it failed to start (optional), or crashed more often
+	// than the crash budget allows. An explicit Reload retries it.
+	StateFailed State = "failed"
+)
+
+// PluginStatus is one plugin's supervision state.
+type PluginStatus struct {
+	Plugin string
+	State  State
+	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
+	Reason string
+	// Stderr holds the last stderr lines of a crashed plugin.
+	Stderr []string
+	// Crashes counts crashes within the current crash window.
+	Crashes int
+	Since   time.Time
+}
+
+// supervisor tracks plugin states and restarts crashed plugins. Lock order:
+// Kernel.buildMu, then supervisor.mu, then bus.mu.
+type supervisor struct {
+	ctx    context.Context // cancelled by Close: no new restarts
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // restart goroutines
+
+	mu      sync.Mutex
+	status  map[string]*PluginStatus
+	crashes map[string][]time.Time // per plugin, within the window
+}
+
+func newSupervisor() *supervisor {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{}}
+}
+
+// Plugins returns every plugin's supervision state, sorted by name.
+func (k *Kernel) Plugins() []PluginStatus {
+	s := k.super
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]PluginStatus, 0, len(s.status))
+	for _, st := range s.status {
+		cp := *st
+		cp.Stderr = append([]string(nil), st.Stderr...)
+		out = append(out, cp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
+	return out
+}
+
+// setState records a transition and announces it. It must not be called
+// with supervisor.mu held.
+func (k *Kernel) setState(plugin string, st State, reason string, stderr []string) {
+	s := k.super
+	s.mu.Lock()
+	cur := s.status[plugin]
+	if cur != nil && cur.State == st && cur.Reason == reason {
+		s.mu.Unlock()
+		return
+	}
+	s.status[plugin] = &PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
+		Crashes: len(s.crashes[plugin]), Since: time.Now()}
+	s.mu.Unlock()
+	k.events.emit(Event{Type: EventPluginState, Plugin: plugin, State: string(st), Message: reason})
+}
+
+// published records the states of a newly published generation's members.
+func (k *Kernel) published(g *generation.Generation) {
+	for _, m := range g.Members() {
+		switch m.Status {
+		case generation.StatusRunning:
+			k.setState(m.Package.Name, StateReady, "", nil)
+		case generation.StatusFailed:
+			k.setState(m.Package.Name, StateFailed, m.Reason, nil)
+		}
+	}
+	s := k.super
+	s.mu.Lock()
+	var gone []string
+	for name := range s.status {
+		if g.Member(name) == nil {
+			gone = append(gone, name)
+		}
+	}
+	for _, name := range gone {
+		delete(s.status, name)
+		delete(s.crashes, name)
+	}
+	s.mu.Unlock()
+}
+
+// isCurrent reports whether id is the client of plugin in the current
+// generation: callbacks from any other (replaced) process are stale.
+func (k *Kernel) isCurrent(plugin string, id uint64) bool {
+	g := k.Current()
+	if g == nil {
+		return false
+	}
+	c := g.Client(plugin)
+	return c != nil && c.ID() == id
+}
+
+// health handles a heartbeat transition of a client.
+func (k *Kernel) health(plugin string, id uint64, h sidecar.Health) {
+	if !k.isCurrent(plugin, id) {
+		k.log.Debug("ignoring a stale health report", "plugin", plugin, "client", id)
+		return
+	}
+	if h == sidecar.Unresponsive {
+		k.setState(plugin, StateUnresponsive, "a heartbeat went unanswered", nil)
+		return
+	}
+	k.setState(plugin, StateReady, "", nil)
+}
+
+// crashed handles a plugin that terminated outside Close: its pending calls
+// have already failed; it is restarted after backoff, or left failed past
+// the crash budget.
+func (k *Kernel) crashed(ce *sidecar.CrashError) {
+	g := k.Current()
+	var n uint64
+	if g != nil {
+		n = g.Number()
+	}
+	k.log.Error("plugin crashed", "plugin", ce.Plugin, "error", ce)
+	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: ce.Plugin, Err: ce})
+	if !k.isCurrent(ce.Plugin, ce.ClientID) {
+		return // a process already replaced (or being retired): stale
+	}
+	k.recordCrash(ce.Plugin, ce, ce.Stderr)
+}
+
+// recordCrash counts a crash (or a failed restart) of plugin against its
+// budget and schedules a restart after backoff, or leaves it failed.
+func (k *Kernel) recordCrash(plugin string, cause error, stderr []string) {
+	sup := k.cfg.Supervision
+	s := k.super
+	now := time.Now()
+	s.mu.Lock()
+	recent := s.crashes[plugin][:0]
+	for _, t := range s.crashes[plugin] {
+		if now.Sub(t) < sup.CrashWindow {
+			recent = append(recent, t)
+		}
+	}
+	recent = append(recent, now)
+	s.crashes[plugin] = recent
+	s.mu.Unlock()
+	if len(recent) > sup.CrashBudget {
+		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit reload: %v",
+			len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
+		return
+	}
+	delay := backoff(sup.BackoffMin, sup.BackoffMax, len(recent))
+	k.setState(plugin, StateRestarting, fmt.Sprintf("crash %d of %d allowed within %v; restarting in %v: %v",
+		len(recent), sup.CrashBudget, sup.CrashWindow, delay, cause), stderr)
+	k.schedule(plugin, delay)
+}
+
+// backoff doubles from min for each crash in the window, capped at max.
+func backoff(min, max time.Duration, crashes int) time.Duration {
+	d := min
+	for i := 1; i < crashes && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d
+}
+
+// schedule restarts plugin after delay, unless the kernel closes first or
+// a reload brought the plugin back meanwhile.
+func (k *Kernel) schedule(plugin string, delay time.Duration) {
+	s := k.super
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTimer(delay)
+		defer t.Stop()
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+		k.restart(s.ctx, plugin)
+	}()
+}
+
+// restart rebuilds the current generation from the inputs it was built
+// from: the crashed plugin is reloaded (full handshake), every other
+// sidecar adopted. A change in its declarations thus goes through the plan
+// path into a new generation. A failed restart counts as another crash.
+func (k *Kernel) restart(ctx context.Context, plugin string) {
+	k.buildMu.Lock()
+	defer k.buildMu.Unlock()
+	l, err := k.currentLocked()
+	if err != nil || !down(l.gen.Member(plugin)) {
+		return // closed, removed, or brought back by a reload meanwhile
+	}
+	k.setState(plugin, StateStarting, "", nil)
+	_, err = k.apply(ctx, l, k.lastInputs)
+	if err != nil {
+		k.log.Error("restart failed", "plugin", plugin, "error", err)
+		k.recordCrash(plugin, fmt.Errorf("restart failed: %w", err), nil)
+		return
+	}
+	if m := k.Current().Member(plugin); down(m) {
+		k.recordCrash(plugin, fmt.Errorf("restart failed: %s", m.Reason), nil)
+	}
+}
+
+// down reports whether a member exists but does not run: it failed, or its
+// sidecar exited.
+func down(m *generation.Member) bool {
+	if m == nil || m.Status == generation.StatusDeclarative {
+		return false
+	}
+	c := m.Client()
+	if c == nil {
+		return true
+	}
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// stop cancels pending restarts and waits for restart goroutines.
+func (s *supervisor) stop() {
+	s.mu.Lock()
+	s.cancel()
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// resetCrashes forgets crash history: an explicit reload starts every
+// plugin's budget afresh.
+func (s *supervisor) resetCrashes() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.crashes = map[string][]time.Time{}
+}
