@@ -39,8 +39,9 @@ type printer struct {
 	done chan struct{} // closed when the goroutine ends
 
 	// Owned by the goroutine.
-	live       []liveLine // tty: the plugin lines being redrawn
-	summarized bool       // the command printed text: later warnings are news
+	live       []liveLine        // tty: the plugin lines being redrawn
+	summarized bool              // the command printed text: later warnings are news
+	states     map[string]string // last supervision state per plugin
 }
 
 // printItem is a kernel event or, when ev is nil, text to print as is.
@@ -159,8 +160,30 @@ func (p *printer) eventLine(e kernel.Event) (line string, ok bool) {
 	case kernel.EventBuildFailed:
 		// Start's error says it all; a later build is news.
 		return fmt.Sprintf("generation %d failed: %v", e.Generation, e.Err), p.summarized
+	case kernel.EventPluginState:
+		return p.stateLine(e)
 	}
 	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
+}
+
+// stateLine formats a supervision state change. Starting and ready are
+// shown by the progress events, except "ready" after "unresponsive";
+// failures at the first start are shown by progress too.
+func (p *printer) stateLine(e kernel.Event) (string, bool) {
+	prev := p.states[e.Plugin]
+	if p.states == nil {
+		p.states = map[string]string{}
+	}
+	p.states[e.Plugin] = e.State
+	switch kernel.State(e.State) {
+	case kernel.StateUnresponsive, kernel.StateRestarting:
+		return fmt.Sprintf("%s %s: %s", e.State, e.Plugin, e.Message), true
+	case kernel.StateFailed:
+		return fmt.Sprintf("failed %s: %s", e.Plugin, e.Message), p.summarized
+	case kernel.StateReady:
+		return "responsive again " + e.Plugin, prev == string(kernel.StateUnresponsive)
+	}
+	return "", false
 }
 
 // line prints a permanent line (continuation lines indented), above the
