@@ -102,6 +102,9 @@ func (m *Manager) startOne(ctx context.Context, r *Result, failRequired context.
 	if m.opts.Config != nil {
 		opts.Config = m.opts.Config(r.Package)
 	}
+	if m.opts.Customize != nil {
+		m.opts.Customize(r.Package, &opts)
+	}
 	begin := time.Now()
 	c, err := Start(ctx, r.Package, opts)
 	r.Elapsed = time.Since(begin)

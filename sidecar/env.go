@@ -30,9 +30,10 @@ const (
 
 // buildEnv returns the plugin's environment, sorted: the allowlisted host
 // variables that are set, then the manifest's env over them, then the
-// kernel's EXTKERNEL_* variables over both. lookup reads the host
-// environment (os.LookupEnv outside tests).
-func buildEnv(pkg *pluginpkg.Package, dataDir string, lookup func(string) (string, bool)) []string {
+// host-provided extra variables (Options.Env) over those, then the kernel's
+// EXTKERNEL_* variables over all. lookup reads the host environment
+// (os.LookupEnv outside tests).
+func buildEnv(pkg *pluginpkg.Package, extra map[string]string, dataDir string, lookup func(string) (string, bool)) []string {
 	env := make(map[string]string)
 	for _, k := range allowedHostEnv {
 		if v, ok := lookup(k); ok {
@@ -43,6 +44,9 @@ func buildEnv(pkg *pluginpkg.Package, dataDir string, lookup func(string) (strin
 		for k, v := range rt.Env {
 			env[k] = v
 		}
+	}
+	for k, v := range extra {
+		env[k] = v
 	}
 	env[EnvPluginName] = pkg.Name
 	env[EnvPluginVersion] = versionString(pkg)

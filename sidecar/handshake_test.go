@@ -74,7 +74,7 @@ func TestBuildEnv(t *testing.T) {
 		Version: semver.MustParse("1.2.3"),
 		Runtime: &pluginpkg.Runtime{Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}},
 	}}
-	got := buildEnv(pkg, "/data/p", lookup)
+	got := buildEnv(pkg, map[string]string{"HOST_TOKEN": "t", "MODE": "host"}, "/data/p", lookup)
 	want := []string{
 		"EXTKERNEL_DATA_DIR=/data/p",
 		"EXTKERNEL_PLUGIN_DIR=/pkgs/p",
@@ -82,8 +82,9 @@ func TestBuildEnv(t *testing.T) {
 		"EXTKERNEL_PLUGIN_VERSION=1.2.3",
 		"EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
 		"HOME=/home/u",
+		"HOST_TOKEN=t",
 		"LANG=fr_FR.UTF-8",
-		"MODE=fast",
+		"MODE=host",
 		"PATH=/bin",
 	}
 	if !slices.Equal(got, want) {

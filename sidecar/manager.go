@@ -133,6 +133,9 @@ type ManagerOptions struct {
 	// Config, if set, returns a package's effective configuration; it
 	// replaces Client.Config per package.
 	Config func(*pluginpkg.Package) json.RawMessage
+	// Customize, if set, adjusts a copy of Client per package (after
+	// Config), e.g. to add its environment or resource limits.
+	Customize func(*pluginpkg.Package, *Options)
 	// PoolSize bounds how many plugins start at once; zero means
 	// DefaultPoolSize.
 	PoolSize int

@@ -39,6 +39,10 @@ type Options struct {
 	DataRoot string
 	// Config is the plugin's effective configuration, sent in initialize.
 	Config json.RawMessage
+	// Env holds extra environment variables from the host (such as secrets
+	// from its config), set over the manifest's env; the EXTKERNEL_*
+	// variables still win. They are never logged.
+	Env map[string]string
 	// Session is the session context sent in initialize.
 	Session map[string]string
 	// HandshakeTimeout replaces protocol.DefaultHandshakeTimeout for

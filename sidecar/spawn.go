@@ -105,7 +105,7 @@ func (c *Client) spawn(path, dataDir string) error {
 	cmd := exec.CommandContext(c.life, path, rt.Args...)
 	cmd.Args[0] = rt.Command
 	cmd.Dir = c.pkg.Dir
-	cmd.Env = buildEnv(c.pkg, dataDir, hostLookupEnv)
+	cmd.Env = buildEnv(c.pkg, c.opts.Env, dataDir, hostLookupEnv)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return c.signalGroup(syscall.SIGKILL) }
