@@ -34,6 +34,11 @@ type Inputs struct {
 	Required func(*pluginpkg.Package) bool
 	// Config returns a package's effective configuration; nil means none.
 	Config func(name string) json.RawMessage
+	// Extra returns further host-side inputs of a package that its
+	// sidecar depends on but that are not sent as config (such as the
+	// environment the host adds, secrets masked); nil means none. They
+	// count as config in fingerprints ("config changed").
+	Extra func(name string) []byte
 	// Start configures the pool, the startup budget, client options and
 	// progress events. Its Required and Config fields are set by Build.
 	Start sidecar.ManagerOptions
@@ -312,7 +317,7 @@ func (b *build) generation(reg *contribution.Registry) *Generation {
 	}
 	sort.Strings(b.warnings)
 	g.warnings = b.warnings
-	g.inputs = fingerprints(g.members, b.in.Config)
+	g.inputs = fingerprints(g.members, b.in)
 	g.hash = hashInputs(g.inputs, b.in)
 	return g
 }

@@ -27,12 +27,18 @@ type Fingerprint struct {
 
 // PackageFingerprint computes the fingerprint of one package under the
 // given policy and effective config.
-func PackageFingerprint(m *Member, config json.RawMessage) Fingerprint {
+// extra holds further host-side inputs hashed with config (Inputs.Extra).
+func PackageFingerprint(m *Member, config json.RawMessage, extra []byte) Fingerprint {
 	p := m.Package
 	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required}
-	if len(config) > 0 {
-		sum := sha256.Sum256(config)
-		f.Config = hex.EncodeToString(sum[:])
+	if len(config) > 0 || len(extra) > 0 {
+		h := sha256.New()
+		h.Write(config)
+		if len(extra) > 0 {
+			h.Write([]byte{0})
+			h.Write(extra)
+		}
+		f.Config = hex.EncodeToString(h.Sum(nil))
 	}
 	if p.Manifest.Runtime == nil {
 		return f
@@ -53,14 +59,18 @@ func PackageFingerprint(m *Member, config json.RawMessage) Fingerprint {
 	return f
 }
 
-func fingerprints(members []*Member, config func(string) json.RawMessage) map[string]Fingerprint {
+func fingerprints(members []*Member, in Inputs) map[string]Fingerprint {
 	out := make(map[string]Fingerprint, len(members))
 	for _, m := range members {
 		var cfg json.RawMessage
-		if config != nil {
-			cfg = config(m.Package.Name)
+		var extra []byte
+		if in.Config != nil {
+			cfg = in.Config(m.Package.Name)
 		}
-		out[m.Package.Name] = PackageFingerprint(m, cfg)
+		if in.Extra != nil {
+			extra = in.Extra(m.Package.Name)
+		}
+		out[m.Package.Name] = PackageFingerprint(m, cfg, extra)
 	}
 	return out
 }

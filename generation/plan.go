@@ -157,7 +157,7 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 		}
 		members = append(members, m)
 	}
-	fps := fingerprints(members, in.Config)
+	fps := fingerprints(members, in)
 	for _, m := range members {
 		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ConfigFormat is the config file format version this build reads.
@@ -113,6 +114,12 @@ type Config struct {
 	DrainTimeout time.Duration
 	// Supervision configures heartbeats and restarts.
 	Supervision Supervision
+	// PluginEnv holds, per package, environment variables the host gives
+	// its sidecar (config key plugin_env); secret values are redacted from
+	// every log line and error message.
+	PluginEnv map[string]map[string]EnvVar
+	// Limits holds optional per-package resource limits (Linux only).
+	Limits map[string]sidecar.Limits
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage
@@ -139,21 +146,23 @@ func (e *ConfigError) Error() string {
 
 // fileConfig mirrors the JSON file; see docs/config.md.
 type fileConfig struct {
-	Format        *int                       `json:"format"`
-	Home          string                     `json:"home"`
-	Host          *fileHost                  `json:"host"`
-	Capabilities  []fileCapability           `json:"capabilities"`
-	Points        []string                   `json:"points"`
-	Slots         []string                   `json:"slots"`
-	Strict        bool                       `json:"strict"`
-	PoolSize      int                        `json:"pool_size"`
-	StartupBudget string                     `json:"startup_budget"`
-	Policy        map[string]string          `json:"policy"`
-	SlotOwners    map[string]string          `json:"slot_owners"`
-	Deadlines     map[string]string          `json:"deadlines"`
-	DrainTimeout  string                     `json:"drain_timeout"`
-	PluginConfig  map[string]json.RawMessage `json:"plugin_config"`
-	Supervision   map[string]json.RawMessage `json:"supervision"`
+	Format        *int                                  `json:"format"`
+	Home          string                                `json:"home"`
+	Host          *fileHost                             `json:"host"`
+	Capabilities  []fileCapability                      `json:"capabilities"`
+	Points        []string                              `json:"points"`
+	Slots         []string                              `json:"slots"`
+	Strict        bool                                  `json:"strict"`
+	PoolSize      int                                   `json:"pool_size"`
+	StartupBudget string                                `json:"startup_budget"`
+	Policy        map[string]string                     `json:"policy"`
+	SlotOwners    map[string]string                     `json:"slot_owners"`
+	Deadlines     map[string]string                     `json:"deadlines"`
+	DrainTimeout  string                                `json:"drain_timeout"`
+	PluginConfig  map[string]json.RawMessage            `json:"plugin_config"`
+	Supervision   map[string]json.RawMessage            `json:"supervision"`
+	PluginEnv     map[string]map[string]json.RawMessage `json:"plugin_env"`
+	Limits        map[string]map[string]json.RawMessage `json:"limits"`
 }
 
 type fileHost struct {
@@ -199,7 +208,8 @@ func ParseConfig(path string, data []byte) (Config, error) {
 }
 
 var knownKeys = map[string]map[string]bool{
-	"": {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true, "supervision": true},
+	"": {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true, "supervision": true,
+		"plugin_env": true, "limits": true},
 	"supervision": {"heartbeat_interval": true, "heartbeat_timeout": true, "hang_timeout": true, "crash_budget": true,
 		"crash_window": true, "backoff_min": true, "backoff_max": true},
 	"host":           {"name": true, "version": true},
@@ -317,6 +327,8 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 		Action:    duration(fc.Deadlines["action"], "deadlines.action", add),
 	}
 	cfg.Supervision = convertSupervision(fc.Supervision, add)
+	cfg.PluginEnv = convertEnv(fc.PluginEnv, add)
+	cfg.Limits = convertLimits(fc.Limits, add)
 	cfg.Policy = convertPolicy(fc.Policy, add)
 	cfg.PluginConfig = fc.PluginConfig
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)

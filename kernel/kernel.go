@@ -45,6 +45,7 @@ type Kernel struct {
 	lastInputs generation.Inputs // of the current generation; under buildMu
 	retiring   sync.WaitGroup
 	super      *supervisor
+	redact     func(string) string // nil when no secret is configured
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -56,7 +57,7 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
 	}
 	cfg = cfg.withDefaults()
-	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor()}, nil
+	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor(), redact: redactor(cfg.PluginEnv)}, nil
 }
 
 // Current returns the published generation, or nil before Start and after
@@ -121,11 +122,13 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 		Spec:      contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners},
 		Required:  k.required,
 		Config:    k.pluginConfig,
+		Extra:     k.extraInputs,
 		Adopt:     adopt,
 		Start: sidecar.ManagerOptions{
-			PoolSize: c.PoolSize,
-			Budget:   c.StartupBudget,
-			OnEvent:  k.progress,
+			PoolSize:  c.PoolSize,
+			Budget:    c.StartupBudget,
+			OnEvent:   k.progress,
+			Customize: k.customize,
 			Client: sidecar.Options{
 				Logger:      c.Logger,
 				HostName:    c.Host.Name,
@@ -133,6 +136,7 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 				DataRoot:    filepath.Join(c.Home, "data"),
 				OnCrash:     k.crashed,
 				OnHealth:    k.health,
+				Redact:      k.redact,
 
 				HeartbeatInterval: c.Supervision.HeartbeatInterval,
 				HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,

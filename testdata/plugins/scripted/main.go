@@ -15,6 +15,9 @@
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
 //	SCRIPT_PIDFILE    a file the plugin appends its pid to
+//	SCRIPT_LEAK       the name of a variable whose value the plugin prints
+//	                  to stderr at start and puts in its failure messages
+//	                  (to test redaction)
 package main
 
 import (
@@ -47,6 +50,9 @@ func main() {
 			fmt.Fprintln(fh, os.Getpid())
 			fh.Close()
 		}
+	}
+	if v := os.Getenv("SCRIPT_LEAK"); v != "" {
+		fmt.Fprintf(os.Stderr, "starting with %s=%s\n", v, os.Getenv(v))
 	}
 	switch os.Getenv("SCRIPT_START") {
 	case "exit":
@@ -95,11 +101,18 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		case "deny":
 			return sdk.Deny(name + " says no"), nil
 		case "fail":
-			return protocol.InterceptResult{}, &protocol.Error{Code: protocol.CodePluginError, Message: name + " failed on purpose"}
+			msg := name + " failed on purpose"
+			if v := os.Getenv("SCRIPT_LEAK"); v != "" {
+				msg += " with " + os.Getenv(v)
+			}
+			return protocol.InterceptResult{}, &protocol.Error{Code: protocol.CodePluginError, Message: msg}
 		case "hang":
 			<-ctx.Done()
 			return protocol.InterceptResult{}, ctx.Err()
 		case "crash":
+			if v := os.Getenv("SCRIPT_LEAK"); v != "" {
+				fmt.Fprintf(os.Stderr, "crashing; %s was %s\n", v, os.Getenv(v))
+			}
 			os.Exit(7)
 		}
 		return sdk.Continue(), nil
