@@ -78,9 +78,10 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 			chunk, err := fr.r.ReadSlice('\n')
 			if len(fr.buf)+len(chunk) > fr.max+1 {
 				fr.line++
-				return nil, &FrameError{Line: fr.line, Quote: quote(append(fr.buf, chunk...)),
+				return nil, &FrameError{Line: fr.line, Quote: quoteStart(fr.buf, chunk),
 					Err: fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, fr.max)}
 			}
+			fr.grow(len(chunk))
 			fr.buf = append(fr.buf, chunk...)
 			if err == bufio.ErrBufferFull {
 				continue
@@ -97,6 +98,29 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 		}
 		return line, nil
 	}
+}
+
+// grow makes room for n more bytes in the line buffer, whose capacity
+// never exceeds max+1 (a frame and its newline): the memory a reader holds
+// is bounded by the frame limit and its fixed-size bufio.Reader, whatever
+// the input.
+func (fr *FrameReader) grow(n int) {
+	need := len(fr.buf) + n
+	if need <= cap(fr.buf) {
+		return
+	}
+	buf := make([]byte, len(fr.buf), min(max(need, 2*cap(fr.buf)), fr.max+1))
+	copy(buf, fr.buf)
+	fr.buf = buf
+}
+
+// quoteStart quotes the start of a line read as a and then b, without
+// copying more of it than the quote shows.
+func quoteStart(a, b []byte) string {
+	if len(a) > quoteLimit {
+		return quote(a)
+	}
+	return quote(append(a[:len(a):len(a)], b[:min(len(b), quoteLimit+1-len(a))]...))
 }
 
 // ReadMessage reads and decodes the next message. A line that is not a JSON
