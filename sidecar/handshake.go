@@ -157,22 +157,28 @@ func checkDeclarations(pkg *pluginpkg.Package, res *protocol.InitializeResult) [
 	return problems
 }
 
-// checkProvided returns why the manifest does not authorize d, or "".
+// checkProvided returns why the manifest does not authorize d, or "". The
+// declared version must be a strict semantic version (MAJOR.MINOR.PATCH,
+// as in the manifest) equal to the manifest's.
 func checkProvided(m *pluginpkg.Manifest, d protocol.CapabilityDecl) string {
+	v, verr := semver.StrictNewVersion(d.Version)
 	var versions []string
 	for _, p := range m.Provides {
 		if string(p.Key) != d.Capability {
 			continue
 		}
-		if v, err := semver.NewVersion(d.Version); err == nil && p.Version != nil && v.Equal(p.Version) {
+		if verr == nil && p.Version != nil && v.Equal(p.Version) {
 			return ""
 		}
 		if p.Version != nil {
 			versions = append(versions, p.Version.String())
 		}
 	}
-	if len(versions) == 0 {
+	switch {
+	case len(versions) == 0:
 		return fmt.Sprintf("capability %q is not listed in provides", d.Capability)
+	case verr != nil:
+		return fmt.Sprintf("capability %q version %q is not a semantic version MAJOR.MINOR.PATCH (the manifest's: %s)", d.Capability, d.Version, joinQuoted(versions))
 	}
 	return fmt.Sprintf("capability %q version %q is not the manifest's (%s)", d.Capability, d.Version, joinQuoted(versions))
 }
