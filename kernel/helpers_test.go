@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -17,6 +16,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/proctest"
 )
 
 // scriptedBin is the test plugin binary, built once in TestMain.
@@ -166,33 +166,14 @@ func testConfig(home string) Config {
 	}
 }
 
-// children returns the pids of live processes whose parent is this test
-// process (zombies included: an unreaped child is a leak too).
-func children(t *testing.T) []int {
+// children returns the pids of this test process's children.
+func children(t testing.TB) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
+	pids, ok := proctest.Children(os.Getpid())
+	if !ok {
+		t.Skip("no /proc to check for leftover processes")
 	}
-	me := os.Getpid()
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces; fields resume after the last ')'.
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(me) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids
 }
 
 // noChildren fails the test if any child process of the test remains.

@@ -3,13 +3,12 @@ package main
 import (
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/extkernel/extkernel/internal/proctest"
 )
 
 // helperEnv, when set, makes the test binary act as kernelctl: TestMain
@@ -52,28 +51,11 @@ func children(t *testing.T) []int {
 // childrenOf returns the pids of the processes whose parent is ppid.
 func childrenOf(t *testing.T, ppid int) []int {
 	t.Helper()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Skipf("no /proc: %v", err)
+	pids, ok := proctest.Children(ppid)
+	if !ok {
+		t.Skip("no /proc to check for leftover processes")
 	}
-	var out []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces; fields resume after the last ')'.
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == strconv.Itoa(ppid) {
-			out = append(out, pid)
-		}
-	}
-	return out
+	return pids
 }
 
 // noChildren fails the test if any child process of the test remains.

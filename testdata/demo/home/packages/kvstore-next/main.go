@@ -1,46 +1,7 @@
-// Command kvstore-next is the demo's next major kvstore: an in-memory store offered to
-// other plugins as the storage.kv capability.
+// Command kvstore-next is the demo's next major kvstore, installed but
+// disabled in the demo home.
 package main
 
-import (
-	"context"
-	"encoding/json"
-	"sync"
+import "github.com/extkernel/extkernel/testdata/demo/kvlib"
 
-	"github.com/extkernel/extkernel/sdk"
-)
-
-func main() {
-	serveKV("kvstore-next", "2.1.0")
-}
-
-// serveKV serves a key-value store under the given identity.
-func serveKV(name, version string) {
-	var mu sync.Mutex
-	data := map[string]json.RawMessage{}
-	p := sdk.New(name, version)
-	p.Provide("storage.kv", version)
-	p.Provider("get", "Returns the value stored under a key.", func(_ context.Context, in json.RawMessage) (any, error) {
-		var key string
-		if err := json.Unmarshal(in, &key); err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		return data[key], nil
-	})
-	p.Provider("put", "Stores {\"key\": ..., \"value\": ...}.", func(_ context.Context, in json.RawMessage) (any, error) {
-		var kv struct {
-			Key   string          `json:"key"`
-			Value json.RawMessage `json:"value"`
-		}
-		if err := json.Unmarshal(in, &kv); err != nil {
-			return nil, err
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		data[kv.Key] = kv.Value
-		return nil, nil
-	})
-	p.Serve()
-}
+func main() { kvlib.Serve("kvstore-next", "2.1.0") }

@@ -1,0 +1,38 @@
+// Package proctest helps tests prove that no process was left behind: it
+// lists a process's children from /proc.
+package proctest
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Children returns the pids of the processes whose parent is ppid, zombies
+// included (an unreaped child is a leak too). ok is false when /proc cannot
+// be read, so callers can skip rather than pass vacuously.
+func Children(ppid int) (pids []int, ok bool) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, false
+	}
+	want := strconv.Itoa(ppid)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// The command name may hold spaces; fields resume after the last ')'.
+		s := string(data)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(fields) > 1 && fields[1] == want {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, true
+}
