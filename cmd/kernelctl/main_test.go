@@ -157,3 +157,54 @@ func TestEnableDisable(t *testing.T) {
 		}
 	}
 }
+
+func TestGoldenDoctor(t *testing.T) {
+	buildDemo(t)
+	tests := []struct {
+		name     string
+		args     []string
+		wantCode int
+	}{
+		{"doctor-demo", []string{"doctor", "--config", demoConfig}, exitOK},
+		{"doctor-trouble", []string{"doctor", "--config", troubleHome + "/kernel.json"}, exitFailed},
+		{"doctor-trouble-json", []string{"doctor", "--config", troubleHome + "/kernel.json", "--json"}, exitFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != tt.wantCode {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s", code, tt.wantCode, stderr.String())
+			}
+			checkGolden(t, tt.name, withoutRepo(t, stdout.Bytes()))
+		})
+	}
+}
+
+func TestPin(t *testing.T) {
+	buildDemo(t)
+	home := filepath.Join(t.TempDir(), "home")
+	copyDir(t, filepath.Join(demoHome, "packages", "memory"), filepath.Join(home, "packages", "memory"))
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"pin", "--home", home, "memory"}, &stdout, &stderr); code != exitOK ||
+		!strings.HasPrefix(stdout.String(), "memory: pinned to sha256 ") {
+		t.Fatalf("pin: %d %q %q", code, stdout.String(), stderr.String())
+	}
+	stdout.Reset()
+	run([]string{"doctor", "--home", home}, &stdout, &stderr)
+	if strings.Contains(stdout.String(), "pin") {
+		t.Errorf("doctor after pinning the current checksum:\n%s", stdout.String())
+	}
+	wrong := strings.Repeat("ab", 32)
+	if code := run([]string{"pin", "--home", home, "memory", wrong}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("pin with a checksum: %d %s", code, stderr.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"doctor", "--home", home}, &stdout, &stderr); code != exitFailed ||
+		!strings.Contains(stdout.String(), "but the package is pinned to "+wrong+"; it will not start") {
+		t.Errorf("doctor with a wrong pin: %d\n%s", code, stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"pin", "--home", home, "--clear", "memory"}, &stdout, &stderr); code != exitOK || stdout.String() != "memory: unpinned\n" {
+		t.Errorf("unpin: %d %q", code, stdout.String())
+	}
+}

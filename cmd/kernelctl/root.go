@@ -40,7 +40,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
-		newPlanCmd(g), newDiffCmd(g))
+		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g))
 	return root
 }
 

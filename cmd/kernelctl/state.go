@@ -38,3 +38,60 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 		},
 	}
 }
+
+// newPinCmd builds `kernelctl pin NAME [SHA256]`: pin the package's runtime
+// executable to a checksum (by default, the one it has now); an empty
+// --clear unpins.
+func newPinCmd(g *globals) *cobra.Command {
+	var clear bool
+	cmd := &cobra.Command{
+		Use:   "pin NAME [SHA256]",
+		Short: "Pin a package's executable checksum",
+		Long: `Pin a package's runtime executable to a sha256 checksum, recorded in the home's
+state file: the kernel verifies it before every start and refuses to start a
+changed executable. Without SHA256 the executable's current checksum is pinned.
+--clear removes the pin.`,
+		Args: cobra.RangeArgs(1, 2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			inst, err := g.loadInstalled()
+			if err != nil {
+				return err
+			}
+			name, sum := args[0], ""
+			if len(args) == 2 {
+				sum = args[1]
+			}
+			if !clear && sum == "" {
+				if sum, err = currentChecksum(inst, name); err != nil {
+					return err
+				}
+			}
+			if err := pluginpkg.Pin(inst.Home, name, sum); err != nil {
+				return err
+			}
+			if sum == "" {
+				fmt.Fprintf(g.stdout, "%s: unpinned\n", name)
+			} else {
+				fmt.Fprintf(g.stdout, "%s: pinned to sha256 %s\n", name, sum)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&clear, "clear", false, "remove the pin")
+	return cmd
+}
+
+// currentChecksum hashes the named package's runtime executable.
+func currentChecksum(inst *pluginpkg.Installed, name string) (string, error) {
+	for _, p := range inst.Packages {
+		if p.Name != name {
+			continue
+		}
+		path, err := p.CommandPath()
+		if err != nil {
+			return "", err
+		}
+		return pluginpkg.ExecutableSHA256(path)
+	}
+	return "", fmt.Errorf("package %q: %w", name, pluginpkg.ErrNotInstalled)
+}

@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"sort"
+
+	"github.com/Masterminds/semver/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// doctorOutput is the --json schema of `kernelctl doctor` (docs/cli.md).
+type doctorOutput struct {
+	Home     string          `json:"home"`
+	Findings []doctorFinding `json:"findings"`
+	Problems int             `json:"problems"`
+	Warnings int             `json:"warnings"`
+}
+
+type doctorFinding struct {
+	Severity string `json:"severity"` // "problem" or "warning"
+	Package  string `json:"package,omitempty"`
+	Check    string `json:"check"`
+	Message  string `json:"message"`
+}
+
+func newDoctorCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "doctor",
+		Short: "Diagnose a home without starting anything",
+		Long: `Check everything that can be checked without starting a plugin: manifests that
+do not load, requirements that cannot be resolved, runtime commands that are
+missing or not executable, pinned executables whose checksum changed, plugins
+whose protocol range excludes this kernel's protocol, slot claims that would
+conflict, and plugins the last recorded generation reports as failed or
+crashed. Exit code 1 if any problem (not warning) is found.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			cfg, err := g.config()
+			if err != nil {
+				return err
+			}
+			if cfg.Home, err = g.resolveHome(cfg); err != nil {
+				return err
+			}
+			inst, err := pluginpkg.LoadInstalled(cfg.Home)
+			if err != nil {
+				return err
+			}
+			out := doctorOutput{Home: inst.Home, Findings: diagnose(cfg, inst)}
+			for _, f := range out.Findings {
+				if f.Severity == "problem" {
+					out.Problems++
+				} else {
+					out.Warnings++
+				}
+			}
+			if g.json {
+				err = g.printJSON(out)
+			} else {
+				printDoctor(g, out)
+			}
+			if err == nil && out.Problems > 0 {
+				return failed
+			}
+			return err
+		},
+	}
+}
+
+// diagnose runs every check and returns the findings sorted by package,
+// then check.
+func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
+	var fs []doctorFinding
+	add := func(sev, pkg, check, msg string) {
+		fs = append(fs, doctorFinding{Severity: sev, Package: pkg, Check: check, Message: msg})
+	}
+	for _, w := range inst.Warnings {
+		if w.Path == pluginpkg.StateFile { // a stale state entry harms nothing
+			add("warning", w.Package, "state", w.String())
+			continue
+		}
+		add("problem", w.Package, "manifest", w.String())
+	}
+	proto := semver.MustParse(protocol.Version)
+	for _, p := range inst.Packages {
+		if !p.Enabled || p.Manifest.Runtime == nil {
+			continue
+		}
+		checkExecutable(p, add)
+		if k := p.Manifest.Kernel; k != nil && !k.Check(proto) {
+			add("problem", p.Name, "protocol", fmt.Sprintf("supports protocol %s, this kernel speaks %s", p.Manifest.KernelText, protocol.Version))
+		}
+	}
+	req := capability.Request{Host: cfg.Capabilities}
+	for _, p := range inst.Packages {
+		req.Packages = append(req.Packages, p.Capability())
+	}
+	if cl, err := capability.Resolve(req); err != nil {
+		add("problem", "", "resolve", err.Error())
+	} else {
+		for _, pr := range cl.Problems {
+			sev := "problem"
+			if pr.Severity == capability.Warning {
+				sev = "warning"
+			}
+			add(sev, pr.Package, "resolve", pr.Message)
+		}
+	}
+	if plan, err := kernel.PlanFrom(cfg, &generation.Snapshot{Format: generation.SnapshotFormat}); err == nil {
+		for _, pr := range plan.Problems {
+			if !contains(fs, pr) {
+				add("problem", "", "plan", pr)
+			}
+		}
+	}
+	checkRecorded(cfg.Home, add)
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Package != fs[j].Package {
+			return fs[i].Package < fs[j].Package
+		}
+		return fs[i].Check < fs[j].Check
+	})
+	return fs
+}
+
+// checkExecutable reports a runtime command that cannot run, or a pinned
+// executable whose checksum changed.
+func checkExecutable(p *pluginpkg.Package, add func(sev, pkg, check, msg string)) {
+	path, err := p.CommandPath()
+	if err != nil {
+		add("problem", p.Name, "command", err.Error())
+		return
+	}
+	if p.Pin == "" {
+		return
+	}
+	sum, err := pluginpkg.ExecutableSHA256(path)
+	switch {
+	case err != nil:
+		add("problem", p.Name, "pin", err.Error())
+	case sum != p.Pin:
+		add("problem", p.Name, "pin", fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; it will not start", path, sum, p.Pin))
+	}
+}
+
+// checkRecorded reports members of the last recorded generation that were
+// not running.
+func checkRecorded(home string, add func(sev, pkg, check, msg string)) {
+	s, err := generation.ReadSnapshot(currentSnapshotPath(home))
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err != nil {
+		add("warning", "", "snapshot", err.Error())
+		return
+	}
+	for _, p := range s.Packages {
+		if p.Status == generation.StatusFailed || p.Status == generation.StatusCrashed {
+			add("warning", p.Name, "last run", fmt.Sprintf("%s in generation %d: %s", p.Status, s.Generation, orNone(p.Reason)))
+		}
+	}
+}
+
+// contains reports whether a plan problem repeats a resolution finding.
+func contains(fs []doctorFinding, msg string) bool {
+	for _, f := range fs {
+		if f.Check == "resolve" && len(msg) >= len(f.Message) && msg[len(msg)-len(f.Message):] == f.Message {
+			return true
+		}
+	}
+	return false
+}
+
+func printDoctor(g *globals, out doctorOutput) {
+	for _, f := range out.Findings {
+		subject := f.Package
+		if subject == "" {
+			subject = "(home)"
+		}
+		fmt.Fprintf(g.stdout, "%-7s  %-12s  %-9s  %s\n", f.Severity, subject, f.Check, f.Message)
+	}
+	if len(out.Findings) > 0 {
+		fmt.Fprintln(g.stdout)
+	}
+	fmt.Fprintf(g.stdout, "%s: %d %s, %d %s\n", out.Home, out.Problems, plural(out.Problems, "problem", "problems"),
+		out.Warnings, plural(out.Warnings, "warning", "warnings"))
+}
