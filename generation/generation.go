@@ -56,6 +56,9 @@ type Generation struct {
 	inputs   map[string]Fingerprint
 	plan     *Plan // the plan that produced it, or nil
 
+	snapOnce sync.Once
+	snap     *Snapshot // built once, by Snapshot
+
 	closeOnce sync.Once
 	closeErr  error
 	mu        sync.Mutex

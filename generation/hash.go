@@ -5,8 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"sort"
+	"strconv"
 )
 
 // Fingerprint is what identifies one member's inputs: if any field differs
@@ -76,25 +78,49 @@ func fingerprints(members []*Member, in Inputs) map[string]Fingerprint {
 }
 
 // hashInputs hashes the member fingerprints and the host's side of the
-// inputs in a canonical order.
+// inputs in a canonical order. Fields are written with separators that
+// cannot occur in them (NUL, newline), without encoding: a reload hashes
+// every member's inputs, so this is on its path.
 func hashInputs(fps map[string]Fingerprint, in Inputs) string {
 	h := sha256.New()
-	enc := json.NewEncoder(h)
+	field := func(s string) {
+		io.WriteString(h, s)
+		h.Write([]byte{0})
+	}
 	for _, name := range sortedNames(fps) {
-		_ = enc.Encode([]any{name, fps[name]}) // hashing never fails to write
+		f := fps[name]
+		field(name)
+		field(f.Version)
+		field(f.Manifest)
+		field(f.Executable)
+		field(f.Config)
+		field(strconv.FormatBool(f.Required))
+		h.Write([]byte{'\n'})
 	}
 	host := make([]string, 0, len(in.Host))
 	for _, c := range in.Host {
 		host = append(host, string(c.Key)+"@"+c.Version.String())
 	}
-	sort.Strings(host)
 	owners := make([]string, 0, len(in.Spec.SlotOwners))
 	for s, o := range in.Spec.SlotOwners {
 		owners = append(owners, string(s)+"="+o)
 	}
-	sort.Strings(owners)
+	points := make([]string, 0, len(in.Spec.Points))
+	for _, p := range in.Spec.Points {
+		points = append(points, string(p))
+	}
+	slots := make([]string, 0, len(in.Spec.Slots))
+	for _, s := range in.Spec.Slots {
+		slots = append(slots, string(s))
+	}
 	roots := append([]string(nil), in.Roots...)
-	sort.Strings(roots)
-	_ = enc.Encode([]any{host, in.Spec.Points, in.Spec.Slots, in.Spec.Strict, owners, roots})
+	for _, list := range [][]string{host, points, slots, owners, roots} {
+		sort.Strings(list)
+		for _, s := range list {
+			field(s)
+		}
+		h.Write([]byte{'\n'})
+	}
+	field(strconv.FormatBool(in.Spec.Strict))
 	return hex.EncodeToString(h.Sum(nil))
 }

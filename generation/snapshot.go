@@ -70,23 +70,36 @@ type SnapshotContribution struct {
 }
 
 // Snapshot returns the generation's snapshot. A member whose sidecar has
-// exited since the build is reported as StatusCrashed.
+// exited since the build is reported as StatusCrashed. The snapshot is
+// built once per generation; each call returns a fresh Snapshot value and
+// Packages slice, but the slices inside them (Contributions, Warnings,
+// DependsOn, ...) are shared and MUST NOT be modified.
 func (g *Generation) Snapshot() *Snapshot {
+	g.snapOnce.Do(func() { g.snap = g.baseSnapshot() })
+	s := *g.snap
+	s.Packages = append([]SnapshotPackage(nil), g.snap.Packages...)
+	for i, m := range g.members {
+		if c := m.client; c != nil && s.Packages[i].Status == StatusRunning {
+			select {
+			case <-c.Done():
+				s.Packages[i].Status = StatusCrashed
+			default:
+			}
+		}
+	}
+	return &s
+}
+
+// baseSnapshot builds the snapshot as of the build.
+func (g *Generation) baseSnapshot() *Snapshot {
 	s := &Snapshot{Format: SnapshotFormat, Generation: g.number, Created: g.created, Hash: g.hash,
-		Packages: []SnapshotPackage{}, Contributions: []SnapshotContribution{}, Warnings: g.Warnings(), Plan: g.plan}
+		Packages: make([]SnapshotPackage, 0, len(g.members)), Contributions: []SnapshotContribution{},
+		Warnings: g.Warnings(), Plan: g.plan}
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
 	for _, m := range g.members {
-		sp := snapshotPackage(m, g.inputs[m.Package.Name], g.closure.DependsOn[m.Package.Name])
-		if c := m.client; c != nil && sp.Status == StatusRunning {
-			select {
-			case <-c.Done():
-				sp.Status = StatusCrashed
-			default:
-			}
-		}
-		s.Packages = append(s.Packages, sp)
+		s.Packages = append(s.Packages, snapshotPackage(m, g.inputs[m.Package.Name], g.closure.DependsOn[m.Package.Name]))
 	}
 	for _, c := range g.registry.All() {
 		s.Contributions = append(s.Contributions, SnapshotContribution{Kind: c.Kind, Key: c.Key, Plugin: c.Source.Plugin,

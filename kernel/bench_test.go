@@ -2,6 +2,8 @@ package kernel
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -121,6 +123,29 @@ func BenchmarkReload64(b *testing.B) {
 			}
 		}
 		b.ReportMetric(float64(len(log.pids(b))-before)/float64(b.N), "spawns/op")
+	})
+	b.Run("floor", func(b *testing.B) {
+		// What any change detection must do: list the packages, read the
+		// state file, and stat every manifest and executable.
+		b.ReportAllocs()
+		for b.Loop() {
+			entries, err := os.ReadDir(filepath.Join(home, "packages"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := os.ReadFile(filepath.Join(home, "state.json")); err != nil {
+				b.Fatal(err)
+			}
+			for _, e := range entries {
+				dir := filepath.Join(home, "packages", e.Name())
+				if _, err := os.Stat(filepath.Join(dir, "plugin.json")); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := os.Stat(filepath.Join(dir, "bin", "plugin")); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
 	})
 	b.Run("change1of64", func(b *testing.B) {
 		before := len(log.pids(b))
