@@ -237,22 +237,26 @@ func mustMarshal(b *testing.B, v any) json.RawMessage {
 
 // BenchmarkThroughput runs echo calls from 1 or 8 concurrent callers (so
 // up to 8 calls are outstanding on the one plugin) and reports calls/s.
-// client-nbstdio is the diagnostic variant of BenchmarkRoundTrip.
+// The crossed pairs and client-nbstdio are those of BenchmarkRoundTrip.
 func BenchmarkThroughput(b *testing.B) {
 	floor, sdk := benchBinaries(b)
-	for _, kind := range []string{"client", "jsonfloor", "client-nbstdio"} {
-		b.Run(kind, func(b *testing.B) {
+	kinds := []struct {
+		name  string
+		start func(b *testing.B) func() error
+	}{
+		{"client", func(b *testing.B) func() error { return clientEcho(startBenchClient(b, sdk)) }},
+		{"jsonfloor", func(b *testing.B) func() error { return floorEcho(startFloorClient(b, floor)) }},
+		{"client-to-floor", func(b *testing.B) func() error { return clientEcho(startBenchClient(b, floor)) }},
+		{"jsonfloor-to-sdk", func(b *testing.B) func() error { return floorEcho(startFloorClient(b, sdk)) }},
+		{"client-nbstdio", func(b *testing.B) func() error {
+			return clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
+		}},
+	}
+	for _, kind := range kinds {
+		b.Run(kind.name, func(b *testing.B) {
 			for _, callers := range []int{1, 8} {
 				b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-					var call func() error
-					switch kind {
-					case "client":
-						call = clientEcho(startBenchClient(b, sdk))
-					case "jsonfloor":
-						call = floorEcho(startFloorClient(b, floor))
-					default:
-						call = clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
-					}
+					call := kind.start(b)
 					for range 100 {
 						if err := call(); err != nil {
 							b.Fatal(err)
