@@ -2,10 +2,10 @@ package kernel
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
