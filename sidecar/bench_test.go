@@ -148,22 +148,28 @@ func startFloorClient(b *testing.B, bin string) *benchkit.JSONClient {
 	return c
 }
 
-// clientEcho returns one echo call through the sidecar client.
-func clientEcho(c *Client) func() error {
-	ctx := context.Background()
-	return func() error {
-		out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, benchParams)
-		return checkEcho(out, err)
-	}
+// benchEcho makes echo calls to one plugin process.
+type benchEcho struct {
+	call func() error
+	pid  int // the plugin's, for plugin-cpu-ns/op
 }
 
-// floorEcho returns one echo call through the floor's JSON client.
-func floorEcho(c *benchkit.JSONClient) func() error {
-	return func() error {
+// clientEcho makes echo calls through the sidecar client.
+func clientEcho(c *Client) benchEcho {
+	ctx := context.Background()
+	return benchEcho{pid: c.PID(), call: func() error {
+		out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, benchParams)
+		return checkEcho(out, err)
+	}}
+}
+
+// floorEcho makes echo calls through the floor's JSON client.
+func floorEcho(c *benchkit.JSONClient) benchEcho {
+	return benchEcho{pid: c.PID(), call: func() error {
 		var res protocol.OutputResult
 		err := c.Call(protocol.MethodProviderInvoke, benchParams, &res)
 		return checkEcho(res.Output, err)
-	}
+	}}
 }
 
 func checkEcho(out json.RawMessage, err error) error {
@@ -173,25 +179,43 @@ func checkEcho(out json.RawMessage, err error) error {
 	return err
 }
 
+// echoKind is a client and plugin pair that RoundTrip and Throughput
+// measure, by sub-benchmark name: client (the sidecar client and the SDK
+// plugin) and jsonfloor (the floor's JSON client and the floor plugin);
+// the crossed pairs client-to-floor (host cost alone) and jsonfloor-to-sdk
+// (plugin cost alone); and client-nbstdio, client with the SDK plugin's
+// stdin and stdout switched to non-blocking mode first (a diagnostic of
+// the SDK serving on blocking stdio).
+type echoKind struct {
+	name  string
+	start func(b *testing.B) benchEcho
+}
+
+func echoKinds(floor, sdk string) []echoKind {
+	return []echoKind{
+		{"client", func(b *testing.B) benchEcho { return clientEcho(startBenchClient(b, sdk)) }},
+		{"jsonfloor", func(b *testing.B) benchEcho { return floorEcho(startFloorClient(b, floor)) }},
+		{"client-to-floor", func(b *testing.B) benchEcho { return clientEcho(startBenchClient(b, floor)) }},
+		{"jsonfloor-to-sdk", func(b *testing.B) benchEcho { return floorEcho(startFloorClient(b, sdk)) }},
+		{"client-nbstdio", func(b *testing.B) benchEcho {
+			return clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
+		}},
+	}
+}
+
 // BenchmarkRoundTrip makes sequential echo calls and reports the median
-// and 99th percentile of their durations (p50-ns, p99-ns) and the host's
-// allocations. client: Client.Invoke to the SDK plugin. jsonfloor: the
-// floor's JSON client (reader goroutine, pending map) to the floor plugin.
-// rawfloor: the same request bytes written and a line read back from the
-// floor in raw mode, no JSON. The two crossed pairs attribute the gap:
-// client-to-floor is the sidecar client talking to the floor plugin (host
-// cost alone), jsonfloor-to-sdk the floor client talking to the SDK plugin
-// (plugin cost alone). client-nbstdio is client with the SDK plugin's
-// stdin and stdout switched to non-blocking mode first, a diagnostic of
-// the SDK serving on blocking stdio.
+// and 99th percentile of their durations (p50-ns, p99-ns), the host's
+// allocations and the plugin's CPU time per call, for each echoKind and
+// for rawfloor: the same request bytes written and a line read back from
+// the floor in raw mode, no JSON.
 func BenchmarkRoundTrip(b *testing.B) {
 	floor, sdk := benchBinaries(b)
-	b.Run("client", func(b *testing.B) {
-		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, sdk)))
-	})
-	b.Run("jsonfloor", func(b *testing.B) {
-		benchkit.RoundTrip(b, floorEcho(startFloorClient(b, floor)))
-	})
+	for _, kind := range echoKinds(floor, sdk) {
+		b.Run(kind.name, func(b *testing.B) {
+			e := kind.start(b)
+			benchkit.RoundTrip(b, e.pid, e.call)
+		})
+	}
 	b.Run("rawfloor", func(b *testing.B) {
 		p, err := benchkit.Spawn(floor, "bench-00", "raw")
 		if err != nil {
@@ -208,22 +232,13 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		line = append(line, '\n')
-		benchkit.RoundTrip(b, func() error {
+		benchkit.RoundTrip(b, p.PID(), func() error {
 			back, err := p.Echo(line)
 			if err == nil && !bytes.Equal(back, line) {
 				err = fmt.Errorf("raw echo returned %q", back)
 			}
 			return err
 		})
-	})
-	b.Run("client-to-floor", func(b *testing.B) {
-		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, floor)))
-	})
-	b.Run("jsonfloor-to-sdk", func(b *testing.B) {
-		benchkit.RoundTrip(b, floorEcho(startFloorClient(b, sdk)))
-	})
-	b.Run("client-nbstdio", func(b *testing.B) {
-		benchkit.RoundTrip(b, clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio")))
 	})
 }
 
@@ -236,34 +251,23 @@ func mustMarshal(b *testing.B, v any) json.RawMessage {
 }
 
 // BenchmarkThroughput runs echo calls from 1 or 8 concurrent callers (so
-// up to 8 calls are outstanding on the one plugin) and reports calls/s.
-// The crossed pairs and client-nbstdio are those of BenchmarkRoundTrip.
+// up to 8 calls are outstanding on the one plugin) for each echoKind and
+// reports calls/s, the host's allocations and the plugin's CPU time per
+// call.
 func BenchmarkThroughput(b *testing.B) {
 	floor, sdk := benchBinaries(b)
-	kinds := []struct {
-		name  string
-		start func(b *testing.B) func() error
-	}{
-		{"client", func(b *testing.B) func() error { return clientEcho(startBenchClient(b, sdk)) }},
-		{"jsonfloor", func(b *testing.B) func() error { return floorEcho(startFloorClient(b, floor)) }},
-		{"client-to-floor", func(b *testing.B) func() error { return clientEcho(startBenchClient(b, floor)) }},
-		{"jsonfloor-to-sdk", func(b *testing.B) func() error { return floorEcho(startFloorClient(b, sdk)) }},
-		{"client-nbstdio", func(b *testing.B) func() error {
-			return clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
-		}},
-	}
-	for _, kind := range kinds {
+	for _, kind := range echoKinds(floor, sdk) {
 		b.Run(kind.name, func(b *testing.B) {
 			for _, callers := range []int{1, 8} {
 				b.Run(fmt.Sprintf("callers=%d", callers), func(b *testing.B) {
-					call := kind.start(b)
+					e := kind.start(b)
 					for range 100 {
-						if err := call(); err != nil {
+						if err := e.call(); err != nil {
 							b.Fatal(err)
 						}
 					}
 					b.ReportAllocs()
-					benchkit.Callers(b, callers, call)
+					benchkit.Callers(b, e.pid, callers, e.call)
 				})
 			}
 		})

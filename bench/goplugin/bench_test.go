@@ -199,7 +199,8 @@ func BenchmarkColdStart(b *testing.B) {
 }
 
 // BenchmarkRoundTrip makes sequential echo calls of the same input and
-// reports p50-ns, p99-ns and allocations (see benchkit.RoundTrip).
+// reports p50-ns, p99-ns, allocations and plugin-cpu-ns/op (see
+// benchkit.RoundTrip).
 func BenchmarkRoundTrip(b *testing.B) {
 	b.Run("goplugin", func(b *testing.B) {
 		c, e, err := startGoPlugin(binary(b, "echoplugin"), "bench-00")
@@ -207,7 +208,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.Cleanup(c.Kill)
-		benchkit.RoundTrip(b, func() error {
+		benchkit.RoundTrip(b, c.ReattachConfig().Pid, func() error {
 			out, err := e.Echo(input)
 			if err == nil && !bytes.Equal(out, input) {
 				err = fmt.Errorf("echo returned %q", out)
@@ -233,7 +234,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				b.Error(err)
 			}
 		})
-		benchkit.RoundTrip(b, func() error {
+		benchkit.RoundTrip(b, c.PID(), func() error {
 			return check(c.Invoke(ctx, protocol.MethodProviderInvoke, params))
 		})
 	})
@@ -247,7 +248,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 				b.Error(err)
 			}
 		})
-		benchkit.RoundTrip(b, func() error {
+		benchkit.RoundTrip(b, c.PID(), func() error {
 			var res protocol.OutputResult
 			err := c.Call(protocol.MethodProviderInvoke, params, &res)
 			return check(res.Output, err)

@@ -73,6 +73,9 @@ func (c *JSONClient) read() {
 	}
 }
 
+// PID returns the plugin's process id.
+func (c *JSONClient) PID() int { return c.p.PID() }
+
 // Call sends method with params and decodes the result into result (nil
 // discards it). An error answer is returned as its *protocol.Error.
 func (c *JSONClient) Call(method string, params, result any) error {

@@ -44,6 +44,9 @@ func Spawn(bin, name string, args ...string) (*Proc, error) {
 	return &Proc{cmd: cmd, stdin: stdin, stdout: bufio.NewReaderSize(stdout, 64<<10), name: name}, nil
 }
 
+// PID returns the process id.
+func (p *Proc) PID() int { return p.cmd.Process.Pid }
+
 // Close closes the process's stdin, which makes a plugin exit, and waits
 // for it. It must be called once, after every read of the process's
 // stdout has returned.

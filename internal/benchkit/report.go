@@ -3,7 +3,11 @@ package benchkit
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,9 +43,11 @@ func rank(d []time.Duration, q float64) time.Duration {
 
 // Callers runs b.N calls of call spread over callers goroutines, each
 // taking the next call from a shared counter (so up to callers calls are
-// outstanding at once), and reports the rate as calls/s. The first error
-// fails the benchmark.
-func Callers(b *testing.B, callers int, call func() error) {
+// outstanding at once), and reports the rate as calls/s and the plugin
+// process's CPU time per call (see PluginCPU). The first error fails the
+// benchmark.
+func Callers(b *testing.B, pid, callers int, call func() error) {
+	cpu := PluginCPU(b, pid)
 	var next atomic.Int64
 	var once sync.Once
 	var first error
@@ -65,18 +71,21 @@ func Callers(b *testing.B, callers int, call func() error) {
 		b.Fatal(first)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "calls/s")
+	cpu()
 }
 
 // RoundTrip times b.N sequential calls, after 100 untimed warm-up calls,
-// and reports allocations and the latency percentiles (Latencies.Report).
-// The first error fails the benchmark.
-func RoundTrip(b *testing.B, call func() error) {
+// and reports allocations, the latency percentiles (Latencies.Report) and
+// the plugin process's CPU time per call (see PluginCPU). The first error
+// fails the benchmark.
+func RoundTrip(b *testing.B, pid int, call func() error) {
 	for range 100 {
 		if err := call(); err != nil {
 			b.Fatal(err)
 		}
 	}
 	lat := NewLatencies(b.N)
+	cpu := PluginCPU(b, pid)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
@@ -89,6 +98,7 @@ func RoundTrip(b *testing.B, call func() error) {
 	}
 	b.StopTimer()
 	lat.Report(b)
+	cpu()
 }
 
 // ColdStart times start, which starts n plugins and returns the function
@@ -115,4 +125,52 @@ func ColdStart(b *testing.B, n int, start func(context.Context) (stop func() err
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
 	b.ReportMetric(float64(closing.Nanoseconds())/float64(b.N), "close-ns/op")
+}
+
+// PluginCPU reads the CPU time (user and system) process pid has used so
+// far and returns the function that reports, as plugin-cpu-ns/op, what it
+// used since, divided by b.N. pid 0 reports nothing. The source is
+// /proc/<pid>/stat, in clock ticks of 10 ms (USER_HZ is 100 on Linux), so
+// a benchmark should keep the plugin busy for at least a second.
+func PluginCPU(b *testing.B, pid int) (report func()) {
+	if pid == 0 {
+		return func() {}
+	}
+	before, err := ProcessCPU(pid)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func() {
+		after, err := ProcessCPU(pid)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64((after-before).Nanoseconds())/float64(b.N), "plugin-cpu-ns/op")
+	}
+}
+
+// ProcessCPU returns the user and system CPU time process pid has used,
+// from /proc/<pid>/stat.
+func ProcessCPU(pid int) (time.Duration, error) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The fields after the parenthesized command name start with the
+	// state; utime and stime are the 14th and 15th fields of the line.
+	s := string(data)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(fields))
+	}
+	var ticks int64
+	for _, f := range fields[11:13] {
+		n, err := strconv.ParseInt(f, 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+		}
+		ticks += n
+	}
+	const tick = 10 * time.Millisecond // 1/USER_HZ
+	return time.Duration(ticks) * tick, nil
 }
