@@ -102,7 +102,7 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 
 // fail stops what the build started and returns its BuildError.
 func (b *build) fail(ctx context.Context) error {
-	if err := closeClients(context.WithoutCancel(ctx), b.started); err != nil {
+	if err := sidecar.CloseAll(context.WithoutCancel(ctx), b.started); err != nil {
 		b.problems = append(b.problems, "stopping started plugins: "+err.Error())
 		b.errs = append(b.errs, err)
 	}
@@ -249,7 +249,7 @@ func (b *build) cascadeStarted(ctx context.Context) bool {
 		}
 		m.client = nil
 	}
-	if err := closeClients(context.WithoutCancel(ctx), stop); err != nil {
+	if err := sidecar.CloseAll(context.WithoutCancel(ctx), stop); err != nil {
 		b.warnings = append(b.warnings, "stopping failed optional plugins: "+err.Error())
 	}
 	return true

@@ -2,7 +2,6 @@ package generation
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
@@ -138,7 +137,7 @@ func (g *Generation) Close(ctx context.Context) error {
 			}
 		}
 		g.mu.Unlock()
-		g.closeErr = closeClients(ctx, owned)
+		g.closeErr = sidecar.CloseAll(ctx, owned)
 	})
 	return g.closeErr
 }
@@ -156,21 +155,4 @@ func (g *Generation) Release(names ...string) {
 	for _, n := range names {
 		g.released[n] = true
 	}
-}
-
-// closeClients closes clients in parallel and joins their errors in order.
-func closeClients(ctx context.Context, clients []*sidecar.Client) error {
-	errs := make([]error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Close(ctx); err != nil && !errors.Is(err, sidecar.ErrClosed) {
-				errs[i] = err
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }

@@ -36,17 +36,7 @@ func Pin(home, name, sha256hex string) error {
 // updateEntry applies change to name's state entry under the home lock and
 // writes the state atomically.
 func updateEntry(home, name string, change func(*stateEntry)) error {
-	home, err := filepath.Abs(home)
-	if err != nil {
-		return err
-	}
-	if !safeName(name) {
-		return notInstalled(home, name)
-	}
-	if _, err := os.Stat(home); err != nil {
-		return fmt.Errorf("package %q: %w", name, err)
-	}
-	unlock, err := lockHome(home)
+	home, unlock, err := lockForPackage(home, name)
 	if err != nil {
 		return err
 	}
@@ -73,22 +63,32 @@ func updateEntry(home, name string, change func(*stateEntry)) error {
 // The directory is first renamed aside, so the package disappears at once;
 // if writing the state then fails it is put back.
 func Remove(home, name string) error {
-	home, err := filepath.Abs(home)
-	if err != nil {
-		return err
-	}
-	if !safeName(name) {
-		return notInstalled(home, name)
-	}
-	if _, err := os.Stat(home); err != nil {
-		return fmt.Errorf("package %q: %w", name, err)
-	}
-	unlock, err := lockHome(home)
+	home, unlock, err := lockForPackage(home, name)
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	return removeLocked(home, name)
+}
+
+// lockForPackage checks that name can be a package of home and takes the
+// home lock. It returns the absolute home and the unlock function.
+func lockForPackage(home, name string) (string, func(), error) {
+	home, err := filepath.Abs(home)
+	if err != nil {
+		return "", nil, err
+	}
+	if !safeName(name) {
+		return "", nil, notInstalled(home, name)
+	}
+	if _, err := os.Stat(home); err != nil {
+		return "", nil, fmt.Errorf("package %q: %w", name, err)
+	}
+	unlock, err := lockHome(home)
+	if err != nil {
+		return "", nil, err
+	}
+	return home, unlock, nil
 }
 
 // removeLocked is Remove with the home lock held.

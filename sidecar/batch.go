@@ -136,13 +136,13 @@ func (m *Manager) finish(ctx context.Context, results []Result, notes []Warning)
 		}
 	}
 	if len(failures) > 0 {
-		err := closeAll(context.WithoutCancel(ctx), b.Clients)
+		err := CloseAll(context.WithoutCancel(ctx), b.Clients)
 		return b, errors.Join(&RequiredStartError{Failures: failures}, err)
 	}
 	m.mu.Lock()
 	if m.mu.closed {
 		m.mu.Unlock()
-		return b, errors.Join(ErrClosed, closeAll(context.WithoutCancel(ctx), b.Clients))
+		return b, errors.Join(ErrClosed, CloseAll(context.WithoutCancel(ctx), b.Clients))
 	}
 	m.mu.clients = append(m.mu.clients, b.Clients...)
 	m.mu.Unlock()
@@ -199,7 +199,7 @@ func (m *Manager) Close(ctx context.Context) error {
 	clients := m.mu.clients
 	m.mu.clients = nil
 	m.mu.Unlock()
-	return closeAll(ctx, clients)
+	return CloseAll(ctx, clients)
 }
 
 func (m *Manager) isClosed() bool {
@@ -208,15 +208,19 @@ func (m *Manager) isClosed() bool {
 	return m.mu.closed
 }
 
-// closeAll closes clients in parallel and joins their errors.
-func closeAll(ctx context.Context, clients []*Client) error {
+// CloseAll closes clients in parallel, each as Client.Close does, and
+// returns their errors joined in the clients' order. A client that was
+// already closed contributes no error.
+func CloseAll(ctx context.Context, clients []*Client) error {
 	errs := make([]error, len(clients))
 	var wg sync.WaitGroup
 	for i, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = c.Close(ctx)
+			if err := c.Close(ctx); !errors.Is(err, ErrClosed) {
+				errs[i] = err
+			}
 		}()
 	}
 	wg.Wait()

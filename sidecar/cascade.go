@@ -66,7 +66,7 @@ func (m *Manager) cascade(ctx context.Context, results []Result, closure *capabi
 			changed = true
 		}
 	}
-	if err := closeAll(context.WithoutCancel(ctx), stopped); err != nil {
+	if err := CloseAll(context.WithoutCancel(ctx), stopped); err != nil {
 		m.opts.Client.withDefaults().Logger.Warn("closing plugins whose dependency failed", "error", err)
 	}
 	return notes

@@ -43,11 +43,8 @@ conflict, and plugins the last recorded generation reports as failed or
 crashed. Exit code 1 if any problem (not warning) is found.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := g.config()
+			cfg, err := g.configWithHome()
 			if err != nil {
-				return err
-			}
-			if cfg.Home, err = g.resolveHome(cfg); err != nil {
 				return err
 			}
 			inst, err := pluginpkg.LoadInstalled(cfg.Home)

@@ -68,15 +68,11 @@ func newListCmd(g *globals) *cobra.Command {
 
 // loadInstalled reads the home chosen by the flags and config.
 func (g *globals) loadInstalled() (*pluginpkg.Installed, error) {
-	cfg, err := g.config()
+	cfg, err := g.configWithHome()
 	if err != nil {
 		return nil, err
 	}
-	home, err := g.resolveHome(cfg)
-	if err != nil {
-		return nil, err
-	}
-	return pluginpkg.LoadInstalled(home)
+	return pluginpkg.LoadInstalled(cfg.Home)
 }
 
 func toListOutput(inst *pluginpkg.Installed) listOutput {

@@ -49,11 +49,8 @@ interceptor order and slot owners before and after, and the problems already
 known. Exit code: 0 no changes, 2 changes, 1 error.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			cfg, err := g.config()
+			cfg, err := g.configWithHome()
 			if err != nil {
-				return err
-			}
-			if cfg.Home, err = g.resolveHome(cfg); err != nil {
 				return err
 			}
 			from, err := generation.ReadSnapshot(currentSnapshotPath(cfg.Home))

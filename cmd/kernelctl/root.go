@@ -60,6 +60,16 @@ func (g *globals) config() (kernel.Config, error) {
 	return kernel.LoadConfig(g.configPath)
 }
 
+// configWithHome loads the config and sets its Home as resolveHome picks it.
+func (g *globals) configWithHome() (kernel.Config, error) {
+	cfg, err := g.config()
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Home, err = g.resolveHome(cfg)
+	return cfg, err
+}
+
 // resolveHome picks the home: --home, then the config's home, then
 // $EXTKERNEL_HOME, then ~/.extkernel.
 func (g *globals) resolveHome(cfg kernel.Config) (string, error) {

@@ -151,11 +151,8 @@ func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 // newKernel builds the kernel from the flags and the config; plugin and
 // kernel logs of level warn and above go to stderr.
 func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
-	cfg, err := g.config()
+	cfg, err := g.configWithHome()
 	if err != nil {
-		return nil, cfg, err
-	}
-	if cfg.Home, err = g.resolveHome(cfg); err != nil {
 		return nil, cfg, err
 	}
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: hclog.Warn})

@@ -20,16 +20,12 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 		Long:  fmt.Sprintf("Mark installed packages %s in the home's state file (written atomically).", past),
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			cfg, err := g.config()
-			if err != nil {
-				return err
-			}
-			home, err := g.resolveHome(cfg)
+			cfg, err := g.configWithHome()
 			if err != nil {
 				return err
 			}
 			for _, name := range args {
-				if err := op(home, name); err != nil {
+				if err := op(cfg.Home, name); err != nil {
 					return err
 				}
 				fmt.Fprintf(g.stdout, "%s: %s\n", name, past)

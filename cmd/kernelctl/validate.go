@@ -71,17 +71,13 @@ validated. The exit code is 1 if any manifest is invalid.`,
 // manifestPaths expands the arguments into a sorted list of manifest files.
 func (g *globals) manifestPaths(args []string) ([]string, error) {
 	if len(args) == 0 {
-		cfg, err := g.config()
+		cfg, err := g.configWithHome()
 		if err != nil {
 			return nil, err
 		}
-		home, err := g.resolveHome(cfg)
-		if err != nil {
-			return nil, err
-		}
-		paths, err := packageManifests(filepath.Join(home, "packages"))
+		paths, err := packageManifests(filepath.Join(cfg.Home, pluginpkg.PackagesDir))
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("home %s has no packages directory", home)
+			return nil, fmt.Errorf("home %s has no packages directory", cfg.Home)
 		}
 		return paths, err
 	}
