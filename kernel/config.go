@@ -99,6 +99,11 @@ type Config struct {
 	// Strict makes a contribution to an unknown point or slot an error
 	// instead of a warning.
 	Strict bool
+	// Kinds are the contribution kinds the host accepts; nil means the four
+	// built-in ones (contribution.DefaultKinds). A host adds its own kinds
+	// by appending to contribution.DefaultKinds(); it reads them from
+	// Registry().OfKind.
+	Kinds []contribution.KindSpec
 	// PoolSize bounds how many sidecars start at once (default 4).
 	PoolSize int
 	// StartupBudget is the one deadline shared by a generation's whole

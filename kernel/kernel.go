@@ -119,11 +119,12 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 	return generation.Inputs{
 		Installed: inst,
 		Host:      c.Capabilities,
-		Spec:      contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners},
-		Required:  k.required,
-		Config:    k.pluginConfig,
-		Extra:     k.extraInputs,
-		Adopt:     adopt,
+		Spec: contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners,
+			Kinds: c.Kinds},
+		Required: k.required,
+		Config:   k.pluginConfig,
+		Extra:    k.extraInputs,
+		Adopt:    adopt,
 		Start: sidecar.ManagerOptions{
 			PoolSize:  c.PoolSize,
 			Budget:    c.StartupBudget,
