@@ -344,3 +344,22 @@ func TestLifecycleErrors(t *testing.T) {
 	}
 	noChildren(t)
 }
+
+func TestConfigKindsRestrictAcceptedKinds(t *testing.T) {
+	cfg := testConfig(writeHome(t, plug{name: "kv", env: map[string]string{"SCRIPT_PROVIDERS": "get", "SCRIPT_ACTIONS": "kv.show"}}))
+	for _, k := range contribution.DefaultKinds() {
+		if k.Kind != contribution.KindAction {
+			cfg.Kinds = append(cfg.Kinds, k)
+		}
+	}
+	k := startKernel(t, cfg)
+	if _, err := k.RunAction(context.Background(), "kv.show", nil); !errors.Is(err, ErrUnknownTarget) {
+		t.Errorf("action of a kind the host does not accept: %v", err)
+	}
+	if ws := strings.Join(k.Current().Warnings(), "\n"); !strings.Contains(ws, "kv.show") {
+		t.Errorf("warnings = %q, want one about the refused action", ws)
+	}
+	if _, err := k.CallProvider(context.Background(), "plugin/kv/get", json.RawMessage(`1`)); err != nil {
+		t.Errorf("provider: %v", err)
+	}
+}
