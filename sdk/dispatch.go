@@ -47,10 +47,10 @@ func (s *session) dispatch(m *protocol.Message) (shutdown bool) {
 	}
 	switch m.Method {
 	case protocol.MethodPing:
-		s.reply(m.ID, struct{}{})
+		s.reply(m.ID, emptyObject)
 	case protocol.MethodShutdown:
 		s.log.Debug("shutdown requested")
-		s.reply(m.ID, struct{}{})
+		s.reply(m.ID, emptyObject)
 		return true
 	default:
 		fn, ok := routes[m.Method]

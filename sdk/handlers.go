@@ -3,6 +3,7 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -93,17 +94,35 @@ func (s *session) action(ctx context.Context, raw json.RawMessage) (any, error) 
 	return output(h(ctx, params.Context))
 }
 
-// output wraps a handler's value into an OutputResult.
+// output wraps a handler's value into the OutputResult it answers with,
+// marshalled once into a pooled buffer: {"output":VALUE}, or {} for a nil
+// value. A json.RawMessage value is validated and compacted as is (one
+// pass, no HTML escaping); any other value is marshalled with json.Marshal.
 func output(v any, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
 	if v == nil {
-		return protocol.OutputResult{}, nil
+		return emptyObject, nil
 	}
-	raw, err := json.Marshal(v)
+	r := newResultJSON()
+	r.buf.WriteString(`{"output":`)
+	if raw, ok := v.(json.RawMessage); ok {
+		if len(raw) == 0 {
+			r.buf.WriteString("null") // what json.Marshal makes of it
+		} else if err = json.Compact(&r.buf, raw); err != nil {
+			err = fmt.Errorf("json.RawMessage: %w", err)
+		}
+	} else {
+		var b []byte
+		if b, err = json.Marshal(v); err == nil {
+			r.buf.Write(b)
+		}
+	}
 	if err != nil {
+		r.free()
 		return nil, protocol.Errorf(protocol.CodeInternalError, "marshal output: %v", err)
 	}
-	return protocol.OutputResult{Output: raw}, nil
+	r.buf.WriteByte('}')
+	return r, nil
 }

@@ -192,3 +192,55 @@ func TestRegistrationPanics(t *testing.T) {
 		})
 	}
 }
+
+// TestOutputEncoding checks the output result a handler's value is
+// encoded to: a json.RawMessage compacted (newlines gone) and validated.
+func TestOutputEncoding(t *testing.T) {
+	p := New("tester", "1.0.0")
+	output := func(v any) HandlerFunc {
+		return func(context.Context, json.RawMessage) (any, error) { return v, nil }
+	}
+	p.Provider("spaced", "", output(json.RawMessage("{ \"a\" :\n [1, \"<b>\"],\r\n\t\"s\": \" x \" }")))
+	p.Provider("broken", "", output(json.RawMessage(`{"a":`)))
+	p.Provider("empty", "", output(json.RawMessage(nil)))
+	p.Provider("string", "", output("a\nb"))
+	h := serve(t, p)
+	h.initialize(1)
+	for i, tt := range []struct {
+		ref, want string
+		code      int
+	}{
+		{ref: "spaced", want: `{"output":{"a":[1,"<b>"],"s":" x "}}`},
+		{ref: "broken", code: protocol.CodeInternalError},
+		{ref: "empty", want: `{"output":null}`},
+		{ref: "string", want: `{"output":"a\nb"}`},
+	} {
+		h.call(2+i, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: tt.ref})
+		if tt.code != 0 {
+			h.error(2+i, tt.code, "marshal output")
+		} else {
+			h.result(2+i, tt.want)
+		}
+	}
+}
+
+// TestResponseIDs checks that a response carries the request's id as sent,
+// an object id compacted, whatever its type.
+func TestResponseIDs(t *testing.T) {
+	h := serve(t, fixture())
+	h.initialize(1)
+	for _, tt := range []struct{ id, want string }{
+		{`"a b"`, `"a b"`},
+		{`-7.5e1`, `-7.5e1`},
+		{`{ "k" : [1,  2] }`, `{"k":[1,2]}`},
+	} {
+		line := `{"jsonrpc":"2.0","id":` + tt.id + `,"method":"provider/invoke","params":{"ref":"echo","input":1}}` + "\n"
+		if _, err := h.inW.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+		m := h.recv()
+		if string(m.ID) != tt.want || string(m.Result) != `{"output":1}` {
+			t.Errorf("id %s: response %s, want id %s and output 1", tt.id, frame(m), tt.want)
+		}
+	}
+}
