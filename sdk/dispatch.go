@@ -81,8 +81,7 @@ func (s *session) notification(m *protocol.Message) {
 	if c == nil {
 		return // already answered: nothing to cancel
 	}
-	c.cancel()
-	s.answer(c, nil, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled by the host", c.method))
+	s.cancelCall(c, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled by the host", c.method))
 }
 
 // initialize answers the handshake, synchronously so that the next frame
@@ -199,6 +198,17 @@ func (s *session) answer(c *call, res any, err error) {
 		return
 	}
 	s.reply(c.id, res)
+}
+
+// cancelCall cancels c's context and answers it with e, unless its
+// handler answered first. The answer is claimed before the context is
+// cancelled, so the handler's own return on cancellation never wins.
+func (s *session) cancelCall(c *call, e *protocol.Error) {
+	if !c.answered.CompareAndSwap(false, true) {
+		return
+	}
+	c.cancel()
+	s.replyError(c.id, e)
 }
 
 // invoke runs fn, turning a panic into CodeInternalError so the plugin

@@ -223,16 +223,20 @@ func (s *session) drain() error {
 
 // cancelStragglers cancels every handler still running at the drain bound
 // and answers its request with CodeRequestCancelled, as $/cancel would.
+// The answers are claimed before the contexts are cancelled, so a
+// handler's own return on cancellation never wins.
 func (s *session) cancelStragglers() {
-	s.cancelAll()
 	s.mu.Lock()
 	calls := make([]*call, 0, len(s.mu.calls))
 	for _, c := range s.mu.calls {
-		calls = append(calls, c)
+		if c.answered.CompareAndSwap(false, true) {
+			calls = append(calls, c)
+		}
 	}
 	s.mu.Unlock()
+	s.cancelAll()
 	for _, c := range calls {
-		s.answer(c, nil, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled: the plugin is shutting down", c.method))
+		s.replyError(c.id, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled: the plugin is shutting down", c.method))
 	}
 }
 
