@@ -148,12 +148,13 @@ func major(v string) (int, error) {
 	return n, nil
 }
 
-// spawn runs fn for request m in its own goroutine and answers when it
-// returns, unless the request was cancelled and answered already.
+// spawn runs fn for request m on a worker goroutine (an idle one when
+// there is one, else a new one) and answers when it returns, unless the
+// request was cancelled and answered already.
 func (s *session) spawn(m *protocol.Message, fn callFunc) {
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancel(s.handlers)
-	c := &call{id: m.ID, method: m.Method, cancel: cancel}
+	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, ctx: ctx, fn: fn, params: m.Params}
 	s.mu.Lock()
 	if _, dup := s.mu.calls[key]; dup {
 		s.mu.Unlock()
@@ -165,20 +166,75 @@ func (s *session) spawn(m *protocol.Message, fn callFunc) {
 	s.mu.active++
 	s.mu.Unlock()
 
-	go func() {
-		defer s.finish(key, c)
-		res, err := s.invoke(m.Method, func() (any, error) { return fn(s, ctx, m.Params) })
-		s.answer(c, res, err)
+	select {
+	case s.work <- c: // an idle worker took it
+	default:
+		s.workers.Add(1)
+		go s.worker(c)
+	}
+}
+
+// maxIdleWorkers bounds the worker goroutines kept waiting for a request.
+// A worker keeps the stack its handlers grew, so reusing one saves the
+// stack growth and the goroutine start of a new one.
+const maxIdleWorkers = 16
+
+// worker runs c, then the requests spawn hands it while it waits idle,
+// until ServeIO ends or maxIdleWorkers others already wait.
+func (s *session) worker(c *call) {
+	defer s.workers.Done()
+	for {
+		s.run(c)
+		if !s.takeIdleSlot() {
+			return
+		}
+		select {
+		case c = <-s.work:
+			s.idleWorkers.Add(-1)
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// takeIdleSlot reserves one of the maxIdleWorkers idle places.
+func (s *session) takeIdleSlot() bool {
+	for {
+		n := s.idleWorkers.Load()
+		if n >= maxIdleWorkers {
+			return false
+		}
+		if s.idleWorkers.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// run calls c's handler, answers c and forgets it.
+func (s *session) run(c *call) {
+	defer s.finish(c)
+	res, err := s.invokeCall(c)
+	s.answer(c, res, err)
+}
+
+// invokeCall runs c's handler; a panic is turned into CodeInternalError
+// so the plugin keeps running.
+func (s *session) invokeCall(c *call) (res any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = s.recovered(c.method, r)
+		}
 	}()
+	return c.fn(s, c.ctx, c.params)
 }
 
 // finish forgets a call whose handler returned.
-func (s *session) finish(key string, c *call) {
+func (s *session) finish(c *call) {
 	c.cancel()
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.mu.calls[key] == c {
-		delete(s.mu.calls, key)
+	if s.mu.calls[c.key] == c {
+		delete(s.mu.calls, c.key)
 	}
 	s.mu.active--
 	if s.mu.active == 0 && s.mu.idle != nil {
@@ -191,6 +247,9 @@ func (s *session) finish(key string, c *call) {
 // and a cancellation wins.
 func (s *session) answer(c *call, res any, err error) {
 	if !c.answered.CompareAndSwap(false, true) {
+		if r, ok := res.(*resultJSON); ok {
+			r.free()
+		}
 		return
 	}
 	if err != nil {
@@ -216,11 +275,16 @@ func (s *session) cancelCall(c *call, e *protocol.Error) {
 func (s *session) invoke(method string, fn func() (any, error)) (res any, err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			res, err = nil, protocol.Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
+			res, err = s.recovered(method, r)
 		}
 	}()
 	return fn()
+}
+
+// recovered logs a handler's panic r and returns the error it answers.
+func (s *session) recovered(method string, r any) (any, error) {
+	s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	return nil, protocol.Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
 }
 
 // wireError maps a handler error to the error sent: a *protocol.Error keeps

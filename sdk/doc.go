@@ -36,9 +36,10 @@
 // # Concurrency
 //
 // Every intercept, strategy/invoke, provider/invoke and action/run request
-// runs in its own goroutine, and its response is written as soon as it
-// finishes: calls are multiplexed, never serialized, so handlers MUST be
-// safe for concurrent use. ping is answered by the read loop immediately,
+// runs on a goroutine of its own while it runs (a worker goroutine, reused
+// by later requests once the handler returned), and its response is
+// written as soon as it finishes: calls are multiplexed, never serialized,
+// so handlers MUST be safe for concurrent use. ping is answered by the read loop immediately,
 // never queued behind handlers. A handler's context is cancelled when the
 // host sends $/cancel for its request (the request is then answered with
 // CodeRequestCancelled at once and the handler's eventual result dropped),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,82 @@ func TestWriteFailureEndsServe(t *testing.T) {
 	h.call(1, protocol.MethodPing, nil)
 	if err := h.wait(); !errors.Is(err, io.ErrClosedPipe) || !strings.HasPrefix(err.Error(), "write to host: ") {
 		t.Fatalf("ServeIO = %v, want a write error", err)
+	}
+}
+
+// goroutineID returns the calling goroutine's id, from its stack header.
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
+}
+
+// TestWorkersAreReused checks that sequential calls run on reused worker
+// goroutines rather than one new goroutine each.
+func TestWorkersAreReused(t *testing.T) {
+	p := New("tester", "1.0.0")
+	p.Provider("gid", "", func(context.Context, json.RawMessage) (any, error) { return goroutineID(), nil })
+	h := serve(t, p)
+	h.initialize(1)
+	const calls = 50
+	ids := map[string]bool{}
+	for i := range calls {
+		h.call(2+i, protocol.MethodProviderInvoke, invoke("gid"))
+		m := h.response(2 + i)
+		var res protocol.OutputResult
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		ids[string(res.Output)] = true
+	}
+	// The worker idles before the host has the answer and sends the next
+	// request, so nearly every call reuses it; allow for a slow scheduler.
+	if len(ids) > calls/2 {
+		t.Errorf("%d calls ran on %d goroutines, want reuse", calls, len(ids))
+	}
+}
+
+// TestManyConcurrentCalls runs more concurrent calls than the workers kept
+// idle, then more calls on the workers left; goleak (TestMain) checks that
+// every worker ended with ServeIO.
+func TestManyConcurrentCalls(t *testing.T) {
+	const n = 3 * maxIdleWorkers
+	started := make(chan struct{}, n)
+	release := make(chan struct{})
+	p := New("tester", "1.0.0")
+	p.Provider("block", "", func(context.Context, json.RawMessage) (any, error) {
+		started <- struct{}{}
+		<-release
+		return "released", nil
+	})
+	p.Provider("echo", "", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
+	h := serve(t, p)
+	h.initialize(1)
+	for i := range n {
+		h.call(2+i, protocol.MethodProviderInvoke, invoke("block"))
+	}
+	for range n {
+		wait(t, started, "handler start")
+	}
+	close(release)
+	got := map[string]bool{}
+	for range n {
+		m := h.recv()
+		if string(m.Result) != `{"output":"released"}` {
+			t.Fatalf("got %s", frame(m))
+		}
+		got[string(m.ID)] = true
+	}
+	if len(got) != n {
+		t.Fatalf("%d distinct answers, want %d", len(got), n)
+	}
+	for i := range 2 * n {
+		h.call(1000+i, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage("1")})
+		h.result(1000+i, `{"output":1}`)
+	}
+	h.inW.Close()
+	if err := h.wait(); err != nil {
+		t.Fatal(err)
 	}
 }

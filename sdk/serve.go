@@ -75,6 +75,10 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 
 	loopErr := s.readLoop(protocol.NewFrameReader(r, 0))
 	drainErr := s.drain()
+	close(s.stop)
+	if drainErr == nil {
+		s.workers.Wait() // idle workers, and any between a handler and idling
+	}
 	s.cancelAbort(nil)
 	return errors.Join(loopErr, drainErr)
 }
@@ -99,6 +103,14 @@ type session struct {
 	handlers    context.Context // parent of every handler's context
 	cancelAll   context.CancelFunc
 
+	// Workers run the handlers (see spawn). work is unbuffered: a send
+	// succeeds only when a worker is idle. stop ends the idle workers when
+	// ServeIO returns.
+	work        chan *call
+	stop        chan struct{}
+	workers     sync.WaitGroup
+	idleWorkers atomic.Int32
+
 	mu struct {
 		sync.Mutex
 		calls  map[string]*call // in-flight requests by id
@@ -110,7 +122,11 @@ type session struct {
 // call is one in-flight request.
 type call struct {
 	id       json.RawMessage
+	key      string // idKey(id), its key in session.mu.calls
 	method   string
+	fn       callFunc
+	ctx      context.Context
+	params   json.RawMessage
 	cancel   context.CancelFunc
 	answered atomic.Bool
 }
@@ -125,6 +141,8 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
 	s.handlers, s.cancelAll = context.WithCancel(s.abort)
 	s.mu.calls = map[string]*call{}
+	s.work = make(chan *call)
+	s.stop = make(chan struct{})
 	p.mu.serving = s
 	return s, nil
 }
