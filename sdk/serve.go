@@ -46,10 +46,13 @@ var (
 // process: status 0 after shutdown or end of input, 1 on a protocol
 // failure (the cause is logged). Before serving it points os.Stdout at
 // os.Stderr, so stray fmt.Print output cannot corrupt the protocol stream.
+// On Linux, when stdin and stdout are pipes or sockets (as a host starts
+// a plugin), it switches them to non-blocking mode first so that the Go
+// runtime polls them, and points os.Stdin at the polled file.
 func (p *Plugin) Serve() {
-	out := os.Stdout
+	in, out := pollStdio()
 	os.Stdout = os.Stderr
-	if err := p.ServeIO(context.Background(), os.Stdin, out); err != nil {
+	if err := p.ServeIO(context.Background(), in, out); err != nil {
 		p.Logger().Error("plugin stopped on a protocol failure", "error", err)
 		os.Exit(1)
 	}

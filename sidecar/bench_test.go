@@ -183,9 +183,7 @@ func checkEcho(out json.RawMessage, err error) error {
 // measure, by sub-benchmark name: client (the sidecar client and the SDK
 // plugin) and jsonfloor (the floor's JSON client and the floor plugin);
 // the crossed pairs client-to-floor (host cost alone) and jsonfloor-to-sdk
-// (plugin cost alone); and client-nbstdio, client with the SDK plugin's
-// stdin and stdout switched to non-blocking mode first (a diagnostic of
-// the SDK serving on blocking stdio).
+// (plugin cost alone).
 type echoKind struct {
 	name  string
 	start func(b *testing.B) benchEcho
@@ -197,9 +195,6 @@ func echoKinds(floor, sdk string) []echoKind {
 		{"jsonfloor", func(b *testing.B) benchEcho { return floorEcho(startFloorClient(b, floor)) }},
 		{"client-to-floor", func(b *testing.B) benchEcho { return clientEcho(startBenchClient(b, floor)) }},
 		{"jsonfloor-to-sdk", func(b *testing.B) benchEcho { return floorEcho(startFloorClient(b, sdk)) }},
-		{"client-nbstdio", func(b *testing.B) benchEcho {
-			return clientEcho(startBenchClient(b, sdk, "-nonblocking-stdio"))
-		}},
 	}
 }
 

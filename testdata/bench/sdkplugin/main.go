@@ -5,11 +5,6 @@
 // "echo" provider returns its input unchanged. Its name and version come
 // from the environment the host sets, so one binary serves every copy a
 // benchmark installs.
-//
-// With the single argument -nonblocking-stdio it first puts stdin and
-// stdout in non-blocking mode, so that the Go runtime polls them instead of
-// blocking a thread in read(2): a diagnostic variant measuring the SDK's
-// serving on blocking stdio (see BENCHMARKS.md, ## sidecar).
 package main
 
 import (
@@ -17,16 +12,12 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
 )
 
 func main() {
-	if len(os.Args) == 2 && os.Args[1] == "-nonblocking-stdio" {
-		nonblockingStdio()
-	}
 	p := sdk.New(os.Getenv("EXTKERNEL_PLUGIN_NAME"), os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
 	p.Provide("bench.echo", "1.0.0")
 	p.Provide("bench.kv", "1.0.0")
@@ -53,22 +44,4 @@ func main() {
 		return "hello", nil
 	})
 	p.Serve()
-}
-
-// stdio keeps the original os.Stdin and os.Stdout reachable once they are
-// replaced, so that their finalizers never close fds 0 and 1.
-var stdio []*os.File
-
-// nonblockingStdio replaces os.Stdin and os.Stdout with files on the same
-// descriptors in non-blocking mode, which os.NewFile registers with the
-// runtime poller.
-func nonblockingStdio() {
-	for _, fd := range []int{0, 1} {
-		if err := syscall.SetNonblock(fd, true); err != nil {
-			panic(err)
-		}
-	}
-	stdio = append(stdio, os.Stdin, os.Stdout)
-	os.Stdin = os.NewFile(0, "/dev/stdin")
-	os.Stdout = os.NewFile(1, "/dev/stdout")
 }
