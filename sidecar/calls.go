@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"sync"
+	"time"
 
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -72,28 +74,37 @@ func (c *Client) Ping(ctx context.Context) error {
 // names the plugin already), with the plugin name and method.
 func (c *Client) call(ctx context.Context, method string, params, result any, kind callKind) error {
 	err := c.rawCall(ctx, method, params, result, kind)
-	var ce *CrashError
-	if err == nil || errors.As(err, &ce) {
+	if err == nil || isCrash(err) {
 		return err
 	}
 	return fmt.Errorf("plugin %q: %s: %w", c.Name(), method, err)
 }
 
+// isCrash reports whether err is a *CrashError. (A function of its own,
+// so that the successful call does not allocate the target of errors.As.)
+func isCrash(err error) bool {
+	var ce *CrashError
+	return errors.As(err, &ce)
+}
+
 // rawCall runs one request. Its errors are the *protocol.Error answered, the
-// *CrashError or ErrClosed, context.Cause(ctx), or an encoding error.
+// *CrashError or ErrClosed, context.Cause(ctx) (context.DeadlineExceeded
+// when Options.CallTimeout ran out), or an encoding error.
 func (c *Client) rawCall(ctx context.Context, method string, params, result any, kind callKind) error {
+	var timeout <-chan time.Time
 	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, c.opts.CallTimeout)
-		defer cancel()
+		t := startTimer(c.opts.CallTimeout)
+		defer stopTimer(t)
+		timeout = t.C
 	}
 	id := c.nextID.Add(1)
 	frame, err := encodeRequest(id, method, params)
 	if err != nil {
 		return err
 	}
-	ch := make(chan *protocol.Message, 1)
+	ch := replyChans.Get().(chan *protocol.Message)
 	if err := c.register(id, ch, kind); err != nil {
+		replyChans.Put(ch)
 		return err
 	}
 	if kind == callInit {
@@ -103,8 +114,11 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 		c.unregister(id)
 		return c.terminalErr()
 	}
+	// ch goes back to its pool only once its one message was received:
+	// after unregister, deliver may still be sending to it.
 	select {
 	case m := <-ch:
+		replyChans.Put(ch)
 		return decodeResponse(m, result, c.opts.Redact)
 	case <-c.dead:
 		c.unregister(id)
@@ -113,19 +127,47 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 		c.unregister(id)
 		c.cancelRemote(id)
 		return context.Cause(ctx)
+	case <-timeout:
+		c.unregister(id)
+		c.cancelRemote(id)
+		return context.DeadlineExceeded
 	}
 }
 
+// replyChans pools the channels a call receives its response on.
+var replyChans = sync.Pool{New: func() any { return make(chan *protocol.Message, 1) }}
+
+// timers pools the timers of Options.CallTimeout, which spare a call
+// without a deadline a context.WithTimeout.
+var timers sync.Pool
+
+func startTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// stopTimer stops t and pools it: once stopped, a timer's channel delivers
+// nothing stale (Go 1.23 timers).
+func stopTimer(t *time.Timer) {
+	t.Stop()
+	timers.Put(t)
+}
+
+// encodeRequest returns the newline-terminated frame of a request: params
+// are marshalled once and the frame assembled around them.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {
-	m := &protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: idJSON(id), Method: method}
+	var raw []byte
 	if params != nil {
-		raw, err := json.Marshal(params)
-		if err != nil {
+		var err error
+		if raw, err = json.Marshal(params); err != nil {
 			return nil, fmt.Errorf("encode params: %w", err)
 		}
-		m.Params = raw
 	}
-	return encodeFrame(m)
+	frame := protocol.AppendRequest(make([]byte, 0, len(raw)+len(method)+80), id, method, raw)
+	return append(frame, '\n'), nil
 }
 
 // encodeFrame encodes m as one newline-terminated frame.
@@ -138,8 +180,6 @@ func encodeFrame(m *protocol.Message) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
-
-func idJSON(id int64) json.RawMessage { return json.RawMessage(strconv.FormatInt(id, 10)) }
 
 // register records a pending call, unless the client is terminal or
 // closing.

@@ -16,8 +16,8 @@ type outQueue struct {
 
 	mu struct {
 		sync.Mutex
-		urgent [][]byte
-		normal []queued
+		urgent fifo[[]byte]
+		normal fifo[queued]
 		closed bool
 	}
 }
@@ -37,9 +37,9 @@ func (q *outQueue) push(urgent bool, id int64, frame []byte) error {
 		return ErrClosed
 	}
 	if urgent {
-		q.mu.urgent = append(q.mu.urgent, frame)
+		q.mu.urgent.push(frame)
 	} else {
-		q.mu.normal = append(q.mu.normal, queued{id, frame})
+		q.mu.normal.push(queued{id, frame})
 	}
 	q.mu.Unlock()
 	q.signal()
@@ -58,13 +58,7 @@ func (q *outQueue) signal() {
 func (q *outQueue) remove(id int64) bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	for i, it := range q.mu.normal {
-		if it.id == id {
-			q.mu.normal = append(q.mu.normal[:i], q.mu.normal[i+1:]...)
-			return true
-		}
-	}
-	return false
+	return q.mu.normal.removeFirst(func(it queued) bool { return it.id == id })
 }
 
 // pop returns the next frame, urgent ones first. ok is false when the queue
@@ -75,17 +69,11 @@ func (q *outQueue) pop() (frame []byte, ok, closed bool) {
 	if q.mu.closed {
 		return nil, false, true
 	}
-	if len(q.mu.urgent) > 0 {
-		frame = q.mu.urgent[0]
-		q.mu.urgent[0] = nil
-		q.mu.urgent = q.mu.urgent[1:]
+	if frame, ok = q.mu.urgent.pop(); ok {
 		return frame, true, false
 	}
-	if len(q.mu.normal) > 0 {
-		frame = q.mu.normal[0].frame
-		q.mu.normal[0] = queued{}
-		q.mu.normal = q.mu.normal[1:]
-		return frame, true, false
+	if it, ok := q.mu.normal.pop(); ok {
+		return it.frame, true, false
 	}
 	return nil, false, false
 }
@@ -94,7 +82,7 @@ func (q *outQueue) pop() (frame []byte, ok, closed bool) {
 func (q *outQueue) close() {
 	q.mu.Lock()
 	q.mu.closed = true
-	q.mu.urgent, q.mu.normal = nil, nil
+	q.mu.urgent, q.mu.normal = fifo[[]byte]{}, fifo[queued]{}
 	q.mu.Unlock()
 	q.signal()
 }
@@ -103,6 +91,56 @@ func (q *outQueue) isClosed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.mu.closed
+}
+
+// fifo is a queue on a slice that is reused once it empties, so a queue
+// that keeps draining allocates nothing.
+type fifo[T any] struct {
+	items []T
+	head  int // index of the first item
+}
+
+func (f *fifo[T]) len() int { return len(f.items) - f.head }
+
+func (f *fifo[T]) push(v T) {
+	if f.head > 0 && len(f.items) == cap(f.items) {
+		n := copy(f.items, f.items[f.head:])
+		clear(f.items[n:])
+		f.items, f.head = f.items[:n], 0
+	}
+	f.items = append(f.items, v)
+}
+
+func (f *fifo[T]) pop() (v T, ok bool) {
+	if f.head == len(f.items) {
+		return v, false
+	}
+	v = f.items[f.head]
+	var zero T
+	f.items[f.head] = zero
+	f.head++
+	if f.head == len(f.items) {
+		f.items, f.head = f.items[:0], 0
+	}
+	return v, true
+}
+
+// removeFirst removes the first item match accepts and reports whether
+// there was one.
+func (f *fifo[T]) removeFirst(match func(T) bool) bool {
+	for i := f.head; i < len(f.items); i++ {
+		if match(f.items[i]) {
+			copy(f.items[i:], f.items[i+1:])
+			var zero T
+			f.items[len(f.items)-1] = zero
+			f.items = f.items[:len(f.items)-1]
+			if f.head == len(f.items) {
+				f.items, f.head = f.items[:0], 0
+			}
+			return true
+		}
+	}
+	return false
 }
 
 // writeLoop is the client's only writer of stdin. Each frame is written

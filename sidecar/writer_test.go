@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -38,5 +39,41 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 	}
 	if _, _, closed := q.pop(); !closed {
 		t.Error("pop after close should report closed")
+	}
+}
+
+// TestFIFOReusesItsSlice checks that a queue that keeps draining does not
+// allocate, and that removal keeps the order.
+func TestFIFOReusesItsSlice(t *testing.T) {
+	var f fifo[queued]
+	it := queued{id: 1}
+	allocs := testing.AllocsPerRun(100, func() {
+		f.push(it)
+		f.push(it)
+		f.pop()
+		f.pop()
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations per push and pop, want 0", allocs)
+	}
+	for i := range int64(10) {
+		f.push(queued{id: i})
+		if i%3 == 0 {
+			f.pop()
+		}
+	}
+	if !f.removeFirst(func(q queued) bool { return q.id == 7 }) || f.removeFirst(func(q queued) bool { return q.id == 7 }) {
+		t.Error("removeFirst(7) should succeed once")
+	}
+	var ids []int64
+	for {
+		q, ok := f.pop()
+		if !ok {
+			break
+		}
+		ids = append(ids, q.id)
+	}
+	if fmt.Sprint(ids) != "[4 5 6 8 9]" {
+		t.Errorf("popped %v, want [4 5 6 8 9]", ids)
 	}
 }
