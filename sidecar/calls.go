@@ -110,7 +110,7 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 	if kind == callInit {
 		c.initID.Store(id)
 	}
-	if err := c.out.push(kind == callUrgent, id, frame); err != nil {
+	if err := c.send(kind == callUrgent, id, frame); err != nil {
 		c.unregister(id)
 		return c.terminalErr()
 	}
@@ -227,7 +227,7 @@ func (c *Client) cancelRemote(id int64) {
 		Params:  json.RawMessage(`{"id":` + strconv.FormatInt(id, 10) + `}`),
 	})
 	if err == nil {
-		_ = c.out.push(true, 0, frame)
+		_ = c.send(true, 0, frame)
 	}
 }
 
@@ -344,6 +344,6 @@ func (c *Client) deliver(m *protocol.Message) {
 func (c *Client) reply(id json.RawMessage, e *protocol.Error) {
 	frame, err := encodeFrame(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: id, Error: e})
 	if err == nil {
-		_ = c.out.push(false, 0, frame)
+		_ = c.send(false, 0, frame)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -29,6 +30,8 @@ type Client struct {
 	cmd                   *exec.Cmd
 	pid                   int
 	stdin, stdout, stderr *os.File
+	stdinRaw              syscall.RawConn // stdin for direct writes, or nil (see send)
+	direct                directWrite     // used by the holder of the right to write
 	life                  context.Context // cancelled to SIGKILL the group
 	kill                  context.CancelFunc
 

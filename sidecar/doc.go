@@ -74,8 +74,11 @@
 //     error, kills and reaps the process group and fires OnCrash;
 //   - the stdout reader, which dispatches responses and notifications;
 //   - the stderr reader, which forwards lines to the plugin's logger;
-//   - the stdin writer, the only writer of stdin, fed by a queue in which
-//     pings and cancellations go first, each write bounded by WriteStall;
+//   - the stdin writer, fed by a queue in which pings and cancellations go
+//     first, each write bounded by WriteStall. A caller writes its own
+//     frame instead when nothing is queued or being written, and only
+//     what the pipe takes at once: the rest goes to the writer, first, so
+//     a call never blocks in a write and frames never interleave;
 //   - the heartbeat, unless disabled, the only caller of OnHealth.
 //
 // A Client has one lock, Client.mu, a leaf: no I/O, channel send or

@@ -118,6 +118,8 @@ func (c *Client) spawn(path, dataDir string) error {
 	c.cmd = cmd
 	c.pid = cmd.Process.Pid
 	c.stdin, c.stdout, c.stderr = p.stdinW, p.stdoutR, p.stderrR
+	c.stdinRaw = rawWriter(c.stdin)
+	c.direct.write = c.direct.writeFD
 	return nil
 }
 

@@ -5,19 +5,25 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"syscall"
 	"time"
 )
 
-// outQueue holds encoded frames waiting for the writer goroutine. Urgent
-// frames (pings, $/cancel) are written before any queued ordinary frame, so
-// heartbeats never wait behind calls.
+// outQueue orders the frames written to the plugin's stdin. A caller
+// writes its frame itself when nothing is queued or being written and the
+// pipe takes the frame at once (see Client.send); otherwise frames wait here
+// for the writer goroutine. Urgent frames (pings, $/cancel) are written
+// before any queued ordinary frame, so heartbeats never wait behind calls;
+// the rest of a frame a caller could not finish is written before either.
 type outQueue struct {
 	wake chan struct{} // capacity 1: something was queued or the queue closed
 
 	mu struct {
 		sync.Mutex
+		rest   []byte // the unwritten end of a frame a caller started
 		urgent fifo[[]byte]
 		normal fifo[queued]
+		busy   bool // a caller or the writer goroutine is writing a frame
 		closed bool
 	}
 }
@@ -29,12 +35,20 @@ type queued struct {
 
 func newOutQueue() *outQueue { return &outQueue{wake: make(chan struct{}, 1)} }
 
-// push queues frame; it fails with ErrClosed once the queue is closed.
-func (q *outQueue) push(urgent bool, id int64, frame []byte) error {
+// pushOrTake queues frame, unless take is set and nothing is queued or
+// being written: then it queues nothing and returns mine, and the caller
+// holds the right to write until it calls giveBack. It fails with
+// ErrClosed once the queue is closed.
+func (q *outQueue) pushOrTake(urgent bool, id int64, frame []byte, take bool) (mine bool, err error) {
 	q.mu.Lock()
 	if q.mu.closed {
 		q.mu.Unlock()
-		return ErrClosed
+		return false, ErrClosed
+	}
+	if take && !q.mu.busy && q.emptyLocked() {
+		q.mu.busy = true
+		q.mu.Unlock()
+		return true, nil
 	}
 	if urgent {
 		q.mu.urgent.push(frame)
@@ -43,7 +57,26 @@ func (q *outQueue) push(urgent bool, id int64, frame []byte) error {
 	}
 	q.mu.Unlock()
 	q.signal()
-	return nil
+	return false, nil
+}
+
+func (q *outQueue) emptyLocked() bool {
+	return q.mu.rest == nil && q.mu.urgent.len() == 0 && q.mu.normal.len() == 0
+}
+
+// giveBack ends a caller's write: rest, if not nil, is the unwritten end
+// of its frame, which the writer goroutine writes next.
+func (q *outQueue) giveBack(rest []byte) {
+	q.mu.Lock()
+	q.mu.busy = false
+	if rest != nil && !q.mu.closed {
+		q.mu.rest = rest
+	}
+	wake := !q.emptyLocked()
+	q.mu.Unlock()
+	if wake {
+		q.signal()
+	}
 }
 
 func (q *outQueue) signal() {
@@ -61,27 +94,45 @@ func (q *outQueue) remove(id int64) bool {
 	return q.mu.normal.removeFirst(func(it queued) bool { return it.id == id })
 }
 
-// pop returns the next frame, urgent ones first. ok is false when the queue
-// is empty; closed reports whether it was closed.
+// pop returns the next frame for the writer goroutine, which then holds
+// the right to write until done: the rest of a caller's frame, then urgent
+// frames, then the others. ok is false when there is nothing to write or a
+// caller is writing; closed reports whether the queue was closed.
 func (q *outQueue) pop() (frame []byte, ok, closed bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if q.mu.closed {
+	switch {
+	case q.mu.closed:
 		return nil, false, true
+	case q.mu.busy:
+		return nil, false, false
+	case q.mu.rest != nil:
+		frame, q.mu.rest = q.mu.rest, nil
+	default:
+		var it queued
+		if frame, ok = q.mu.urgent.pop(); !ok {
+			if it, ok = q.mu.normal.pop(); !ok {
+				return nil, false, false
+			}
+			frame = it.frame
+		}
 	}
-	if frame, ok = q.mu.urgent.pop(); ok {
-		return frame, true, false
-	}
-	if it, ok := q.mu.normal.pop(); ok {
-		return it.frame, true, false
-	}
-	return nil, false, false
+	q.mu.busy = true
+	return frame, true, false
+}
+
+// done ends the writer goroutine's write of a popped frame.
+func (q *outQueue) done() {
+	q.mu.Lock()
+	q.mu.busy = false
+	q.mu.Unlock()
 }
 
 // close discards queued frames and makes later pushes fail.
 func (q *outQueue) close() {
 	q.mu.Lock()
 	q.mu.closed = true
+	q.mu.rest = nil
 	q.mu.urgent, q.mu.normal = fifo[[]byte]{}, fifo[queued]{}
 	q.mu.Unlock()
 	q.signal()
@@ -143,10 +194,70 @@ func (f *fifo[T]) removeFirst(match func(T) bool) bool {
 	return false
 }
 
-// writeLoop is the client's only writer of stdin. Each frame is written
-// whole under a deadline of Options.WriteStall; a write that stalls longer
-// means the plugin stopped reading, and the plugin is stopped as wedged.
-// writeLoop closes stdin when the queue closes or a write fails.
+// send writes frame to stdin, or queues it for the writer goroutine
+// (urgent frames ahead of the others). When nothing is queued or being
+// written, the caller writes the frame itself, without blocking: the pipe
+// takes it whole, or what is left of it goes to the writer goroutine, which
+// writes it next (so a call never waits in a write, and the WriteStall
+// bound applies as before). It fails with ErrClosed once the queue is
+// closed.
+func (c *Client) send(urgent bool, id int64, frame []byte) error {
+	mine, err := c.out.pushOrTake(urgent, id, frame, c.stdinRaw != nil)
+	if err != nil || !mine {
+		return err
+	}
+	c.out.giveBack(c.writeNow(frame))
+	return nil
+}
+
+// writeNow writes as much of frame as the pipe takes without blocking and
+// returns the rest, nil when it was all written. Any error (a full pipe, an
+// expired write deadline, a closed or broken pipe) leaves the rest to the
+// writer goroutine, whose write reports it. Only the holder of the right
+// to write calls it, so c.direct is its own.
+func (c *Client) writeNow(frame []byte) (rest []byte) {
+	d := &c.direct
+	d.frame, d.n = frame, 0
+	_ = c.stdinRaw.Write(d.write)
+	n := d.n
+	d.frame = nil
+	if n == len(frame) {
+		return nil
+	}
+	return frame[n:]
+}
+
+// directWrite is the state of writeNow, kept in the Client so that the
+// function it passes to syscall.RawConn.Write is allocated once.
+type directWrite struct {
+	frame []byte
+	n     int                   // bytes of frame written
+	write func(fd uintptr) bool // d.writeFD, bound once
+}
+
+// writeFD writes d.frame[d.n:] to fd until it is all written or the pipe
+// takes no more, and never asks to wait for the pipe.
+func (d *directWrite) writeFD(fd uintptr) bool {
+	for d.n < len(d.frame) {
+		m, err := syscall.Write(int(fd), d.frame[d.n:])
+		if m > 0 {
+			d.n += m
+		}
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil || m <= 0 {
+			break
+		}
+	}
+	return true
+}
+
+// writeLoop writes the frames callers queued or left unfinished. Each is
+// written whole under a deadline of Options.WriteStall; a write that
+// stalls longer means the plugin stopped reading, and the plugin is
+// stopped as wedged. writeLoop closes stdin when the queue closes or a
+// write fails.
 func (c *Client) writeLoop() {
 	defer c.wg.Done()
 	defer c.stdin.Close()
@@ -159,7 +270,9 @@ func (c *Client) writeLoop() {
 			<-c.out.wake
 			continue
 		}
-		if err := c.writeFrame(frame); err != nil {
+		err := c.writeFrame(frame)
+		c.out.done()
+		if err != nil {
 			if !c.out.isClosed() {
 				c.fault(err)
 			}

@@ -1,10 +1,17 @@
 package sidecar
 
 import (
+	"bytes"
+	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
+	"sync"
 	"testing"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // TestOutQueueUrgentFirst checks that pings and cancels jump the queue of
@@ -12,11 +19,11 @@ import (
 func TestOutQueueUrgentFirst(t *testing.T) {
 	q := newOutQueue()
 	for i, f := range []string{"call1", "call2", "call3"} {
-		if err := q.push(false, int64(i+1), []byte(f)); err != nil {
+		if _, err := q.pushOrTake(false, int64(i+1), []byte(f), false); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := q.push(true, 0, []byte("ping")); err != nil {
+	if _, err := q.pushOrTake(true, 0, []byte("ping"), false); err != nil {
 		t.Fatal(err)
 	}
 	if !q.remove(2) || q.remove(2) {
@@ -28,17 +35,62 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 		if !ok || closed {
 			break
 		}
+		q.done()
 		got = append(got, string(f))
 	}
 	if want := "ping call1 call3"; strings.Join(got, " ") != want {
 		t.Errorf("order = %q, want %q", strings.Join(got, " "), want)
 	}
 	q.close()
-	if err := q.push(true, 0, []byte("late")); !errors.Is(err, ErrClosed) {
+	if _, err := q.pushOrTake(true, 0, []byte("late"), false); !errors.Is(err, ErrClosed) {
 		t.Errorf("push after close = %v, want ErrClosed", err)
 	}
 	if _, _, closed := q.pop(); !closed {
 		t.Error("pop after close should report closed")
+	}
+}
+
+// TestOutQueueDirectWrite checks the right to write: a caller takes it
+// when nothing is queued or being written, later frames queue meanwhile,
+// and the rest of the caller's frame is written before any of them.
+func TestOutQueueDirectWrite(t *testing.T) {
+	q := newOutQueue()
+	if mine, err := q.pushOrTake(false, 1, []byte("call1"), true); !mine || err != nil {
+		t.Fatalf("first frame: mine = %v, %v; want the right to write", mine, err)
+	}
+	if mine, _ := q.pushOrTake(false, 2, []byte("call2"), true); mine {
+		t.Fatal("second frame taken while the first is being written")
+	}
+	if mine, _ := q.pushOrTake(true, 0, []byte("ping"), true); mine {
+		t.Fatal("ping taken while a frame is being written")
+	}
+	if _, ok, _ := q.pop(); ok {
+		t.Fatal("the writer goroutine popped while a caller writes")
+	}
+	q.giveBack([]byte("ll1"))
+	var got []string
+	for {
+		f, ok, _ := q.pop()
+		if !ok {
+			break
+		}
+		if len(got) == 0 {
+			if mine, _ := q.pushOrTake(false, 9, []byte("late"), true); mine {
+				t.Fatal("frame taken while the writer goroutine writes")
+			}
+		}
+		q.done()
+		got = append(got, string(f))
+	}
+	if want := "ll1 ping call2 late"; strings.Join(got, " ") != want {
+		t.Errorf("order = %q, want %q", strings.Join(got, " "), want)
+	}
+	if mine, _ := q.pushOrTake(false, 10, []byte("call10"), true); !mine {
+		t.Error("an idle, empty queue did not give the right to write")
+	}
+	q.giveBack(nil)
+	if _, ok, _ := q.pop(); ok {
+		t.Error("a frame written whole was popped again")
 	}
 }
 
@@ -76,4 +128,36 @@ func TestFIFOReusesItsSlice(t *testing.T) {
 	if fmt.Sprint(ids) != "[4 5 6 8 9]" {
 		t.Errorf("popped %v, want [4 5 6 8 9]", ids)
 	}
+}
+
+// TestConcurrentLargeCalls makes concurrent echo calls whose frames are
+// larger than the pipe holds, so that direct writes stop part way and the
+// writer goroutine finishes them, and checks that every call gets its own
+// input back (frames never interleave).
+func TestConcurrentLargeCalls(t *testing.T) {
+	opts, _ := testOptions(t)
+	c := startGood(t, opts)
+	defer closeClient(t, c)
+	if runtime.GOOS == "linux" && c.stdinRaw == nil {
+		t.Error("stdin is not written directly on Linux")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 10 {
+				size := 10 + (g*10+i)*20000 // up to 800 kB
+				in := json.RawMessage(`"` + strings.Repeat(string(rune('a'+g)), size) + `"`)
+				out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: in})
+				if err != nil || !bytes.Equal(out, in) {
+					t.Errorf("caller %d call %d: %d bytes back, %v; want its %d-byte input", g, i, len(out), err, len(in))
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }
