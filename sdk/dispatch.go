@@ -26,24 +26,26 @@ var routes = map[string]callFunc{
 	protocol.MethodActionRun:      (*session).action,
 }
 
-// dispatch handles one message from the read loop. It reports whether the
-// message was a shutdown request, after which nothing more is read.
-func (s *session) dispatch(m *protocol.Message) (shutdown bool) {
+// dispatch handles one message from the read loop. It returns the call a
+// request for a handler registered (to be run by the caller, see
+// serveLoop), and reports whether the message was a shutdown request, after
+// which nothing more is read.
+func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 	switch {
 	case m.IsResponse():
 		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
-		return false
+		return nil, false
 	case m.IsNotification():
 		s.notification(m)
-		return false
+		return nil, false
 	}
 	if m.Method == protocol.MethodInitialize {
 		s.initialize(m)
-		return false
+		return nil, false
 	}
 	if !s.initd.Load() {
 		s.replyError(m.ID, protocol.Errorf(protocol.CodeNotInitialized, "%s before initialize", m.Method))
-		return false
+		return nil, false
 	}
 	switch m.Method {
 	case protocol.MethodPing:
@@ -51,16 +53,16 @@ func (s *session) dispatch(m *protocol.Message) (shutdown bool) {
 	case protocol.MethodShutdown:
 		s.log.Debug("shutdown requested")
 		s.reply(m.ID, emptyObject)
-		return true
+		return nil, true
 	default:
 		fn, ok := routes[m.Method]
 		if !ok {
 			s.replyError(m.ID, protocol.Errorf(protocol.CodeMethodNotFound, "method %q not found", m.Method))
-			return false
+			return nil, false
 		}
-		s.spawn(m, fn)
+		return s.register(m, fn), false
 	}
-	return false
+	return nil, false
 }
 
 // notification handles a host notification. Only $/cancel is defined;
@@ -148,10 +150,9 @@ func major(v string) (int, error) {
 	return n, nil
 }
 
-// spawn runs fn for request m on a worker goroutine (an idle one when
-// there is one, else a new one) and answers when it returns, unless the
-// request was cancelled and answered already.
-func (s *session) spawn(m *protocol.Message, fn callFunc) {
+// register records request m, to be run by fn, as in flight and returns
+// its call, or answers it and returns nil when its id is already in flight.
+func (s *session) register(m *protocol.Message, fn callFunc) *call {
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancel(s.handlers)
 	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, ctx: ctx, fn: fn, params: m.Params}
@@ -160,54 +161,12 @@ func (s *session) spawn(m *protocol.Message, fn callFunc) {
 		s.mu.Unlock()
 		cancel()
 		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
-		return
+		return nil
 	}
 	s.mu.calls[key] = c
 	s.mu.active++
 	s.mu.Unlock()
-
-	select {
-	case s.work <- c: // an idle worker took it
-	default:
-		s.workers.Add(1)
-		go s.worker(c)
-	}
-}
-
-// maxIdleWorkers bounds the worker goroutines kept waiting for a request.
-// A worker keeps the stack its handlers grew, so reusing one saves the
-// stack growth and the goroutine start of a new one.
-const maxIdleWorkers = 16
-
-// worker runs c, then the requests spawn hands it while it waits idle,
-// until ServeIO ends or maxIdleWorkers others already wait.
-func (s *session) worker(c *call) {
-	defer s.workers.Done()
-	for {
-		s.run(c)
-		if !s.takeIdleSlot() {
-			return
-		}
-		select {
-		case c = <-s.work:
-			s.idleWorkers.Add(-1)
-		case <-s.stop:
-			return
-		}
-	}
-}
-
-// takeIdleSlot reserves one of the maxIdleWorkers idle places.
-func (s *session) takeIdleSlot() bool {
-	for {
-		n := s.idleWorkers.Load()
-		if n >= maxIdleWorkers {
-			return false
-		}
-		if s.idleWorkers.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
+	return c
 }
 
 // run calls c's handler, answers c and forgets it.

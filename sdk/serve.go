@@ -76,7 +76,10 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	stopCloser := closeOnDone(s.abort, r)
 	defer stopCloser()
 
-	loopErr := s.readLoop(protocol.NewFrameReader(r, 0))
+	s.fr = protocol.NewFrameReader(r, 0)
+	s.workers.Add(1)
+	go s.serveLoop()
+	loopErr := <-s.loopDone
 	drainErr := s.drain()
 	close(s.stop)
 	if drainErr == nil {
@@ -106,10 +109,14 @@ type session struct {
 	handlers    context.Context // parent of every handler's context
 	cancelAll   context.CancelFunc
 
-	// Workers run the handlers (see spawn). work is unbuffered: a send
-	// succeeds only when a worker is idle. stop ends the idle workers when
-	// ServeIO returns.
-	work        chan *call
+	// Workers read and run the requests, one at a time holding the read
+	// role (see serveLoop). role is unbuffered: a send hands the role to an
+	// idle worker, and succeeds only when one waits. The worker that ends
+	// the read loop sends the loop's error on loopDone. stop ends the idle
+	// workers when ServeIO returns.
+	fr          *protocol.FrameReader // read by the holder of the read role
+	role        chan struct{}
+	loopDone    chan error
 	stop        chan struct{}
 	workers     sync.WaitGroup
 	idleWorkers atomic.Int32
@@ -144,7 +151,8 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
 	s.handlers, s.cancelAll = context.WithCancel(s.abort)
 	s.mu.calls = map[string]*call{}
-	s.work = make(chan *call)
+	s.role = make(chan struct{})
+	s.loopDone = make(chan error, 1)
 	s.stop = make(chan struct{})
 	p.mu.serving = s
 	return s, nil
@@ -176,31 +184,92 @@ func closeOnDone(ctx context.Context, r io.Reader) func() {
 	}
 }
 
-// readLoop reads and dispatches messages until shutdown (nil), end of input
-// (nil), abort (its cause) or a fatal read error.
-func (s *session) readLoop(fr *protocol.FrameReader) error {
+// serveLoop is a worker's life: holding the read role, it reads and
+// handles messages until one is a request for a handler (ping, $/cancel,
+// initialize and shutdown are answered at once, in order). It then hands
+// the read role to an idle worker, or a new one, runs the handler itself
+// and waits idle for the role again, unless maxIdleWorkers others already
+// wait. So a handler runs on the goroutine that read its request, with its
+// decoded message at hand, while another worker reads on; the wake-up of
+// that worker is not on the request's path. The worker that ends the read
+// loop (shutdown, end of input, abort or a read error) sends its result on
+// loopDone and keeps the role.
+func (s *session) serveLoop() {
+	defer s.workers.Done()
+	for {
+		c, err := s.readUntilCall()
+		if c == nil {
+			s.loopDone <- err
+			return
+		}
+		select {
+		case s.role <- struct{}{}: // an idle worker reads on
+		default:
+			s.workers.Add(1)
+			go s.serveLoop()
+		}
+		s.run(c)
+		if !s.takeIdleSlot() {
+			return
+		}
+		select {
+		case <-s.role:
+			s.idleWorkers.Add(-1)
+		case <-s.stop:
+			return
+		}
+	}
+}
+
+// maxIdleWorkers bounds the workers kept waiting for the read role. A
+// worker keeps the stack its handlers grew, so reusing one saves the stack
+// growth and the goroutine start of a new one.
+const maxIdleWorkers = 16
+
+// takeIdleSlot reserves one of the maxIdleWorkers idle places.
+func (s *session) takeIdleSlot() bool {
+	for {
+		n := s.idleWorkers.Load()
+		if n >= maxIdleWorkers {
+			return false
+		}
+		if s.idleWorkers.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// readUntilCall reads and handles messages until one registers a call,
+// which it returns, or until the read loop ends: then it returns a nil
+// call and nil after shutdown or at the end of input, or the abort's cause
+// or a fatal read error.
+func (s *session) readUntilCall() (*call, error) {
 	for {
 		if s.abort.Err() != nil {
-			return context.Cause(s.abort)
+			return nil, context.Cause(s.abort)
 		}
-		line, err := fr.ReadFrame()
+		line, err := s.fr.ReadFrame()
 		if err != nil {
 			if s.abort.Err() != nil {
-				return context.Cause(s.abort)
+				return nil, context.Cause(s.abort)
 			}
 			if errors.Is(err, io.EOF) {
 				s.log.Debug("end of input")
-				return nil
+				return nil, nil
 			}
-			return fmt.Errorf("read from host: %w", err)
+			return nil, fmt.Errorf("read from host: %w", err)
 		}
 		m := new(protocol.Message)
 		if err := protocol.DecodeMessage(line, m); err != nil {
 			s.malformed(line, err)
 			continue
 		}
-		if s.dispatch(m) {
-			return nil
+		c, shutdown := s.dispatch(m)
+		if shutdown {
+			return nil, nil
+		}
+		if c != nil {
+			return c, nil
 		}
 	}
 }
