@@ -177,20 +177,7 @@ func TestRunSignal(t *testing.T) {
 	buildDemo(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
-			cmd := exec.Command(os.Args[0], "run", "--config", demoConfig)
-			// A race-enabled binary sleeps 1s at exit for late reports.
-			cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
-			stdout := newOutBuffer()
-			var stderr bytes.Buffer
-			cmd.Stdout, cmd.Stderr = stdout, &stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			exited := make(chan error, 1)
-			go func() { exited <- cmd.Wait() }()
-			t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-
-			stdout.waitFor(t, "running; reload with SIGHUP")
+			cmd, stdout, stderr, exited := startKernelctl(t, "run", "--config", demoConfig)
 			plugins := childrenOf(t, cmd.Process.Pid)
 			if len(plugins) != 4 {
 				t.Fatalf("plugin processes = %v, want 4", plugins)
@@ -322,18 +309,7 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	home := filepath.Join(dir, "home")
 	copyDir(t, demoHome, home)
 	os.RemoveAll(filepath.Join(home, "state"))
-	cmd := exec.Command(os.Args[0], "run", "--home", home, "--config", demoConfig)
-	cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
-	stdout := newOutBuffer()
-	var stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = stdout, &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
-	stdout.waitFor(t, "running; reload with SIGHUP")
+	cmd, stdout, stderr, exited := startKernelctl(t, "run", "--home", home, "--config", demoConfig)
 
 	writeManifest(t, home, "audit", func(m map[string]any) { m["version"] = "1.0.1" })
 	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
@@ -370,4 +346,24 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 	if !strings.Contains(stdout.String(), `required plugin "kvstore" failed`) {
 		t.Errorf("the rollback does not name the failed plugin:\n%s", stdout.String())
 	}
+}
+
+// startKernelctl runs kernelctl with args in a subprocess (this test binary,
+// see TestMain) and waits until `run` is serving. exited receives the
+// process's end; the cleanup kills it if the test did not stop it.
+func startKernelctl(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *outBuffer, stderr *bytes.Buffer, exited chan error) {
+	t.Helper()
+	cmd = exec.Command(os.Args[0], args...)
+	// A race-enabled binary sleeps 1s at exit for late reports.
+	cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+	stdout, stderr = newOutBuffer(), new(bytes.Buffer)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited = make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	stdout.waitFor(t, "running; reload with SIGHUP")
+	return cmd, stdout, stderr, exited
 }
