@@ -84,14 +84,26 @@ func TestCallsAreMultiplexed(t *testing.T) {
 	}
 }
 
-func TestPingIsNotQueued(t *testing.T) {
+// serveBlocked serves a plugin with a blocking "block" provider (tune, if
+// set, adjusts it first), completes the handshake and leaves request 2
+// running in that provider.
+func serveBlocked(t *testing.T, tune func(*Plugin)) (*blocker, *harness) {
+	t.Helper()
 	b := newBlocker()
 	p := New("tester", "1.0.0")
+	if tune != nil {
+		tune(p)
+	}
 	p.Provider("block", "", b.handler)
 	h := serve(t, p)
 	h.initialize(1)
 	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
 	wait(t, b.started, "handler start")
+	return b, h
+}
+
+func TestPingIsNotQueued(t *testing.T) {
+	b, h := serveBlocked(t, nil)
 	h.call(3, protocol.MethodPing, nil)
 	h.result(3, `{}`)
 	close(b.release)
@@ -99,13 +111,7 @@ func TestPingIsNotQueued(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	b := newBlocker()
-	p := New("tester", "1.0.0")
-	p.Provider("block", "", b.handler)
-	h := serve(t, p)
-	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
-	wait(t, b.started, "handler start")
+	b, h := serveBlocked(t, nil)
 	h.cancelCall(2)
 	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled by the host")
 	if err := wait(t, b.ended, "handler end"); !errors.Is(err, context.Canceled) {
@@ -118,13 +124,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestDuplicateRequestID(t *testing.T) {
-	b := newBlocker()
-	p := New("tester", "1.0.0")
-	p.Provider("block", "", b.handler)
-	h := serve(t, p)
-	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
-	wait(t, b.started, "handler start")
+	b, h := serveBlocked(t, nil)
 	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
 	h.error(2, protocol.CodeInvalidRequest, "request id 2 is already in flight")
 	close(b.release)
@@ -132,13 +132,7 @@ func TestDuplicateRequestID(t *testing.T) {
 }
 
 func TestShutdownWaitsForHandlers(t *testing.T) {
-	b := newBlocker()
-	p := New("tester", "1.0.0")
-	p.Provider("block", "", b.handler)
-	h := serve(t, p)
-	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
-	wait(t, b.started, "handler start")
+	b, h := serveBlocked(t, nil)
 	h.call(3, protocol.MethodShutdown, nil)
 	h.result(3, `{}`)
 	if h.returned() {
@@ -161,14 +155,7 @@ func TestEndOfInputEndsServe(t *testing.T) {
 }
 
 func TestEndOfInputCancelsStragglers(t *testing.T) {
-	b := newBlocker()
-	p := New("tester", "1.0.0")
-	p.drainWait, p.cancelWait = time.Millisecond, waitLimit
-	p.Provider("block", "", b.handler)
-	h := serve(t, p)
-	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
-	wait(t, b.started, "handler start")
+	b, h := serveBlocked(t, func(p *Plugin) { p.drainWait, p.cancelWait = time.Millisecond, waitLimit })
 	h.inW.Close()
 	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled: the plugin is shutting down")
 	if err := h.wait(); err != nil {
@@ -180,13 +167,7 @@ func TestEndOfInputCancelsStragglers(t *testing.T) {
 }
 
 func TestContextCancelEndsServe(t *testing.T) {
-	b := newBlocker()
-	p := New("tester", "1.0.0")
-	p.Provider("block", "", b.handler)
-	h := serve(t, p)
-	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
-	wait(t, b.started, "handler start")
+	b, h := serveBlocked(t, nil)
 	h.cancel()
 	if err := h.wait(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ServeIO = %v, want context.Canceled", err)
