@@ -17,7 +17,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
-	"golang.org/x/sync/semaphore"
 
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
 	"github.com/extkernel/extkernel/internal/benchkit"
@@ -123,23 +122,10 @@ func dispense(c *plugin.Client, name string) (echo.Echo, error) {
 // startGoPlugins starts one go-plugin client per name, at most pool at
 // once, and returns the function that kills them all.
 func startGoPlugins(ctx context.Context, bin string, names []string) (func() error, error) {
-	clients := make([]*plugin.Client, len(names))
-	errs := make([]error, len(names))
-	sem := semaphore.NewWeighted(pool)
-	var wg sync.WaitGroup
-	for i, name := range names {
-		if err := sem.Acquire(ctx, 1); err != nil {
-			errs[i] = err
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer sem.Release(1)
-			clients[i], _, errs[i] = startGoPlugin(bin, name)
-		}()
-	}
-	wg.Wait()
+	clients, err := benchkit.StartPool(ctx, names, pool, func(name string) (*plugin.Client, error) {
+		c, _, err := startGoPlugin(bin, name)
+		return c, err
+	})
 	kill := func() error {
 		var wg sync.WaitGroup
 		for _, c := range clients {
@@ -151,7 +137,7 @@ func startGoPlugins(ctx context.Context, bin string, names []string) (func() err
 		wg.Wait()
 		return nil
 	}
-	return kill, errors.Join(errs...)
+	return kill, err
 }
 
 // BenchmarkColdStart starts n plugins per iteration with a pool of 4 and

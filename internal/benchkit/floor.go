@@ -119,7 +119,28 @@ func (p *Proc) Handshake() (*protocol.InitializeResult, error) {
 // returns the processes in names' order. On failure every process started
 // is closed.
 func StartFloors(ctx context.Context, bin string, names []string, pool int) ([]*Proc, error) {
-	procs := make([]*Proc, len(names))
+	procs, err := StartPool(ctx, names, pool, func(name string) (*Proc, error) {
+		p, err := Spawn(bin, name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err = p.Handshake(); err != nil {
+			return nil, errors.Join(err, p.Close())
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, errors.Join(err, CloseAll(procs))
+	}
+	return procs, nil
+}
+
+// StartPool calls start once per name, at most pool at a time, launching
+// in names' order, and returns the results in names' order with every
+// error joined. Names not launched because ctx ended get ctx's error. The
+// caller cleans up the non-zero results on error.
+func StartPool[T any](ctx context.Context, names []string, pool int, start func(name string) (T, error)) ([]T, error) {
+	out := make([]T, len(names))
 	errs := make([]error, len(names))
 	sem := semaphore.NewWeighted(int64(pool))
 	var wg sync.WaitGroup
@@ -132,21 +153,11 @@ func StartFloors(ctx context.Context, bin string, names []string, pool int) ([]*
 		go func() {
 			defer wg.Done()
 			defer sem.Release(1)
-			p, err := Spawn(bin, name)
-			if err == nil {
-				if _, err = p.Handshake(); err != nil {
-					err = errors.Join(err, p.Close())
-					p = nil
-				}
-			}
-			procs[i], errs[i] = p, err
+			out[i], errs[i] = start(name)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, errors.Join(err, CloseAll(procs))
-	}
-	return procs, nil
+	return out, errors.Join(errs...)
 }
 
 // CloseAll closes the non-nil procs in parallel and joins their errors.
