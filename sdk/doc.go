@@ -36,11 +36,17 @@
 // # Concurrency
 //
 // Every intercept, strategy/invoke, provider/invoke and action/run request
-// runs on a goroutine of its own while it runs (a worker goroutine, reused
-// by later requests once the handler returned), and its response is
-// written as soon as it finishes: calls are multiplexed, never serialized,
-// so handlers MUST be safe for concurrent use. ping is answered by the read loop immediately,
-// never queued behind handlers. A handler's context is cancelled when the
+// runs on the goroutine that read it (a reused worker goroutine), so a
+// quick handler costs no goroutine switch. If the handler is still running
+// 200 µs later, reading moves to another worker, which reads and runs the
+// next requests while it finishes; after such a handler, requests move
+// reading on before their handler starts, until a handler returns within
+// 200 µs again. So a request, ping or $/cancel waits at most about 200 µs
+// (plus the runtime's timer delay, up to about a millisecond under load)
+// behind a running handler, and each response is written as soon as its
+// handler finishes: calls are multiplexed, never serialized, and handlers
+// MUST be safe for concurrent use. ping, $/cancel, initialize and shutdown
+// are answered by the reading goroutine itself, in order. A handler's context is cancelled when the
 // host sends $/cancel for its request (the request is then answered with
 // CodeRequestCancelled at once and the handler's eventual result dropped),
 // when ServeIO's context is done, or when the drain bound runs out.

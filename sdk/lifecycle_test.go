@@ -310,6 +310,41 @@ func TestWorkersAreReused(t *testing.T) {
 	}
 }
 
+// TestSlowHandlerHandsOverAtOnce checks the adaptive hand-off: after a
+// handler outlives the inline bound, the next request hands the read role
+// over before its handler runs (so it runs on a different goroutine from
+// the request after it), and once a handler is quick again, requests run
+// on the reading goroutine.
+func TestSlowHandlerHandsOverAtOnce(t *testing.T) {
+	const bound = 50 * time.Millisecond
+	p := New("tester", "1.0.0")
+	p.inlineBound = bound
+	p.Provider("slow", "", func(context.Context, json.RawMessage) (any, error) {
+		time.Sleep(2 * bound)
+		return goroutineID(), nil
+	})
+	p.Provider("gid", "", func(context.Context, json.RawMessage) (any, error) { return goroutineID(), nil })
+	h := serve(t, p)
+	h.initialize(1)
+	ran := func(id int, ref string) string {
+		t.Helper()
+		h.call(id, protocol.MethodProviderInvoke, invoke(ref))
+		var res protocol.OutputResult
+		if err := json.Unmarshal(h.response(id).Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		return string(res.Output)
+	}
+	ran(2, "slow")
+	first, second, third := ran(3, "gid"), ran(4, "gid"), ran(5, "gid")
+	if first == second {
+		t.Errorf("after a slow handler, the next request ran on the goroutine that read the one after it (%s)", first)
+	}
+	if second != third {
+		t.Errorf("quick requests ran on goroutines %s and %s, want the reading one for both", second, third)
+	}
+}
+
 // TestManyConcurrentCalls runs more concurrent calls than the workers kept
 // idle, then more calls on the workers left; goleak (TestMain) checks that
 // every worker ended with ServeIO.

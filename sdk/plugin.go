@@ -43,6 +43,9 @@ type Plugin struct {
 	// drainWait and cancelWait override the drain bounds when non-zero
 	// (tests only).
 	drainWait, cancelWait time.Duration
+	// inlineBound overrides the package's inlineBound when non-zero
+	// (tests only).
+	inlineBound time.Duration
 
 	mu struct {
 		sync.Mutex

@@ -83,6 +83,7 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	go s.serveLoop()
 	loopErr := <-s.loopDone
 	drainErr := s.drain()
+	s.handoff.Stop()
 	close(s.stop)
 	if drainErr == nil {
 		s.workers.Wait() // idle workers, and any between a handler and idling
@@ -123,6 +124,16 @@ type session struct {
 	workers     sync.WaitGroup
 	idleWorkers atomic.Int32
 
+	// A handler runs holding the read role (see runHolding) as episode
+	// number inline, 0 when none does; handoff is the timer that takes the
+	// role from it after bound, and slow is set while handlers take longer
+	// than that.
+	inline  atomic.Uint64
+	episode atomic.Uint64
+	slow    atomic.Bool
+	handoff *time.Timer
+	bound   time.Duration
+
 	mu struct {
 		sync.Mutex
 		calls  map[string]*call // in-flight requests by id
@@ -156,6 +167,12 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	s.role = make(chan struct{})
 	s.loopDone = make(chan error, 1)
 	s.stop = make(chan struct{})
+	s.bound = inlineBound
+	if p.inlineBound > 0 {
+		s.bound = p.inlineBound
+	}
+	s.handoff = time.AfterFunc(time.Hour, s.handoffFired)
+	s.handoff.Stop()
 	p.mu.serving = s
 	return s, nil
 }
@@ -188,13 +205,17 @@ func closeOnDone(ctx context.Context, r io.Reader) func() {
 
 // serveLoop is a worker's life: holding the read role, it reads and
 // handles messages until one is a request for a handler (ping, $/cancel,
-// initialize and shutdown are answered at once, in order). It then hands
-// the read role to an idle worker, or a new one, runs the handler itself
-// and waits idle for the role again, unless maxIdleWorkers others already
-// wait. So a handler runs on the goroutine that read its request, with its
-// decoded message at hand, while another worker reads on; the wake-up of
-// that worker is not on the request's path. The worker that ends the read
-// loop (shutdown, end of input, abort or a read error) sends its result on
+// initialize and shutdown are answered at once, in order), and runs that
+// handler itself, still holding the role, so a quick handler costs no
+// goroutine switch: the same thread reads, runs and answers, then reads on.
+// A handler that runs past inlineBound loses the role: a timer hands it to
+// an idle worker (or a new one), which reads on while the handler runs,
+// and after such a hand-off (or after any handler that took inlineBound or
+// longer) the next requests hand the role over at once, before their
+// handler runs, until a handler returns within the bound again. A worker
+// that lost the role waits idle for it again after its handler, unless
+// maxIdleWorkers others already wait. The worker that ends the read loop
+// (shutdown, end of input, abort or a read error) sends its result on
 // loopDone and keeps the role.
 func (s *session) serveLoop() {
 	defer s.workers.Done()
@@ -204,13 +225,9 @@ func (s *session) serveLoop() {
 			s.loopDone <- err
 			return
 		}
-		select {
-		case s.role <- struct{}{}: // an idle worker reads on
-		default:
-			s.workers.Add(1)
-			go s.serveLoop()
+		if s.runHolding(c) {
+			continue // still the reader
 		}
-		s.run(c)
 		if !s.takeIdleSlot() {
 			return
 		}
@@ -220,6 +237,63 @@ func (s *session) serveLoop() {
 		case <-s.stop:
 			return
 		}
+	}
+}
+
+// inlineBound is how long a handler runs holding the read role before the
+// role moves to another worker: the longest a request (ping and $/cancel
+// included) waits to be read behind a running handler, give or take the
+// runtime's timer resolution (about a millisecond under load).
+const inlineBound = 200 * time.Microsecond
+
+// runHolding runs c, which the caller read holding the read role, and
+// reports whether the caller still holds the role: unless handlers have
+// been slow lately, c runs first with the role kept, and the hand-off
+// timer takes it if c runs past inlineBound.
+func (s *session) runHolding(c *call) bool {
+	if s.slow.Load() {
+		s.passRole()
+		s.runTimed(c)
+		return false
+	}
+	ep := s.episode.Add(1)
+	s.inline.Store(ep)
+	s.handoff.Reset(s.bound)
+	s.runTimed(c)
+	if !s.inline.CompareAndSwap(ep, 0) {
+		return false // the timer handed the role over
+	}
+	s.handoff.Stop()
+	return true
+}
+
+// runTimed runs c and records whether it took inlineBound or longer.
+func (s *session) runTimed(c *call) {
+	start := time.Now()
+	s.run(c)
+	s.slow.Store(time.Since(start) >= s.bound)
+}
+
+// handoffFired runs on the hand-off timer: if a handler still runs
+// holding the read role, the role moves on and later requests are handed
+// over at once.
+func (s *session) handoffFired() {
+	ep := s.inline.Load()
+	if ep == 0 || !s.inline.CompareAndSwap(ep, 0) {
+		return // the handler returned first
+	}
+	s.slow.Store(true)
+	s.passRole()
+}
+
+// passRole hands the read role to an idle worker, or to a new one when
+// none waits.
+func (s *session) passRole() {
+	select {
+	case s.role <- struct{}{}:
+	default:
+		s.workers.Add(1)
+		go s.serveLoop()
 	}
 }
 
