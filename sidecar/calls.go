@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
 	"sync"
 	"time"
@@ -261,6 +262,12 @@ func (c *Client) readLoop() {
 		if err := c.dispatch(m); err != nil {
 			c.fault(err)
 			return
+		}
+		if m.IsResponse() {
+			// Let the caller just made runnable run on this thread now,
+			// rather than wait for another thread to be woken for it
+			// while this one blocks in read(2) again.
+			runtime.Gosched()
 		}
 	}
 }
