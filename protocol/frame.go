@@ -137,12 +137,19 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 	return m, nil
 }
 
-// DecodeMessage decodes one frame into m and checks the JSON-RPC envelope.
-func DecodeMessage(line []byte, m *Message) error {
+// DecodeMessage decodes one frame into m, which it overwrites, and checks
+// the JSON-RPC envelope. m's raw fields never alias line. The decoding is
+// json.Unmarshal's (see Decode for the fast path that usually does it).
+func DecodeMessage(line []byte, m *Message) (err error) {
 	if len(line) == 0 || line[0] != '{' {
 		return errors.New("not a JSON-RPC message")
 	}
-	if err := json.Unmarshal(line, m); err != nil {
+	*m = Message{}
+	if !decodeMessageFast(line, m) {
+		*m = Message{}
+		err = json.Unmarshal(line, m)
+	}
+	if err != nil {
 		return fmt.Errorf("not a JSON-RPC message: %w", err)
 	}
 	if m.JSONRPC != JSONRPCVersion {

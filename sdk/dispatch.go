@@ -73,7 +73,7 @@ func (s *session) notification(m *protocol.Message) {
 		return
 	}
 	var p protocol.CancelParams
-	if err := json.Unmarshal(m.Params, &p); err != nil || len(p.ID) == 0 {
+	if err := protocol.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
 		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
 		return
 	}
@@ -265,7 +265,7 @@ func decodeParams(raw json.RawMessage, v any) *protocol.Error {
 	if len(raw) == 0 {
 		return protocol.Errorf(protocol.CodeInvalidParams, "missing params")
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := protocol.Decode(raw, v); err != nil {
 		return protocol.Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil

@@ -110,8 +110,12 @@ func output(v any, err error) (any, error) {
 	if raw, ok := v.(json.RawMessage); ok {
 		if len(raw) == 0 {
 			r.buf.WriteString("null") // what json.Marshal makes of it
-		} else if err = json.Compact(&r.buf, raw); err != nil {
-			err = fmt.Errorf("json.RawMessage: %w", err)
+		} else {
+			var b []byte
+			if b, err = protocol.AppendCompact(r.buf.AvailableBuffer(), raw); err != nil {
+				err = fmt.Errorf("json.RawMessage: %w", err)
+			}
+			r.buf.Write(b)
 		}
 	} else {
 		var b []byte

@@ -241,7 +241,7 @@ func decodeResponse(m *protocol.Message, result any, redact func(string) string)
 	if result == nil {
 		return nil
 	}
-	if err := json.Unmarshal(m.Result, result); err != nil {
+	if err := protocol.Decode(m.Result, result); err != nil {
 		return fmt.Errorf("decode result: %w", err)
 	}
 	return nil

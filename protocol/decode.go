@@ -1,0 +1,240 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+)
+
+// Fast decoding. Every frame is decoded twice per call (the envelope, then
+// its params or result), and encoding/json scans each input twice (a
+// validity pass, then the decoding pass, with reflection). The fast path
+// below decodes the shapes that make up nearly all traffic in one pass
+// with no reflection: an object whose members are all known, with exactly
+// spelled keys, no duplicate, no null value and no escape in the strings
+// it decodes. Anything else (including any invalid input) is decoded by
+// encoding/json, so the result, and the error, are always encoding/json's.
+// A hand-written scanner rather than a library: the fast path needs only
+// these flat objects, the drop-in replacements (goccy/go-json,
+// segmentio/encoding) would change decoding for every message and add a
+// dependency to every plugin built on the SDK, and the tokenizers
+// (jsonparser, gjson) do not validate what they skip.
+
+// field is one member of a flat object the fast path decodes: a string
+// (str) or a raw JSON value (raw).
+type field struct {
+	key string
+	str *string
+	raw *json.RawMessage
+}
+
+// decodeFields decodes data, which must be one JSON object whose members
+// are all among fields, each at most once, and reports whether it could.
+// Raw values alias data. On false, the fields may have been written.
+func decodeFields(data []byte, fields []field) bool {
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
+		return false
+	}
+	var seen uint32
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == '}' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		ks := i
+		ke, special := scanString(data, i)
+		if ke < 0 || special {
+			return false
+		}
+		i = skipSpace(data, ke)
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		vs := skipSpace(data, i+1)
+		ve, _ := scanValue(data, vs)
+		if ve < 0 || data[vs] == 'n' { // null: encoding/json's rules per type
+			return false
+		}
+		key, val := data[ks+1:ke-1], data[vs:ve]
+		n := -1
+		for j := range fields {
+			if fields[j].key == string(key) {
+				n = j
+				break
+			}
+		}
+		if n < 0 || seen&(1<<n) != 0 {
+			return false
+		}
+		seen |= 1 << n
+		if f := fields[n]; f.str != nil {
+			s, ok := plainString(val)
+			if !ok {
+				return false
+			}
+			*f.str = s
+		} else {
+			*f.raw = val[:len(val):len(val)]
+		}
+		i = skipSpace(data, ve)
+		if i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+			continue
+		case '}':
+			return skipSpace(data, i+1) == len(data)
+		}
+		return false
+	}
+}
+
+// plainString returns the string a JSON string without escapes or
+// non-ASCII bytes holds; the protocol's method names and the JSON-RPC
+// version are returned without allocating.
+func plainString(val []byte) (string, bool) {
+	if len(val) < 2 || val[0] != '"' {
+		return "", false
+	}
+	end, special := scanString(val, 0)
+	if end != len(val) || special {
+		return "", false
+	}
+	s := val[1 : len(val)-1]
+	switch string(s) {
+	case JSONRPCVersion:
+		return JSONRPCVersion, true
+	case MethodIntercept:
+		return MethodIntercept, true
+	case MethodStrategyInvoke:
+		return MethodStrategyInvoke, true
+	case MethodProviderInvoke:
+		return MethodProviderInvoke, true
+	case MethodActionRun:
+		return MethodActionRun, true
+	case MethodPing:
+		return MethodPing, true
+	case MethodCancel:
+		return MethodCancel, true
+	case MethodLog:
+		return MethodLog, true
+	case MethodNotify:
+		return MethodNotify, true
+	}
+	return string(s), true
+}
+
+// decodeMessageFast decodes line into m (which must be zero) with one copy
+// of line, which m's raw fields share, and reports whether it could.
+func decodeMessageFast(line []byte, m *Message) bool {
+	cp := bytes.Clone(line)
+	return decodeFields(cp, []field{
+		{key: "jsonrpc", str: &m.JSONRPC},
+		{key: "id", raw: &m.ID},
+		{key: "method", str: &m.Method},
+		{key: "params", raw: &m.Params},
+		{key: "result", raw: &m.Result},
+	})
+}
+
+// Decode decodes data into v as json.Unmarshal does, faster for the
+// params and results of the protocol's calls (InterceptParams,
+// InterceptResult, StrategyInvokeParams, ProviderInvokeParams,
+// ActionRunParams, OutputResult, CancelParams): their json.RawMessage
+// fields may then alias data, which the caller must not modify while v is
+// in use (the fast path is taken only when v holds its zero value). The
+// result and any error are json.Unmarshal's.
+func Decode(data []byte, v any) error {
+	if decodeFast(data, v) {
+		return nil
+	}
+	return json.Unmarshal(data, v)
+}
+
+// decodeFast tries the fast path for v, which it writes only on success.
+func decodeFast(data []byte, v any) bool {
+	switch p := v.(type) {
+	case *OutputResult:
+		if p.Output != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r OutputResult
+		if decodeFields(data, []field{{key: "output", raw: &r.Output}}) {
+			*p = r
+			return true
+		}
+	case *ProviderInvokeParams:
+		if p.Ref != "" || p.Input != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r ProviderInvokeParams
+		if decodeFields(data, []field{{key: "ref", str: &r.Ref}, {key: "input", raw: &r.Input}}) {
+			*p = r
+			return true
+		}
+	case *StrategyInvokeParams:
+		if p.Slot != "" || p.Input != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r StrategyInvokeParams
+		if decodeFields(data, []field{{key: "slot", str: &r.Slot}, {key: "input", raw: &r.Input}}) {
+			*p = r
+			return true
+		}
+	case *ActionRunParams:
+		if p.ID != "" || p.Context != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r ActionRunParams
+		if decodeFields(data, []field{{key: "id", str: &r.ID}, {key: "context", raw: &r.Context}}) {
+			*p = r
+			return true
+		}
+	case *InterceptParams:
+		if p.Point != "" || p.Payload != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r InterceptParams
+		if decodeFields(data, []field{{key: "point", str: &r.Point}, {key: "payload", raw: &r.Payload}}) {
+			*p = r
+			return true
+		}
+	case *InterceptResult:
+		if p.Decision != "" || p.Payload != nil || p.Reason != "" {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r InterceptResult
+		if decodeFields(data, []field{{key: "decision", str: &r.Decision}, {key: "payload", raw: &r.Payload}, {key: "reason", str: &r.Reason}}) {
+			*p = r
+			return true
+		}
+	case *CancelParams:
+		if p.ID != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r CancelParams
+		if decodeFields(data, []field{{key: "id", raw: &r.ID}}) {
+			*p = r
+			return true
+		}
+	}
+	return false
+}
+
+// AppendCompact appends the JSON value raw to dst as json.Compact would
+// (insignificant space removed), in one pass when raw is valid and already
+// compact. It returns json.Compact's error for invalid JSON.
+func AppendCompact(dst, raw []byte) ([]byte, error) {
+	if i := skipSpace(raw, 0); i == 0 && len(raw) > 0 {
+		if end, spaced := scanValue(raw, 0); end == len(raw) && !spaced {
+			return append(dst, raw...), nil
+		}
+	}
+	buf := bytes.NewBuffer(dst)
+	if err := json.Compact(buf, raw); err != nil {
+		return dst, err
+	}
+	return buf.Bytes(), nil
+}

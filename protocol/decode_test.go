@@ -1,0 +1,180 @@
+package protocol
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// decodeTargets returns a fresh value of every type Decode has a fast path
+// for.
+func decodeTargets() []any {
+	return []any{
+		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
+		new(InterceptParams), new(InterceptResult), new(CancelParams),
+	}
+}
+
+// checkAgainstEncodingJSON checks every fast path on data against
+// encoding/json: whatever the fast path accepts, encoding/json decodes to
+// the same value, and what the scanner calls a value is valid JSON and
+// compacts as json.Compact does.
+func checkAgainstEncodingJSON(t *testing.T, data []byte) {
+	t.Helper()
+	var fast Message
+	if decodeMessageFast(data, &fast) {
+		var want Message
+		if err := json.Unmarshal(data, &want); err != nil {
+			t.Fatalf("fast path decoded a message encoding/json refuses (%v): %q", err, data)
+		}
+		if !reflect.DeepEqual(fast, want) {
+			t.Fatalf("message %q: fast %+v, encoding/json %+v", data, fast, want)
+		}
+	}
+	for _, v := range decodeTargets() {
+		if !decodeFast(data, v) {
+			if !reflect.ValueOf(v).Elem().IsZero() {
+				t.Fatalf("%T written by a refused fast decoding of %q", v, data)
+			}
+			continue
+		}
+		want := reflect.New(reflect.TypeOf(v).Elem()).Interface()
+		if err := json.Unmarshal(data, want); err != nil {
+			t.Fatalf("fast path decoded a %T encoding/json refuses (%v): %q", v, err, data)
+		}
+		if !reflect.DeepEqual(v, want) {
+			t.Fatalf("%T from %q: fast %+v, encoding/json %+v", v, data, v, want)
+		}
+	}
+	var compact bytes.Buffer
+	compactErr := json.Compact(&compact, data)
+	if end, spaced := scanValue(data, 0); end == len(data) {
+		if compactErr != nil {
+			t.Fatalf("scanner accepted invalid JSON (%v): %q", compactErr, data)
+		}
+		if spaced != !bytes.Equal(compact.Bytes(), data) {
+			t.Fatalf("scanner says spaced=%v for %q, json.Compact gives %q", spaced, data, compact.Bytes())
+		}
+	} else if compactErr == nil && len(data) > 0 && !isSpace(data[0]) && !isSpace(data[len(data)-1]) &&
+		bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= maxScanDepth {
+		t.Fatalf("scanner refused valid JSON %q (end %d of %d)", data, end, len(data))
+	}
+	got, err := AppendCompact([]byte("x"), data)
+	if (err == nil) != (compactErr == nil) {
+		t.Fatalf("AppendCompact error %v, json.Compact error %v, for %q", err, compactErr, data)
+	}
+	if err == nil && string(got) != "x"+compact.String() {
+		t.Fatalf("AppendCompact(%q) = %q, want %q", data, got, "x"+compact.String())
+	}
+}
+
+// decodeCases are inputs where a hand-written decoder would most likely
+// part ways with encoding/json.
+var decodeCases = []string{
+	`{"jsonrpc":"2.0","id":1,"method":"provider/invoke","params":{"ref":"echo","input":{"a":[1,2.5e-3,"x\u00e9\n"],"b":null,"c":true}}}`,
+	`{"jsonrpc":"2.0","id":"a b","result":{"output":"x"}}`,
+	` { "jsonrpc" : "2.0" , "id" : 1 , "result" : { "output" : [ 1 , { } , [ ] ] } } `,
+	`{"jsonrpc":"2.0","id":1,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"no"}}`,
+	`{"JSONRPC":"2.0","ID":1,"Result":{}}`,               // case-folded keys
+	`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`,        // duplicate key
+	`{"jsonrpc":"2.0","id":null,"result":{}}`,            // null id
+	`{"jsonrpc":"2.0","id":1,"result":null}`,             // null result
+	`{"jsonrpc":"2.\u0030","id":1,"result":{}}`,          // escaped string
+	`{"jsonrpc":"2.0","method":"caf\u00e9"}`,             // escape in a method
+	"{\"jsonrpc\":\"2.0\",\"method\":\"caf\xc3\xa9\"}",   // UTF-8 method
+	"{\"jsonrpc\":\"2.0\",\"method\":\"bad\xff\"}",       // invalid UTF-8 method
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"\xff\"}", // invalid UTF-8 in a raw value
+	`{"jsonrpc":"2.0","id":1,"result":{}}x`,              // trailing garbage
+	`{"jsonrpc":"2.0","id":1,"result":{}`,                // unterminated
+	`{"jsonrpc":"2.0","id":01,"result":{}}`,              // leading zero
+	`{"jsonrpc":"2.0","id":-,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1.,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1e,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1E+2,"result":{}}`,
+	`{"jsonrpc":"2.0","id":1,"result":[1,]}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a":1,}}`,
+	`{"jsonrpc":"2.0","id":1,"result":{"a" 1}}`,
+	`{"jsonrpc":"2.0","id":1,"result":"\x"}`,
+	`{"jsonrpc":"2.0","id":1,"result":"\u12"}`,
+	"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"a\tb\"}", // raw control character
+	`{"jsonrpc":"2.0","id":1,"result":tru}`,
+	`{"jsonrpc":"2.0","id":1,"result":[}`,
+	`{"jsonrpc":"2.0","id":1,"result":{]}`,
+	`{"jsonrpc":2,"id":1,"result":{}}`, // wrong type
+	`{"jsonrpc":"2.0","id":1,"extra":1,"result":{}}`,
+	`{}`, ` {} `, `{`, ``, `[]`, `"x"`, `null`,
+	`{"ref":"echo","input":"x"}`, `{"ref":"echo"}`, `{"ref":1}`, `{"ref":"a","input":null}`,
+	`{"ref":"a","Input":1}`, `{"ref":"a","input":1,"ref":"b"}`,
+	`{"slot":"s","input":[1]}`, `{"id":"greet","context":{}}`, `{"point":"p","payload":{"x":1}}`,
+	`{"decision":"modify","payload":{"x":1},"reason":"r"}`, `{"output":{"k":"v"}}`, `{"output":null}`,
+	`{"id":7}`, `{"id":"7"}`,
+	strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1),
+	strings.Repeat("[", maxScanDepth) + strings.Repeat("]", maxScanDepth),
+	`{"output":` + strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70) + "}",
+}
+
+func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
+	for _, c := range decodeCases {
+		checkAgainstEncodingJSON(t, []byte(c))
+	}
+}
+
+// TestFastPathIsTaken checks that what the host and the SDK write is
+// decoded by the fast path, with one allocation per message (the copy its
+// raw fields share), and for params and results none but the strings.
+func TestFastPathIsTaken(t *testing.T) {
+	params, _ := json.Marshal(ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"text":"hello, world","n":42}`)})
+	request := AppendRequest(nil, 7, MethodProviderInvoke, params)
+	response := AppendResult(nil, json.RawMessage("7"), []byte(`{"output":{"text":"hello, world","n":42}}`))
+	for _, line := range [][]byte{request, response} {
+		var m Message
+		if !decodeMessageFast(line, &m) {
+			t.Fatalf("fast path refused %s", line)
+		}
+		if n := testing.AllocsPerRun(100, func() { _ = DecodeMessage(line, &m) }); n != 1 {
+			t.Errorf("DecodeMessage(%s): %v allocations, want 1", line, n)
+		}
+	}
+	var p ProviderInvokeParams
+	if !decodeFast(params, &p) || p.Ref != "echo" {
+		t.Fatalf("fast path refused %s", params)
+	}
+	if n := testing.AllocsPerRun(100, func() { p = ProviderInvokeParams{}; _ = Decode(params, &p) }); n != 1 {
+		t.Errorf("Decode(%s): %v allocations, want 1 (the ref)", params, n)
+	}
+	out := []byte(`{"output":{"text":"hello, world","n":42}}`)
+	var r OutputResult
+	if n := testing.AllocsPerRun(100, func() { r = OutputResult{}; _ = Decode(out, &r) }); n != 0 {
+		t.Errorf("Decode(%s): %v allocations, want 0", out, n)
+	}
+}
+
+// FuzzFastDecode checks the fast decoding paths against encoding/json on
+// arbitrary input (see checkAgainstEncodingJSON).
+func FuzzFastDecode(f *testing.F) {
+	for _, c := range decodeCases {
+		f.Add([]byte(c))
+	}
+	f.Fuzz(checkAgainstEncodingJSON)
+}
+
+// TestDecodeMergesLikeUnmarshal checks that Decode into a value already
+// set keeps json.Unmarshal's merge (members absent from the input are
+// kept).
+func TestDecodeMergesLikeUnmarshal(t *testing.T) {
+	got := InterceptResult{Decision: "deny", Reason: "kept"}
+	want := got
+	data := []byte(`{"decision":"continue"}`)
+	if err := Decode(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &want); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Decode gave %+v, json.Unmarshal %+v", got, want)
+	}
+}
