@@ -42,17 +42,20 @@
 // next requests while it finishes; after such a handler, requests move
 // reading on before their handler starts, until a handler returns within
 // 200 µs again. So a request, ping or $/cancel waits at most about 200 µs
-// (plus the runtime's timer delay, up to about a millisecond under load)
-// behind a running handler, and each response is written as soon as its
-// handler finishes: calls are multiplexed, never serialized, and handlers
-// MUST be safe for concurrent use. ping, $/cancel, initialize and shutdown
-// are answered by the reading goroutine itself, in order. A handler's context is cancelled when the
-// host sends $/cancel for its request (the request is then answered with
-// CodeRequestCancelled at once and the handler's eventual result dropped),
-// when ServeIO's context is done, or when the drain bound runs out.
-// Handlers MUST return once their context is done; ServeIO waits for them
-// and every goroutine it started has ended when it returns. Notify and
-// Logger are safe to call from any goroutine.
+// behind a running handler (plus the runtime's timer delay: about a
+// millisecond, more while every CPU is busy), and each response is written
+// as soon as its handler finishes: calls are multiplexed, never
+// serialized, and handlers MUST be safe for concurrent use. ping,
+// $/cancel, initialize and shutdown are answered by the reading goroutine
+// itself, in order.
+//
+// A handler's context is cancelled when the host sends $/cancel for its
+// request (the request is then answered with CodeRequestCancelled at once
+// and the handler's eventual result dropped), when ServeIO's context is
+// done, or when the drain bound runs out. Handlers MUST return once their
+// context is done; ServeIO waits for them and every goroutine it started
+// has ended when it returns. Notify and Logger are safe to call from any
+// goroutine.
 //
 // Only protocol frames are written to the output; logs go to stderr as
 // hclog JSON lines. Serve points os.Stdout at os.Stderr so that stray
