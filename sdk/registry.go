@@ -48,9 +48,9 @@ func (r *registry) clone() registry {
 	}
 }
 
-// result returns the initialize result announcing name, version and every
-// declaration.
-func (r *registry) result(name, version string) protocol.InitializeResult {
+// initResult returns the initialize result announcing name, version and
+// every declaration (result encodes it).
+func (r *registry) initResult(name, version string) protocol.InitializeResult {
 	return protocol.InitializeResult{
 		ProtocolVersion: protocol.Version,
 		Name:            name,
