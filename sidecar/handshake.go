@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/Masterminds/semver/v3"
@@ -87,11 +88,15 @@ func (e *handshakeTimeoutError) Is(target error) bool {
 	return target == ErrHandshakeTimeout || target == context.DeadlineExceeded
 }
 
+// hostVersion is protocol.Version parsed once: semver.NewVersion matches a
+// regular expression, a few microseconds of every start.
+var hostVersion = sync.OnceValue(func() *semver.Version { return semver.MustParse(protocol.Version) })
+
 // checkKernelConstraint reports a *VersionError when the manifest's kernel
 // constraint rejects protocol.Version.
 func checkKernelConstraint(pkg *pluginpkg.Package) error {
 	k := pkg.Manifest.Kernel
-	host := semver.MustParse(protocol.Version)
+	host := hostVersion()
 	if k == nil || k.Check(host) {
 		return nil
 	}
@@ -110,10 +115,16 @@ func checkKernelConstraint(pkg *pluginpkg.Package) error {
 }
 
 // checkProtocolVersion reports a *VersionError unless the plugin answered a
-// protocol version with the host's major.
+// protocol version with the host's major. The answer is read as
+// semver.NewVersion reads it (so "v1" or "1.2" is accepted); a strict
+// MAJOR.MINOR.PATCH, the usual answer, is parsed without NewVersion's
+// regular expression, to the same version.
 func checkProtocolVersion(plugin, answered string) error {
-	host := semver.MustParse(protocol.Version)
-	v, err := semver.NewVersion(answered)
+	host := hostVersion()
+	v, err := semver.StrictNewVersion(answered)
+	if err != nil {
+		v, err = semver.NewVersion(answered)
+	}
 	if err != nil {
 		return fmt.Errorf("initialize result: protocol_version %q is not a semantic version", answered)
 	}

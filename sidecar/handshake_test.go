@@ -52,6 +52,11 @@ func TestAnsweredProtocolVersion(t *testing.T) {
 		{"2.0.0", "host", false},
 		{"0.9.0", "plugin", false},
 		{"one", "", false},
+		{"v1", "", true},
+		{"1.2", "", true},
+		{"v2.1", "host", false},
+		{"1.0.0-rc.1+build.5", "", true},
+		{"2.0.0-rc.1", "host", false},
 	}
 	for _, tt := range tests {
 		err := checkProtocolVersion("p", tt.answered)
@@ -63,6 +68,24 @@ func TestAnsweredProtocolVersion(t *testing.T) {
 			t.Errorf("%s: accepted", tt.answered)
 		case tt.upgrade != "" && (!errors.As(err, &ve) || ve.Upgrade != tt.upgrade || ve.Plugin != "p"):
 			t.Errorf("%s: err = %v, want upgrade the %s", tt.answered, err, tt.upgrade)
+		}
+	}
+}
+
+// TestAnsweredProtocolVersionAsNewVersion checks that an answer is
+// accepted exactly when semver.NewVersion reads it with the host's major
+// (checkProtocolVersion parses strict versions without it).
+func TestAnsweredProtocolVersionAsNewVersion(t *testing.T) {
+	host := semver.MustParse(protocol.Version)
+	for _, answered := range []string{
+		protocol.Version, "1.0.0", "1.99.3", "v1.0.0", "V1.0.0", "1", "1.0", "01.0.0", "1.00.0", "1.0.0-", "1.0.0-01",
+		"1.0.0-rc.1", "1.0.0+meta", "1.0.0-rc.1+meta", "1.0.0+", "1..0", "1.0.0.0", " 1.0.0", "1.0.0 ", "",
+		"2.0.0", "0.1.0", "18446744073709551616.0.0", "1.18446744073709551616.0", "1.0.0-a..b", "1.0.0-ü",
+	} {
+		v, err := semver.NewVersion(answered)
+		want := err == nil && v.Major() == host.Major()
+		if got := checkProtocolVersion("p", answered) == nil; got != want {
+			t.Errorf("%q: accepted = %v, semver.NewVersion: %v (err %v)", answered, got, want, err)
 		}
 	}
 }
