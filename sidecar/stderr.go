@@ -62,9 +62,9 @@ func (t *tail) snapshot() []string {
 // error (EOF when the plugin and everything it started closed stderr, or
 // os.ErrClosed when the client closed its end).
 func forwardStderr(r io.Reader, log hclog.Logger, t *tail, redact func(string) string) {
-	br := bufio.NewReaderSize(r, maxStderrLine)
+	lr := lineReader{r: r, max: maxStderrLine}
 	for {
-		line, err := br.ReadSlice('\n')
+		line, err := lr.readLine()
 		if text := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(text)) > 0 {
 			t.add(logStderrLine(log, text, redact))
 		}
@@ -72,6 +72,76 @@ func forwardStderr(r io.Reader, log hclog.Logger, t *tail, redact func(string) s
 			return
 		}
 	}
+}
+
+// minLineBuf is the first buffer of a lineReader.
+const minLineBuf = 512
+
+// lineReader reads lines as bufio.Reader.ReadSlice('\n') does with a
+// buffer of max bytes: a line longer than max comes in pieces of max
+// bytes, each with bufio.ErrBufferFull, and data buffered when the reader
+// fails is returned with its error. Its buffer, though, starts at
+// minLineBuf and doubles, up to max, only when a line needs it: most
+// plugins write little to stderr, and a client keeps its stderr reader
+// (and a bufio.Reader's max bytes) for its whole life.
+type lineReader struct {
+	r          io.Reader
+	max        int
+	buf        []byte
+	start, end int   // buf[start:end] is buffered, not yet returned
+	err        error // the reader's error, returned after the buffered lines
+}
+
+// readLine returns the next line, with its newline, valid until the next
+// call.
+func (lr *lineReader) readLine() ([]byte, error) {
+	for {
+		if i := bytes.IndexByte(lr.buf[lr.start:lr.end], '\n'); i >= 0 {
+			line := lr.buf[lr.start : lr.start+i+1]
+			lr.start += i + 1
+			return line, nil
+		}
+		if lr.err != nil {
+			line, err := lr.buf[lr.start:lr.end], lr.err
+			lr.start, lr.err = lr.end, nil
+			return line, err
+		}
+		if lr.end-lr.start >= lr.max {
+			line := lr.buf[lr.start : lr.start+lr.max]
+			lr.start += lr.max
+			return line, bufio.ErrBufferFull
+		}
+		lr.fill()
+	}
+}
+
+// fill reads at least one byte, or sets err: bufio.Reader.fill with a
+// growing buffer.
+func (lr *lineReader) fill() {
+	if lr.start > 0 {
+		lr.end = copy(lr.buf, lr.buf[lr.start:lr.end])
+		lr.start = 0
+	}
+	if lr.end == len(lr.buf) {
+		grown := make([]byte, min(max(2*len(lr.buf), minLineBuf), lr.max))
+		copy(grown, lr.buf[:lr.end])
+		lr.buf = grown
+	}
+	for range 100 { // bufio's maxConsecutiveEmptyReads
+		n, err := lr.r.Read(lr.buf[lr.end:])
+		if n < 0 {
+			panic("sidecar: reader returned a negative count")
+		}
+		lr.end += n
+		if err != nil {
+			lr.err = err
+			return
+		}
+		if n > 0 {
+			return
+		}
+	}
+	lr.err = io.ErrNoProgress
 }
 
 // logStderrLine logs one stderr line, redacted, and returns the text to
