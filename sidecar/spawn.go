@@ -21,18 +21,37 @@ type pipes struct {
 func newPipes() (*pipes, error) {
 	p := new(pipes)
 	var err error
-	if p.stdinR, p.stdinW, err = os.Pipe(); err != nil {
+	if p.stdinR, p.stdinW, err = pipe(1); err != nil {
 		return nil, err
 	}
-	if p.stdoutR, p.stdoutW, err = os.Pipe(); err != nil {
+	if p.stdoutR, p.stdoutW, err = pipe(0); err != nil {
 		p.closeAll()
 		return nil, err
 	}
-	if p.stderrR, p.stderrW, err = os.Pipe(); err != nil {
+	if p.stderrR, p.stderrW, err = pipe(0); err != nil {
 		p.closeAll()
 		return nil, err
 	}
 	return p, nil
+}
+
+// pipe returns a pipe whose end hostEnd (0, the read end, or 1) is the
+// host's: non-blocking and polled by the runtime, as os.Pipe makes both
+// ends. The child's end stays blocking and is never registered with the
+// poller (os.Pipe would register it, exec switch it back to blocking and
+// closing it unregister it: four system calls saved per pipe).
+func pipe(hostEnd int) (r, w *os.File, err error) {
+	var fd [2]int
+	if err := syscall.Pipe2(fd[:], syscall.O_CLOEXEC); err != nil {
+		return nil, nil, os.NewSyscallError("pipe2", err)
+	}
+	if err := syscall.SetNonblock(fd[hostEnd], true); err != nil {
+		syscall.Close(fd[0])
+		syscall.Close(fd[1])
+		return nil, nil, os.NewSyscallError("setnonblock", err)
+	}
+	// NewFile polls a non-blocking descriptor.
+	return os.NewFile(uintptr(fd[0]), "|0"), os.NewFile(uintptr(fd[1]), "|1"), nil
 }
 
 // closeChildEnds closes the ends the child inherited; the host keeps the

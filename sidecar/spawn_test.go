@@ -1,0 +1,63 @@
+package sidecar
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestPipeEnds checks that pipe makes the host's end non-blocking and
+// polled (deadlines work) and leaves the child's blocking and unpolled.
+func TestPipeEnds(t *testing.T) {
+	for hostEnd := range 2 {
+		r, w, err := pipe(hostEnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		host, child := r, w
+		if hostEnd == 1 {
+			host, child = w, r
+		}
+		if err := host.SetDeadline(time.Now().Add(time.Hour)); err != nil {
+			t.Errorf("host end %d: SetDeadline: %v, want a polled file", hostEnd, err)
+		}
+		if err := child.SetDeadline(time.Now().Add(time.Hour)); !errors.Is(err, os.ErrNoDeadline) {
+			t.Errorf("child end: SetDeadline: %v, want os.ErrNoDeadline (not polled)", err)
+		}
+		for _, f := range []struct {
+			file        *os.File
+			nonBlocking bool
+		}{{host, true}, {child, false}} {
+			rc, err := f.file.SyscallConn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var flags int
+			var ferr error
+			if err := rc.Control(func(fd uintptr) {
+				r, _, errno := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+				flags = int(r)
+				if errno != 0 {
+					ferr = errno
+				}
+			}); err != nil || ferr != nil {
+				t.Fatal(err, ferr)
+			}
+			if got := flags&syscall.O_NONBLOCK != 0; got != f.nonBlocking {
+				t.Errorf("%s (host end %d): non-blocking %v, want %v", f.file.Name(), hostEnd, got, f.nonBlocking)
+			}
+		}
+		if _, err := w.Write([]byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if b := make([]byte, 2); true {
+			if n, err := r.Read(b); n != 1 || err != nil {
+				t.Fatalf("read %d, %v", n, err)
+			}
+		}
+		r.Close()
+		w.Close()
+	}
+}
