@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -169,10 +170,15 @@ func (s *session) register(m *protocol.Message, fn callFunc) *call {
 	return c
 }
 
-// run calls c's handler, answers c and forgets it.
+// run calls c's handler, answers c and forgets it. Whether the handler
+// took the inline bound or longer is recorded before the answer is
+// written, so the next request the host sends already sees it (see
+// runHolding).
 func (s *session) run(c *call) {
 	defer s.finish(c)
+	start := time.Now()
 	res, err := s.invokeCall(c)
+	s.slow.Store(time.Since(start) >= s.bound)
 	s.answer(c, res, err)
 }
 

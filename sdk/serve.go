@@ -83,7 +83,9 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	go s.serveLoop()
 	loopErr := <-s.loopDone
 	drainErr := s.drain()
-	s.handoff.Stop()
+	if t := s.handoff.Load(); t != nil {
+		t.Stop()
+	}
 	close(s.stop)
 	if drainErr == nil {
 		s.workers.Wait() // idle workers, and any between a handler and idling
@@ -131,7 +133,7 @@ type session struct {
 	inline  atomic.Uint64
 	episode atomic.Uint64
 	slow    atomic.Bool
-	handoff *time.Timer
+	handoff atomic.Pointer[time.Timer] // created by the first request
 	bound   time.Duration
 
 	mu struct {
@@ -171,8 +173,6 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	if p.inlineBound > 0 {
 		s.bound = p.inlineBound
 	}
-	s.handoff = time.AfterFunc(time.Hour, s.handoffFired)
-	s.handoff.Stop()
 	p.mu.serving = s
 	return s, nil
 }
@@ -253,25 +253,27 @@ const inlineBound = 200 * time.Microsecond
 func (s *session) runHolding(c *call) bool {
 	if s.slow.Load() {
 		s.passRole()
-		s.runTimed(c)
+		s.run(c)
 		return false
 	}
 	ep := s.episode.Add(1)
 	s.inline.Store(ep)
-	s.handoff.Reset(s.bound)
-	s.runTimed(c)
+	t := s.handoff.Load()
+	if t == nil {
+		// Created here rather than at the start of the session: the first
+		// timer starts the runtime's poller, which a plugin's start-up
+		// need not wait for.
+		t = time.AfterFunc(s.bound, s.handoffFired)
+		s.handoff.Store(t)
+	} else {
+		t.Reset(s.bound)
+	}
+	s.run(c)
 	if !s.inline.CompareAndSwap(ep, 0) {
 		return false // the timer handed the role over
 	}
-	s.handoff.Stop()
+	t.Stop()
 	return true
-}
-
-// runTimed runs c and records whether it took inlineBound or longer.
-func (s *session) runTimed(c *call) {
-	start := time.Now()
-	s.run(c)
-	s.slow.Store(time.Since(start) >= s.bound)
 }
 
 // handoffFired runs on the hand-off timer: if a handler still runs
