@@ -89,26 +89,57 @@ func BenchmarkColdStart(b *testing.B) {
 	b.Run("floor-to-sdk/n=16", func(b *testing.B) { floorStart(b, sdk, 16) })
 }
 
+// BenchmarkColdStartPaired measures the four starts of BenchmarkColdStart
+// interleaved in one loop (benchkit.ColdStartPaired): each iteration
+// starts n plugins with the floor, the sidecar Manager on the SDK plugin,
+// the Manager on the floor plugin and the floor host on the SDK plugin, in
+// rotating order, and reports the medians and their ratios to the
+// floor's. Run it with a fixed count, e.g. -benchtime 100x.
+func BenchmarkColdStartPaired(b *testing.B) {
+	floor, sdk := benchBinaries(b)
+	for _, n := range []int{1, 16, 64} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			benchkit.ColdStartPaired(b, []benchkit.Starter{
+				{Name: "floor", Start: floorStarter(floor, n)},
+				{Name: "sdk", Start: managerStarter(b, sdk, n)},
+				{Name: "manager-to-floor", Start: managerStarter(b, floor, n)},
+				{Name: "floor-to-sdk", Start: floorStarter(sdk, n)},
+			})
+		})
+	}
+}
+
 // managerStart measures Manager.Start of n packages running bin.
 func managerStart(b *testing.B, bin string, n int) {
+	benchkit.ColdStart(b, n, managerStarter(b, bin, n))
+}
+
+// managerStarter returns a start of n packages running bin with
+// Manager.Start.
+func managerStarter(b *testing.B, bin string, n int) func(context.Context) (func() error, error) {
 	pkgs := benchPackages(b, bin, n)
-	benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
+	return func(ctx context.Context) (func() error, error) {
 		m := NewManager(ManagerOptions{Client: benchOptions(), PoolSize: benchPool})
 		batch, err := m.Start(ctx, pkgs)
 		if err == nil && len(batch.Clients) != n {
 			err = fmt.Errorf("%d clients started, want %d: %v", len(batch.Clients), n, batch.Warnings)
 		}
 		return func() error { return m.Close(ctx) }, err
-	})
+	}
 }
 
 // floorStart measures the floor's start of n processes of bin.
 func floorStart(b *testing.B, bin string, n int) {
+	benchkit.ColdStart(b, n, floorStarter(bin, n))
+}
+
+// floorStarter returns the floor host's start of n processes of bin.
+func floorStarter(bin string, n int) func(context.Context) (func() error, error) {
 	names := benchkit.Names("bench", n)
-	benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
+	return func(ctx context.Context) (func() error, error) {
 		procs, err := benchkit.StartFloors(ctx, bin, names, benchPool)
 		return func() error { return benchkit.CloseAll(procs) }, err
-	})
+	}
 }
 
 // startBenchClient starts one sidecar client on bin with args; it is

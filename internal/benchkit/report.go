@@ -174,3 +174,56 @@ func ProcessCPU(pid int) (time.Duration, error) {
 	const tick = 10 * time.Millisecond // 1/USER_HZ
 	return time.Duration(ticks) * tick, nil
 }
+
+// Starter starts a set of plugins and returns the function that stops
+// them; see ColdStartPaired.
+type Starter struct {
+	Name  string
+	Start func(context.Context) (stop func() error, err error)
+}
+
+// ColdStartPaired measures the starters side by side: each iteration
+// runs every starter once, in an order that rotates with the iteration
+// (so none always follows the same neighbour), stops what it started
+// outside the measured time, and records its start time. It reports each
+// starter's median as <name>-ns/op and, for every starter after the first,
+// the ratio of its median to the first's as <name>/<first>. Taking the
+// ratio of medians of interleaved runs keeps a change in the machine's
+// load from landing on one side of a comparison, which separate
+// sub-benchmarks run a minute apart cannot. ns/op is the sum of one start
+// of each and means little.
+func ColdStartPaired(b *testing.B, starters []Starter) {
+	ctx := context.Background()
+	times := make([][]time.Duration, len(starters))
+	for i := range times {
+		times[i] = make([]time.Duration, 0, b.N)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range starters {
+			k := (i + j) % len(starters)
+			began := time.Now()
+			stop, err := starters[k].Start(ctx)
+			took := time.Since(began)
+			b.StopTimer()
+			times[k] = append(times[k], took)
+			if stop != nil {
+				err = errors.Join(err, stop())
+			}
+			if err != nil {
+				b.Fatalf("%s: %v", starters[k].Name, err)
+			}
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	medians := make([]float64, len(starters))
+	for k, s := range starters {
+		slices.Sort(times[k])
+		medians[k] = float64(times[k][len(times[k])/2].Nanoseconds())
+		b.ReportMetric(medians[k], s.Name+"-ns/op")
+		if k > 0 {
+			b.ReportMetric(medians[k]/medians[0], s.Name+"/"+starters[0].Name)
+		}
+	}
+}
