@@ -13,7 +13,7 @@ import (
 func decodeTargets() []any {
 	return []any{
 		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
-		new(InterceptParams), new(InterceptResult), new(CancelParams),
+		new(InterceptParams), new(InterceptResult), new(CancelParams), new(InitializeParams),
 	}
 }
 
@@ -111,6 +111,27 @@ var decodeCases = []string{
 	`{"slot":"s","input":[1]}`, `{"id":"greet","context":{}}`, `{"point":"p","payload":{"x":1}}`,
 	`{"decision":"modify","payload":{"x":1},"reason":"r"}`, `{"output":{"k":"v"}}`, `{"output":null}`,
 	`{"id":7}`, `{"id":"7"}`,
+	// initialize params, and variations the fast path must leave to
+	// encoding/json
+	`{"protocol_version":"1.0.0","host":{"name":"bench","version":"0.0.0"},"plugin":{"name":"bench-00","version":"1.0.0"}}`,
+	`{"protocol_version":"1.0.0","host":{"name":"kernel","version":"1.4.2"},"plugin":{"name":"p","version":"1.0.0","data_dir":"/data/p"},"config":{"key":"v","n":[1,2.5e3,true,null,{"x":"\"}]"}]},"session":{"id":"s1","user":"u"}}`,
+	` { "protocol_version" : "1.0.0" , "host" : { } , "plugin" : { "name" : "p" } , "session" : { } } `,
+	"{\n\t\"protocol_version\": \"2.0.0\",\r\n\"config\": \"text\"}\n",
+	`{}`,
+	`{"config":[]}`, `{"config":{}}`, `{"config":0}`, `{"config":-1.5e-7}`, `{"config":false}`, `{"config":"a\u00e9\n"}`,
+	`{"config":[1,]}`, `{"config":{"a"}}`, `{"config":{"a":1,}}`, `{"config":01}`, `{"config":tru}`, `{"config":1 2}`,
+	`{"config":"unterminated}`, `{"config":{"a":[}]}}`, `{"config":null}`, `{"config":nul}`,
+	`{"config":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+	`{"session":{"a":"1","a":"2"}}`, `{"session":{"a":null}}`, `{"session":{"a":1}}`, `{"session":[]}`, `{"session":null}`,
+	`{"Protocol_Version":"1.0.0"}`, `{"PROTOCOL_VERSION":"1.0.0","protocol_version":"2.0.0"}`,
+	`{"protocol_version":"1.0.0","protocol_version":"2.0.0"}`,
+	`{"host":{"name":"a","name":"b"}}`, `{"host":{"Name":"a"}}`, `{"host":{"name":"a","extra":1}}`, `{"host":null}`, `{"host":"h"}`,
+	`{"host":{"name":"a"},"host":{"version":"b"}}`, `{"plugin":{"data_dir":"C:\\dir"}}`, `{"plugin":{"name":"\u0070"}}`,
+	`{"protocol_version":"é"}`, "{\"protocol_version\":\"a\x7fb\"}", "{\"protocol_version\":\"a\tb\"}", "{\"protocol_version\":\"\xff\"}",
+	`{"protocol_version":1}`, `{"protocol_version":null}`, `{"protocol_version":"1.0.0"}x`, `{"protocol_version":"1.0.0"`,
+	`{"protocol_version":"1.0.0",}`, `{,}`, `{"unknown":1}`, `{"unknown":{"deep":[1]}}`, `[]`, `null`, `"s"`, ``, ` `, `{`, `}`,
+	`{"protocol_version" "1.0.0"}`, `{"protocol_version":"1.0.0" "host":{}}`, `{"host":{"name":"a",}}`, `{"host":{"name":"a" "version":"b"}}`,
+	`{"session":{"k":"v",}}`, `{"session":{"k"}}`, `{"session":{"k\"":"v"}}`, `{"session":{"<&>":"<&>"}}`,
 	strings.Repeat("[", maxScanDepth+1) + strings.Repeat("]", maxScanDepth+1),
 	strings.Repeat("[", maxScanDepth) + strings.Repeat("]", maxScanDepth),
 	`{"output":` + strings.Repeat(`{"a":`, 70) + "1" + strings.Repeat("}", 70) + "}",
@@ -119,6 +140,10 @@ var decodeCases = []string{
 func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range decodeCases {
 		checkAgainstEncodingJSON(t, []byte(c))
+	}
+	// Nested past the scanner's depth bound and past encoding/json's.
+	for _, depth := range []int{999, 1000, 1001, 10001} {
+		checkAgainstEncodingJSON(t, []byte(`{"config":`+strings.Repeat("[", depth)+strings.Repeat("]", depth)+`}`))
 	}
 }
 
@@ -137,6 +162,11 @@ func TestFastPathIsTaken(t *testing.T) {
 		if n := testing.AllocsPerRun(100, func() { _ = DecodeMessage(line, &m) }); n != 1 {
 			t.Errorf("DecodeMessage(%s): %v allocations, want 1", line, n)
 		}
+	}
+	initParams := []byte(`{"protocol_version":"1.0.0","host":{"name":"kernel","version":"1.4.2"},` +
+		`"plugin":{"name":"p","version":"1.0.0","data_dir":"/data/p"},"config":{"k":[1]},"session":{"id":"s1"}}`)
+	if !decodeFast(initParams, new(InitializeParams)) {
+		t.Fatalf("fast path refused %s", initParams)
 	}
 	var p ProviderInvokeParams
 	if !decodeFast(params, &p) || p.Ref != "echo" {

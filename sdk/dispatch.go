@@ -95,7 +95,7 @@ func (s *session) initialize(m *protocol.Message) {
 		return
 	}
 	var params protocol.InitializeParams
-	if err := decodeInitParams(m.Params, &params); err != nil {
+	if err := decodeParams(m.Params, &params); err != nil {
 		s.replyError(m.ID, err)
 		return
 	}
