@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 )
 
 // Fast decoding. Every frame is decoded twice per call (the envelope, then
@@ -20,11 +21,12 @@ import (
 // (jsonparser, gjson) do not validate what they skip.
 
 // field is one member of a flat object the fast path decodes: a string
-// (str) or a raw JSON value (raw).
+// (str), a raw JSON value (raw) or an integer (num, set to a new int).
 type field struct {
 	key string
 	str *string
 	raw *json.RawMessage
+	num **int
 }
 
 // decodeFields decodes data, which must be one JSON object whose members
@@ -73,6 +75,17 @@ func decodeFields(data []byte, fields []field) bool {
 				return false
 			}
 			*f.str = s
+		} else if f.num != nil {
+			// Digits only: a fraction or exponent is json.Unmarshal's
+			// to refuse, and out-of-range values Atoi's.
+			if bytes.ContainsAny(val, ".eE") {
+				return false
+			}
+			v, err := strconv.Atoi(string(val))
+			if err != nil {
+				return false
+			}
+			*f.num = &v
 		} else {
 			*f.raw = val[:len(val):len(val)]
 		}
@@ -141,6 +154,7 @@ func decodeMessageFast(line []byte, m *Message) bool {
 
 // Decode decodes data into v as json.Unmarshal does, faster for the
 // params and results of the protocol's calls (InitializeParams,
+// InitializeResult,
 // InterceptParams, InterceptResult, StrategyInvokeParams,
 // ProviderInvokeParams, ActionRunParams, OutputResult, CancelParams):
 // their json.RawMessage
@@ -211,6 +225,16 @@ func decodeFast(data []byte, v any) bool {
 			*p = r
 			return true
 		}
+	case *InitializeResult:
+		if p.ProtocolVersion != "" || p.Name != "" || p.Version != "" || p.Provides != nil || p.Interceptors != nil ||
+			p.Strategies != nil || p.Providers != nil || p.Actions != nil {
+			return false // json.Unmarshal merges into a set value
+		}
+		var r InitializeResult
+		if decodeInitializeResult(data, &r) {
+			*p = r
+			return true
+		}
 	case *InitializeParams:
 		if p.ProtocolVersion != "" || p.Host != (HostInfo{}) || p.Plugin != (PluginInfo{}) || p.Config != nil || p.Session != nil {
 			return false // json.Unmarshal merges into a set value
@@ -251,6 +275,74 @@ func decodeInitializeParams(data []byte, r *InitializeParams) bool {
 			{key: "name", str: &r.Plugin.Name}, {key: "version", str: &r.Plugin.Version}, {key: "data_dir", str: &r.Plugin.DataDir},
 		})) &&
 		(session == nil || decodeStringMap(session, &r.Session))
+}
+
+// decodeInitializeResult decodes a plugin's answer to initialize, which
+// json.Unmarshal would decode by reflection over seven struct types in
+// each host start.
+func decodeInitializeResult(data []byte, r *InitializeResult) bool {
+	var provides, interceptors, strategies, providers, actions json.RawMessage
+	return decodeFields(data, []field{
+		{key: "protocol_version", str: &r.ProtocolVersion},
+		{key: "name", str: &r.Name},
+		{key: "version", str: &r.Version},
+		{key: "provides", raw: &provides},
+		{key: "interceptors", raw: &interceptors},
+		{key: "strategies", raw: &strategies},
+		{key: "providers", raw: &providers},
+		{key: "actions", raw: &actions},
+	}) &&
+		decodeList(provides, &r.Provides, func(d *CapabilityDecl) []field {
+			return []field{{key: "capability", str: &d.Capability}, {key: "version", str: &d.Version}}
+		}) &&
+		decodeList(interceptors, &r.Interceptors, func(d *InterceptorDecl) []field {
+			return []field{{key: "point", str: &d.Point}, {key: "priority", num: &d.Priority}}
+		}) &&
+		decodeList(strategies, &r.Strategies, func(d *StrategyDecl) []field {
+			return []field{{key: "slot", str: &d.Slot}}
+		}) &&
+		decodeList(providers, &r.Providers, func(d *ProviderDecl) []field {
+			return []field{{key: "ref", str: &d.Ref}, {key: "description", str: &d.Description}, {key: "schema", raw: &d.Schema}}
+		}) &&
+		decodeList(actions, &r.Actions, func(d *ActionDecl) []field {
+			return []field{{key: "id", str: &d.ID}, {key: "title", str: &d.Title}, {key: "placement", str: &d.Placement}}
+		})
+}
+
+// decodeList decodes data, a JSON array of flat objects whose members
+// fields lists, into a new slice (empty, not nil, for [], as
+// json.Unmarshal makes it); nil data leaves list alone.
+func decodeList[T any](data []byte, list *[]T, fields func(*T) []field) bool {
+	if data == nil {
+		return true
+	}
+	i := skipSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return false
+	}
+	*list = []T{}
+	if i = skipSpace(data, i+1); i < len(data) && data[i] == ']' {
+		return skipSpace(data, i+1) == len(data)
+	}
+	for {
+		end, _ := scanValue(data, i)
+		var d T
+		if end < 0 || !decodeFields(data[i:end], fields(&d)) {
+			return false
+		}
+		*list = append(*list, d)
+		if i = skipSpace(data, end); i >= len(data) {
+			return false
+		}
+		switch data[i] {
+		case ',':
+			i = skipSpace(data, i+1)
+			continue
+		case ']':
+			return skipSpace(data, i+1) == len(data)
+		}
+		return false
+	}
 }
 
 // decodeStringMap decodes an object of plain strings (see plainString)

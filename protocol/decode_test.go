@@ -14,6 +14,7 @@ func decodeTargets() []any {
 	return []any{
 		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
 		new(InterceptParams), new(InterceptResult), new(CancelParams), new(InitializeParams),
+		new(InitializeResult),
 	}
 }
 
@@ -70,6 +71,11 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte) {
 	}
 }
 
+// initResultCase is an answer to initialize with every kind of declaration.
+const initResultCase = `{"protocol_version":"1.0.0","name":"p","version":"1.0.0","provides":[{"capability":"c","version":"1.0.0"}],` +
+	`"interceptors":[{"point":"a"},{"point":"b","priority":-5},{"point":"c","priority":1000}],"strategies":[{"slot":"s"}],` +
+	`"providers":[{"ref":"echo","description":"d","schema":{"type":"object"}}],"actions":[{"id":"a","title":"A","placement":"toolbar"}]}`
+
 // decodeCases are inputs where a hand-written decoder would most likely
 // part ways with encoding/json.
 var decodeCases = []string{
@@ -111,6 +117,14 @@ var decodeCases = []string{
 	`{"slot":"s","input":[1]}`, `{"id":"greet","context":{}}`, `{"point":"p","payload":{"x":1}}`,
 	`{"decision":"modify","payload":{"x":1},"reason":"r"}`, `{"output":{"k":"v"}}`, `{"output":null}`,
 	`{"id":7}`, `{"id":"7"}`,
+	// initialize results
+	initResultCase,
+	`{"name":"p","provides":[],"interceptors":[ ],"actions":[{}]}`,
+	`{"interceptors":[{"point":"a","priority":1.5}]}`, `{"interceptors":[{"point":"a","priority":1e2}]}`,
+	`{"interceptors":[{"point":"a","priority":99999999999999999999}]}`, `{"interceptors":[{"point":"a","priority":-0}]}`,
+	`{"interceptors":[{"point":"a","priority":"1"}]}`, `{"interceptors":[null]}`, `{"interceptors":[{"point":"a"},]}`,
+	`{"interceptors":{"point":"a"}}`, `{"providers":[{"ref":"r","schema":null}]}`, `{"strategies":[{"slot":"s"}] , "strategies":[]}`,
+	`{"actions":[{"id":"a"} {"id":"b"}]}`, `{"provides":[{"capability":"c","Version":"1"}]}`,
 	// initialize params, and variations the fast path must leave to
 	// encoding/json
 	`{"protocol_version":"1.0.0","host":{"name":"bench","version":"0.0.0"},"plugin":{"name":"bench-00","version":"1.0.0"}}`,
@@ -167,6 +181,10 @@ func TestFastPathIsTaken(t *testing.T) {
 		`"plugin":{"name":"p","version":"1.0.0","data_dir":"/data/p"},"config":{"k":[1]},"session":{"id":"s1"}}`)
 	if !decodeFast(initParams, new(InitializeParams)) {
 		t.Fatalf("fast path refused %s", initParams)
+	}
+	initResult := []byte(initResultCase)
+	if !decodeFast(initResult, new(InitializeResult)) {
+		t.Fatalf("fast path refused %s", initResult)
 	}
 	var p ProviderInvokeParams
 	if !decodeFast(params, &p) || p.Ref != "echo" {
