@@ -45,6 +45,7 @@ type Client struct {
 
 	faults    chan error    // capacity 1: the first reason to stop the plugin
 	exited    chan struct{} // closed when cmd.Wait returned
+	pidfd     *int          // the process's pidfd for awaitExit, or nil
 	dead      chan struct{} // closed when the client is terminal (Err != nil)
 	readDone  chan struct{} // closed when the stdout reader returned
 	errDone   chan struct{} // closed when the stderr reader returned
@@ -165,6 +166,7 @@ func (c *Client) run() {
 	}
 	go func() {
 		defer c.wg.Done()
+		awaitExit(c.pidfd)
 		_ = c.cmd.Wait() // the status is read from cmd.ProcessState
 		close(c.exited)
 	}()
