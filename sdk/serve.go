@@ -79,9 +79,16 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer stopCloser()
 
 	s.fr = protocol.NewFrameReader(r, 0)
-	s.workers.Add(1)
-	go s.serveLoop()
-	loopErr := <-s.loopDone
+	// The handshake is read and answered on this goroutine; the first
+	// request for a handler starts the first worker. So a plugin answers
+	// initialize without starting a goroutine (in a fresh process, a
+	// thread), as the floor of BENCHMARKS.md's cold start does.
+	c, loopErr := s.readUntilCall()
+	if c != nil {
+		s.workers.Add(1)
+		go s.serveLoop(c)
+		loopErr = <-s.loopDone
+	}
 	drainErr := s.drain()
 	if t := s.handoff.Load(); t != nil {
 		t.Stop()
@@ -216,16 +223,21 @@ func closeOnDone(ctx context.Context, r io.Reader) func() {
 // that lost the role waits idle for it again after its handler, unless
 // maxIdleWorkers others already wait. The worker that ends the read loop
 // (shutdown, end of input, abort or a read error) sends its result on
-// loopDone and keeps the role.
-func (s *session) serveLoop() {
+// loopDone and keeps the role. A worker given a call c starts by running
+// it, holding the role.
+func (s *session) serveLoop(c *call) {
 	defer s.workers.Done()
 	for {
-		c, err := s.readUntilCall()
 		if c == nil {
-			s.loopDone <- err
-			return
+			var err error
+			if c, err = s.readUntilCall(); c == nil {
+				s.loopDone <- err
+				return
+			}
 		}
-		if s.runHolding(c) {
+		held := s.runHolding(c)
+		c = nil
+		if held {
 			continue // still the reader
 		}
 		if !s.takeIdleSlot() {
@@ -295,7 +307,7 @@ func (s *session) passRole() {
 	case s.role <- struct{}{}:
 	default:
 		s.workers.Add(1)
-		go s.serveLoop()
+		go s.serveLoop(nil)
 	}
 }
 
