@@ -117,9 +117,7 @@ func (k *Kernel) interceptOne(ctx context.Context, m *generation.Member, point c
 	if err != nil {
 		return protocol.InterceptResult{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, k.cfg.Deadlines.Intercept)
-	defer cancel()
-	return c.Intercept(ctx, string(point), payload)
+	return c.Intercept(sidecar.WithCallTimeout(ctx, k.cfg.Deadlines.Intercept), string(point), payload)
 }
 
 // running returns the member's client if it is alive.
@@ -242,7 +240,5 @@ func (k *Kernel) invoke(ctx context.Context, m *generation.Member, d time.Durati
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, d)
-	defer cancel()
-	return c.Invoke(ctx, method, params)
+	return c.Invoke(sidecar.WithCallTimeout(ctx, d), method, params)
 }

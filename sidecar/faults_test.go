@@ -204,6 +204,7 @@ func TestRunningFaults(t *testing.T) {
 
 func TestCallNeverAnswered(t *testing.T) {
 	opts, _ := testOptions(t)
+	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
 	notes := make(chan protocol.NotifyParams, 1)
 	opts.OnNotify = func(_ string, n protocol.NotifyParams) { notes <- n }
 	c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
@@ -211,16 +212,50 @@ func TestCallNeverAnswered(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeClient(t, c)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), `plugin "no-answer": provider/invoke: `) {
-		t.Fatalf("err = %v, want the deadline, naming plugin and method", err)
-	}
-	// The raw plugin reports each $/cancel it receives; the call was
-	// request 2, after initialize.
-	if n := recv(t, notes, "$/cancel report"); n.Event != "cancelled" || string(n.Data) != "2" {
-		t.Errorf("notification = %+v, want cancelled 2", n)
+	type key struct{}
+	// Each way of bounding a call: the caller's deadline, WithCallTimeout
+	// (also under a derived context, and under a later or an earlier
+	// deadline of the caller's); each ends with the deadline and $/cancel.
+	for i, tt := range []struct {
+		name string
+		ctx  func() (context.Context, context.CancelFunc)
+	}{
+		{"context deadline", func() (context.Context, context.CancelFunc) {
+			return context.WithTimeout(context.Background(), 300*time.Millisecond)
+		}},
+		{"WithCallTimeout", func() (context.Context, context.CancelFunc) {
+			return WithCallTimeout(context.Background(), 300*time.Millisecond), func() {}
+		}},
+		{"WithCallTimeout under a value", func() (context.Context, context.CancelFunc) {
+			return context.WithValue(WithCallTimeout(context.Background(), 300*time.Millisecond), key{}, 1), func() {}
+		}},
+		{"WithCallTimeout before the caller's deadline", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+			return WithCallTimeout(ctx, 300*time.Millisecond), cancel
+		}},
+		{"caller's deadline before WithCallTimeout", func() (context.Context, context.CancelFunc) {
+			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+			return WithCallTimeout(ctx, time.Hour), cancel
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx, cancel := tt.ctx()
+			defer cancel()
+			began := time.Now()
+			_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+			if took := time.Since(began); took > within {
+				t.Fatalf("the call took %v: the 300ms bound did not end it", took)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.HasPrefix(err.Error(), `plugin "no-answer": provider/invoke: `) {
+				t.Fatalf("err = %v, want the deadline, naming plugin and method", err)
+			}
+			// The raw plugin reports each $/cancel it receives; the
+			// calls are requests 2, 3, ... after initialize.
+			want := strconv.Itoa(2 + i)
+			if n := recv(t, notes, "$/cancel report"); n.Event != "cancelled" || string(n.Data) != want {
+				t.Errorf("notification = %+v, want cancelled %s", n, want)
+			}
+		})
 	}
 	pctx, pcancel := context.WithTimeout(context.Background(), within)
 	defer pcancel()
