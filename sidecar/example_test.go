@@ -68,3 +68,28 @@ func ExampleManager_StartByName() {
 	// event: good ready
 	// "hi" <nil>
 }
+
+// WithCallTimeout bounds each call made under a context, without a timer
+// of its own per context; the caller's own deadline still applies.
+func ExampleWithCallTimeout() {
+	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome())
+	if err != nil {
+		panic(err)
+	}
+	c, err := sidecar.Start(context.Background(), inst.Packages[0], sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer c.Close(context.Background())
+
+	ctx := sidecar.WithCallTimeout(context.Background(), 2*time.Second)
+	res, err := c.Intercept(ctx, "tool.before", json.RawMessage(`{"cmd":"ls"}`))
+	if err != nil {
+		fmt.Println(err) // wraps context.DeadlineExceeded after 2 s
+		return
+	}
+	fmt.Println(res.Decision)
+	// Output:
+	// modify
+}
