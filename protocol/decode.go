@@ -170,91 +170,58 @@ func Decode(data []byte, v any) error {
 
 // decodeFast tries the fast path for v, which it writes only on success.
 func decodeFast(data []byte, v any) bool {
+	fields := func(fs ...field) bool { return decodeFields(data, fs) }
 	switch p := v.(type) {
 	case *OutputResult:
-		if p.Output != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r OutputResult
-		if decodeFields(data, []field{{key: "output", raw: &r.Output}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.Output == nil, func(r *OutputResult) bool {
+			return fields(field{key: "output", raw: &r.Output})
+		})
 	case *ProviderInvokeParams:
-		if p.Ref != "" || p.Input != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r ProviderInvokeParams
-		if decodeFields(data, []field{{key: "ref", str: &r.Ref}, {key: "input", raw: &r.Input}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.Ref == "" && p.Input == nil, func(r *ProviderInvokeParams) bool {
+			return fields(field{key: "ref", str: &r.Ref}, field{key: "input", raw: &r.Input})
+		})
 	case *StrategyInvokeParams:
-		if p.Slot != "" || p.Input != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r StrategyInvokeParams
-		if decodeFields(data, []field{{key: "slot", str: &r.Slot}, {key: "input", raw: &r.Input}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.Slot == "" && p.Input == nil, func(r *StrategyInvokeParams) bool {
+			return fields(field{key: "slot", str: &r.Slot}, field{key: "input", raw: &r.Input})
+		})
 	case *ActionRunParams:
-		if p.ID != "" || p.Context != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r ActionRunParams
-		if decodeFields(data, []field{{key: "id", str: &r.ID}, {key: "context", raw: &r.Context}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.ID == "" && p.Context == nil, func(r *ActionRunParams) bool {
+			return fields(field{key: "id", str: &r.ID}, field{key: "context", raw: &r.Context})
+		})
 	case *InterceptParams:
-		if p.Point != "" || p.Payload != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r InterceptParams
-		if decodeFields(data, []field{{key: "point", str: &r.Point}, {key: "payload", raw: &r.Payload}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.Point == "" && p.Payload == nil, func(r *InterceptParams) bool {
+			return fields(field{key: "point", str: &r.Point}, field{key: "payload", raw: &r.Payload})
+		})
 	case *InterceptResult:
-		if p.Decision != "" || p.Payload != nil || p.Reason != "" {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r InterceptResult
-		if decodeFields(data, []field{{key: "decision", str: &r.Decision}, {key: "payload", raw: &r.Payload}, {key: "reason", str: &r.Reason}}) {
-			*p = r
-			return true
-		}
-	case *InitializeResult:
-		if p.ProtocolVersion != "" || p.Name != "" || p.Version != "" || p.Provides != nil || p.Interceptors != nil ||
-			p.Strategies != nil || p.Providers != nil || p.Actions != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r InitializeResult
-		if decodeInitializeResult(data, &r) {
-			*p = r
-			return true
-		}
-	case *InitializeParams:
-		if p.ProtocolVersion != "" || p.Host != (HostInfo{}) || p.Plugin != (PluginInfo{}) || p.Config != nil || p.Session != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r InitializeParams
-		if decodeInitializeParams(data, &r) {
-			*p = r
-			return true
-		}
+		return into(p, p.Decision == "" && p.Payload == nil && p.Reason == "", func(r *InterceptResult) bool {
+			return fields(field{key: "decision", str: &r.Decision}, field{key: "payload", raw: &r.Payload}, field{key: "reason", str: &r.Reason})
+		})
 	case *CancelParams:
-		if p.ID != nil {
-			return false // json.Unmarshal merges into a set value
-		}
-		var r CancelParams
-		if decodeFields(data, []field{{key: "id", raw: &r.ID}}) {
-			*p = r
-			return true
-		}
+		return into(p, p.ID == nil, func(r *CancelParams) bool { return fields(field{key: "id", raw: &r.ID}) })
+	case *InitializeResult:
+		zero := p.ProtocolVersion == "" && p.Name == "" && p.Version == "" && p.Provides == nil &&
+			p.Interceptors == nil && p.Strategies == nil && p.Providers == nil && p.Actions == nil
+		return into(p, zero, func(r *InitializeResult) bool { return decodeInitializeResult(data, r) })
+	case *InitializeParams:
+		zero := p.ProtocolVersion == "" && p.Host == (HostInfo{}) && p.Plugin == (PluginInfo{}) && p.Config == nil && p.Session == nil
+		return into(p, zero, func(r *InitializeParams) bool { return decodeInitializeParams(data, r) })
 	}
 	return false
+}
+
+// into decodes a fresh T with decode and stores it in *p, when *p is zero
+// (json.Unmarshal merges into a value already set, which the fast path
+// does not) and decode succeeds.
+func into[T any](p *T, zero bool, decode func(*T) bool) bool {
+	if !zero {
+		return false
+	}
+	var r T
+	if !decode(&r) {
+		return false
+	}
+	*p = r
+	return true
 }
 
 // decodeInitializeParams decodes the params of initialize: in a fresh
