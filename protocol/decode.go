@@ -33,31 +33,17 @@ type field struct {
 // are all among fields, each at most once, and reports whether it could.
 // Raw values alias data. On false, the fields may have been written.
 func decodeFields(data []byte, fields []field) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
-		return false
+	i, empty, ok := openList(data, '{', '}')
+	if !ok || empty {
+		return ok
 	}
 	var seen uint32
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
-	}
 	for {
-		ks := i
-		ke, special := scanString(data, i)
-		if ke < 0 || special {
+		key, vs, ve, ok := member(data, i)
+		if !ok || data[vs] == 'n' { // null: encoding/json's rules per type
 			return false
 		}
-		i = skipSpace(data, ke)
-		if i >= len(data) || data[i] != ':' {
-			return false
-		}
-		vs := skipSpace(data, i+1)
-		ve, _ := scanValue(data, vs)
-		if ve < 0 || data[vs] == 'n' { // null: encoding/json's rules per type
-			return false
-		}
-		key, val := data[ks+1:ke-1], data[vs:ve]
+		val := data[vs:ve]
 		n := -1
 		for j := range fields {
 			if fields[j].key == string(key) {
@@ -89,19 +75,61 @@ func decodeFields(data []byte, fields []field) bool {
 		} else {
 			*f.raw = val[:len(val):len(val)]
 		}
-		i = skipSpace(data, ve)
-		if i >= len(data) {
-			return false
+		var done bool
+		if i, done, ok = nextItem(data, ve, '}'); !ok || done {
+			return ok
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-			continue
-		case '}':
-			return skipSpace(data, i+1) == len(data)
-		}
-		return false
 	}
+}
+
+// openList reads the opening byte of the object or array data must hold
+// (with nothing after its end, which nextItem checks). It returns the
+// index of the first item, or empty for {} or [].
+func openList(data []byte, opening, closing byte) (i int, empty, ok bool) {
+	i = skipSpace(data, 0)
+	if i >= len(data) || data[i] != opening {
+		return 0, false, false
+	}
+	i = skipSpace(data, i+1)
+	if i < len(data) && data[i] == closing {
+		return 0, true, skipSpace(data, i+1) == len(data)
+	}
+	return i, false, true
+}
+
+// nextItem reads what follows an item of a list ending at end: a comma,
+// then it returns the next item's index, or the closing byte, then done
+// (ok only when nothing follows the list).
+func nextItem(data []byte, end int, closing byte) (i int, done, ok bool) {
+	i = skipSpace(data, end)
+	if i >= len(data) {
+		return 0, false, false
+	}
+	switch data[i] {
+	case ',':
+		return skipSpace(data, i+1), false, true
+	case closing:
+		return 0, true, skipSpace(data, i+1) == len(data)
+	}
+	return 0, false, false
+}
+
+// member reads the object member at data[i]: a key without escapes or
+// non-ASCII bytes, a colon and a value, which spans data[vs:ve].
+func member(data []byte, i int) (key []byte, vs, ve int, ok bool) {
+	ke, special := scanString(data, i)
+	if ke < 0 || special {
+		return nil, 0, 0, false
+	}
+	j := skipSpace(data, ke)
+	if j >= len(data) || data[j] != ':' {
+		return nil, 0, 0, false
+	}
+	vs = skipSpace(data, j+1)
+	if ve, _ = scanValue(data, vs); ve < 0 {
+		return nil, 0, 0, false
+	}
+	return data[i+1 : ke-1], vs, ve, true
 }
 
 // plainString returns the string a JSON string without escapes or
@@ -283,13 +311,13 @@ func decodeList[T any](data []byte, list *[]T, fields func(*T) []field) bool {
 	if data == nil {
 		return true
 	}
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '[' {
+	i, empty, ok := openList(data, '[', ']')
+	if !ok {
 		return false
 	}
 	*list = []T{}
-	if i = skipSpace(data, i+1); i < len(data) && data[i] == ']' {
-		return skipSpace(data, i+1) == len(data)
+	if empty {
+		return true
 	}
 	for {
 		end, _ := scanValue(data, i)
@@ -298,17 +326,10 @@ func decodeList[T any](data []byte, list *[]T, fields func(*T) []field) bool {
 			return false
 		}
 		*list = append(*list, d)
-		if i = skipSpace(data, end); i >= len(data) {
-			return false
+		var done bool
+		if i, done, ok = nextItem(data, end, ']'); !ok || done {
+			return ok
 		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-			continue
-		case ']':
-			return skipSpace(data, i+1) == len(data)
-		}
-		return false
 	}
 }
 
@@ -316,41 +337,28 @@ func decodeList[T any](data []byte, list *[]T, fields func(*T) []field) bool {
 // into a new map, a later duplicate key replacing the earlier as in
 // json.Unmarshal, and reports whether it could.
 func decodeStringMap(data []byte, m *map[string]string) bool {
-	i := skipSpace(data, 0)
-	if i >= len(data) || data[i] != '{' {
+	i, empty, ok := openList(data, '{', '}')
+	if !ok {
 		return false
 	}
 	*m = map[string]string{}
-	i = skipSpace(data, i+1)
-	if i < len(data) && data[i] == '}' {
-		return skipSpace(data, i+1) == len(data)
+	if empty {
+		return true
 	}
 	for {
-		ke, special := scanString(data, i)
-		if ke < 0 || special {
+		key, vs, ve, ok := member(data, i)
+		if !ok {
 			return false
 		}
-		key := string(data[i+1 : ke-1])
-		if i = skipSpace(data, ke); i >= len(data) || data[i] != ':' {
+		v, ok := plainString(data[vs:ve])
+		if !ok {
 			return false
 		}
-		vs := skipSpace(data, i+1)
-		ve, special := scanString(data, vs)
-		if ve < 0 || special {
-			return false
+		(*m)[string(key)] = v
+		var done bool
+		if i, done, ok = nextItem(data, ve, '}'); !ok || done {
+			return ok
 		}
-		(*m)[key] = string(data[vs+1 : ve-1])
-		if i = skipSpace(data, ve); i >= len(data) {
-			return false
-		}
-		switch data[i] {
-		case ',':
-			i = skipSpace(data, i+1)
-			continue
-		case '}':
-			return skipSpace(data, i+1) == len(data)
-		}
-		return false
 	}
 }
 
