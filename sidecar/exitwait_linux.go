@@ -3,6 +3,7 @@ package sidecar
 import (
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // requestPidfd asks exec for a pidfd of the child (SysProcAttr.PidFD) and
@@ -33,12 +34,22 @@ func awaitExit(pidfd *int) {
 	if err != nil {
 		return
 	}
-	polled := false
-	_ = rc.Read(func(uintptr) bool {
-		if !polled {
-			polled = true
-			return false // not yet: wait until readable
-		}
-		return true
-	})
+	// The poller is edge-triggered and RawConn.Read forgets a readiness
+	// seen before it starts: each round asks the descriptor itself, so an
+	// exit before the wait is seen here and one after it wakes the wait.
+	_ = rc.Read(func(fd uintptr) bool { return readable(fd) })
+}
+
+// readable reports whether fd is readable now (ppoll with a zero timeout);
+// an error counts as readable, so that the caller stops waiting and
+// cmd.Wait decides.
+func readable(fd uintptr) bool {
+	pfd := struct {
+		fd      int32
+		events  int16
+		revents int16
+	}{fd: int32(fd), events: 0x1} // POLLIN
+	var zero syscall.Timespec
+	n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
+	return errno != 0 || n > 0
 }
