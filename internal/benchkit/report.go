@@ -110,17 +110,8 @@ func ColdStart(b *testing.B, n int, start func(context.Context) (stop func() err
 	var closing time.Duration
 	b.ResetTimer()
 	for range b.N {
-		stop, err := start(ctx)
-		b.StopTimer()
-		began := time.Now()
-		if stop != nil {
-			err = errors.Join(err, stop())
-		}
-		closing += time.Since(began)
-		if err != nil {
-			b.Fatal(err)
-		}
-		b.StartTimer()
+		_, closed := startStop(ctx, b, "", start)
+		closing += closed
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/plugin")
@@ -202,18 +193,8 @@ func ColdStartPaired(b *testing.B, starters []Starter) {
 	for i := range b.N {
 		for j := range starters {
 			k := (i + j) % len(starters)
-			began := time.Now()
-			stop, err := starters[k].Start(ctx)
-			took := time.Since(began)
-			b.StopTimer()
+			took, _ := startStop(ctx, b, starters[k].Name+": ", starters[k].Start)
 			times[k] = append(times[k], took)
-			if stop != nil {
-				err = errors.Join(err, stop())
-			}
-			if err != nil {
-				b.Fatalf("%s: %v", starters[k].Name, err)
-			}
-			b.StartTimer()
 		}
 	}
 	b.StopTimer()
@@ -226,4 +207,24 @@ func ColdStartPaired(b *testing.B, starters []Starter) {
 			b.ReportMetric(medians[k]/medians[0], s.Name+"/"+starters[0].Name)
 		}
 	}
+}
+
+// startStop runs start on b's timer, then the stop it returns with the
+// timer stopped, and returns how long each took. A failure of either ends
+// the benchmark, its message prefixed with what.
+func startStop(ctx context.Context, b *testing.B, what string, start func(context.Context) (func() error, error)) (took, closing time.Duration) {
+	began := time.Now()
+	stop, err := start(ctx)
+	took = time.Since(began)
+	b.StopTimer()
+	began = time.Now()
+	if stop != nil {
+		err = errors.Join(err, stop())
+	}
+	closing = time.Since(began)
+	if err != nil {
+		b.Fatalf("%s%v", what, err)
+	}
+	b.StartTimer()
+	return took, closing
 }
