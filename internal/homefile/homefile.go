@@ -1,0 +1,117 @@
+// Package homefile reads the files of an extkernel home (state.json,
+// manifests, snapshots) and the host config with a size limit, refusing
+// anything that is not a regular file.
+//
+// A home is edited by hand and by tools, so any of its files may turn into
+// a link to /dev/zero, a FIFO, a directory or a file of gigabytes. os.ReadFile
+// would block on the FIFO and read the others until memory runs out. Read
+// never blocks on the open, never reads a non-regular file and never holds
+// more than limit+1 bytes of a file in memory.
+//
+// # Errors
+//
+// Read returns the *fs.PathError of the open or stat as it is (so
+// errors.Is(err, fs.ErrNotExist) works), or an error naming the file that
+// wraps ErrNotRegular or ErrTooLarge.
+package homefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+)
+
+var (
+	// ErrNotRegular is wrapped by Read's error when the path (after
+	// following symbolic links) is a directory, device, FIFO, socket or
+	// anything else but a regular file.
+	ErrNotRegular = errors.New("not a regular file")
+	// ErrTooLarge is wrapped by Read's error when the file holds more than
+	// the limit.
+	ErrTooLarge = errors.New("file too large")
+)
+
+// Read returns the contents of the regular file at path, which must hold at
+// most limit bytes. Symbolic links are followed; their target must be a
+// regular file too. The file is opened non-blocking, so a FIFO cannot block
+// the open, and the type is checked on the opened descriptor, so a file
+// swapped between the check and the open is still refused. At most limit+1
+// bytes are read, whatever the file's reported size.
+func Read(path string, limit int64) ([]byte, error) {
+	// A first stat keeps devices from being opened at all in the common
+	// case (opening one can have side effects); the fstat below decides.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if err := check(path, fi, limit); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if err := check(path, fi, limit); err != nil {
+		return nil, err
+	}
+	var buf bytes.Buffer
+	buf.Grow(int(min(fi.Size(), limit)) + 1)
+	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	if int64(buf.Len()) > limit {
+		return nil, tooLarge(path, limit)
+	}
+	return buf.Bytes(), nil
+}
+
+// check refuses a non-regular file, and a regular one whose size is
+// already above limit.
+func check(path string, fi fs.FileInfo, limit int64) error {
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, typeName(fi.Mode()))
+	}
+	if fi.Size() > limit {
+		return tooLarge(path, limit)
+	}
+	return nil
+}
+
+func tooLarge(path string, limit int64) error {
+	return fmt.Errorf("%s: %w: larger than the limit of %s", path, ErrTooLarge, Size(limit))
+}
+
+// typeName names a non-regular file type for messages.
+func typeName(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
+	}
+	return "file type " + m.Type().String()
+}
+
+// Size formats a byte count for messages and documentation: "16 MiB",
+// "512 KiB", or "1000 bytes" when it is not a whole number of KiB.
+func Size(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
