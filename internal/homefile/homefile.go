@@ -11,7 +11,7 @@
 // # Errors
 //
 // Read returns the *fs.PathError of the open or stat as it is (so
-// errors.Is(err, fs.ErrNotExist) works), or an error naming the file that
+// errors.Is(err, fs.ErrNotExist) works), or an *Error naming the file that
 // wraps ErrNotRegular or ErrTooLarge.
 package homefile
 
@@ -31,23 +31,37 @@ var (
 	ErrNotRegular = errors.New("not a regular file")
 	// ErrTooLarge is wrapped by Read's error when the file holds more than
 	// the limit.
-	ErrTooLarge = errors.New("file too large")
+	ErrTooLarge = errors.New("larger than the limit")
 )
+
+// Error is a file Read refuses: its path, the sentinel (ErrNotRegular or
+// ErrTooLarge) and what was found.
+type Error struct {
+	// Path is the path given to Read.
+	Path string
+	// Err is ErrNotRegular or ErrTooLarge.
+	Err error
+	// Detail completes Err: the file type, or the limit.
+	Detail string
+}
+
+// Error formats the refusal as "path: reason".
+func (e *Error) Error() string { return e.Path + ": " + e.Reason() }
+
+// Reason is the refusal without the path, e.g. "not a regular file (a
+// FIFO)" or "larger than the limit of 4 MiB".
+func (e *Error) Reason() string { return e.Err.Error() + e.Detail }
+
+// Unwrap returns ErrNotRegular or ErrTooLarge.
+func (e *Error) Unwrap() error { return e.Err }
 
 // Read returns the contents of the regular file at path, which must hold at
 // most limit bytes. Symbolic links are followed; their target must be a
 // regular file too. The file is opened non-blocking, so a FIFO cannot block
-// the open, and the type is checked on the opened descriptor, so a file
-// swapped between the check and the open is still refused. At most limit+1
-// bytes are read, whatever the file's reported size.
+// the open, and the type and size are checked on the opened descriptor
+// (fstat) before anything is read. At most limit+1 bytes are read, whatever
+// the file's reported size.
 func Read(path string, limit int64) ([]byte, error) {
-	// A first stat keeps devices from being opened at all in the common
-	// case (opening one can have side effects); the fstat below decides.
-	if fi, err := os.Stat(path); err != nil {
-		return nil, err
-	} else if err := check(path, fi, limit); err != nil {
-		return nil, err
-	}
 	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
 	if err != nil {
 		return nil, err
@@ -75,7 +89,7 @@ func Read(path string, limit int64) ([]byte, error) {
 // already above limit.
 func check(path string, fi fs.FileInfo, limit int64) error {
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w (%s)", path, ErrNotRegular, typeName(fi.Mode()))
+		return &Error{Path: path, Err: ErrNotRegular, Detail: " (" + typeName(fi.Mode()) + ")"}
 	}
 	if fi.Size() > limit {
 		return tooLarge(path, limit)
@@ -84,7 +98,7 @@ func check(path string, fi fs.FileInfo, limit int64) error {
 }
 
 func tooLarge(path string, limit int64) error {
-	return fmt.Errorf("%s: %w: larger than the limit of %s", path, ErrTooLarge, Size(limit))
+	return &Error{Path: path, Err: ErrTooLarge, Detail: " of " + Size(limit)}
 }
 
 // typeName names a non-regular file type for messages.
