@@ -142,7 +142,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	var refused *homefile.Error
 	switch {
 	case errors.As(err, &refused):
-		return nil, warn(mpath, manifestRefusal(refused), err)
+		return nil, warn(mpath, "manifest is "+refused.Reason(), err)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, warn(mpath, "missing manifest (every package directory needs a "+ManifestFile+")", err)
 	case err != nil:

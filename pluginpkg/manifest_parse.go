@@ -63,24 +63,15 @@ func readManifest(path string) ([]byte, error) {
 	return homefile.Read(path, MaxManifestSize)
 }
 
-// manifestReadError turns a file homefile refused into the one-problem
-// *ValidationError Parse gives for an oversized manifest; other errors are
-// returned as they are.
+// manifestReadError turns a file homefile refused (too large, or not a
+// regular file) into a one-problem *ValidationError naming path; other
+// errors are returned as they are.
 func manifestReadError(path string, err error) error {
 	var refused *homefile.Error
 	if !errors.As(err, &refused) {
 		return err
 	}
-	return &ValidationError{Path: path, Problems: []FieldError{{Message: manifestRefusal(refused)}}}
-}
-
-// manifestRefusal words a refused manifest file like Parse words an
-// oversized manifest.
-func manifestRefusal(refused *homefile.Error) string {
-	if errors.Is(refused, homefile.ErrTooLarge) {
-		return fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize)
-	}
-	return "manifest is " + refused.Reason()
+	return &ValidationError{Path: path, Problems: []FieldError{{Message: "manifest is " + refused.Reason()}}}
 }
 
 // newerFormatOf returns the "needs a newer extkernel" message when the root
