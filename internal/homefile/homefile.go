@@ -62,17 +62,13 @@ func (e *Error) Unwrap() error { return e.Err }
 // (fstat) before anything is read. At most limit+1 bytes are read, whatever
 // the file's reported size.
 func Read(path string, limit int64) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	f, fi, err := Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if err := check(path, fi, limit); err != nil {
-		return nil, err
+	if fi.Size() > limit {
+		return nil, tooLarge(path, limit)
 	}
 	var buf bytes.Buffer
 	buf.Grow(int(min(fi.Size(), limit)) + 1)
@@ -85,16 +81,26 @@ func Read(path string, limit int64) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// check refuses a non-regular file, and a regular one whose size is
-// already above limit.
-func check(path string, fi fs.FileInfo, limit int64) error {
-	if !fi.Mode().IsRegular() {
-		return &Error{Path: path, Err: ErrNotRegular, Detail: " (" + typeName(fi.Mode()) + ")"}
+// Open opens the regular file at path for reading, following symbolic
+// links, and returns it with its fstat. It opens non-blocking, so a FIFO
+// cannot block the open, and refuses anything but a regular file with an
+// *Error wrapping ErrNotRegular; nothing is read. For files read whole, use
+// Read; Open is for files streamed with a bound of their own (an
+// executable being hashed). The caller closes the file.
+func Open(path string) (*os.File, fs.FileInfo, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|openNonblock, 0)
+	if err != nil {
+		return nil, nil, err
 	}
-	if fi.Size() > limit {
-		return tooLarge(path, limit)
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &Error{Path: path, Err: ErrNotRegular, Detail: " (" + typeName(fi.Mode()) + ")"}
 	}
-	return nil
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
 }
 
 func tooLarge(path string, limit int64) error {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/homefile/homefiletest"
 )
 
@@ -39,6 +40,24 @@ func TestHostileStateFile(t *testing.T) {
 			}
 			if after, err := os.Lstat(path); err != nil || after.Mode() != before.Mode() || after.Size() != before.Size() {
 				t.Errorf("state.json was replaced: %v, %v", after, err)
+			}
+		})
+	}
+}
+
+// TestExecutableSHA256RefusesNonRegular points an executable at each file
+// that is not a regular file: hashing it fails at once, naming the path,
+// instead of blocking on a FIFO or hashing /dev/zero forever.
+func TestExecutableSHA256RefusesNonRegular(t *testing.T) {
+	for _, fault := range homefiletest.Faults(MaxStateSize) {
+		if !errors.Is(fault.Is, homefile.ErrNotRegular) {
+			continue // executables have no size limit
+		}
+		t.Run(fault.Name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "plugin")
+			fault.Make(t, path)
+			if sum, err := ExecutableSHA256(path); !errors.Is(err, homefile.ErrNotRegular) || !strings.Contains(err.Error(), path) {
+				t.Errorf("ExecutableSHA256 = %q, %v; want an error naming %s wrapping ErrNotRegular", sum, err, path)
 			}
 		})
 	}
