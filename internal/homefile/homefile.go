@@ -10,9 +10,9 @@
 //
 // # Errors
 //
-// Read returns the *fs.PathError of the open or stat as it is (so
+// Read and Open return the *fs.PathError of the open or stat as it is (so
 // errors.Is(err, fs.ErrNotExist) works), or an *Error naming the file that
-// wraps ErrNotRegular or ErrTooLarge.
+// wraps ErrNotRegular or (Read only) ErrTooLarge.
 package homefile
 
 import (
