@@ -9,12 +9,17 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // SnapshotFormat is the snapshot format version this build writes and
 // reads. Readers ignore fields they do not know, so later minor additions
 // stay readable; a different format number is refused.
 const SnapshotFormat = 1
+
+// MaxSnapshotSize is the largest snapshot file ReadSnapshot reads, in bytes
+// (docs/snapshot.md).
+const MaxSnapshotSize = 16 << 20
 
 // StatusCrashed is a snapshot-only status: the member was running but its
 // sidecar has exited since.
@@ -147,9 +152,12 @@ func ParseSnapshot(path string, data []byte) (*Snapshot, error) {
 	return &s, nil
 }
 
-// ReadSnapshot reads and parses a snapshot file.
+// ReadSnapshot reads and parses a snapshot file. A file larger than
+// MaxSnapshotSize, or one that is not a regular file (a directory, device
+// or FIFO), is refused without being read, with an error naming path; a
+// missing file gives an error matching fs.ErrNotExist.
 func ReadSnapshot(path string) (*Snapshot, error) {
-	data, err := os.ReadFile(path)
+	data, err := homefile.Read(path, MaxSnapshotSize)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}

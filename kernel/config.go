@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,11 +15,16 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ConfigFormat is the config file format version this build reads.
 const ConfigFormat = 1
+
+// MaxConfigSize is the largest config file LoadConfig reads, in bytes
+// (docs/config.md).
+const MaxConfigSize = 1 << 20
 
 // Defaults applied by Config.withDefaults and documented in docs/config.md.
 const (
@@ -87,7 +91,10 @@ type Supervision struct {
 // Config is everything a host tells the kernel. The zero value of each
 // optional field means the documented default.
 type Config struct {
-	// Home is the directory holding packages/ and state.json.
+	// Home is the directory holding packages/ and state.json. New makes a
+	// relative Home absolute against the working directory at that time,
+	// so the home, data and state paths the kernel uses and sends to
+	// plugins are absolute.
 	Home string
 	Host HostInfo
 	// Capabilities are provided by the host itself.
@@ -130,6 +137,12 @@ type Config struct {
 	PluginConfig map[string]json.RawMessage
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
+	// FirstGeneration is the number Start gives the first generation; each
+	// published generation after it takes the next number. Zero means 1. A
+	// host that records generations across runs (kernelctl run writes
+	// <home>/state/snapshots/<n>.json) sets it past the last number it
+	// recorded, so that no number is used twice.
+	FirstGeneration uint64
 }
 
 // ConfigError lists every problem found in a config file, each with its key
@@ -181,10 +194,12 @@ type fileCapability struct {
 }
 
 // LoadConfig reads a JSON config file. Relative paths in it (home) are
-// resolved against the file's directory. Every problem is reported in one
-// *ConfigError; unknown keys are errors naming the key.
+// resolved against the file's directory, and the home is returned absolute.
+// Every problem is reported in one *ConfigError; unknown keys are errors
+// naming the key. A file larger than MaxConfigSize, or one that is not a
+// regular file, is refused without being read.
 func LoadConfig(path string) (Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := homefile.Read(path, MaxConfigSize)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -192,7 +207,7 @@ func LoadConfig(path string) (Config, error) {
 }
 
 // ParseConfig parses config file contents; path is used for messages and to
-// resolve a relative home.
+// resolve a relative home, which is returned absolute.
 func ParseConfig(path string, data []byte) (Config, error) {
 	var problems []string
 	problems = append(problems, unknownKeys(data)...)
@@ -204,7 +219,11 @@ func ParseConfig(path string, data []byte) (Config, error) {
 	if dec.More() {
 		problems = append(problems, "unexpected data after the top-level object")
 	}
-	cfg, more := fc.convert(filepath.Dir(path))
+	dir, err := filepath.Abs(filepath.Dir(path))
+	if err != nil {
+		return Config{}, fmt.Errorf("config %s: %w", path, err)
+	}
+	cfg, more := fc.convert(dir)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
 		return Config{}, &ConfigError{Path: path, Problems: problems}
@@ -437,6 +456,9 @@ func (c Config) withDefaults() Config {
 	c.Supervision = c.Supervision.withDefaults()
 	if c.Logger == nil {
 		c.Logger = hclog.Default()
+	}
+	if c.FirstGeneration == 0 {
+		c.FirstGeneration = 1
 	}
 	return c
 }

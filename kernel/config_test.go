@@ -14,8 +14,12 @@ func TestLoadConfigDemo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := filepath.Join("..", "testdata", "demo", "home"); cfg.Home != want {
-		t.Errorf("Home = %q, want %q", cfg.Home, want)
+	want, err := filepath.Abs(filepath.Join("..", "testdata", "demo", "home"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Home != want {
+		t.Errorf("Home = %q, want %q (absolute)", cfg.Home, want)
 	}
 	if len(cfg.Capabilities) != 2 || cfg.Capabilities[0].Key != "host.log" || cfg.Capabilities[0].Version.String() != "1.0.0" {
 		t.Errorf("Capabilities = %v", cfg.Capabilities)

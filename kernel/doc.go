@@ -5,8 +5,10 @@
 //
 // # Lifecycle
 //
-//  1. New validates the Config and returns an idle Kernel.
-//  2. Start loads the home, builds generation 1 (package generation) and
+//  1. New validates the Config, makes its Home absolute and returns an
+//     idle Kernel.
+//  2. Start loads the home, builds the first generation (numbered
+//     Config.FirstGeneration, default 1; package generation) and
 //     publishes it. On failure nothing is published and nothing keeps
 //     running.
 //  3. Intercept, Strategy, CallProvider and RunAction dispatch to the

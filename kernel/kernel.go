@@ -56,8 +56,14 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.PoolSize < 0 {
 		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
 	}
+	home, err := filepath.Abs(cfg.Home)
+	if err != nil {
+		return nil, fmt.Errorf("kernel: config: home %s: %w", cfg.Home, err)
+	}
+	cfg.Home = home
 	cfg = cfg.withDefaults()
-	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor(), redact: redactor(cfg.PluginEnv)}, nil
+	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor(), redact: redactor(cfg.PluginEnv),
+		number: cfg.FirstGeneration - 1}, nil
 }
 
 // Current returns the published generation, or nil before Start and after
@@ -70,7 +76,8 @@ func (k *Kernel) Current() *generation.Generation {
 	return nil
 }
 
-// Start builds generation 1 from the home and publishes it. On failure it
+// Start builds the first generation (Config.FirstGeneration, default 1)
+// from the home and publishes it. On failure it
 // returns the build's *generation.BuildError and leaves nothing running.
 func (k *Kernel) Start(ctx context.Context) error {
 	k.buildMu.Lock()

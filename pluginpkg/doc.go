@@ -70,8 +70,9 @@
 //     package that is not installed; the message names the package and home.
 //   - ErrAlreadyInstalled (errors.Is): Install found a package of that name.
 //   - *StateError, matching ErrCorruptState (errors.Is): state.json cannot be
-//     decoded or breaks its schema; it carries the path and, for decoding
-//     errors, the line and column. A corrupt state file is never replaced:
+//     decoded, breaks its schema, is larger than MaxStateSize or is not a
+//     regular file (a directory, device or FIFO, which is never read); it
+//     carries the path and, for decoding errors, the line and column. A corrupt state file is never replaced:
 //     writers return the same error.
 //   - ErrNoRuntime (errors.Is): Package.CommandPath on a declarative package.
 //   - ErrCommandOutside (errors.Is): Package.CommandPath found that a

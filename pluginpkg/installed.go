@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // PackagesDir is the directory under a home that holds one directory per
@@ -137,7 +139,10 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	}
 	readAt := time.Now()
 	data, err := readManifest(file)
+	var refused *homefile.Error
 	switch {
+	case errors.As(err, &refused):
+		return nil, warn(mpath, "manifest is "+refused.Reason(), err)
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, warn(mpath, "missing manifest (every package directory needs a "+ManifestFile+")", err)
 	case err != nil:

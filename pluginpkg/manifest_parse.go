@@ -1,12 +1,12 @@
 package pluginpkg
 
 import (
+	"errors"
 	"fmt"
-	"io"
-	"os"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // Parse decodes and validates a plugin.json manifest. path names the manifest
@@ -47,24 +47,31 @@ func Parse(path string, data []byte) (*Manifest, error) {
 
 // ParseFile reads and parses the manifest at path. Read errors are returned
 // as they are (wrapping fs errors, so errors.Is(err, fs.ErrNotExist) works);
-// an invalid manifest gives a *ValidationError naming path.
+// an invalid manifest gives a *ValidationError naming path, and so does a
+// file larger than MaxManifestSize or one that is not a regular file.
 func ParseFile(path string) (*Manifest, error) {
 	data, err := readManifest(path)
 	if err != nil {
-		return nil, err
+		return nil, manifestReadError(path, err)
 	}
 	return Parse(path, data)
 }
 
-// readManifest reads a manifest file, reading at most one byte more than
-// MaxManifestSize so that Parse can reject an oversized file.
+// readManifest reads a manifest file of at most MaxManifestSize bytes; see
+// homefile.Read.
 func readManifest(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
+	return homefile.Read(path, MaxManifestSize)
+}
+
+// manifestReadError turns a file homefile refused (too large, or not a
+// regular file) into a one-problem *ValidationError naming path; other
+// errors are returned as they are.
+func manifestReadError(path string, err error) error {
+	var refused *homefile.Error
+	if !errors.As(err, &refused) {
+		return err
 	}
-	defer f.Close()
-	return io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
+	return &ValidationError{Path: path, Problems: []FieldError{{Message: "manifest is " + refused.Reason()}}}
 }
 
 // newerFormatOf returns the "needs a newer extkernel" message when the root

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // ErrNoRuntime is returned by Package.CommandPath for a declarative package
@@ -150,9 +151,11 @@ func (p *Package) Capability() capability.Package {
 }
 
 // ExecutableSHA256 returns the lower-case hex sha256 of the file at path, the
-// form Pin expects. Use it on the result of Package.CommandPath.
+// form Pin expects. Use it on the result of Package.CommandPath. A path that
+// is not a regular file (after following symbolic links: a device such as
+// /dev/zero, a FIFO, a directory) is refused without being read.
 func ExecutableSHA256(path string) (string, error) {
-	f, err := os.Open(path)
+	f, _, err := homefile.Open(path)
 	if err != nil {
 		return "", err
 	}

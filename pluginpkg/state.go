@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // StateFile is the name of the installed-state file in a home.
@@ -17,6 +19,10 @@ const StateFile = "state.json"
 
 // StateFormatVersion is the state file format this build reads and writes.
 const StateFormatVersion = 1
+
+// MaxStateSize is the largest state file read, in bytes (docs/manifest.md). A
+// larger file, or one that is not a regular file, is a *StateError.
+const MaxStateSize = 4 << 20
 
 // stateEntry is one package's state. A missing entry means enabled, unpinned.
 type stateEntry struct {
@@ -39,13 +45,17 @@ func (s *state) entry(name string) stateEntry {
 }
 
 // readState reads <home>/state.json. A missing file is an empty state (every
-// package enabled). A file that cannot be decoded, or that breaks the schema,
-// gives a *StateError.
+// package enabled). A file that cannot be decoded, breaks the schema, is
+// larger than MaxStateSize or is not a regular file gives a *StateError.
 func readState(home string) (*state, error) {
 	path := filepath.Join(home, StateFile)
-	data, err := os.ReadFile(path)
+	data, err := homefile.Read(path, MaxStateSize)
 	if errors.Is(err, fs.ErrNotExist) {
 		return &state{Format: StateFormatVersion, Packages: map[string]stateEntry{}}, nil
+	}
+	var refused *homefile.Error
+	if errors.As(err, &refused) {
+		return nil, &StateError{Path: path, Reason: refused.Reason(), Err: err}
 	}
 	if err != nil {
 		return nil, err

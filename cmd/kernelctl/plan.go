@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -25,6 +28,35 @@ const (
 // currentSnapshotPath is the snapshot of the last published generation.
 func currentSnapshotPath(home string) string {
 	return filepath.Join(home, stateDir, currentSnapshot)
+}
+
+// lastRecorded returns the highest generation number recorded in
+// <home>/state/snapshots (0 when there is none), so that a new run
+// continues the numbering instead of overwriting <n>.json. Only the names
+// <n>.json count; other entries are ignored.
+func lastRecorded(home string) (uint64, error) {
+	dir := filepath.Join(home, stateDir, snapshotsDir)
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("recorded generations: %w", err)
+	}
+	var last uint64
+	for _, e := range entries {
+		digits, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseUint(digits, 10, 64); err == nil && n > last {
+			last = n
+		}
+	}
+	if last == math.MaxUint64 {
+		return 0, fmt.Errorf("recorded generations: %s holds generation %d: no number is left", dir, last)
+	}
+	return last, nil
 }
 
 // writeSnapshots records g as <home>/state/snapshots/<n>.json and

@@ -149,12 +149,18 @@ func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 }
 
 // newKernel builds the kernel from the flags and the config; plugin and
-// kernel logs of level warn and above go to stderr.
+// kernel logs of level warn and above go to stderr. Its generations are
+// numbered on from the last one recorded in the home.
 func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
 	cfg, err := g.configWithHome()
 	if err != nil {
 		return nil, cfg, err
 	}
+	last, err := lastRecorded(cfg.Home)
+	if err != nil {
+		return nil, cfg, err
+	}
+	cfg.FirstGeneration = last + 1
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: hclog.Warn})
 	k, err := kernel.New(cfg)
 	return k, cfg, err

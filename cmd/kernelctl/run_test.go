@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/generation"
 )
 
 // waitLimit bounds every wait of these tests: a hang fails instead of
@@ -39,7 +42,8 @@ func normalizeRun(out string) string {
 	return strings.Join(lines, "\n") + "\n\n" + tail
 }
 
-// TestGoldenRun runs `kernelctl run --once` on the demo home.
+// TestGoldenRun runs `kernelctl run --once` on a fresh copy of the demo
+// home (a run records its generation there, and the next run numbers on).
 func TestGoldenRun(t *testing.T) {
 	buildDemo(t)
 	tests := []struct {
@@ -47,20 +51,77 @@ func TestGoldenRun(t *testing.T) {
 		args      []string
 		normalize func(string) string
 	}{
-		{"run-once", []string{"run", "--config", demoConfig, "--once"}, normalizeRun},
-		{"run-once-json", []string{"run", "--config", demoConfig, "--once", "--json"},
+		{"run-once", []string{"run", "--once"}, normalizeRun},
+		{"run-once-json", []string{"run", "--once", "--json"},
 			func(s string) string { return elapsedRE.ReplaceAllString(s, `"elapsed": "<dur>"`) }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			dir, cfg := demoCopy(t)
 			var stdout, stderr bytes.Buffer
-			if code := run(tt.args, &stdout, &stderr); code != exitOK {
+			if code := run(append(tt.args, "--config", cfg), &stdout, &stderr); code != exitOK {
 				t.Fatalf("exit code = %d, want 0; stderr:\n%s", code, stderr.String())
 			}
-			checkGolden(t, tt.name, []byte(tt.normalize(stdout.String())))
+			out := strings.ReplaceAll(stdout.String(), dir+string(filepath.Separator), "<dir>/")
+			checkGolden(t, tt.name, []byte(tt.normalize(out)))
 			noChildren(t)
 		})
 	}
+}
+
+// demoCopy copies the demo config and home, without its recorded state,
+// into a temporary directory: it returns the directory and the config.
+func demoCopy(t *testing.T) (dir, cfg string) {
+	t.Helper()
+	dir = t.TempDir()
+	copyDir(t, demoHome, filepath.Join(dir, "home"))
+	if err := os.RemoveAll(filepath.Join(dir, "home", "state")); err != nil {
+		t.Fatal(err)
+	}
+	cfg = filepath.Join(dir, "kernel.json")
+	copyFile(t, demoConfig, cfg)
+	return dir, cfg
+}
+
+// TestRunNumbersOn runs `run --once` twice on one home: the second run's
+// generation is 2, and generation 1's snapshot is kept as it was.
+func TestRunNumbersOn(t *testing.T) {
+	buildDemo(t)
+	dir, cfg := demoCopy(t)
+	snapshots := filepath.Join(dir, "home", "state", "snapshots")
+	var first []byte
+	for _, want := range []uint64{1, 2} {
+		var stdout, stderr bytes.Buffer
+		if code := run([]string{"run", "--config", cfg, "--once"}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("run %d: exit code = %d, want 0; stderr:\n%s", want, code, stderr.String())
+		}
+		wantLines(t, "stdout", stdout.String(), fmt.Sprintf("generation %d: 5 members", want))
+		s, err := generation.ReadSnapshot(filepath.Join(snapshots, fmt.Sprintf("%d.json", want)))
+		if err != nil || s.Generation != want {
+			t.Fatalf("run %d: snapshot %v, %v; want generation %d", want, s, err, want)
+		}
+		one, err := os.ReadFile(filepath.Join(snapshots, "1.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if first == nil {
+			first = one
+		} else if !bytes.Equal(one, first) {
+			t.Errorf("run %d rewrote 1.json", want)
+		}
+	}
+	entries, err := os.ReadDir(snapshots)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name())
+	}
+	if want := []string{"1.json", "2.json"}; !slices.Equal(names, want) {
+		t.Errorf("snapshots = %v, want %v", names, want)
+	}
+	noChildren(t)
 }
 
 func TestRunJSONNeedsOnce(t *testing.T) {

@@ -11,6 +11,9 @@
 //	                  {"owner": name, "input": input}
 //	SCRIPT_PROVIDERS  "ref,..." each echoing its input
 //	SCRIPT_ACTIONS    "id,..." each answering {"ran": id}
+//	SCRIPT_DATA       "ref": a provider that writes its input to the file
+//	                  "written" in the data directory initialize sent, and
+//	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
 //	SCRIPT_PROVIDES   "capability@version,..."
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
@@ -26,6 +29,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -77,12 +81,30 @@ func main() {
 	for _, ref := range list("SCRIPT_PROVIDERS") {
 		p.Provider(ref, "echoes its input", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
 	}
+	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
+		addDataWriter(p, ref)
+	}
 	for _, id := range list("SCRIPT_ACTIONS") {
 		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
 			return map[string]string{"ran": id}, nil
 		})
 	}
 	p.Serve()
+}
+
+// addDataWriter registers the SCRIPT_DATA provider ref.
+func addDataWriter(p *sdk.Plugin, ref string) {
+	var dataDir string
+	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
+		dataDir = params.Plugin.DataDir
+		return nil
+	})
+	p.Provider(ref, "writes its input into the data directory", func(_ context.Context, in json.RawMessage) (any, error) {
+		if err := os.WriteFile(filepath.Join(dataDir, "written"), in, 0o600); err != nil {
+			return nil, err
+		}
+		return map[string]string{"data_dir": dataDir, "env": os.Getenv("EXTKERNEL_DATA_DIR")}, nil
+	})
 }
 
 func addInterceptor(p *sdk.Plugin, name, spec string) {
