@@ -138,7 +138,7 @@ func TestSecretInNoOutput(t *testing.T) {
 		`Title [REDACTED]`, `uses [REDACTED]`, // run --json: action title, provider description
 		`calls itself \"name-[REDACTED]\"`, `1.0.0-[REDACTED]`, `ref \"ref-[REDACTED]\" holds secret text`, // warnings, snapshot
 		`notification \"x/[REDACTED]\" sent before`,
-		`invalid decision \"allow [REDACTED]\"`, // the kernel's warning
+		`invalid decision \"allow [REDACTED]\"`,                          // the kernel's warning
 		`rejected [REDACTED]`, `{"[REDACTED]":[1],"token":"[REDACTED]"}`, // error answer and data
 		`"[REDACTED]":"as a key"`, `"@message":"using [REDACTED]"`, // log notification
 		`x[REDACTED]y`, // the stderr line over 16 KiB, cut after redaction
