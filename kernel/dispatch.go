@@ -96,10 +96,11 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 				return nil, perr
 			}
 			step.Decision, step.Err = DecisionSkipped, perr
-			k.log.Warn("optional interceptor skipped", "plugin", step.Plugin, "point", point, "error", err)
+			k.skips.skipped(k.log, m, point, err)
 			res.Steps = append(res.Steps, step)
 			continue
 		}
+		k.skips.served(k.log, step.Plugin)
 		res.Steps = append(res.Steps, step)
 		switch out.Decision {
 		case protocol.DecisionModify:

@@ -46,6 +46,7 @@ type Kernel struct {
 	retiring   sync.WaitGroup
 	super      *supervisor
 	redact     func(string) string // nil when no secret is configured
+	skips      skipLog             // optional interceptors' skips, logged once per state
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.

@@ -56,6 +56,8 @@ type FrameReader struct {
 	max  int
 	line int
 	buf  []byte
+
+	redact func(string) string // see SetRedact; nil means none
 }
 
 // NewFrameReader returns a reader of frames from r. max <= 0 means
@@ -65,6 +67,22 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 		max = DefaultMaxFrame
 	}
 	return &FrameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+}
+
+// SetRedact makes the reader pass the whole offending line (as much of it
+// as was read, at most the frame limit) through redact before a
+// FrameError quotes its start: a secret is then never quoted in part, cut
+// at the quote's limit. A host that scrubs secrets from what it logs sets
+// it; nil means no redaction.
+func (fr *FrameReader) SetRedact(redact func(string) string) { fr.redact = redact }
+
+// quote quotes the start of the offending line a+b, redacted whole first
+// when the reader has a redactor.
+func (fr *FrameReader) quote(a, b []byte) string {
+	if fr.redact == nil {
+		return quoteStart(a, b)
+	}
+	return quote([]byte(fr.redact(string(a) + string(b))))
 }
 
 // ReadFrame returns the next non-empty line without its newline. The slice
@@ -78,7 +96,7 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 			chunk, err := fr.r.ReadSlice('\n')
 			if len(fr.buf)+len(chunk) > fr.max+1 {
 				fr.line++
-				return nil, &FrameError{Line: fr.line, Quote: quoteStart(fr.buf, chunk),
+				return nil, &FrameError{Line: fr.line, Quote: fr.quote(fr.buf, chunk),
 					Err: fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, fr.max)}
 			}
 			fr.grow(len(chunk))
@@ -132,7 +150,7 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 	}
 	m := new(Message)
 	if err := DecodeMessage(line, m); err != nil {
-		return nil, &FrameError{Line: fr.line, Quote: quote(line), Err: err}
+		return nil, &FrameError{Line: fr.line, Quote: fr.quote(line, nil), Err: err}
 	}
 	return m, nil
 }

@@ -53,7 +53,7 @@ func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMe
 	case protocol.DecisionContinue, protocol.DecisionModify, protocol.DecisionDeny:
 		return res, nil
 	}
-	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), protocol.MethodIntercept, point, res.Decision)
+	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), protocol.MethodIntercept, point, c.redact(res.Decision))
 }
 
 // Invoke calls a method whose result is a protocol.OutputResult
@@ -279,10 +279,10 @@ func (c *Client) cancelRemote(id int64) {
 }
 
 // decodeResponse decodes a result into result, or returns the error
-// answer with its message redacted.
+// answer with its message and data redacted.
 func decodeResponse(m *protocol.Message, result any, redact func(string) string) error {
 	if m.Error != nil {
-		return redactError(m.Error, redact)
+		return redactor(redact).errorAnswer(m.Error)
 	}
 	if result == nil {
 		return nil
@@ -298,7 +298,9 @@ func decodeResponse(m *protocol.Message, result any, redact func(string) string)
 func (c *Client) readLoop() {
 	defer c.wg.Done()
 	defer close(c.readDone)
+	defer c.limit.flush()
 	fr := protocol.NewFrameReader(c.stdout, c.opts.MaxFrame)
+	fr.SetRedact(c.opts.Redact)
 	for {
 		m, err := fr.ReadMessage()
 		if err != nil {
@@ -324,7 +326,7 @@ func (c *Client) readError(err error) error {
 	var fe *protocol.FrameError
 	switch {
 	case errors.As(err, &fe):
-		return fmt.Errorf("%w: stdout %w", ErrProtocol, redactFrameError(fe, c.opts.Redact))
+		return fmt.Errorf("%w: stdout %w", ErrProtocol, c.redact.frameError(fe))
 	case errors.Is(err, io.EOF), errors.Is(err, os.ErrClosed):
 		return ErrStdoutClosed
 	}
@@ -343,20 +345,20 @@ func (c *Client) dispatch(m *protocol.Message) error {
 		if m.IsRequest() {
 			what = "request"
 		}
-		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, m.Method)
+		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, c.redact(m.Method))
 	case m.IsRequest():
 		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host method %q is not available", m.Method)})
 	case m.Method == protocol.MethodLog:
 		var p protocol.LogParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			c.log.Warn("malformed log notification", "error", err)
+			c.log.Warn("malformed log notification", "error", c.redact.err(err))
 			return nil
 		}
-		logFields(c.log, p.Level, c.opts.Redact(p.Message), redactFields(p.Fields, c.opts.Redact))
+		c.logNotification(p)
 	case m.Method == protocol.MethodNotify:
 		var p protocol.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			c.log.Warn("malformed notify notification", "error", err)
+			c.log.Warn("malformed notify notification", "error", c.redact.err(err))
 			return nil
 		}
 		if c.opts.OnNotify != nil {

@@ -26,6 +26,9 @@ type Client struct {
 	tail *tail
 	out  *outQueue
 
+	redact redactor    // Options.Redact: every plugin string passes it
+	limit  *logLimiter // rate limit of the plugin's log lines
+
 	// Set by spawn before any goroutine starts, then read-only.
 	cmd                   *exec.Cmd
 	pid                   int
@@ -150,6 +153,8 @@ func newClient(pkg *pluginpkg.Package, opts Options) *Client {
 		closeDone: make(chan struct{}),
 		epoch:     time.Now(),
 	}
+	c.redact = redactor(opts.Redact)
+	c.limit = newLogLimiter(c.log, opts)
 	c.life, c.kill = context.WithCancel(context.Background())
 	c.mu.pending = make(map[int64]chan *protocol.Message)
 	return c
@@ -175,7 +180,7 @@ func (c *Client) run() {
 	go func() {
 		defer c.wg.Done()
 		defer close(c.errDone)
-		forwardStderr(c.stderr, c.log, c.tail, c.opts.Redact)
+		forwardStderr(c.stderr, stderrSink{log: c.log, tail: c.tail, redact: c.redact, limit: c.limit})
 	}()
 	go c.writeLoop()
 }
@@ -209,7 +214,8 @@ func (c *Client) Name() string { return c.pkg.Name }
 func (c *Client) Package() *pluginpkg.Package { return c.pkg }
 
 // Declarations returns the plugin's answer to initialize, checked against
-// its manifest. The caller must not modify it.
+// its manifest, with every string passed through Options.Redact. The
+// caller must not modify it.
 func (c *Client) Declarations() *protocol.InitializeResult { return c.decl }
 
 // PID returns the plugin's process id, which is also its process group id.

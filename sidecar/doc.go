@@ -104,8 +104,14 @@
 // not launched before the budget ran out fails with an error wrapping
 // ErrBudgetExhausted.
 //
-// Plugin output that reaches the host's log or an error (stderr lines and
-// the tail errors quote, log notifications, error answers, the quote of a
-// malformed stdout line) passes through Options.Redact first. The client
-// never logs Config.
+// Every string a plugin supplies passes through Options.Redact before the
+// client logs it, quotes it in an error or keeps it as a diagnostic:
+// stderr lines (redacted whole, then cut for the log) and the tail errors
+// quote, log notifications (keys too), error answers (message and data),
+// the quote of a malformed stdout line, invalid decisions, and the answer
+// to initialize (Declarations). Results, notify data and payloads are the
+// host's and are passed on as they are. The client never logs Config.
+// Forwarded log lines are rate-limited per plugin (Options.LogBurst,
+// LogRate): a flooding plugin costs the host a bounded log volume and a
+// periodic "N log lines suppressed" warning.
 package sidecar

@@ -308,6 +308,7 @@ func TestGrandchildIsKilled(t *testing.T) {
 
 func TestStderrFlood(t *testing.T) {
 	opts, logs := testOptions(t)
+	opts.LogRate = -1 // every line is forwarded (TestLogRateLimit limits them)
 	c, err := Start(context.Background(), installFixture(t, "flood-stderr"), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -33,8 +33,9 @@ func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 	return min(d, protocol.MaxHandshakeTimeout), source
 }
 
-// handshake sends initialize and checks the answer. It returns the phase
-// the failure belongs to.
+// handshake sends initialize and checks the answer, redacted: the answer
+// returned, kept as Declarations, holds no secret text. It returns the
+// phase the failure belongs to.
 func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.InitializeResult, string, error) {
 	d, source := c.handshakeTimeout()
 	hctx, cancel := context.WithTimeoutCause(ctx, d, &handshakeTimeoutError{d, source})
@@ -63,10 +64,15 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		}
 		return nil, PhaseHandshake, err
 	}
+	// Everything below quotes the answer or keeps it: redacted first.
+	var secretIDs []string
+	if c.opts.redacting {
+		res, secretIDs = c.redact.declarations(res)
+	}
 	if err := checkProtocolVersion(c.pkg.Name, res.ProtocolVersion); err != nil {
 		return nil, PhaseVersion, err
 	}
-	if problems := checkDeclarations(c.pkg, res); len(problems) > 0 {
+	if problems := append(checkDeclarations(c.pkg, res), secretIDs...); len(problems) > 0 {
 		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.pkg.Name, Manifest: c.pkg.ManifestPath, Problems: problems}
 	}
 	return res, "", nil

@@ -23,6 +23,15 @@ const (
 	// DefaultHangTimeout is how long a pinged plugin may answer nothing
 	// before it is stopped as hung with ErrUnresponsive (VS Code: 10 s).
 	DefaultHangTimeout = 10 * time.Second
+	// DefaultLogBurst is how many log lines a plugin may have forwarded at
+	// once before the rate limit applies.
+	DefaultLogBurst = 100
+	// DefaultLogRate is how many log lines per second a plugin may have
+	// forwarded once its burst is spent.
+	DefaultLogRate = 50
+	// DefaultLogSummaryInterval is the shortest time between two
+	// "N log lines suppressed" warnings of one plugin.
+	DefaultLogSummaryInterval = 10 * time.Second
 )
 
 // Options configure a Client. The zero value is usable: every zero field
@@ -90,17 +99,33 @@ type Options struct {
 	// StderrLines is how many stderr lines are kept for errors; zero means
 	// DefaultStderrLines.
 	StderrLines int
-	// Redact, if set, scrubs secrets from text the plugin sends before the
-	// client logs it or quotes it in an error: each stderr line (before it
-	// is logged or kept for StderrTail, CrashError and StartError; for an
-	// hclog JSON line, its decoded message and string field values too),
-	// the message and string field values of log notifications, the
-	// messages of error answers (protocol.Error.Message), the quote of a
-	// malformed stdout line, and the unknown methods and ids the client
-	// logs. It is not applied to results, notify data, declarations or
-	// Config (sent to the plugin, never logged). Nil means no redaction.
-	// It is called from several goroutines at once and must be safe for
-	// that.
+	// LogBurst and LogRate rate-limit the log lines forwarded from one
+	// plugin, its stderr lines and log notifications together (a token
+	// bucket): up to LogBurst lines at once, then LogRate lines per
+	// second. Lines over the limit are counted instead of logged, and the
+	// count is logged as one warning, "N log lines suppressed", at most
+	// once per LogSummaryInterval and when the plugin's output ends.
+	// StderrTail keeps every line. Zero means DefaultLogBurst,
+	// DefaultLogRate and DefaultLogSummaryInterval; a negative LogRate
+	// disables the limit.
+	LogBurst           int
+	LogRate            float64
+	LogSummaryInterval time.Duration
+	// Redact, if set, scrubs secrets from every string the plugin supplies
+	// before the client logs it, quotes it in an error or hands it to the
+	// host as a diagnostic: each stderr line, redacted whole before it is
+	// cut for the log (for an hclog JSON line, its decoded strings and
+	// keys too) and kept for StderrTail, CrashError and StartError; the
+	// message, field keys and string values of log notifications; error
+	// answers (protocol.Error.Message and Data); the quote and cause of a
+	// malformed stdout line; an invalid interceptor decision; the methods
+	// and ids the client logs or quotes; and the answer to initialize,
+	// before it is checked and kept as Declarations (a provider ref or
+	// action ID that held secret text fails the handshake). It is not
+	// applied to results, notify data and call payloads, which are the
+	// host's, nor to Config (sent to the plugin, never logged). Nil means
+	// no redaction. It is called from several goroutines at once and must
+	// be safe for that.
 	Redact func(string) string
 	// OnCrash, if set, is called once, from a goroutine the client owns,
 	// when a started plugin terminates other than through Close. It is not
@@ -118,6 +143,11 @@ type Options struct {
 	// order, from the client's read goroutine: it must return quickly, as
 	// no response is read while it runs.
 	OnNotify func(plugin string, n protocol.NotifyParams)
+
+	// now replaces time.Now for the log rate limit, in tests.
+	now func() time.Time
+	// redacting is set by withDefaults when Redact was set.
+	redacting bool
 }
 
 // withDefaults returns o with every zero field replaced by its default.
@@ -138,12 +168,20 @@ func (o Options) withDefaults() Options {
 	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	def(&o.HangTimeout, DefaultHangTimeout)
+	o.redacting = o.Redact != nil
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
 	}
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = protocol.DefaultMaxFrame
 	}
+	if o.LogBurst <= 0 {
+		o.LogBurst = DefaultLogBurst
+	}
+	if o.LogRate == 0 {
+		o.LogRate = DefaultLogRate
+	}
+	def(&o.LogSummaryInterval, DefaultLogSummaryInterval)
 	if o.StderrLines <= 0 {
 		o.StderrLines = DefaultStderrLines
 	}

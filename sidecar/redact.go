@@ -1,59 +1,233 @@
 package sidecar
 
-import "github.com/extkernel/extkernel/protocol"
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
 
-// redactValue returns v with redact applied to every string in it: v
-// itself, and the values (not the keys) of nested objects and arrays as
-// encoding/json decodes them. Other values are returned as they are. It
-// sets *changed when redact changed a string.
-func redactValue(v any, redact func(string) string, changed *bool) any {
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// redactor is the one point every string a plugin supplies passes before
+// the client logs it, quotes it in an error, or hands it to the host as a
+// diagnostic (declarations, error answers): Options.Redact, with helpers
+// for each shape plugin text arrives in. Results, notify data and the
+// payloads of calls are the host's and are not rewritten.
+type redactor func(string) string
+
+// text redacts one string.
+func (r redactor) text(s string) string { return r(s) }
+
+// value returns v with every string in it redacted, object keys included,
+// as encoding/json decodes it. It sets *changed when a string changed.
+func (r redactor) value(v any, changed *bool) any {
 	switch v := v.(type) {
 	case string:
-		r := redact(v)
-		if r != v {
-			*changed = true
-		}
-		return r
+		return r.changed(v, changed)
 	case map[string]any:
-		return redactMap(v, redact, changed)
+		return r.object(v, changed)
 	case []any:
 		out := make([]any, len(v))
 		for i, e := range v {
-			out[i] = redactValue(e, redact, changed)
+			out[i] = r.value(e, changed)
 		}
 		return out
 	}
 	return v
 }
 
-func redactMap(m map[string]any, redact func(string) string, changed *bool) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = redactValue(v, redact, changed)
+// changed redacts s and sets *changed when that changed it.
+func (r redactor) changed(s string, changed *bool) string {
+	out := r(s)
+	if out != s {
+		*changed = true
 	}
 	return out
 }
 
-// redactFields returns a copy of fields with every string value redacted.
-func redactFields(fields map[string]any, redact func(string) string) map[string]any {
+// object redacts the keys and values of m. Two keys that redact to the
+// same text keep both values: the later ones in key order get a "#n"
+// suffix.
+func (r redactor) object(m map[string]any, changed *bool) map[string]any {
+	if m == nil {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		rk := r.changed(k, changed)
+		for i := 2; ; i++ {
+			if _, dup := out[rk]; !dup {
+				break
+			}
+			rk = r.text(k) + "#" + strconv.Itoa(i)
+		}
+		out[rk] = r.value(m[k], changed)
+	}
+	return out
+}
+
+// fields returns a copy of log fields with every key and string value
+// redacted.
+func (r redactor) fields(m map[string]any) map[string]any {
 	var changed bool
-	return redactMap(fields, redact, &changed)
+	return r.object(m, &changed)
 }
 
-// redactFrameError returns a copy of fe whose quote of the offending line
-// is redacted.
-func redactFrameError(fe *protocol.FrameError, redact func(string) string) *protocol.FrameError {
-	cp := *fe
-	cp.Quote = redact(fe.Quote)
-	return &cp
+// raw redacts the strings and keys of a JSON value, returning raw itself
+// when nothing changed. A value that does not decode is redacted as text.
+func (r redactor) raw(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		if s := r(string(raw)); s != string(raw) {
+			q, _ := json.Marshal(s)
+			return q
+		}
+		return raw
+	}
+	var changed bool
+	v = r.value(v, &changed)
+	if !changed {
+		return raw
+	}
+	out, _ := json.Marshal(v) // decoded JSON always encodes
+	return out
 }
 
-// redactError returns a copy of an error answer whose message is redacted.
-func redactError(e *protocol.Error, redact func(string) string) *protocol.Error {
+// errorAnswer returns a copy of an error answer whose message and data are
+// redacted.
+func (r redactor) errorAnswer(e *protocol.Error) *protocol.Error {
 	cp := *e
-	cp.Message = redact(e.Message)
+	cp.Message = r(e.Message)
+	cp.Data = r.raw(e.Data)
 	return &cp
+}
+
+// frameError returns a copy of fe whose quote of the offending line and
+// cause are redacted. (The FrameReader redacts the whole line before it
+// quotes its start; the quote is redacted again here in case it was made
+// by a reader without a redactor.)
+func (r redactor) frameError(fe *protocol.FrameError) *protocol.FrameError {
+	cp := *fe
+	cp.Quote = r.quote(fe.Quote)
+	cp.Err = r.err(fe.Err)
+	return &cp
+}
+
+// quote redacts a strconv.Quote'd text, possibly followed by "...": the
+// secret is looked for in the text the quote stands for, so that an
+// escaped character in it does not hide it.
+func (r redactor) quote(q string) string {
+	body, more := strings.CutSuffix(q, "...")
+	s, err := strconv.Unquote(body)
+	if err != nil {
+		return r(q)
+	}
+	rs := r(s)
+	if rs == s {
+		return q
+	}
+	if more {
+		return strconv.Quote(rs) + "..."
+	}
+	return strconv.Quote(rs)
+}
+
+// err returns err itself when its text holds nothing to redact, otherwise
+// an error with the redacted text that still matches what err matches
+// (errors.Is and errors.As see err's chain) but no longer prints it.
+func (r redactor) err(err error) error {
+	if err == nil {
+		return nil
+	}
+	msg := err.Error()
+	if rm := r(msg); rm != msg {
+		return &redactedError{msg: rm, cause: err}
+	}
+	return err
+}
+
+// redactedError is an error whose text was redacted.
+type redactedError struct {
+	msg   string
+	cause error
+}
+
+func (e *redactedError) Error() string { return e.msg }
+
+// Is reports whether the original error matches target (errors.Is), so
+// that sentinels such as protocol.ErrFrameTooLarge still match. There is
+// no Unwrap: the original text is not reachable through the chain.
+func (e *redactedError) Is(target error) bool { return errors.Is(e.cause, target) }
+
+// declarations returns a copy of the plugin's answer to initialize with
+// every string redacted, and a problem for each identifier that held
+// secret text: a provider ref or action ID that had to be redacted would
+// name a different contribution than the plugin serves, so such a
+// handshake is refused. Names, versions, points, slots and capabilities
+// are compared with the manifest after redaction, so a redacted one is
+// refused there, quoted redacted.
+func (r redactor) declarations(res *protocol.InitializeResult) (*protocol.InitializeResult, []string) {
+	var problems []string
+	cp := *res
+	cp.ProtocolVersion, cp.Name, cp.Version = r(res.ProtocolVersion), r(res.Name), r(res.Version)
+	cp.Provides = each(res.Provides, func(_ int, d protocol.CapabilityDecl) protocol.CapabilityDecl {
+		return protocol.CapabilityDecl{Capability: r(d.Capability), Version: r(d.Version)}
+	})
+	cp.Interceptors = each(res.Interceptors, func(_ int, d protocol.InterceptorDecl) protocol.InterceptorDecl {
+		return protocol.InterceptorDecl{Point: r(d.Point), Priority: d.Priority}
+	})
+	cp.Strategies = each(res.Strategies, func(_ int, d protocol.StrategyDecl) protocol.StrategyDecl {
+		return protocol.StrategyDecl{Slot: r(d.Slot)}
+	})
+	cp.Providers = each(res.Providers, func(i int, d protocol.ProviderDecl) protocol.ProviderDecl {
+		var changed bool
+		out := protocol.ProviderDecl{Ref: r.changed(d.Ref, &changed), Description: r(d.Description), Schema: r.raw(d.Schema)}
+		if changed {
+			problems = append(problems, fmt.Sprintf("providers[%d]: ref %q holds secret text", i, out.Ref))
+		}
+		return out
+	})
+	cp.Actions = each(res.Actions, func(i int, d protocol.ActionDecl) protocol.ActionDecl {
+		var changed bool
+		out := protocol.ActionDecl{ID: r.changed(d.ID, &changed), Title: r(d.Title), Placement: r(d.Placement)}
+		if changed {
+			problems = append(problems, fmt.Sprintf("actions[%d]: id %q holds secret text", i, out.ID))
+		}
+		return out
+	})
+	return &cp, problems
+}
+
+// each returns f applied to every element of in, or nil for nil.
+func each[T any](in []T, f func(int, T) T) []T {
+	if in == nil {
+		return nil
+	}
+	out := make([]T, len(in))
+	for i, v := range in {
+		out[i] = f(i, v)
+	}
+	return out
+}
+
+// logNotification logs a log notification, its message, field keys and
+// string values redacted, unless the rate limit suppresses it.
+func (c *Client) logNotification(p protocol.LogParams) {
+	if c.limit.allow() {
+		logFields(c.log, p.Level, c.redact(p.Message), c.redact.fields(p.Fields))
+	}
 }

@@ -101,7 +101,7 @@ func TestRedact(t *testing.T) {
 			if tt.fail == "" {
 				for _, want := range []string{
 					`"@message":"using [REDACTED]"`, // log notification
-					`"nested":{"list":["[REDACTED]",1]}`,
+					`"nested":{"[REDACTED]":"as a key","list":["[REDACTED]",1]}`,
 					`"token":"[REDACTED]"`,
 					`"@message":"token=[REDACTED]"`,           // plain stderr line
 					`"@message":"auth failed for [REDACTED]"`, // JSON stderr line

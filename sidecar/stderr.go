@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"sort"
 	"sync"
@@ -12,9 +13,15 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-// maxStderrLine bounds one stderr line; longer output is split into lines of
-// this size, so a plugin writing without newlines cannot grow host memory.
+// maxStderrLine bounds one logged stderr line: a longer line is logged in
+// pieces of this size, cut after it was redacted whole.
 const maxStderrLine = 16 << 10
+
+// maxStderrRecord bounds the stderr line the client reads whole, so that
+// a plugin writing without newlines cannot grow host memory. A longer line
+// is not logged, only its length: it could only be redacted in pieces,
+// and a secret across a cut would be logged in two unredacted halves.
+const maxStderrRecord = 256 << 10
 
 // maxTailLine bounds one line kept in the tail for error messages.
 const maxTailLine = 1 << 10
@@ -57,20 +64,51 @@ func (t *tail) snapshot() []string {
 	return append(out, t.lines[:t.next]...)
 }
 
-// forwardStderr reads r line by line until it fails, logging each line to
-// log and keeping it in t, both after redact. It returns when r returns an
-// error (EOF when the plugin and everything it started closed stderr, or
-// os.ErrClosed when the client closed its end).
-func forwardStderr(r io.Reader, log hclog.Logger, t *tail, redact func(string) string) {
-	lr := lineReader{r: r, max: maxStderrLine}
+// stderrSink is where a client's stderr lines go: the log (redacted and
+// rate-limited) and the tail (redacted, every line).
+type stderrSink struct {
+	log    hclog.Logger
+	tail   *tail
+	redact redactor
+	limit  *logLimiter
+}
+
+// forwardStderr reads r line by line until it fails, logging each line
+// and keeping it in the tail, both after redaction. It returns when r
+// returns an error (EOF when the plugin and everything it started closed
+// stderr, or os.ErrClosed when the client closed its end), after logging
+// the pending count of suppressed lines.
+func forwardStderr(r io.Reader, s stderrSink) {
+	defer s.limit.flush()
+	lr := lineReader{r: r, max: maxStderrRecord}
+	skipped := 0 // bytes of a line longer than maxStderrRecord
 	for {
 		line, err := lr.readLine()
-		if text := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(text)) > 0 {
-			t.add(logStderrLine(log, text, redact))
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			skipped += len(line)
+			continue
+		case skipped > 0:
+			s.longLine(skipped + len(line))
+			skipped = 0
+		default:
+			if text := bytes.TrimRight(line, "\r\n"); len(bytes.TrimSpace(text)) > 0 {
+				s.tail.add(s.line(text))
+			}
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
+		if err != nil {
 			return
 		}
+	}
+}
+
+// longLine reports a line too long to be redacted whole, which is not
+// logged.
+func (s stderrSink) longLine(n int) {
+	msg := fmt.Sprintf("stderr line of %d bytes not logged: longer than %d bytes, it cannot be redacted whole", n, maxStderrRecord)
+	s.tail.add(msg)
+	if s.limit.allow() {
+		s.log.Warn(msg)
 	}
 }
 
@@ -144,21 +182,24 @@ func (lr *lineReader) fill() {
 	lr.err = io.ErrNoProgress
 }
 
-// logStderrLine logs one stderr line, redacted, and returns the text to
-// keep in the tail. An hclog JSON line keeps its level, message and
-// fields; its decoded strings are redacted, so a secret the JSON escapes
-// is caught too, and when that changed any the tail keeps the redacted
-// entry re-encoded instead of the line. Anything else is logged at info as
-// is.
-func logStderrLine(log hclog.Logger, line []byte, redact func(string) string) string {
-	text := redact(string(line))
+// line logs one stderr line, redacted, unless the rate limit suppresses
+// it, and returns the text to keep in the tail. An hclog JSON line keeps
+// its level, message and fields; its decoded strings and keys are
+// redacted, so a secret the JSON escapes is caught too, and when that
+// changed any the tail keeps the redacted entry re-encoded instead of the
+// line. Anything else is logged at info, in pieces of at most
+// maxStderrLine bytes cut from the redacted line.
+func (s stderrSink) line(line []byte) string {
+	text := s.redact(string(line))
 	if line[0] == '{' {
 		var entry map[string]any
 		if json.Unmarshal(line, &entry) == nil {
 			if _, ok := entry["@message"].(string); ok {
 				var changed bool
-				entry = redactMap(entry, redact, &changed)
-				logJSONEntry(log, entry)
+				entry = s.redact.object(entry, &changed)
+				if s.limit.allow() {
+					logJSONEntry(s.log, entry)
+				}
 				if changed {
 					if b, err := json.Marshal(entry); err == nil {
 						text = string(b)
@@ -168,7 +209,13 @@ func logStderrLine(log hclog.Logger, line []byte, redact func(string) string) st
 			}
 		}
 	}
-	log.Info(text)
+	for rest := text; rest != ""; {
+		piece := rest[:min(len(rest), maxStderrLine)]
+		rest = rest[len(piece):]
+		if s.limit.allow() {
+			s.log.Info(piece)
+		}
+	}
 	return text
 }
 

@@ -129,9 +129,16 @@ func handshake() {
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
 	case "leak-secret":
-		var cfg struct{ Secret, Fail string }
+		var cfg struct{ Secret, Fail, Handshake string }
 		_ = json.Unmarshal(p.Config, &cfg)
 		secret = cfg.Secret
+		if v := os.Getenv("LEAK_SECRET"); v != "" {
+			secret = v
+		}
+		if v := os.Getenv("LEAK_HANDSHAKE"); v != "" {
+			cfg.Handshake = v
+		}
+		leakHandshake(&res, cfg.Handshake)
 		if cfg.Fail == "initialize" {
 			fmt.Fprintln(os.Stderr, "fatal: token", secret, "was refused")
 			send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
@@ -241,27 +248,67 @@ func flood() {
 	close(floodDone)
 }
 
+// leakHandshake puts the secret in the answer to initialize, as how says:
+// "text" in the free text of declarations the manifest authorizes
+// (descriptions, titles, placements, schemas), "version" in the plugin's
+// version, "name" in its name, "protocol" in its protocol version, "ids"
+// in a provider ref and an action ID, "early" in the method of a
+// notification sent before the answer.
+func leakHandshake(res *protocol.InitializeResult, how string) {
+	switch how {
+	case "text":
+		res.Interceptors = []protocol.InterceptorDecl{{Point: "tool.before"}}
+		schema, _ := json.Marshal(map[string]any{"description": "token " + secret, secret: map[string]any{"type": "string"}})
+		res.Providers = []protocol.ProviderDecl{{Ref: "leak", Description: "uses " + secret, Schema: schema},
+			{Ref: "error"}, {Ref: "quiet"}}
+		res.Actions = []protocol.ActionDecl{{ID: "leak.act", Title: "Title " + secret, Placement: "place " + secret}}
+	case "version":
+		res.Version = "1.0.0+" + secret
+	case "name":
+		res.Name = "name-" + secret
+	case "protocol":
+		res.ProtocolVersion = "1.0.0-" + secret
+	case "ids":
+		res.Providers = []protocol.ProviderDecl{{Ref: "ref-" + secret}}
+		res.Actions = []protocol.ActionDecl{{ID: "act-" + secret, Title: "t"}}
+	case "early":
+		notify("x/"+secret, nil)
+	}
+}
+
 // leak writes the secret into every channel the host logs or quotes: a log
-// notification (message and nested fields), a plain stderr line, an hclog
-// JSON stderr line (with the secret also JSON-escaped), then, as the call's
-// ref says, an error answer ("error"), a line on stdout that is not a frame
-// ("stdout"), or a crash (anything else).
+// notification (message, nested fields and a field key), a notify
+// notification, a plain stderr line, a stderr line over 16 KiB with the
+// secret across the 16 KiB mark, an hclog JSON stderr line (with the
+// secret also JSON-escaped), then, as the call says: an invalid decision
+// (intercept), an error answer with the secret in its message and data
+// ("error"), a plain answer ("quiet"), a line on stdout that is not a
+// frame with the secret across the 120 bytes a quote shows ("stdout"), or
+// a crash (anything else).
 func leak(m *protocol.Message) {
 	var p struct {
 		Ref string `json:"ref"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
 	notify(protocol.MethodLog, protocol.LogParams{Level: "warn", Message: "using " + secret,
-		Fields: map[string]any{"token": secret, "nested": map[string]any{"list": []any{secret, 1}}}})
+		Fields: map[string]any{"token": secret, "nested": map[string]any{"list": []any{secret, 1}, secret: "as a key"}}})
+	notify(protocol.MethodNotify, protocol.NotifyParams{Event: "leak", Data: json.RawMessage(strconv.Quote(secret))})
 	fmt.Fprintln(os.Stderr, "token="+secret)
+	half := len(secret) / 2
+	fmt.Fprintln(os.Stderr, strings.Repeat("x", 16<<10-half)+secret+strings.Repeat("y", 4<<10))
 	escaped := strings.ReplaceAll(secret, "-", `\u002d`)
 	fmt.Fprintf(os.Stderr, `{"@level":"error","@message":"auth failed for %s","token":"%s","n":1}`+"\n", secret, escaped)
-	switch p.Ref {
-	case "error":
+	switch {
+	case m.Method == protocol.MethodIntercept:
+		respond(m.ID, protocol.InterceptResult{Decision: "allow " + secret})
+	case p.Ref == "error":
 		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
-			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "rejected " + secret}})
-	case "stdout":
-		fmt.Println("debug: token " + secret)
+			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "rejected " + secret,
+				Data: json.RawMessage(`{"token":` + strconv.Quote(secret) + `,` + strconv.Quote(secret) + `:[1]}`)}})
+	case p.Ref == "quiet":
+		respond(m.ID, protocol.OutputResult{Output: json.RawMessage(`"ok"`)})
+	case p.Ref == "stdout":
+		fmt.Println("debug: token " + secret + strings.Repeat(" ", 120-len("debug: token ")-half) + secret)
 	default:
 		fmt.Fprintln(os.Stderr, "panic: bad token", secret)
 		os.Exit(2)
