@@ -18,6 +18,9 @@
 //     are parsed, IDs follow the grammar of internal/ident, the command stays
 //     inside the package directory. Manifest.Validate on it returns nil.
 //   - The problems, and their order, depend only on the input bytes.
+//   - A manifest MUST be UTF-8: a string or key holding a byte that is not
+//     is a problem at its field path (never read as U+FFFD), and a leading
+//     byte-order mark is a problem of its own.
 //
 // # Home layout
 //

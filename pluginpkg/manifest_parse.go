@@ -1,6 +1,7 @@
 package pluginpkg
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -17,14 +18,41 @@ import (
 // problem found, each with its JSON field path. Invalid JSON is reported as a
 // single problem with its line and column. A manifest declaring a format
 // newer than FormatVersion is reported with that one problem only, since
-// this build cannot know what its other fields mean.
+// this build cannot know what its other fields mean. A manifest must be
+// UTF-8: a string or key holding other bytes is a problem at its field path,
+// and a leading byte-order mark is a problem of its own (the rest is still
+// checked).
 func Parse(path string, data []byte) (*Manifest, error) {
-	fail := func(msg string) error {
-		return &ValidationError{Path: path, Problems: []FieldError{{Message: msg}}}
+	var problems []FieldError
+	switch {
+	case len(data) > MaxManifestSize:
+		problems = append(problems, FieldError{Message: fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize)})
+	case bytes.HasPrefix(data, utf16BE) || bytes.HasPrefix(data, utf16LE):
+		problems = append(problems, FieldError{Message: "starts with a UTF-16 byte-order mark; save it as UTF-8 without one"})
+	default:
+		if rest, ok := bytes.CutPrefix(data, utf8BOM); ok {
+			problems = append(problems, FieldError{Message: "starts with a UTF-8 byte-order mark; remove it"})
+			data = rest
+		}
+		m, more := parse(data)
+		if problems = append(problems, more...); len(problems) == 0 {
+			return m, nil
+		}
 	}
-	if len(data) > MaxManifestSize {
-		return nil, fail(fmt.Sprintf("manifest is larger than %d bytes", MaxManifestSize))
-	}
+	return nil, &ValidationError{Path: path, Problems: problems}
+}
+
+// The byte-order marks Parse names (a BOM is U+FEFF, encoded).
+var (
+	utf8BOM = []byte{0xEF, 0xBB, 0xBF}
+	utf16BE = []byte{0xFE, 0xFF}
+	utf16LE = []byte{0xFF, 0xFE}
+)
+
+// parse decodes and validates data, which starts after any byte-order mark.
+// It returns the manifest, or the problems found.
+func parse(data []byte) (*Manifest, []FieldError) {
+	fail := func(msg string) []FieldError { return []FieldError{{Message: msg}} }
 	li := newLineIndex(data)
 	root, msg := decodeTree(data, li)
 	if msg != "" {
@@ -34,13 +62,13 @@ func Parse(path string, data []byte) (*Manifest, error) {
 		return nil, fail(fmt.Sprintf("manifest must be a JSON object, got %s", root.kind))
 	}
 	if msg := newerFormatOf(root); msg != "" {
-		return nil, &ValidationError{Path: path, Problems: []FieldError{{Field: "format", Message: msg}}}
+		return nil, []FieldError{{Field: "format", Message: msg}}
 	}
 	p := &manifestParser{validator: validator{li: li}, m: &Manifest{}}
 	p.object("", root, p.rootFields())
 	p.crossChecks()
 	if len(p.problems) > 0 {
-		return nil, &ValidationError{Path: path, Problems: p.problems}
+		return nil, p.problems
 	}
 	return p.m, nil
 }

@@ -13,7 +13,7 @@ func (p *manifestParser) runtime(f fieldPath, n *node) {
 		{name: "args", check: func(f fieldPath, n *node) {
 			args, _ := p.strings(f, n)
 			for i, a := range args {
-				p.rule(f.index(i), checkNoNUL(a))
+				p.rule(f.index(i), checkText(a))
 			}
 			rt.Args = args
 		}},
@@ -55,7 +55,7 @@ func (p *manifestParser) env(f fieldPath, n *node) map[string]string {
 	env := make(map[string]string, len(n.members))
 	for _, m := range n.members {
 		kf := f.child(m.key)
-		if p.duplicate(kf, n, m) {
+		if p.badKey(kf, m) || p.duplicate(kf, n, m) {
 			continue
 		}
 		if msg := checkEnvName(m.key); msg != "" {
@@ -63,7 +63,7 @@ func (p *manifestParser) env(f fieldPath, n *node) map[string]string {
 			continue
 		}
 		if s, ok := p.str(kf, m.val); ok {
-			p.rule(kf, checkNoNUL(s))
+			p.rule(kf, checkText(s))
 			env[m.key] = s
 		}
 	}

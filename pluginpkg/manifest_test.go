@@ -49,6 +49,7 @@ var brokenManifests = []struct {
 	{rule: "bad-requires-constraint", schema: parseOnly, want: `bad-requires-constraint/plugin.json: requires[1].version: "~2.x.y" is not a valid semver constraint`},
 	{rule: "bad-slot", schema: schema, want: `bad-slot/plugin.json: runtime.replaces[0]: "context..compactor" is not a valid slot: segment 2 ("") is empty`},
 	{rule: "bad-version", schema: schema, want: `bad-version/plugin.json: version: "1.2" is not a valid semantic version: use MAJOR.MINOR.PATCH such as "1.0.0"`},
+	{rule: "byte-order-mark", schema: syntax, want: `byte-order-mark/plugin.json: starts with a UTF-8 byte-order mark; remove it`},
 	{rule: "duplicate-key", schema: parseOnly, want: `duplicate-key/plugin.json: name: duplicate key at line 5 (first at line 3)`},
 	{rule: "duplicate-point", schema: schema, want: `duplicate-point/plugin.json: runtime.intercepts[2]: duplicate point "tool.before" (also at runtime.intercepts[0])`},
 	{rule: "duplicate-provide", schema: parseOnly, want: `duplicate-provide/plugin.json: provides[1].capability: duplicate capability "storage.kv" (already provided by provides[0])`},
@@ -86,6 +87,10 @@ var brokenManifests = []struct {
 	{rule: "missing-version", schema: schema, want: `missing-version/plugin.json: version: required field is missing`},
 	{rule: "newer-format", schema: schema, want: `newer-format/plugin.json: format: this manifest needs a newer extkernel (format 2, this build reads 1)`},
 	{rule: "not-an-object", schema: schema, want: `not-an-object/plugin.json: manifest must be a JSON object, got array`},
+	// encoding/json reads the invalid bytes as U+FFFD: the schema rejects
+	// the key only because "CAF\uFFFD" is not a valid variable name.
+	{rule: "not-utf8-key", schema: schema, want: `not-utf8-key/plugin.json: runtime.env["CAF\xc9"]: key contains a byte that is not UTF-8 (0xc9 at line 7, column 17); a manifest must be UTF-8`},
+	{rule: "not-utf8-value", schema: parseOnly, want: `not-utf8-value/plugin.json: description: contains a byte that is not UTF-8 (0xe9 at line 5, column 22); a manifest must be UTF-8`},
 	{rule: "null-value", schema: schema, want: `null-value/plugin.json: description: must be a string, got null`},
 	{rule: "priority-not-integer", schema: schema, want: `priority-not-integer/plugin.json: runtime.priority: must be an integer, got 2.5`},
 	{rule: "priority-out-of-range", schema: schema, want: `priority-out-of-range/plugin.json: runtime.priority: must be between -1000 and 1000, got 5000`},

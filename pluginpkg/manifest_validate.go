@@ -3,6 +3,7 @@ package pluginpkg
 import (
 	"sort"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/extkernel/extkernel/capability"
 )
@@ -22,6 +23,9 @@ func (m *Manifest) Validate() error {
 	rule("name", checkName(m.Name))
 	if m.Version == nil {
 		v.add("version", "required field is missing")
+	}
+	if !utf8.ValidString(m.Description) {
+		v.add("description", "%s", notUTF8)
 	}
 	if m.Runtime != nil {
 		m.Runtime.validate(v, rule)
@@ -74,7 +78,7 @@ func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 	f := fieldPath("runtime")
 	rule(f.child("command"), checkCommand(rt.Command))
 	for i, a := range rt.Args {
-		rule(f.child("args").index(i), checkNoNUL(a))
+		rule(f.child("args").index(i), checkText(a))
 	}
 	keys := make([]string, 0, len(rt.Env))
 	for k := range rt.Env {
@@ -83,7 +87,7 @@ func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 	sort.Strings(keys)
 	for _, k := range keys {
 		rule(f.child("env"), checkEnvName(k))
-		rule(f.child("env").child(k), checkNoNUL(rt.Env[k]))
+		rule(f.child("env").child(k), checkText(rt.Env[k]))
 	}
 	rule(f.child("priority"), checkPriority(int64(rt.Priority)))
 	seen := map[string]int{}

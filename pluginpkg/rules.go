@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
 )
@@ -119,6 +120,8 @@ func checkCommand(cmd string) string {
 		return "must not be empty"
 	case strings.ContainsRune(cmd, 0):
 		return "must not contain a NUL byte"
+	case !utf8.ValidString(cmd):
+		return notUTF8
 	case filepath.IsAbs(cmd) || strings.HasPrefix(cmd, "/"):
 		return fmt.Sprintf("%q is an absolute path; use a path relative to the package directory (such as \"./bin/plugin\") or a bare command name looked up on PATH", cmd)
 	case !isRelativeCommand(cmd):
@@ -157,12 +160,22 @@ func checkEnvName(k string) string {
 	return ""
 }
 
-func checkNoNUL(s string) string {
-	if strings.ContainsRune(s, 0) {
+// checkText enforces the rules of a string passed to the sidecar (args, env
+// values): no NUL byte, and valid UTF-8 (Parse reports invalid bytes with
+// their position before this rule runs; Validate needs it for manifests
+// built in code).
+func checkText(s string) string {
+	switch {
+	case strings.ContainsRune(s, 0):
 		return "must not contain a NUL byte"
+	case !utf8.ValidString(s):
+		return notUTF8
 	}
 	return ""
 }
+
+// notUTF8 is Validate's message for a string holding bytes that are not UTF-8.
+const notUTF8 = "is not valid UTF-8; a manifest must be UTF-8"
 
 func checkPriority(p int64) string {
 	if p < MinPriority || p > MaxPriority {

@@ -136,6 +136,14 @@ func TestValidate(t *testing.T) {
 			`runtime.intercepts[1]: duplicate point "p" (also at runtime.intercepts[0])`,
 			`runtime.replaces[0]: "S" is not a valid slot: segment 1 ("S") contains an upper-case letter (identifiers are lower-case)`,
 			`runtime.handshake_timeout: must be at most 60s, got "1h0m0s"`)},
+		{"not utf-8", func(m *Manifest) {
+			m.Description = "caf\xe9"
+			m.Runtime = &Runtime{Command: "./caf\xe9", Args: []string{"ok", "\xff"}, Env: map[string]string{"A": "\xc3("}}
+		}, lines(
+			`description: is not valid UTF-8; a manifest must be UTF-8`,
+			`runtime.command: is not valid UTF-8; a manifest must be UTF-8`,
+			`runtime.args[1]: is not valid UTF-8; a manifest must be UTF-8`,
+			`runtime.env.A: is not valid UTF-8; a manifest must be UTF-8`)},
 		{"capabilities", func(m *Manifest) {
 			m.Provides = append(m.Provides, capability.Provided{Key: "k"})
 			m.Requires = append(m.Requires, capability.Requirement{Key: "k"}, capability.Requirement{Key: "r", Constraint: any})

@@ -75,7 +75,7 @@ func (v *validator) object(f fieldPath, n *node, fields []field) bool {
 	seen := make([]bool, len(fields))
 	for _, m := range n.members {
 		mf := f.child(m.key)
-		if v.duplicate(mf, n, m) {
+		if v.badKey(mf, m) || v.duplicate(mf, n, m) {
 			continue
 		}
 		i := fieldIndex(fields, m.key)
@@ -162,7 +162,28 @@ func (v *validator) str(f fieldPath, n *node) (string, bool) {
 		v.typeError(f, "a string", n)
 		return "", false
 	}
+	if n.notUTF8 >= 0 {
+		v.notUTF8(f, "", n.notUTF8)
+		return "", false
+	}
 	return n.text, true
+}
+
+// notUTF8 reports the byte at offset off, which is not UTF-8, in the string
+// at f (what is "key " for an object key, "" for a value).
+func (v *validator) notUTF8(f fieldPath, what string, off int) {
+	line, col := v.li.position(off)
+	v.add(f, "%scontains a byte that is not UTF-8 (0x%02x at line %d, column %d); a manifest must be UTF-8",
+		what, v.li.data[off], line, col)
+}
+
+// badKey reports m at f when its key is not UTF-8.
+func (v *validator) badKey(f fieldPath, m member) bool {
+	if m.keyNotUTF8 < 0 {
+		return false
+	}
+	v.notUTF8(f, "key ", m.keyNotUTF8)
+	return true
 }
 
 func (v *validator) boolean(f fieldPath, n *node) (bool, bool) {

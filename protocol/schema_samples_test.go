@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/Masterminds/semver/v3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
@@ -101,6 +102,11 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"LogParams", `{"level":"fatal","message":"x"}`},
 		{"CancelParams", `{"id":{"n":1}}`},
 		{"Message", `{"jsonrpc":"1.0","id":1,"result":{}}`},
+		// §4.3: a provided capability's version is strict.
+		{"CapabilityDecl", `{"capability":"x","version":"2.1"}`},
+		{"CapabilityDecl", `{"capability":"x","version":"v2.1"}`},
+		{"CapabilityDecl", `{"capability":"x","version":"v2.1.0"}`},
+		{"InitializeResult", `{"protocol_version":"1.0.0","name":"p","version":"1","provides":[{"capability":"x","version":"2.1"}]}`},
 	}
 	for i, tt := range invalid {
 		t.Run(fmt.Sprintf("invalid/%d/%s", i, tt.def), func(t *testing.T) {
@@ -112,5 +118,43 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 				t.Errorf("%s validates, want an error", tt.json)
 			}
 		})
+	}
+}
+
+// TestSchemaVersionPatterns holds the schema's two version patterns to the
+// parsers the host uses: $defs/SemVer (provided capability versions, §4.3)
+// accepts exactly what semver.StrictNewVersion accepts, and
+// $defs/ProtocolVersion (protocol_version, §8) what semver.NewVersion does.
+func TestSchemaVersionPatterns(t *testing.T) {
+	def := compileDefs(t)
+	samples := []string{
+		"0.0.0", "1.0.0", "2.1.0", "10.20.30", "1.0.0-rc.1", "1.0.0-0", "1.0.0-alpha-a.b-c",
+		"1.0.0+build.7", "1.0.0-rc.1+b.7", "1.0.0-x.7.z.92", "1.0.0-0a",
+		"2.1", "2", "v2.1", "v2.1.0", "v1", "V1.0.0", "01.0.0", "1.01.0", "1.0.00", "1.0.0-01", "1.0.0-",
+		"1.0.0+", "1.0.0+a..b", "1.0.0-a..b", "1.2.3.4", "", "one", " 1.0.0", "1.0.0 ",
+	}
+	tests := []struct {
+		def   string
+		parse func(string) (*semver.Version, error)
+	}{
+		{"SemVer", semver.StrictNewVersion},
+		{"ProtocolVersion", semver.NewVersion},
+	}
+	for _, tt := range tests {
+		sch := def(tt.def)
+		for _, v := range samples {
+			t.Run(tt.def+"/"+v, func(t *testing.T) {
+				b, _ := json.Marshal(v)
+				inst, err := jsonschema.UnmarshalJSON(strings.NewReader(string(b)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				schemaOK := sch.Validate(inst) == nil
+				_, perr := tt.parse(v)
+				if schemaOK != (perr == nil) {
+					t.Errorf("schema accepts %q: %v; parser error: %v", v, schemaOK, perr)
+				}
+			})
+		}
 	}
 }

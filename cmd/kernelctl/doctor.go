@@ -6,14 +6,13 @@ import (
 	"io/fs"
 	"sort"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // doctorOutput is the --json schema of `kernelctl doctor` (docs/cli.md).
@@ -86,14 +85,13 @@ func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
 		}
 		add("problem", w.Package, "manifest", w.String())
 	}
-	proto := semver.MustParse(protocol.Version)
 	for _, p := range inst.Packages {
 		if !p.Enabled || p.Manifest.Runtime == nil {
 			continue
 		}
 		checkExecutable(p, add)
-		if k := p.Manifest.Kernel; k != nil && !k.Check(proto) {
-			add("problem", p.Name, "protocol", fmt.Sprintf("supports protocol %s, this kernel speaks %s", p.Manifest.KernelText, protocol.Version))
+		if err := sidecar.CheckKernelRange(p); err != nil {
+			add("problem", p.Name, "protocol", err.Error())
 		}
 	}
 	req := capability.Request{Host: cfg.Capabilities}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // validateOutput is the --json schema of `kernelctl validate` (docs/cli.md).
@@ -22,6 +23,8 @@ type manifestResult struct {
 	Path     string         `json:"path"`
 	Valid    bool           `json:"valid"`
 	Problems []problemField `json:"problems"`
+	// Warnings are about a valid manifest: they do not make it invalid.
+	Warnings []problemField `json:"warnings"`
 }
 
 type problemField struct {
@@ -37,7 +40,9 @@ func newValidateCmd(g *globals) *cobra.Command {
 
 Each argument is a manifest file, a package directory holding plugin.json, or a
 directory of package directories. With no argument, every package in the home is
-validated. The exit code is 1 if any manifest is invalid.`,
+validated. A valid manifest whose protocol range ("kernel") excludes this
+kernel's protocol gets a warning saying which side to upgrade, as run reports
+it. The exit code is 1 if any manifest is invalid; warnings alone exit 0.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			paths, err := g.manifestPaths(args)
 			if err != nil {
@@ -128,9 +133,12 @@ func fileExists(p string) bool {
 }
 
 func validateOne(path string) manifestResult {
-	r := manifestResult{Path: path, Valid: true, Problems: []problemField{}}
-	_, err := pluginpkg.ParseFile(path)
+	r := manifestResult{Path: path, Valid: true, Problems: []problemField{}, Warnings: []problemField{}}
+	m, err := pluginpkg.ParseFile(path)
 	if err == nil {
+		if msg := kernelRangeWarning(m); msg != "" {
+			r.Warnings = append(r.Warnings, problemField{"kernel", msg})
+		}
 		return r
 	}
 	r.Valid = false
@@ -145,9 +153,28 @@ func validateOne(path string) manifestResult {
 	return r
 }
 
+// kernelRangeWarning returns the sentence `run` would fail a runtime
+// package's start with when its manifest's protocol range excludes this
+// kernel's protocol, or "". A declarative package is never started, so its
+// range is never checked.
+func kernelRangeWarning(m *pluginpkg.Manifest) string {
+	if m.Runtime == nil {
+		return ""
+	}
+	if err := sidecar.CheckKernelRange(&pluginpkg.Package{Name: m.Name, Manifest: m}); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
 func printValidate(g *globals, out validateOutput) {
+	warnings := 0
 	for _, m := range out.Manifests {
-		if m.Valid {
+		for _, w := range m.Warnings {
+			fmt.Fprintf(g.stdout, "%s: warning: %s: %s\n", m.Path, w.Field, w.Message)
+			warnings++
+		}
+		if m.Valid && len(m.Warnings) == 0 {
 			fmt.Fprintf(g.stdout, "%s: ok\n", m.Path)
 			continue
 		}
@@ -159,6 +186,10 @@ func printValidate(g *globals, out validateOutput) {
 			}
 		}
 	}
-	fmt.Fprintf(g.stdout, "\n%d %s: %d valid, %d invalid\n", len(out.Manifests),
+	fmt.Fprintf(g.stdout, "\n%d %s: %d valid, %d invalid", len(out.Manifests),
 		plural(len(out.Manifests), "manifest", "manifests"), out.Valid, out.Invalid)
+	if warnings > 0 {
+		fmt.Fprintf(g.stdout, ", %d %s", warnings, plural(warnings, "warning", "warnings"))
+	}
+	fmt.Fprintln(g.stdout)
 }
