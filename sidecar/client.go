@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -45,7 +46,7 @@ type Client struct {
 
 	faults    chan error    // capacity 1: the first reason to stop the plugin
 	exited    chan struct{} // closed when cmd.Wait returned
-	pidfd     *int          // the process's pidfd for awaitExit, or nil
+	waitErr   error         // cmd.Wait's error, set before exited closes
 	dead      chan struct{} // closed when the client is terminal (Err != nil)
 	readDone  chan struct{} // closed when the stdout reader returned
 	errDone   chan struct{} // closed when the stderr reader returned
@@ -166,8 +167,8 @@ func (c *Client) run() {
 	}
 	go func() {
 		defer c.wg.Done()
-		awaitExit(c.pidfd)
-		_ = c.cmd.Wait() // the status is read from cmd.ProcessState
+		awaitExit(c.pid)
+		c.waitErr = c.cmd.Wait() // the status is read from cmd.ProcessState
 		close(c.exited)
 	}()
 	go c.supervise()
@@ -178,6 +179,17 @@ func (c *Client) run() {
 		forwardStderr(c.stderr, c.log, c.tail, c.opts.Redact)
 	}()
 	go c.writeLoop()
+}
+
+// exitStatus returns the process's final state as os.ProcessState
+// reports it ("exit status 0", "signal: killed"), or, when the wait failed
+// and the state is unknown, says so with the wait's error. It must only
+// run after exited closed.
+func (c *Client) exitStatus() string {
+	if ps := c.cmd.ProcessState; ps != nil {
+		return ps.String()
+	}
+	return fmt.Sprintf("exit status unknown: %v", c.waitErr)
 }
 
 // arm makes a later crash fire OnCrash. It fails with the terminal error if

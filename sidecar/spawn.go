@@ -127,7 +127,6 @@ func (c *Client) spawn(path, dataDir string) error {
 	cmd.Env = buildEnv(c.pkg, c.opts.Env, dataDir, hostLookupEnv)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.pidfd = requestPidfd(cmd.SysProcAttr)
 	cmd.Cancel = func() error { return c.signalGroup(syscall.SIGKILL) }
 	cmd.WaitDelay = c.opts.KillGrace
 	if err := cmd.Start(); err != nil {
