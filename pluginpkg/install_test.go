@@ -3,6 +3,7 @@ package pluginpkg
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -320,6 +321,17 @@ func TestPackageHelpers(t *testing.T) {
 	sum, err := ExecutableSHA256(filepath.Join(dir, "x"))
 	if err != nil || sum != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" || !validPin(sum) {
 		t.Errorf("ExecutableSHA256 = %s, %v", sum, err)
+	}
+	f, err := os.Open(filepath.Join(dir, "x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.Seek(3, io.SeekStart); err != nil { // FileSHA256 hashes from the start
+		t.Fatal(err)
+	}
+	if fsum, err := FileSHA256(f); err != nil || fsum != sum {
+		t.Errorf("FileSHA256 = %s, %v; want %s", fsum, err, sum)
 	}
 	m, err := Parse("p", []byte(`{"format":1,"name":"p","version":"1.2.3",
 		"provides":[{"capability":"a","version":"1.0.0"}],

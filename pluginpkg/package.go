@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -160,9 +161,18 @@ func ExecutableSHA256(path string) (string, error) {
 		return "", err
 	}
 	defer f.Close()
+	return FileSHA256(f)
+}
+
+// FileSHA256 returns the lower-case hex sha256 of what the open file f
+// holds, read from its start, in the form Pin expects. Hashing an open file
+// rather than a path lets a caller run, through the same descriptor,
+// exactly the file it hashed. It reads f with ReadAt and leaves its offset
+// alone.
+func FileSHA256(f *os.File) (string, error) {
 	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("hash %s: %w", path, err)
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, math.MaxInt64)); err != nil {
+		return "", fmt.Errorf("hash %s: %w", f.Name(), err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }

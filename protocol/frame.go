@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -157,18 +158,23 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 
 // DecodeMessage decodes one frame into m, which it overwrites, and checks
 // the JSON-RPC envelope. m's raw fields never alias line. The decoding is
-// json.Unmarshal's (see Decode for the fast path that usually does it).
-func DecodeMessage(line []byte, m *Message) (err error) {
+// json.Unmarshal's (see Decode for the fast path that usually does it),
+// except that a frame holding one of the envelope's members twice is
+// refused (ErrDuplicateMember): json.Unmarshal would keep the last, so a
+// response {"id":1,"id":2,...} would answer request 2, not 1.
+func DecodeMessage(line []byte, m *Message) error {
 	if len(line) == 0 || line[0] != '{' {
 		return errors.New("not a JSON-RPC message")
 	}
 	*m = Message{}
 	if !decodeMessageFast(line, m) {
 		*m = Message{}
-		err = json.Unmarshal(line, m)
-	}
-	if err != nil {
-		return fmt.Errorf("not a JSON-RPC message: %w", err)
+		if err := json.Unmarshal(line, m); err != nil {
+			return fmt.Errorf("not a JSON-RPC message: %w", err)
+		}
+		if err := checkMembersOnce(line); err != nil {
+			return err
+		}
 	}
 	if m.JSONRPC != JSONRPCVersion {
 		return fmt.Errorf("not a JSON-RPC 2.0 message: jsonrpc is %q", m.JSONRPC)
@@ -182,6 +188,47 @@ func DecodeMessage(line []byte, m *Message) (err error) {
 		return errors.New("invalid message: neither method nor id")
 	case m.Result == nil && m.Error == nil:
 		return errors.New("invalid response: neither result nor error")
+	}
+	return nil
+}
+
+// ErrDuplicateMember is wrapped by the error DecodeMessage returns for a
+// frame that holds one of the envelope's members (jsonrpc, id, method,
+// params, result, error) more than once, in any spelling encoding/json
+// would match to it (keys match case-insensitively).
+var ErrDuplicateMember = errors.New("duplicate member")
+
+// envelope lists the members of Message as they are spelled on the wire.
+var envelope = [...]string{"jsonrpc", "id", "method", "params", "result", "error"}
+
+// checkMembersOnce returns an error wrapping ErrDuplicateMember when line,
+// a JSON object json.Unmarshal accepted, holds an envelope member twice.
+// Only the slow path runs it: the fast one refuses a repeated key itself.
+func checkMembersOnce(line []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // {
+		return err
+	}
+	var seen [len(envelope)]bool
+	var skip json.RawMessage
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		key, _ := tok.(string)
+		for i, name := range envelope {
+			if !strings.EqualFold(key, name) {
+				continue
+			}
+			if seen[i] {
+				return fmt.Errorf("invalid message: %w %q", ErrDuplicateMember, name)
+			}
+			seen[i] = true
+		}
+		if err := dec.Decode(&skip); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -81,3 +81,43 @@ func TestWriteMessageRoundTrip(t *testing.T) {
 		t.Fatalf("read back %+v, %v", m, err)
 	}
 }
+
+// TestDecodeMessageDuplicateMembers checks that a frame holding an
+// envelope member twice, in any spelling encoding/json would match to it,
+// is refused (json.Unmarshal keeps the last, so {"id":1,"id":2} answered
+// request 2), and that repeats elsewhere are left to the decoding.
+func TestDecodeMessageDuplicateMembers(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		dup  string // the member refused, or "" when the frame is accepted
+	}{
+		{name: "id twice", line: `{"jsonrpc":"2.0","id":1,"id":2,"result":{}}`, dup: "id"},
+		{name: "id in another case", line: `{"jsonrpc":"2.0","id":1,"ID":2,"result":{}}`, dup: "id"},
+		{name: "id escaped", line: `{"jsonrpc":"2.0","i\u0064":1,"id":2,"result":{}}`, dup: "id"},
+		{name: "jsonrpc with a folding s", line: `{"jsonrpc":"2.0","j` + "\u017f" + `onrpc":"2.0","id":1,"result":{}}`, dup: "jsonrpc"},
+		{name: "result twice", line: `{"jsonrpc":"2.0","id":1,"result":{"output":1},"result":{"output":2}}`, dup: "result"},
+		{name: "error twice", line: `{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"a"},"error":{"code":2,"message":"b"}}`, dup: "error"},
+		{name: "method twice", line: `{"jsonrpc":"2.0","method":"ping","method":"shutdown","id":1}`, dup: "method"},
+		{name: "params twice", line: `{"jsonrpc":"2.0","method":"log","params":{},"params":{}}`, dup: "params"},
+		{name: "repeat inside result", line: `{"jsonrpc":"2.0","id":1,"result":{"id":1,"id":2}}`},
+		{name: "unknown member twice", line: `{"jsonrpc":"2.0","id":1,"result":{},"x":1,"x":2}`},
+		{name: "error answer", line: `{"jsonrpc":"2.0","id":1,"error":{"code":-32000,"message":"no"}}`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var m Message
+			err := DecodeMessage([]byte(tt.line), &m)
+			if tt.dup == "" {
+				if err != nil {
+					t.Fatalf("DecodeMessage: %v", err)
+				}
+				return
+			}
+			want := `invalid message: duplicate member "` + tt.dup + `"`
+			if !errors.Is(err, ErrDuplicateMember) || err.Error() != want {
+				t.Fatalf("DecodeMessage = %v, want %q wrapping ErrDuplicateMember", err, want)
+			}
+		})
+	}
+}

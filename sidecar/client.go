@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"sync"
@@ -48,7 +49,7 @@ type Client struct {
 
 	faults    chan error    // capacity 1: the first reason to stop the plugin
 	exited    chan struct{} // closed when cmd.Wait returned
-	pidfd     *int          // the process's pidfd for awaitExit, or nil
+	waitErr   error         // cmd.Wait's error, set before exited closes
 	dead      chan struct{} // closed when the client is terminal (Err != nil)
 	readDone  chan struct{} // closed when the stdout reader returned
 	errDone   chan struct{} // closed when the stderr reader returned
@@ -171,8 +172,8 @@ func (c *Client) run() {
 	}
 	go func() {
 		defer c.wg.Done()
-		awaitExit(c.pidfd)
-		_ = c.cmd.Wait() // the status is read from cmd.ProcessState
+		awaitExit(c.pid)
+		c.waitErr = c.cmd.Wait() // the status is read from cmd.ProcessState
 		close(c.exited)
 	}()
 	go c.supervise()
@@ -183,6 +184,17 @@ func (c *Client) run() {
 		forwardStderr(c.stderr, stderrSink{log: c.log, tail: c.tail, redact: c.redact, limit: c.limit})
 	}()
 	go c.writeLoop()
+}
+
+// exitStatus returns the process's final state as os.ProcessState
+// reports it ("exit status 0", "signal: killed"), or, when the wait failed
+// and the state is unknown, says so with the wait's error. It must only
+// run after exited closed.
+func (c *Client) exitStatus() string {
+	if ps := c.cmd.ProcessState; ps != nil {
+		return ps.String()
+	}
+	return fmt.Sprintf("exit status unknown: %v", c.waitErr)
 }
 
 // arm makes a later crash fire OnCrash. It fails with the terminal error if

@@ -11,7 +11,7 @@
 // AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
 // the host's whole environment). A pinned package's executable
 // (Package.Pin) is hashed right before exec, and refused if its sha256
-// differs. Start then sends initialize, bounded by the per-plugin
+// differs (see below for what runs). Start then sends initialize, bounded by the per-plugin
 // handshake timeout and by the caller's context, checks the protocol
 // version and checks every declaration against what the manifest
 // authorizes. On success the caller owns a *Client and:
@@ -37,11 +37,18 @@
 // and Options.OnHealth carry it: a supervisor that restarted a plugin
 // ignores reports whose ID is not its current client's.
 //
-// The pin check and the exec are two steps, not one: an executable
-// replaced in the moment between them runs unverified, and so does
-// whatever it loads (an interpreter's script, shared libraries). The pin
-// catches a package changed since it was pinned; it is no defence against
-// someone who can write the package directory while the host starts it.
+// On Linux a pinned executable is opened once, hashed through that
+// descriptor and exec'd through the same descriptor (/proc/self/fd/N), so
+// a file renamed or linked over the path after the check does not run; a
+// file rewritten in place in that moment is caught after the exec (its
+// status changed and it no longer hashes to the pin) and its process
+// killed before the handshake, having run its first instructions. Not
+// covered: a script (a "#!" line), which its interpreter reopens by path,
+// so the check and the exec are two steps again; systems without /proc
+// and other systems, which exec the path; and whatever the executable
+// loads (an interpreter's script, shared libraries). The pin catches a
+// package changed since it was pinned; it is no defence against someone
+// who can write the package directory while the host starts it.
 //
 // Options.Limits are applied with prlimit(2) to the plugin process just
 // after it started and before the handshake: from exec until then (a

@@ -100,7 +100,8 @@ type CrashError struct {
 	// one already replaced.
 	ClientID uint64
 	// ExitStatus is the process's final state as os.ProcessState reports
-	// it, such as "exit status 2" or "signal: killed".
+	// it, such as "exit status 2" or "signal: killed", or, if the host
+	// could not learn it, "exit status unknown: " and the reason.
 	ExitStatus string
 	// Stderr holds the last lines the plugin wrote to stderr, oldest first.
 	Stderr []string

@@ -4,31 +4,32 @@ import (
 	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
-// requestPidfd asks exec for a pidfd of the child (SysProcAttr.PidFD) and
-// returns where it will be stored: -1 when the kernel has none.
-func requestPidfd(attr *syscall.SysProcAttr) *int {
-	fd := -1
-	attr.PidFD = &fd
-	return &fd
-}
-
-// awaitExit returns once the process of *pidfd has exited, waiting parked
-// in the runtime's poller (a pidfd becomes readable when its process
-// exits) instead of in a thread blocked in waitid(2): the exit watcher of
-// each running plugin then costs no thread, and its start no hand-off of
-// a blocked thread's P. It closes the pidfd. Without a pidfd, or if it
-// cannot be polled, it returns at once and cmd.Wait blocks as before.
-func awaitExit(pidfd *int) {
-	if pidfd == nil || *pidfd < 0 {
+// awaitExit returns once process pid, a child of the host not yet reaped,
+// has exited, waiting parked in the runtime's poller (a pidfd becomes
+// readable when its process exits) instead of in a thread blocked in
+// waitid(2): the exit watcher of each running plugin then costs no thread,
+// and its start no hand-off of a blocked thread's P. Without a pidfd, or
+// if it cannot be polled, it returns at once and cmd.Wait blocks as
+// before.
+//
+// The pidfd is one of its own, opened non-blocking (PIDFD_NONBLOCK), never
+// the one os/exec waits on: O_NONBLOCK belongs to the open file, which a
+// duplicate shares, and waitid(2) on a non-blocking pidfd of a running
+// process fails with EAGAIN instead of waiting. An earlier version set
+// O_NONBLOCK on the pidfd exec handed out (SysProcAttr.PidFD), which
+// os.Process waits on through a duplicate: whenever awaitExit returned
+// early, cmd.Wait failed at once, with no exit status, and a running
+// plugin was reported "exited unexpectedly (<nil>)".
+func awaitExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
 		return
 	}
-	if err := syscall.SetNonblock(*pidfd, true); err != nil {
-		_ = syscall.Close(*pidfd)
-		return
-	}
-	f := os.NewFile(uintptr(*pidfd), "pidfd")
+	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -40,10 +41,24 @@ func awaitExit(pidfd *int) {
 	_ = rc.Read(func(fd uintptr) bool { return readable(fd) })
 }
 
-// readable reports whether fd is readable now (ppoll with a zero timeout);
-// an error counts as readable, so that the caller stops waiting and
-// cmd.Wait decides.
+// readable reports whether fd is readable now (ppoll with a zero timeout).
+// A signal that interrupts the call (EINTR: the runtime's preemption
+// signal, SIGCHLD) asks again; any other error counts as readable, so that
+// the caller stops waiting and cmd.Wait, which blocks until the exit,
+// decides.
 func readable(fd uintptr) bool {
+	for {
+		n, errno := ppoll(fd)
+		if errno == syscall.EINTR {
+			continue
+		}
+		return errno != 0 || n > 0
+	}
+}
+
+// ppoll polls fd for POLLIN with a zero timeout and returns ppoll(2)'s
+// result. It is a variable so that a test can interrupt it.
+var ppoll = func(fd uintptr) (uintptr, syscall.Errno) {
 	pfd := struct {
 		fd      int32
 		events  int16
@@ -51,5 +66,5 @@ func readable(fd uintptr) bool {
 	}{fd: int32(fd), events: 0x1} // POLLIN
 	var zero syscall.Timespec
 	n, _, errno := syscall.Syscall6(syscall.SYS_PPOLL, uintptr(unsafe.Pointer(&pfd)), 1, uintptr(unsafe.Pointer(&zero)), 0, 0, 0)
-	return errno != 0 || n > 0
+	return n, errno
 }

@@ -1,37 +1,45 @@
 package sidecar
 
 import (
+	"context"
+	"errors"
 	"os/exec"
+	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
-// startWithPidfd starts name with args and a pidfd, or skips the test
-// when the kernel gives none.
-func startWithPidfd(t *testing.T, name string, args ...string) (*exec.Cmd, *int) {
+// startChild starts name with args, skipping the test when the kernel
+// has no pidfd_open(2).
+func startChild(t *testing.T, name string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(name, args...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{}
-	pidfd := requestPidfd(cmd.SysProcAttr)
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	if *pidfd < 0 {
+	if fd, err := unix.PidfdOpen(cmd.Process.Pid, 0); err != nil {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-		t.Skip("the kernel gives no pidfd")
+		t.Skipf("the kernel gives no pidfd: %v", err)
+	} else {
+		_ = syscall.Close(fd)
 	}
-	return cmd, pidfd
+	return cmd
 }
 
 // awaitExitWithin runs awaitExit and fails the test if it has not
 // returned within bound.
-func awaitExitWithin(t *testing.T, pidfd *int, bound time.Duration) {
+func awaitExitWithin(t *testing.T, pid int, bound time.Duration) {
 	t.Helper()
 	done := make(chan struct{})
 	go func() {
-		awaitExit(pidfd)
+		awaitExit(pid)
 		close(done)
 	}()
 	select {
@@ -41,15 +49,15 @@ func awaitExitWithin(t *testing.T, pidfd *int, bound time.Duration) {
 	}
 }
 
-// TestAwaitExit checks that awaitExit waits for the process behind the
-// pidfd exec hands out, and returns once it is killed (before it is
-// reaped), and that it returns at once without a pidfd.
+// TestAwaitExit checks that awaitExit waits for the process, returns once
+// it is killed (before it is reaped), that cmd.Wait then reports the
+// signal, and that it returns at once for a pid it cannot open.
 func TestAwaitExit(t *testing.T) {
-	awaitExit(nil)
-	cmd, pidfd := startWithPidfd(t, "sleep", "30")
+	awaitExit(-1)
+	cmd := startChild(t, "sleep", "30")
 	done := make(chan struct{})
 	go func() {
-		awaitExit(pidfd)
+		awaitExit(cmd.Process.Pid)
 		close(done)
 	}()
 	select {
@@ -65,8 +73,8 @@ func TestAwaitExit(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("awaitExit did not return after the process was killed")
 	}
-	if err := cmd.Wait(); err == nil {
-		t.Fatal("the killed process exited cleanly")
+	if err := cmd.Wait(); cmd.ProcessState == nil || cmd.ProcessState.String() != "signal: killed" {
+		t.Fatalf("Wait = %v, state %v; want signal: killed", err, cmd.ProcessState)
 	}
 }
 
@@ -91,7 +99,7 @@ func TestAwaitExitAfterExit(t *testing.T) {
 		}()
 	}
 	for range 200 {
-		cmd, pidfd := startWithPidfd(t, "true")
+		cmd := startChild(t, "true")
 		for deadline := time.Now().Add(10 * time.Second); ; {
 			if _, _, state, ok := procStat(cmd.Process.Pid); ok && state == "Z" {
 				break
@@ -101,9 +109,110 @@ func TestAwaitExitAfterExit(t *testing.T) {
 			}
 			time.Sleep(time.Millisecond)
 		}
-		awaitExitWithin(t, pidfd, 10*time.Second)
+		awaitExitWithin(t, cmd.Process.Pid, 10*time.Second)
 		if err := cmd.Wait(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// setPpoll replaces ppoll with fake for the rest of the test. Only tests
+// that run no other client may use it.
+func setPpoll(t *testing.T, fake func(fd uintptr) (uintptr, syscall.Errno)) {
+	t.Helper()
+	real := ppoll
+	ppoll = fake
+	t.Cleanup(func() { ppoll = real })
+}
+
+// TestReadableRetriesEINTR checks what readable makes of each answer of
+// ppoll(2): a signal that interrupts it (EINTR, which a zero-timeout ppoll
+// returns when the runtime's preemption signal or a SIGCHLD arrives) is
+// asked again, not taken for the exit. An earlier version counted it as
+// readable, so the exit watcher returned while the plugin ran.
+func TestReadableRetriesEINTR(t *testing.T) {
+	type answer struct {
+		n     uintptr
+		errno syscall.Errno
+	}
+	tests := []struct {
+		name    string
+		answers []answer
+		want    bool
+		calls   int
+	}{
+		{name: "running", answers: []answer{{0, 0}}, want: false, calls: 1},
+		{name: "exited", answers: []answer{{1, 0}}, want: true, calls: 1},
+		{name: "interrupted, running", answers: []answer{{0, syscall.EINTR}, {0, syscall.EINTR}, {0, 0}}, want: false, calls: 3},
+		{name: "interrupted, exited", answers: []answer{{0, syscall.EINTR}, {1, 0}}, want: true, calls: 2},
+		{name: "bad descriptor", answers: []answer{{0, syscall.EBADF}}, want: true, calls: 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			calls := 0
+			setPpoll(t, func(uintptr) (uintptr, syscall.Errno) {
+				a := tt.answers[min(calls, len(tt.answers)-1)]
+				calls++
+				return a.n, a.errno
+			})
+			if got := readable(0); got != tt.want || calls != tt.calls {
+				t.Errorf("readable = %t after %d ppoll calls, want %t after %d", got, calls, tt.want, tt.calls)
+			}
+		})
+	}
+}
+
+// TestExitWatcherWakesEarly is the reproducer of a 64-plugin cold start
+// under load that failed with `handshake: plugin "bench-55" exited
+// unexpectedly (<nil>)`: the exit watcher woke while the plugin ran (its
+// ppoll interrupted by a signal, which it took for the exit), and cmd.Wait
+// failed at once with EAGAIN because the watcher had made the pidfd
+// os.Process waits on non-blocking. Here the first ppoll says "readable"
+// while the plugin runs: the plugin must still start, answer, and report
+// its real exit status.
+func TestExitWatcherWakesEarly(t *testing.T) {
+	var woke atomic.Int32
+	real := ppoll
+	setPpoll(t, func(fd uintptr) (uintptr, syscall.Errno) {
+		if woke.Add(1) == 1 {
+			return 1, 0
+		}
+		return real(fd)
+	})
+	opts, _ := testOptions(t)
+	crashes := make(chan *CrashError, 1)
+	opts.OnCrash = func(e *CrashError) { crashes <- e }
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, installFixture(t, "well-behaved"), opts)
+	if err != nil {
+		t.Fatalf("Start: %v", err)
+	}
+	if woke.Load() == 0 {
+		t.Fatal("the exit watcher never polled")
+	}
+	out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: []byte(`"hi"`)})
+	if err != nil || string(out) != `"hi"` {
+		t.Fatalf("Invoke = %s, %v; want \"hi\"", out, err)
+	}
+	if err := c.signalGroup(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	ce := recv(t, crashes, "OnCrash")
+	if ce.ExitStatus != "signal: killed" || strings.Contains(ce.Error(), "<nil>") {
+		t.Errorf("crash = %v, want exit status signal: killed", ce)
+	}
+	closeClient(t, c)
+	if !errors.Is(c.Err(), error(ce)) {
+		t.Errorf("Err = %v, want the crash", c.Err())
+	}
+}
+
+// TestExitStatusUnknown checks the exit status a crash reports when the
+// wait failed: what is known, never "<nil>".
+func TestExitStatusUnknown(t *testing.T) {
+	c := &Client{cmd: new(exec.Cmd), waitErr: errors.New("waitid: no child processes")}
+	if got, want := c.exitStatus(), "exit status unknown: waitid: no child processes"; got != want {
+		t.Errorf("exitStatus = %q, want %q", got, want)
 	}
 }

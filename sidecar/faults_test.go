@@ -129,6 +129,13 @@ func TestRunningFaults(t *testing.T) {
 				t.Errorf("err = %v, want ErrProtocol with a FrameError quoting the line", ce)
 			}
 		}},
+		{fixture: "duplicate-id", check: func(t *testing.T, ce *CrashError) {
+			var fe *protocol.FrameError
+			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, protocol.ErrDuplicateMember) || !errors.As(ce, &fe) ||
+				!strings.Contains(ce.Error(), `invalid message: duplicate member "id"`) {
+				t.Errorf("err = %v, want ErrProtocol wrapping ErrDuplicateMember", ce)
+			}
+		}},
 		{fixture: "oversized", opts: func(o *Options) { o.MaxFrame = 1 << 20 }, check: func(t *testing.T, ce *CrashError) {
 			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, protocol.ErrFrameTooLarge) {
 				t.Errorf("err = %v, want ErrProtocol wrapping ErrFrameTooLarge", ce)

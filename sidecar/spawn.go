@@ -7,8 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"syscall"
-
-	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // pipes holds both ends of the three stdio pipes until the child has them.
@@ -84,32 +82,30 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 	if err != nil {
 		return "", PhaseSpawn, err
 	}
-	if err := c.verify(path); err != nil {
+	exe, err := c.verify(path)
+	if err != nil {
 		return "", PhaseVerify, err
 	}
-	if err := c.spawn(path, dataDir); err != nil {
+	defer exe.release()
+	if beforeExec != nil {
+		beforeExec(path)
+	}
+	if err := c.spawn(exe.path, dataDir); err != nil {
+		if exe.path != path {
+			err = fmt.Errorf("%s (run as %s): %w", path, exe.path, err)
+		}
 		return "", PhaseSpawn, err
+	}
+	if exe.changed(c.pkg.Pin) {
+		c.discardProcess()
+		return "", PhaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
 	}
 	return dataDir, "", nil
 }
 
-// verify checks the executable at path against the package's pin, if it
-// has one: a *PinMismatchError when the sha256 differs. It runs right
-// before exec; the file can still change in between (see the package
-// documentation).
-func (c *Client) verify(path string) error {
-	if c.pkg.Pin == "" {
-		return nil
-	}
-	sum, err := pluginpkg.ExecutableSHA256(path)
-	if err != nil {
-		return err
-	}
-	if sum != c.pkg.Pin {
-		return &PinMismatchError{Plugin: c.pkg.Name, Path: path, Pinned: c.pkg.Pin, Actual: sum}
-	}
-	return nil
-}
+// beforeExec, when set (by tests only), runs between the pin check and the
+// exec with the executable's path.
+var beforeExec func(path string)
 
 // spawn starts the executable at path: no shell, the package directory as
 // working directory, its own process group, the allowlisted environment.
@@ -127,7 +123,6 @@ func (c *Client) spawn(path, dataDir string) error {
 	cmd.Env = buildEnv(c.pkg, c.opts.Env, dataDir, hostLookupEnv)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = p.stdinR, p.stdoutW, p.stderrW
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	c.pidfd = requestPidfd(cmd.SysProcAttr)
 	cmd.Cancel = func() error { return c.signalGroup(syscall.SIGKILL) }
 	cmd.WaitDelay = c.opts.KillGrace
 	if err := cmd.Start(); err != nil {

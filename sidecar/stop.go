@@ -116,7 +116,7 @@ func (c *Client) finish(cause error) *CrashError {
 	if c.mu.closing {
 		c.mu.err = ErrClosed
 	} else {
-		crash = &CrashError{Plugin: c.Name(), ClientID: c.id, ExitStatus: c.cmd.ProcessState.String(), Stderr: c.tail.snapshot(), Cause: cause}
+		crash = &CrashError{Plugin: c.Name(), ClientID: c.id, ExitStatus: c.exitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
 		c.mu.err = crash
 		if !c.mu.armed {
 			crash = nil // Start reports it

@@ -6,7 +6,8 @@
 // Modes: exit-early, no-handshake, slow-handshake, banner, invalid-json,
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
 // flood-stderr, undeclared, bad-version, init-error, stop-reading,
-// request-first, hang, close-stdout, stall-once (stops reading stdin after
+// request-first, hang, close-stdout, duplicate-id (answers a call with a
+// response holding two ids, its own and another), stall-once (stops reading stdin after
 // the handshake until it receives SIGUSR1, then serves normally),
 // leak-secret (writes the config's "secret" everywhere it can, see leak),
 // and well-behaved (serves normally). sleeper is the grandchild's mode.
@@ -195,6 +196,8 @@ func call(m *protocol.Message) {
 		os.Stdout.Close()
 	case "invalid-json":
 		_, _ = os.Stdout.WriteString(`{"jsonrpc": "2.0", "id": ` + string(m.ID) + `, "result": oops}` + "\n")
+	case "duplicate-id":
+		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"id":` + string(m.ID) + `0,"result":{"output":"dup"}}` + "\n")
 	case "oversized":
 		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"output":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n")
 	case "flood-stderr":
