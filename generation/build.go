@@ -32,6 +32,14 @@ type Inputs struct {
 	// Required decides the policy per package; nil means the manifest's
 	// runtime.required.
 	Required func(*pluginpkg.Package) bool
+	// Expect lists the packages the host requires whatever the home says
+	// (a required policy in its config; at a reload, the required members
+	// of the running generation). Each must have loaded and, unless its
+	// MayDisable is set, be enabled; otherwise the build fails before
+	// anything starts, with an *UnavailableError per problem naming the
+	// package and the file. Required decides the policy of those that did
+	// load.
+	Expect []Expected
 	// Config returns a package's effective configuration; nil means none.
 	Config func(name string) json.RawMessage
 	// Extra returns further host-side inputs of a package that its
@@ -42,9 +50,18 @@ type Inputs struct {
 	// Start configures the pool, the startup budget, client options and
 	// progress events. Its Required and Config fields are set by Build.
 	Start sidecar.ManagerOptions
-	// Adopt maps package names to running clients to reuse instead of
-	// starting. A failed Build never stops them.
+	// Adopt maps package names to clients to reuse instead of starting
+	// (the member is Adopted). A client that has exited since is adopted
+	// as it is: the member stays down, as it was. A failed Build never
+	// stops them.
 	Adopt map[string]*sidecar.Client
+	// KeepFailed maps package names to the reason each is not running, to
+	// carry a failure over from the previous generation: Build does not
+	// start them and records each as a failed (and Adopted) member with
+	// that reason; failures cascade from them as from any failure, and a
+	// required one fails the build. Names that are not members are
+	// ignored.
+	KeepFailed map[string]string
 	// Plan is the plan that led to this build, recorded in the
 	// generation's snapshot; nil for a first generation.
 	Plan *Plan
@@ -120,9 +137,11 @@ func (b *build) required(p *pluginpkg.Package) bool {
 	return p.Manifest.Runtime.Required
 }
 
-// resolve computes the closure and records resolution failures. A required
-// package that cannot be resolved fails the build before anything starts.
+// resolve checks the expected packages, computes the closure and records
+// resolution failures. A required package that cannot be loaded or resolved
+// fails the build before anything starts.
 func (b *build) resolve(context.Context) bool {
+	b.expect()
 	req := capability.Request{Host: b.in.Host, Roots: b.in.Roots}
 	for _, p := range b.in.Installed.Packages {
 		b.pkgs[p.Name] = p
@@ -154,6 +173,12 @@ func (b *build) resolve(context.Context) bool {
 	}
 	if err := cl.Err(); err != nil {
 		b.errs = append(b.errs, err)
+	}
+	for _, name := range sortedNames(b.in.KeepFailed) {
+		if m := b.members[name]; m != nil && m.Status != StatusDeclarative {
+			m.Adopted = true
+			b.markFailed(name, b.in.KeepFailed[name])
+		}
 	}
 	b.cascade()
 	return b.checkRequired()

@@ -27,7 +27,8 @@ const (
 	StateRestarting State = "restarting"
 	// StateFailed: it is not running and will not be restarted
 	// automatically: it failed to start (optional), or crashed more often
-	// than the crash budget allows. An explicit Reload retries it.
+	// than the crash budget allows. Restarts of other plugins leave it
+	// failed; RestartPlugin, or an explicit Reload, retries it.
 	StateFailed State = "failed"
 )
 
@@ -93,8 +94,13 @@ func (k *Kernel) setState(plugin string, st State, reason string, stderr []strin
 }
 
 // published records the states of a newly published generation's members.
+// A member carried over from the previous generation (adopted) keeps the
+// state it has.
 func (k *Kernel) published(g *generation.Generation) {
 	for _, m := range g.Members() {
+		if m.Adopted && k.super.tracked(m.Package.Name) {
+			continue
+		}
 		switch m.Status {
 		case generation.StatusRunning:
 			k.setState(m.Package.Name, StateReady, "", nil)
@@ -175,7 +181,7 @@ func (k *Kernel) recordCrash(plugin string, cause error, stderr []string) {
 	s.crashes[plugin] = recent
 	s.mu.Unlock()
 	if len(recent) > sup.CrashBudget {
-		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit reload: %v",
+		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit restart or reload: %v",
 			len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
 		return
 	}
@@ -220,29 +226,6 @@ func (k *Kernel) schedule(plugin string, delay time.Duration) {
 	}()
 }
 
-// restart rebuilds the current generation from the inputs it was built
-// from: the crashed plugin is reloaded (full handshake), every other
-// sidecar adopted. A change in its declarations thus goes through the plan
-// path into a new generation. A failed restart counts as another crash.
-func (k *Kernel) restart(ctx context.Context, plugin string) {
-	k.buildMu.Lock()
-	defer k.buildMu.Unlock()
-	l, err := k.currentLocked()
-	if err != nil || !down(l.gen.Member(plugin)) {
-		return // closed, removed, or brought back by a reload meanwhile
-	}
-	k.setState(plugin, StateStarting, "", nil)
-	_, err = k.apply(ctx, l, k.lastInputs)
-	if err != nil {
-		k.log.Error("restart failed", "plugin", plugin, "error", err)
-		k.recordCrash(plugin, fmt.Errorf("restart failed: %w", err), nil)
-		return
-	}
-	if m := k.Current().Member(plugin); down(m) {
-		k.recordCrash(plugin, fmt.Errorf("restart failed: %s", m.Reason), nil)
-	}
-}
-
 // down reports whether a member exists but does not run: it failed, or its
 // sidecar exited.
 func down(m *generation.Member) bool {
@@ -275,4 +258,48 @@ func (s *supervisor) resetCrashes() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.crashes = map[string][]time.Time{}
+}
+
+// resetCrashesOf forgets one plugin's crash history.
+func (s *supervisor) resetCrashesOf(plugin string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.crashes, plugin)
+}
+
+// tracked reports whether plugin has a state.
+func (s *supervisor) tracked(plugin string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status[plugin] != nil
+}
+
+// states returns a copy of every plugin's state, by name.
+func (s *supervisor) states() map[string]PluginStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]PluginStatus, len(s.status))
+	for name, st := range s.status {
+		out[name] = *st
+	}
+	return out
+}
+
+// settle undoes what a failed build did to states: every plugin it set
+// starting gets back its state from before (announced), or is forgotten
+// when it had none (it was new to that build).
+func (k *Kernel) settle(before map[string]PluginStatus) {
+	for name, st := range k.super.states() {
+		if st.State != StateStarting {
+			continue
+		}
+		prev, ok := before[name]
+		if !ok {
+			k.super.mu.Lock()
+			delete(k.super.status, name)
+			k.super.mu.Unlock()
+			continue
+		}
+		k.setState(name, prev.State, prev.Reason, prev.Stderr)
+	}
 }
