@@ -42,7 +42,7 @@ func (k *Kernel) RestartPlugin(ctx context.Context, name string) error {
 	}
 	k.super.resetCrashesOf(name)
 	if err := k.restartLocked(ctx, l, name); err != nil {
-		k.recordCrash(name, fmt.Errorf("restart failed: %w", err), nil)
+		k.recordCrash(name, 0, fmt.Errorf("restart failed: %w", err), nil)
 		return fmt.Errorf("kernel: restart %q: %w", name, err)
 	}
 	return nil
@@ -59,13 +59,13 @@ func (k *Kernel) restart(ctx context.Context, plugin string) {
 	}
 	if err := k.restartLocked(ctx, l, plugin); err != nil {
 		k.log.Error("restart failed", "plugin", plugin, "error", err)
-		k.recordCrash(plugin, fmt.Errorf("restart failed: %w", err), nil)
+		k.recordCrash(plugin, 0, fmt.Errorf("restart failed: %w", err), nil)
 	}
 }
 
 // restartLocked rebuilds the current generation l with a new sidecar for
-// plugin and publishes it. It returns why the plugin does not run after
-// it. It must be called with buildMu held.
+// plugin and publishes it. It returns why the plugin could not be started.
+// It must be called with buildMu held.
 func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) error {
 	k.setState(plugin, StateStarting, "", nil)
 	names := restartSet(l.gen, plugin)
@@ -80,9 +80,9 @@ func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) erro
 	if err != nil {
 		return err
 	}
-	k.publish(g)
-	if m := g.Member(plugin); down(m) {
-		return errors.New(m.Reason)
+	k.publish(g) // counts a crash right after the start (see published)
+	if m := g.Member(plugin); m.Status == generation.StatusFailed {
+		return errors.New(m.Reason) // an optional plugin that did not start
 	}
 	return nil
 }

@@ -55,11 +55,13 @@ type supervisor struct {
 	mu      sync.Mutex
 	status  map[string]*PluginStatus
 	crashes map[string][]time.Time // per plugin, within the window
+	counted map[string]uint64      // per plugin, the client whose crash was counted last
 }
 
 func newSupervisor() *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{}}
+	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{},
+		counted: map[string]uint64{}}
 }
 
 // Plugins returns every plugin's supervision state, sorted by name.
@@ -95,17 +97,26 @@ func (k *Kernel) setState(plugin string, st State, reason string, stderr []strin
 
 // published records the states of a newly published generation's members.
 // A member carried over from the previous generation (adopted) keeps the
-// state it has.
+// state it has. A member started by the build whose sidecar has exited
+// already crashed before it was current, when its crash report was ignored
+// as stale: it is counted as a crash here.
 func (k *Kernel) published(g *generation.Generation) {
 	for _, m := range g.Members() {
-		if m.Adopted && k.super.tracked(m.Package.Name) {
-			continue
-		}
-		switch m.Status {
-		case generation.StatusRunning:
-			k.setState(m.Package.Name, StateReady, "", nil)
-		case generation.StatusFailed:
-			k.setState(m.Package.Name, StateFailed, m.Reason, nil)
+		name := m.Package.Name
+		switch {
+		case m.Adopted && k.super.tracked(name):
+		case m.Status == generation.StatusFailed:
+			k.setState(name, StateFailed, m.Reason, nil)
+		case m.Status != generation.StatusRunning:
+		case down(m):
+			c := m.Client()
+			cause := c.Err()
+			if cause == nil {
+				cause = fmt.Errorf("plugin %q exited before its generation was published", name)
+			}
+			k.recordCrash(name, c.ID(), cause, c.StderrTail())
+		default:
+			k.setState(name, StateReady, "", nil)
 		}
 	}
 	s := k.super
@@ -119,6 +130,7 @@ func (k *Kernel) published(g *generation.Generation) {
 	for _, name := range gone {
 		delete(s.status, name)
 		delete(s.crashes, name)
+		delete(s.counted, name)
 	}
 	s.mu.Unlock()
 }
@@ -161,16 +173,25 @@ func (k *Kernel) crashed(ce *sidecar.CrashError) {
 	if !k.isCurrent(ce.Plugin, ce.ClientID) {
 		return // a process already replaced (or being retired): stale
 	}
-	k.recordCrash(ce.Plugin, ce, ce.Stderr)
+	k.recordCrash(ce.Plugin, ce.ClientID, ce, ce.Stderr)
 }
 
-// recordCrash counts a crash (or a failed restart) of plugin against its
-// budget and schedules a restart after backoff, or leaves it failed.
-func (k *Kernel) recordCrash(plugin string, cause error, stderr []string) {
+// recordCrash counts a crash of plugin's client (or, with client 0, a
+// failed restart) against its budget and schedules a restart after backoff,
+// or leaves it failed. A client's crash is counted once, however many times
+// it is reported.
+func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr []string) {
 	sup := k.cfg.Supervision
 	s := k.super
 	now := time.Now()
 	s.mu.Lock()
+	if client != 0 {
+		if s.counted[plugin] == client {
+			s.mu.Unlock()
+			return
+		}
+		s.counted[plugin] = client
+	}
 	recent := s.crashes[plugin][:0]
 	for _, t := range s.crashes[plugin] {
 		if now.Sub(t) < sup.CrashWindow {
