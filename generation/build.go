@@ -101,7 +101,8 @@ type build struct {
 
 // Build resolves, starts and validates a new generation. On failure it
 // returns a *BuildError and leaves no process it started behind; clients in
-// in.Adopt are never stopped by Build.
+// in.Adopt are never stopped by Build. A Build whose ctx is done before it
+// completes fails, its BuildError wrapping context.Cause(ctx).
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
 	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
 	steps := []func(context.Context) bool{b.resolve, b.start, b.cascadeStarted}
@@ -109,6 +110,14 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 		if !step(ctx) {
 			return nil, b.fail(ctx)
 		}
+	}
+	if ctx.Err() != nil {
+		// Cancelled: the plugins that could not start are no optional
+		// failures, and the generation would be incomplete.
+		cause := context.Cause(ctx)
+		b.problems = append(b.problems, "build cancelled: "+cause.Error())
+		b.errs = append(b.errs, cause)
+		return nil, b.fail(ctx)
 	}
 	reg, ok := b.registry()
 	if !ok {
