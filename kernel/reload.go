@@ -45,10 +45,12 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 // operator; see the package doc).
 //
 // On any failure (a required package failing, a validation error, the
-// budget running out, Close cancelling the reload) Reload rolls back: adopted sidecars stay with the
-// current generation, everything newly started is stopped, the current
-// generation keeps serving throughout, unchanged, and the error (a
-// *generation.BuildError) lists every problem.
+// budget running out, Close cancelling the reload) Reload rolls back:
+// adopted sidecars stay with the current generation, everything newly
+// started is stopped, the current generation keeps serving throughout,
+// unchanged, plugin states are as before, and the error (a
+// *generation.BuildError, wrapped with ErrClosed when Close cancelled it)
+// lists every problem.
 //
 // Reloads are serialized: a Reload called while another runs waits for it,
 // then plans afresh (reloads are not coalesced). A reload whose plan has no

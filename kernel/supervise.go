@@ -82,24 +82,37 @@ func (k *Kernel) Plugins() []PluginStatus {
 // setState records a transition and announces it. It must not be called
 // with supervisor.mu held.
 func (k *Kernel) setState(plugin string, st State, reason string, stderr []string) {
+	k.setStateUnless(plugin, st, reason, stderr, nil)
+}
+
+// setStateUnless is setState, unless skip (if not nil) reports true; skip
+// runs under supervisor.mu, so it is ordered with every other transition.
+// It reports whether skip did.
+func (k *Kernel) setStateUnless(plugin string, st State, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
+	if skip != nil && skip() {
+		s.mu.Unlock()
+		return true
+	}
 	cur := s.status[plugin]
 	if cur != nil && cur.State == st && cur.Reason == reason {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.status[plugin] = &PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
 		Crashes: len(s.crashes[plugin]), Since: time.Now()}
 	s.mu.Unlock()
 	k.events.emit(Event{Type: EventPluginState, Plugin: plugin, State: string(st), Message: reason})
+	return false
 }
 
 // published records the states of a newly published generation's members.
 // A member carried over from the previous generation (adopted) keeps the
 // state it has. A member started by the build whose sidecar has exited
-// already crashed before it was current, when its crash report was ignored
-// as stale: it is counted as a crash here.
+// already may have crashed before it was current, when its crash report was
+// ignored as stale: it is counted as a crash here (once, whichever comes
+// first), never reported ready.
 func (k *Kernel) published(g *generation.Generation) {
 	for _, m := range g.Members() {
 		name := m.Package.Name
@@ -107,16 +120,15 @@ func (k *Kernel) published(g *generation.Generation) {
 		case m.Adopted && k.super.tracked(name):
 		case m.Status == generation.StatusFailed:
 			k.setState(name, StateFailed, m.Reason, nil)
-		case m.Status != generation.StatusRunning:
-		case down(m):
-			c := m.Client()
-			cause := c.Err()
-			if cause == nil {
-				cause = fmt.Errorf("plugin %q exited before its generation was published", name)
+		case m.Status == generation.StatusRunning:
+			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
+				c := m.Client()
+				cause := c.Err()
+				if cause == nil {
+					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
+				}
+				k.recordCrash(name, c.ID(), cause, c.StderrTail())
 			}
-			k.recordCrash(name, c.ID(), cause, c.StderrTail())
-		default:
-			k.setState(name, StateReady, "", nil)
 		}
 	}
 	s := k.super
