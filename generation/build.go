@@ -32,6 +32,14 @@ type Inputs struct {
 	// Required decides the policy per package; nil means the manifest's
 	// runtime.required.
 	Required func(*pluginpkg.Package) bool
+	// Expect lists the packages the host requires whatever the home says
+	// (a required policy in its config; at a reload, the required members
+	// of the running generation). Each must have loaded and, unless its
+	// MayDisable is set, be enabled; otherwise the build fails before
+	// anything starts, with an *UnavailableError per problem naming the
+	// package and the file. Required decides the policy of those that did
+	// load.
+	Expect []Expected
 	// Config returns a package's effective configuration; nil means none.
 	Config func(name string) json.RawMessage
 	// Extra returns further host-side inputs of a package that its
@@ -42,9 +50,18 @@ type Inputs struct {
 	// Start configures the pool, the startup budget, client options and
 	// progress events. Its Required and Config fields are set by Build.
 	Start sidecar.ManagerOptions
-	// Adopt maps package names to running clients to reuse instead of
-	// starting. A failed Build never stops them.
+	// Adopt maps package names to clients to reuse instead of starting
+	// (the member is Adopted). A client that has exited since is adopted
+	// as it is: the member stays down, as it was. A failed Build never
+	// stops them.
 	Adopt map[string]*sidecar.Client
+	// KeepFailed maps package names to the reason each is not running, to
+	// carry a failure over from the previous generation: Build does not
+	// start them and records each as a failed (and Adopted) member with
+	// that reason; failures cascade from them as from any failure, and a
+	// required one fails the build. Names that are not members are
+	// ignored.
+	KeepFailed map[string]string
 	// Plan is the plan that led to this build, recorded in the
 	// generation's snapshot; nil for a first generation.
 	Plan *Plan
@@ -84,7 +101,8 @@ type build struct {
 
 // Build resolves, starts and validates a new generation. On failure it
 // returns a *BuildError and leaves no process it started behind; clients in
-// in.Adopt are never stopped by Build.
+// in.Adopt are never stopped by Build. A Build whose ctx is done before it
+// completes fails, its BuildError wrapping context.Cause(ctx).
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
 	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
 	steps := []func(context.Context) bool{b.resolve, b.start, b.cascadeStarted}
@@ -92,6 +110,14 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 		if !step(ctx) {
 			return nil, b.fail(ctx)
 		}
+	}
+	if ctx.Err() != nil {
+		// Cancelled: the plugins that could not start are no optional
+		// failures, and the generation would be incomplete.
+		cause := context.Cause(ctx)
+		b.problems = append(b.problems, "build cancelled: "+cause.Error())
+		b.errs = append(b.errs, cause)
+		return nil, b.fail(ctx)
 	}
 	reg, ok := b.registry()
 	if !ok {
@@ -120,9 +146,11 @@ func (b *build) required(p *pluginpkg.Package) bool {
 	return p.Manifest.Runtime.Required
 }
 
-// resolve computes the closure and records resolution failures. A required
-// package that cannot be resolved fails the build before anything starts.
+// resolve checks the expected packages, computes the closure and records
+// resolution failures. A required package that cannot be loaded or resolved
+// fails the build before anything starts.
 func (b *build) resolve(context.Context) bool {
+	b.expect()
 	req := capability.Request{Host: b.in.Host, Roots: b.in.Roots}
 	for _, p := range b.in.Installed.Packages {
 		b.pkgs[p.Name] = p
@@ -154,6 +182,12 @@ func (b *build) resolve(context.Context) bool {
 	}
 	if err := cl.Err(); err != nil {
 		b.errs = append(b.errs, err)
+	}
+	for _, name := range sortedNames(b.in.KeepFailed) {
+		if m := b.members[name]; m != nil && m.Status != StatusDeclarative {
+			m.Adopted = true
+			b.markFailed(name, b.in.KeepFailed[name])
+		}
 	}
 	b.cascade()
 	return b.checkRequired()

@@ -20,6 +20,11 @@
 // is idempotent. Release hands the clients over without stopping them, for
 // a successor generation that adopted them.
 //
+// A Build may carry over the previous generation's outcome instead of
+// starting: Inputs.Adopt reuses clients (an exited one stays down), and
+// Inputs.KeepFailed keeps members failed with their reason. A build whose
+// context is cancelled fails, whatever its optional plugins did.
+//
 // # Concurrency
 //
 // A Generation is immutable after Build returns, except for its clients'
@@ -31,7 +36,9 @@
 //
 // Three outcomes per package, never confused: skipped (disabled, or
 // declarative: no process), failed optional (a warning; the generation runs
-// without it), failed required (the build fails). A package whose required
+// without it), failed required (the build fails). A package the host
+// expects (Inputs.Expect) that is not installed, did not load, or is
+// disabled (unless Expected.MayDisable) is a failed required one too. A package whose required
 // capability's chosen provider failed fails too, its reason naming the
 // chain; a cascaded failure of a required package is a required failure.
 package generation

@@ -30,8 +30,9 @@ type Member struct {
 	Package  *pluginpkg.Package
 	Required bool
 	Status   Status
-	// Adopted is set when the client was taken over from the previous
-	// generation instead of started.
+	// Adopted is set when the member was taken over from the previous
+	// generation instead of started: its client (Inputs.Adopt), or its
+	// failure (Inputs.KeepFailed).
 	Adopted bool
 	// Reason explains a failure, for StatusFailed.
 	Reason  string

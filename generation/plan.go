@@ -118,6 +118,12 @@ func Diff(a, b *Snapshot) *Plan {
 // config) now asks for, without starting anything. in.Adopt, in.Start and
 // in.Number are ignored.
 func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
+	return newPlan(from, in, nil)
+}
+
+// newPlan is NewPlan; reclass, if not nil, may change the classes before
+// the contributions are predicted.
+func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	to, cl, err := desired(in)
 	if err != nil {
 		return nil, err
@@ -125,13 +131,43 @@ func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
 	p.Packages = classify(from, to)
+	if reclass != nil {
+		reclass(p.Packages)
+	}
 	p.predict(from, to)
 	p.slotClaims(to, in.Spec.SlotOwners)
 	p.resolutionProblems(cl, to)
+	for _, e := range unavailable(in) {
+		p.Problems = append(p.Problems, e.Error())
+	}
 	p.Interceptors, p.Slots = contributionDiff(from.Contributions, to.Contributions)
 	sort.Strings(p.Problems)
 	sort.Strings(p.Warnings)
 	return p, nil
+}
+
+// NewRestartPlan is the plan of a restart of the named packages from the
+// generation described by from, with the inputs from was built from: each
+// named package is ClassReloaded (with the reasons NewPlan finds, or
+// "restart requested"); every other package is ClassUnchanged, carried over
+// as it is, running or not. Names that are not packages of from are
+// ignored.
+func NewRestartPlan(from *Snapshot, in Inputs, names ...string) (*Plan, error) {
+	restart := map[string]bool{}
+	for _, n := range names {
+		restart[n] = true
+	}
+	return newPlan(from, in, func(cs []Change) {
+		for i := range cs {
+			c := &cs[i]
+			switch {
+			case !restart[c.Name]:
+				c.Class, c.Reasons = ClassUnchanged, nil
+			case c.Class == ClassUnchanged:
+				c.Class, c.Reasons = ClassReloaded, []string{"restart requested"}
+			}
+		}
+	})
 }
 
 // desired resolves in into a snapshot of planned packages, without

@@ -83,16 +83,14 @@ func BenchmarkPublish1000(b *testing.B) {
 		k.buildMu.Lock()
 		cur := k.current.Load().gen
 		in := k.inputs(nil, map[string]*sidecar.Client{})
-		var keep []string
 		for _, m := range cur.Members() {
 			in.Adopt[m.Package.Name] = m.Client()
-			keep = append(keep, m.Package.Name)
 		}
 		g, err := k.build(ctx, in)
 		if err != nil {
 			b.Fatal(err)
 		}
-		k.publish(g, keep)
+		k.publish(g)
 		k.buildMu.Unlock()
 	}
 	b.StopTimer()

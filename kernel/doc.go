@@ -13,15 +13,53 @@
 //     running.
 //  3. Intercept, Strategy, CallProvider and RunAction dispatch to the
 //     current generation.
-//  4. Close stops everything. It is idempotent; the Kernel may not be
+//  4. Close stops everything. It first cancels a build in progress (Start,
+//     Reload, or a supervised or requested restart), which fails with an
+//     error wrapping ErrClosed and stops what it started, so Close never
+//     waits out a startup budget. It is idempotent; the Kernel may not be
 //     reused.
+//
+// # Required packages fail closed
+//
+// A package is required by the config's policy ("policy": {"p1":
+// "required"}), or by its manifest's runtime.required unless the policy
+// says "optional". Besides failing to start, a required package fails the
+// build (Start fails; Reload rolls back and the current generation keeps
+// serving) when it cannot be loaded at all; the *generation.BuildError
+// carries a *generation.UnavailableError naming the package and the file:
+//
+//   - required by the config's policy: when it is not installed, its
+//     manifest does not load, or the operator disabled it in state.json.
+//     The host's config is the contract (a required redactor must not go
+//     away with a `kernelctl disable`): enable it, or drop the policy.
+//   - required by its own manifest: at a Reload, when the current
+//     generation runs it as required and it is no longer installed or its
+//     manifest no longer loads (a manifest that marked itself required
+//     cannot vanish or break silently). An operator's disable is honoured:
+//     to remove such a package, disable it and reload first. At Start there
+//     is no running generation, so such a package that cannot be loaded is
+//     a load warning, as any other.
+//
+// # Supervision
+//
+// A crashed plugin is restarted alone, after backoff, within its crash
+// budget (Config.Supervision): the restart builds a new generation from
+// the current one's inputs in which only that plugin (and members that
+// failed because it did) gets a new sidecar; every other running plugin is
+// adopted and every other plugin that is down stays down, its state
+// untouched. Past its budget a plugin stays failed until RestartPlugin
+// restarts it (resetting its budget) or a Reload retries it: a Reload
+// plans a plugin that does not run as reloaded, and resets every budget.
+// A build that fails gives every plugin it set starting its state from
+// before.
 //
 // # Concurrency
 //
 // The current generation sits behind an atomic pointer: Current and every
 // dispatch read it without a lock and never see a half-built generation.
-// Builds (Start, and later Reload) and Close are serialized by one mutex,
-// never held on the dispatch path. A dispatch call holds a lease on the
+// Builds (Start, Reload, restarts) and Close are serialized by one mutex,
+// never held on the dispatch path; Close cancels the build in progress
+// before it waits for that mutex. A dispatch call holds a lease on the
 // generation it started on; a retired generation is stopped only when its
 // leases drain, or after Config.DrainTimeout. Every goroutine the kernel
 // starts (retirement, event delivery from sidecars) ends before Close
@@ -33,5 +71,6 @@
 // contribution and whether the plugin is required: a required plugin fails
 // the call closed; an optional one is skipped and reported in the result.
 // ErrNotStarted and ErrClosed say the kernel has no generation to dispatch
-// to; ErrUnknownTarget that no contribution matches the ID.
+// to; ErrUnknownTarget that no contribution matches the ID; ErrUnknownPlugin
+// that RestartPlugin found no such running member.
 package kernel

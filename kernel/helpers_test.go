@@ -56,6 +56,7 @@ type plug struct {
 	requires   []string // "cap constraint" or "cap constraint?" for optional
 	env        map[string]string
 	disabled   bool
+	handshake  string // handshake_timeout; default 5s
 }
 
 // writeHome creates a home with the given scripted packages; each package's
@@ -89,6 +90,10 @@ func manifest(p plug) map[string]any {
 		env[k] = v
 	}
 	env["SCRIPT_PROVIDES"] = strings.Join(p.provides, ",")
+	handshake := p.handshake
+	if handshake == "" {
+		handshake = "5s"
+	}
 	var provides, requires []map[string]any
 	for _, kv := range p.provides {
 		k, v, _ := strings.Cut(kv, "@")
@@ -102,7 +107,7 @@ func manifest(p plug) map[string]any {
 	return map[string]any{
 		"format": 1, "name": p.name, "version": version,
 		"runtime": map[string]any{"command": "./bin/plugin", "required": p.required, "priority": p.priority,
-			"intercepts": nonNil(p.intercepts), "replaces": nonNil(p.replaces), "env": env, "handshake_timeout": "5s"},
+			"intercepts": nonNil(p.intercepts), "replaces": nonNil(p.replaces), "env": env, "handshake_timeout": handshake},
 		"provides": nonNilMaps(provides), "requires": nonNilMaps(requires),
 	}
 }

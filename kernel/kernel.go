@@ -37,13 +37,15 @@ type Kernel struct {
 	closed  atomic.Bool
 	events  bus
 
-	// buildMu serializes Start, Reload and Close; it is never held by
-	// dispatch. Lock order: buildMu, then bus.mu.
+	// buildMu serializes Start, Reload, restarts and Close; it is never
+	// held by dispatch. Lock order: buildMu, then builds.mu, then
+	// supervisor.mu, then bus.mu.
 	buildMu    sync.Mutex
 	number     uint64            // last generation number used; under buildMu
 	started    bool              // under buildMu
 	lastInputs generation.Inputs // of the current generation; under buildMu
 	retiring   sync.WaitGroup
+	builds     buildCancel // lets Close cancel the build in progress
 	super      *supervisor
 	redact     func(string) string // nil when no secret is configured
 	skips      skipLog             // optional interceptors' skips, logged once per state
@@ -94,14 +96,18 @@ func (k *Kernel) Start(ctx context.Context) error {
 		return err
 	}
 	k.started = true
-	k.publish(g, nil)
+	k.publish(g)
 	return nil
 }
 
 // build builds the next generation from in, loading the home first when
-// in.Installed is nil. A failed build does not use up a generation number.
-// It must be called with buildMu held.
+// in.Installed is nil. A failed build does not use up a generation number,
+// and gives every plugin it set starting its state from before the build;
+// a build cancelled by Close fails with an error wrapping ErrClosed. It
+// must be called with buildMu held.
 func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.Generation, error) {
+	ctx, done := k.builds.begin(ctx)
+	defer done()
 	if in.Installed == nil {
 		inst, err := k.loader.Load(k.cfg.Home)
 		if err != nil {
@@ -110,15 +116,59 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		in.Installed = inst
 	}
 	in.Number = k.number + 1
+	before := k.super.states()
 	g, err := generation.Build(ctx, in)
 	if err != nil {
+		k.settle(before)
+		if errors.Is(context.Cause(ctx), ErrClosed) {
+			err = fmt.Errorf("%w: build cancelled: %w", ErrClosed, err)
+		}
 		k.events.emit(Event{Type: EventBuildFailed, Generation: in.Number, Err: err})
 		return nil, err
 	}
 	k.number = in.Number
-	in.Adopt, in.Plan = nil, nil
+	in.Adopt, in.KeepFailed, in.Plan = nil, nil, nil
 	k.lastInputs = in
 	return g, nil
+}
+
+// buildCancel holds the cancel func of the build in progress (builds are
+// serialized by buildMu, so there is at most one), so that Close can cancel
+// it without waiting for buildMu.
+type buildCancel struct {
+	mu      sync.Mutex
+	closing bool                    // under mu: Close began; builds fail at once
+	cancel  context.CancelCauseFunc // under mu: of the build in progress, or nil
+}
+
+// begin returns the context of a build and the func to call when it ends.
+// After cancelAll, the context is cancelled from the start.
+func (b *buildCancel) begin(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closing {
+		cancel(ErrClosed)
+	} else {
+		b.cancel = cancel
+	}
+	return ctx, func() {
+		b.mu.Lock()
+		b.cancel = nil
+		b.mu.Unlock()
+		cancel(nil)
+	}
+}
+
+// cancelAll cancels the build in progress, and every later one, with
+// ErrClosed as the cause.
+func (b *buildCancel) cancelAll() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closing = true
+	if b.cancel != nil {
+		b.cancel(ErrClosed)
+	}
 }
 
 // inputs maps the config onto a generation build.
@@ -130,6 +180,7 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 		Spec: contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners,
 			Kinds: c.Kinds},
 		Required: k.required,
+		Expect:   k.expected(),
 		Config:   k.pluginConfig,
 		Extra:    k.extraInputs,
 		Adopt:    adopt,
@@ -166,11 +217,42 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 	return p.Manifest.Runtime != nil && p.Manifest.Runtime.Required
 }
 
+// expected lists the packages the config's policy requires: a build fails
+// when one of them is not installed, does not load, or is disabled.
+func (k *Kernel) expected() []generation.Expected {
+	var out []generation.Expected
+	for _, name := range sortedKeys(k.cfg.Policy) {
+		if k.cfg.Policy[name] == PolicyRequired {
+			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
+		}
+	}
+	return out
+}
+
+// expectRunning adds to in.Expect the members the generation described by
+// from runs as required and the config does not already decide: a package
+// that marked itself required cannot vanish or break silently at a reload.
+// An operator's disable is honoured for them.
+func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot) {
+	for _, p := range from.Packages {
+		if p.Required && k.cfg.Policy[p.Name] == PolicyDefault {
+			in.Expect = append(in.Expect, generation.Expected{Name: p.Name, MayDisable: true,
+				Why: fmt.Sprintf("generation %d runs it as required (to remove it, disable it and reload first)", from.Generation)})
+		}
+	}
+}
+
 func (k *Kernel) pluginConfig(name string) json.RawMessage { return k.cfg.PluginConfig[name] }
 
-// publish swaps g in and retires the previous generation, whose clients
-// named in keep were adopted by g. It must be called with buildMu held.
-func (k *Kernel) publish(g *generation.Generation, keep []string) {
+// publish swaps g in and retires the previous generation, except for the
+// clients g adopted. It must be called with buildMu held.
+func (k *Kernel) publish(g *generation.Generation) {
+	var keep []string
+	for _, m := range g.Members() {
+		if m.Adopted && m.Client() != nil {
+			keep = append(keep, m.Package.Name)
+		}
+	}
 	old := k.current.Swap(newLive(g))
 	k.published(g)
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
@@ -206,11 +288,16 @@ func (k *Kernel) retire(l *live, keep []string) {
 }
 
 // Close stops every plugin and waits for retired generations to stop. It
-// is idempotent; calls after it fail with ErrClosed. ctx bounds the wait for
-// in-flight calls; when it is done, plugins are stopped regardless.
+// is idempotent; calls after it fail with ErrClosed. It first cancels a
+// build in progress (Start, Reload or a supervised restart), which then
+// fails with an error wrapping ErrClosed and stops what it started. ctx
+// bounds the wait for in-flight calls; when it is done, plugins are stopped
+// regardless.
 func (k *Kernel) Close(ctx context.Context) error {
-	// Stop supervision first, without buildMu: a restart in progress holds
-	// it and ends quickly once its context is cancelled.
+	// Cancel the build in progress (Start, Reload or a restart) and stop
+	// supervision first, without buildMu: the build holds it and ends
+	// quickly once its context is cancelled.
+	k.builds.cancelAll()
 	k.super.stop()
 	k.buildMu.Lock()
 	defer k.buildMu.Unlock()

@@ -38,11 +38,19 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 // Removed and replaced sidecars are stopped only after the swap, once the
 // old generation's in-flight calls drain.
 //
+// A package required by the config's policy, or run as required by the
+// current generation, that is no longer installed or whose manifest no
+// longer loads is a failure, like a required package failing to start (a
+// package that is required only by its own manifest may be disabled by the
+// operator; see the package doc).
+//
 // On any failure (a required package failing, a validation error, the
-// budget running out) Reload rolls back: adopted sidecars stay with the
-// current generation, everything newly started is stopped, the current
-// generation keeps serving throughout, unchanged, and the error (a
-// *generation.BuildError) lists every problem.
+// budget running out, Close cancelling the reload) Reload rolls back:
+// adopted sidecars stay with the current generation, everything newly
+// started is stopped, the current generation keeps serving throughout,
+// unchanged, plugin states are as before, and the error (a
+// *generation.BuildError, wrapped with ErrClosed when Close cancelled it)
+// lists every problem.
 //
 // Reloads are serialized: a Reload called while another runs waits for it,
 // then plans afresh (reloads are not coalesced). A reload whose plan has no
@@ -58,6 +66,7 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	k.expectRunning(&in, l.gen.Snapshot())
 	k.super.resetCrashes() // an explicit reload retries plugins left failed
 	return k.apply(ctx, l, in)
 }
@@ -74,11 +83,9 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
 	}
 	in.Adopt = map[string]*sidecar.Client{}
-	var keep []string
 	for _, name := range plan.Names(generation.ClassUnchanged) {
 		if c := l.gen.Client(name); c != nil {
 			in.Adopt[name] = c
-			keep = append(keep, name)
 		}
 	}
 	in.Plan = plan
@@ -86,7 +93,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 	if err != nil {
 		return nil, err
 	}
-	k.publish(g, keep)
+	k.publish(g)
 	return &ReloadResult{Plan: plan, Published: true, Generation: g}, nil
 }
 
@@ -111,12 +118,14 @@ func (k *Kernel) load() (generation.Inputs, error) {
 	return k.inputs(inst, nil), nil
 }
 
-// plan loads the home and plans from a snapshot to it.
+// plan loads the home and plans from a snapshot to it, the snapshot's
+// required members expected as at a reload.
 func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
 	in, err := k.load()
 	if err != nil {
 		return in, nil, err
 	}
+	k.expectRunning(&in, from)
 	plan, err := generation.NewPlan(from, in)
 	if err != nil {
 		return in, nil, fmt.Errorf("kernel: plan: %w", err)

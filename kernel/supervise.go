@@ -27,7 +27,8 @@ const (
 	StateRestarting State = "restarting"
 	// StateFailed: it is not running and will not be restarted
 	// automatically: it failed to start (optional), or crashed more often
-	// than the crash budget allows. An explicit Reload retries it.
+	// than the crash budget allows. Restarts of other plugins leave it
+	// failed; RestartPlugin, or an explicit Reload, retries it.
 	StateFailed State = "failed"
 )
 
@@ -54,11 +55,13 @@ type supervisor struct {
 	mu      sync.Mutex
 	status  map[string]*PluginStatus
 	crashes map[string][]time.Time // per plugin, within the window
+	counted map[string]uint64      // per plugin, the client whose crash was counted last
 }
 
 func newSupervisor() *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{}}
+	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{},
+		counted: map[string]uint64{}}
 }
 
 // Plugins returns every plugin's supervision state, sorted by name.
@@ -79,27 +82,53 @@ func (k *Kernel) Plugins() []PluginStatus {
 // setState records a transition and announces it. It must not be called
 // with supervisor.mu held.
 func (k *Kernel) setState(plugin string, st State, reason string, stderr []string) {
+	k.setStateUnless(plugin, st, reason, stderr, nil)
+}
+
+// setStateUnless is setState, unless skip (if not nil) reports true; skip
+// runs under supervisor.mu, so it is ordered with every other transition.
+// It reports whether skip did.
+func (k *Kernel) setStateUnless(plugin string, st State, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
+	if skip != nil && skip() {
+		s.mu.Unlock()
+		return true
+	}
 	cur := s.status[plugin]
 	if cur != nil && cur.State == st && cur.Reason == reason {
 		s.mu.Unlock()
-		return
+		return false
 	}
 	s.status[plugin] = &PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
 		Crashes: len(s.crashes[plugin]), Since: time.Now()}
 	s.mu.Unlock()
 	k.events.emit(Event{Type: EventPluginState, Plugin: plugin, State: string(st), Message: reason})
+	return false
 }
 
 // published records the states of a newly published generation's members.
+// A member carried over from the previous generation (adopted) keeps the
+// state it has. A member started by the build whose sidecar has exited
+// already may have crashed before it was current, when its crash report was
+// ignored as stale: it is counted as a crash here (once, whichever comes
+// first), never reported ready.
 func (k *Kernel) published(g *generation.Generation) {
 	for _, m := range g.Members() {
-		switch m.Status {
-		case generation.StatusRunning:
-			k.setState(m.Package.Name, StateReady, "", nil)
-		case generation.StatusFailed:
-			k.setState(m.Package.Name, StateFailed, m.Reason, nil)
+		name := m.Package.Name
+		switch {
+		case m.Adopted && k.super.tracked(name):
+		case m.Status == generation.StatusFailed:
+			k.setState(name, StateFailed, m.Reason, nil)
+		case m.Status == generation.StatusRunning:
+			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
+				c := m.Client()
+				cause := c.Err()
+				if cause == nil {
+					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
+				}
+				k.recordCrash(name, c.ID(), cause, c.StderrTail())
+			}
 		}
 	}
 	s := k.super
@@ -113,6 +142,7 @@ func (k *Kernel) published(g *generation.Generation) {
 	for _, name := range gone {
 		delete(s.status, name)
 		delete(s.crashes, name)
+		delete(s.counted, name)
 	}
 	s.mu.Unlock()
 }
@@ -155,16 +185,25 @@ func (k *Kernel) crashed(ce *sidecar.CrashError) {
 	if !k.isCurrent(ce.Plugin, ce.ClientID) {
 		return // a process already replaced (or being retired): stale
 	}
-	k.recordCrash(ce.Plugin, ce, ce.Stderr)
+	k.recordCrash(ce.Plugin, ce.ClientID, ce, ce.Stderr)
 }
 
-// recordCrash counts a crash (or a failed restart) of plugin against its
-// budget and schedules a restart after backoff, or leaves it failed.
-func (k *Kernel) recordCrash(plugin string, cause error, stderr []string) {
+// recordCrash counts a crash of plugin's client (or, with client 0, a
+// failed restart) against its budget and schedules a restart after backoff,
+// or leaves it failed. A client's crash is counted once, however many times
+// it is reported.
+func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr []string) {
 	sup := k.cfg.Supervision
 	s := k.super
 	now := time.Now()
 	s.mu.Lock()
+	if client != 0 {
+		if s.counted[plugin] == client {
+			s.mu.Unlock()
+			return
+		}
+		s.counted[plugin] = client
+	}
 	recent := s.crashes[plugin][:0]
 	for _, t := range s.crashes[plugin] {
 		if now.Sub(t) < sup.CrashWindow {
@@ -175,7 +214,7 @@ func (k *Kernel) recordCrash(plugin string, cause error, stderr []string) {
 	s.crashes[plugin] = recent
 	s.mu.Unlock()
 	if len(recent) > sup.CrashBudget {
-		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit reload: %v",
+		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit restart or reload: %v",
 			len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
 		return
 	}
@@ -220,29 +259,6 @@ func (k *Kernel) schedule(plugin string, delay time.Duration) {
 	}()
 }
 
-// restart rebuilds the current generation from the inputs it was built
-// from: the crashed plugin is reloaded (full handshake), every other
-// sidecar adopted. A change in its declarations thus goes through the plan
-// path into a new generation. A failed restart counts as another crash.
-func (k *Kernel) restart(ctx context.Context, plugin string) {
-	k.buildMu.Lock()
-	defer k.buildMu.Unlock()
-	l, err := k.currentLocked()
-	if err != nil || !down(l.gen.Member(plugin)) {
-		return // closed, removed, or brought back by a reload meanwhile
-	}
-	k.setState(plugin, StateStarting, "", nil)
-	_, err = k.apply(ctx, l, k.lastInputs)
-	if err != nil {
-		k.log.Error("restart failed", "plugin", plugin, "error", err)
-		k.recordCrash(plugin, fmt.Errorf("restart failed: %w", err), nil)
-		return
-	}
-	if m := k.Current().Member(plugin); down(m) {
-		k.recordCrash(plugin, fmt.Errorf("restart failed: %s", m.Reason), nil)
-	}
-}
-
 // down reports whether a member exists but does not run: it failed, or its
 // sidecar exited.
 func down(m *generation.Member) bool {
@@ -275,4 +291,48 @@ func (s *supervisor) resetCrashes() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.crashes = map[string][]time.Time{}
+}
+
+// resetCrashesOf forgets one plugin's crash history.
+func (s *supervisor) resetCrashesOf(plugin string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.crashes, plugin)
+}
+
+// tracked reports whether plugin has a state.
+func (s *supervisor) tracked(plugin string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status[plugin] != nil
+}
+
+// states returns a copy of every plugin's state, by name.
+func (s *supervisor) states() map[string]PluginStatus {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]PluginStatus, len(s.status))
+	for name, st := range s.status {
+		out[name] = *st
+	}
+	return out
+}
+
+// settle undoes what a failed build did to states: every plugin it set
+// starting gets back its state from before (announced), or is forgotten
+// when it had none (it was new to that build).
+func (k *Kernel) settle(before map[string]PluginStatus) {
+	for name, st := range k.super.states() {
+		if st.State != StateStarting {
+			continue
+		}
+		prev, ok := before[name]
+		if !ok {
+			k.super.mu.Lock()
+			delete(k.super.status, name)
+			k.super.mu.Unlock()
+			continue
+		}
+		k.setState(name, prev.State, prev.Reason, prev.Stderr)
+	}
 }

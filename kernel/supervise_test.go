@@ -102,7 +102,7 @@ func TestCrashBudget(t *testing.T) {
 	}
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	e := states.expect(t, StateFailed)
-	if !strings.HasPrefix(e.Message, "crashed 4 times within 1m0s (budget 3); not restarting until an explicit reload") {
+	if !strings.HasPrefix(e.Message, "crashed 4 times within 1m0s (budget 3); not restarting until an explicit restart or reload") {
 		t.Errorf("failed reason = %q", e.Message)
 	}
 	st := k.Plugins()[0]

@@ -1,0 +1,108 @@
+package generation
+
+import (
+	"fmt"
+	"path"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// Expected is a package the host requires whatever the home says: the
+// build fails when it cannot be loaded, instead of leaving it out with a
+// load warning. See Inputs.Expect.
+type Expected struct {
+	// Name is the package name (its directory name under packages/).
+	Name string
+	// Why says who requires it, for messages ("the host config requires
+	// it").
+	Why string
+	// MayDisable honours an operator's explicit disable in the state file:
+	// a disabled package is left out without failing the build. When false,
+	// a disabled package fails the build like a missing one.
+	MayDisable bool
+}
+
+// UnavailableError reports an expected package (Inputs.Expect) that cannot
+// be part of the generation: it is not installed, it did not load, or it is
+// disabled. A *BuildError carries one per problem.
+type UnavailableError struct {
+	// Package is the package name.
+	Package string
+	// Path is the file or directory at fault, relative to the home
+	// ("packages/p1/plugin.json", "packages/p1", "state.json").
+	Path string
+	// Reason says what is wrong with it.
+	Reason string
+	// Why is Expected.Why.
+	Why string
+	// Err is the underlying error, if any (a *pluginpkg.ValidationError, a
+	// file system error).
+	Err error
+}
+
+// Error is "required package "p1": path: reason; why".
+func (e *UnavailableError) Error() string {
+	s := fmt.Sprintf("required package %q: %s: %s", e.Package, e.Path, e.Reason)
+	if e.Why != "" {
+		s += "; " + e.Why
+	}
+	return s
+}
+
+// Unwrap returns the underlying error, or nil.
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// unavailable checks in.Expect against in.Installed and returns one error
+// per problem, in Expect order (each package's load warnings in document
+// order).
+func unavailable(in Inputs) []*UnavailableError {
+	if len(in.Expect) == 0 {
+		return nil
+	}
+	loaded := map[string]*pluginpkg.Package{}
+	for _, p := range in.Installed.Packages {
+		loaded[p.Name] = p
+	}
+	warned := map[string][]pluginpkg.Warning{}
+	for _, w := range in.Installed.Warnings {
+		warned[w.Package] = append(warned[w.Package], w)
+	}
+	var out []*UnavailableError
+	for _, x := range in.Expect {
+		p := loaded[x.Name]
+		switch {
+		case p != nil && p.Enabled:
+		case p != nil && x.MayDisable:
+		case p != nil:
+			out = append(out, &UnavailableError{Package: x.Name, Path: pluginpkg.StateFile, Why: x.Why,
+				Reason: "disabled by the operator (enable it, or do not require it)"})
+		case len(warned[x.Name]) > 0:
+			for _, w := range warned[x.Name] {
+				if w.Path == pluginpkg.StateFile {
+					continue // a state entry for a package not installed
+				}
+				out = append(out, &UnavailableError{Package: x.Name, Path: w.Path, Reason: w.Message, Why: x.Why, Err: w.Err})
+			}
+			if len(out) == 0 || out[len(out)-1].Package != x.Name {
+				out = append(out, notInstalled(x))
+			}
+		default:
+			out = append(out, notInstalled(x))
+		}
+	}
+	return out
+}
+
+func notInstalled(x Expected) *UnavailableError {
+	return &UnavailableError{Package: x.Name, Path: path.Join(pluginpkg.PackagesDir, x.Name), Why: x.Why,
+		Reason: "not installed (the package directory is missing)"}
+}
+
+// expect records every unavailable expected package as a problem; the
+// build then fails before anything starts.
+func (b *build) expect() {
+	for _, e := range unavailable(b.in) {
+		b.problems = append(b.problems, e.Error())
+		b.errs = append(b.errs, e)
+	}
+}

@@ -1,0 +1,124 @@
+package generation
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+func TestExpectedPackages(t *testing.T) {
+	tests := []struct {
+		name   string
+		spoil  func(h *planHome)
+		expect Expected
+		want   []string // Build's and NewPlan's problems
+	}{
+		{"loaded and enabled", func(*planHome) {}, Expected{Name: "audit", Why: "the host config requires it"}, nil},
+		{"manifest does not parse", func(h *planHome) {
+			if err := os.WriteFile(filepath.Join(h.dir, "packages", "audit", "plugin.json"), []byte(`{`), 0o644); err != nil {
+				h.t.Fatal(err)
+			}
+		}, Expected{Name: "audit", Why: "why"}, []string{
+			`required package "audit": packages/audit/plugin.json: invalid JSON at line 1, column 2: unexpected end of JSON input; why`}},
+		{"not installed", func(h *planHome) {
+			if err := os.RemoveAll(filepath.Join(h.dir, "packages", "audit")); err != nil {
+				h.t.Fatal(err)
+			}
+		}, Expected{Name: "audit", Why: "why"}, []string{
+			`required package "audit": packages/audit: not installed (the package directory is missing); why`}},
+		{"disabled", func(h *planHome) { disable(h) }, Expected{Name: "audit", Why: "why"}, []string{
+			`required package "audit": state.json: disabled by the operator (enable it, or do not require it); why`}},
+		{"disabled, may be", func(h *planHome) { disable(h) }, Expected{Name: "audit", Why: "why", MayDisable: true}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newPlanHome(t)
+			from := snapshotOf(t, h.inputs())
+			tt.spoil(h)
+			inst, err := pluginpkg.LoadInstalled(h.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := Inputs{Installed: inst, Expect: []Expected{tt.expect}}
+			p, err := NewPlan(from, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := filter(p.Problems, `required package "audit"`); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("plan problems = %q, want %q", got, tt.want)
+			}
+			if tt.want == nil {
+				return // a real build would start plugins
+			}
+			_, err = Build(context.Background(), in)
+			var be *BuildError
+			var ue *UnavailableError
+			if !errors.As(err, &be) || !errors.As(err, &ue) || !reflect.DeepEqual(be.Problems, tt.want) {
+				t.Errorf("Build = %v, want a *BuildError with problems %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func disable(h *planHome) {
+	if err := pluginpkg.Disable(h.dir, "audit"); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func filter(problems []string, prefix string) []string {
+	var out []string
+	for _, p := range problems {
+		if strings.HasPrefix(p, prefix) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestNewRestartPlan(t *testing.T) {
+	h := newPlanHome(t)
+	in := h.inputs()
+	from := snapshotOf(t, in)
+	for i := range from.Packages { // audit and memory are down
+		switch from.Packages[i].Name {
+		case "audit":
+			from.Packages[i].Status = StatusCrashed
+		case "memory":
+			from.Packages[i].Status = StatusFailed
+		}
+	}
+	for _, tt := range []struct {
+		name    string
+		restart []string
+		want    map[string]string // name -> "class: reasons"
+	}{
+		{"a crashed plugin", []string{"audit"}, map[string]string{"audit": "reloaded: [not running in generation 1 (crashed)]",
+			"kv": "unchanged: []", "memory": "unchanged: []", "redactor": "unchanged: []"}},
+		{"a running plugin", []string{"redactor"}, map[string]string{"audit": "unchanged: []",
+			"kv": "unchanged: []", "memory": "unchanged: []", "redactor": "reloaded: [restart requested]"}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p, err := NewRestartPlan(from, in, tt.restart...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, c := range p.Packages {
+				got[c.Name] = string(c.Class) + ": [" + strings.Join(c.Reasons, " ") + "]"
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("classes = %v\nwant %v", got, tt.want)
+			}
+			if !p.Changed() {
+				t.Error("a restart plan must change something")
+			}
+		})
+	}
+}
