@@ -207,10 +207,10 @@ type fileConfig struct {
 	PluginEnv     map[string]map[string]json.RawMessage `json:"plugin_env"`
 	Limits        map[string]map[string]json.RawMessage `json:"limits"`
 	// Embedder settings.
-	HandshakeTimeout      string            `json:"handshake_timeout"`
-	Session               map[string]string `json:"session"`
-	DataRoot              string            `json:"data_root"`
-	ValidateProviderInput bool              `json:"validate_provider_input"`
+	HandshakeTimeout      string                     `json:"handshake_timeout"`
+	Session               map[string]json.RawMessage `json:"session"`
+	DataRoot              string                     `json:"data_root"`
+	ValidateProviderInput bool                       `json:"validate_provider_input"`
 }
 
 type fileHost struct {
@@ -330,7 +330,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 func (fc *fileConfig) convert(dir string) (Config, []string) {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize, Session: fc.Session, ValidateProviderInput: fc.ValidateProviderInput}
+	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize, ValidateProviderInput: fc.ValidateProviderInput}
 	switch {
 	case fc.Format == nil:
 		add("format: missing (this build reads format %d)", ConfigFormat)
@@ -352,6 +352,7 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	if cfg.HandshakeTimeout = duration(fc.HandshakeTimeout, "handshake_timeout", add); cfg.HandshakeTimeout > protocol.MaxHandshakeTimeout {
 		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, protocol.MaxHandshakeTimeout)
 	}
+	cfg.Session = convertSession(fc.Session, add)
 	if fc.Host != nil {
 		cfg.Host = HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
 	}
@@ -397,6 +398,22 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	cfg.PluginConfig = fc.PluginConfig
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
 	return cfg, p
+}
+
+func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map[string]string {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for _, key := range sortedKeys(in) {
+		var v string
+		if err := json.Unmarshal(in[key], &v); err != nil {
+			add("session.%s: must be a string, got %s", key, in[key])
+			continue
+		}
+		out[key] = v
+	}
+	return out
 }
 
 func convertSupervision(in map[string]json.RawMessage, add func(string, ...any)) Supervision {
