@@ -107,9 +107,10 @@ type Config struct {
 	// Strict makes a contribution to an unknown point or slot an error
 	// instead of a warning, and a dispatch to one (Intercept on a point or
 	// Strategy on a slot not listed here) an error wrapping
-	// ErrUnknownTarget. Without it, Intercept runs whatever interceptors
-	// registered at the point (none at a point no plugin names) and
-	// Strategy on a slot nobody owns says the host default applies.
+	// ErrUnknownTarget. Without it, such a dispatch is no error and runs no
+	// plugin, since contributions to undeclared targets are left out of
+	// the registry: Intercept returns the payload unchanged with no steps,
+	// and Strategy says the host default applies.
 	Strict bool
 	// Kinds are the contribution kinds the host accepts; nil means the four
 	// built-in ones (contribution.DefaultKinds). A host adds its own kinds

@@ -89,9 +89,9 @@ type InterceptResult struct {
 // timeout fails the chain closed with a *PluginError; an optional plugin's
 // failure is skipped and recorded in Steps. Each call is bounded by the
 // intercept deadline. In strict mode, a point the host did not declare
-// (Config.Points) is an error wrapping ErrUnknownTarget; otherwise such a
-// point runs the interceptors registered there, usually none, and the
-// payload comes back unchanged.
+// (Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
+// no interceptor (none is registered there) and the payload comes back
+// unchanged.
 func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (*InterceptResult, error) {
 	if err := undeclared(k.cfg.Strict, "point", point, k.cfg.Points); err != nil {
 		return nil, err
@@ -174,8 +174,8 @@ type StrategyResult struct {
 // is returned as a *PluginError; an optional owner's failure falls back to
 // the host default with the error in the result. In strict mode, a slot the
 // host did not declare (Config.Slots) is an error wrapping
-// ErrUnknownTarget; otherwise such a slot is served by a plugin that
-// claimed it, if any, and says the host default applies if none did.
+// ErrUnknownTarget; otherwise the result says the host default applies
+// (no plugin can own an undeclared slot).
 func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (*StrategyResult, error) {
 	if err := undeclared(k.cfg.Strict, "slot", slot, k.cfg.Slots); err != nil {
 		return nil, err
