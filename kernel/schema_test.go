@@ -81,7 +81,9 @@ func TestProviderInputValidation(t *testing.T) {
 				if on {
 					w = tt.on
 				}
-				t.Run(tt.name, func(t *testing.T) { checkProviderCall(t, k, tt.provider, tt.input, w.calls, w.pointer, w.errText, w.badSch) })
+				t.Run(tt.name, func(t *testing.T) {
+					checkProviderCall(t, k, tt.provider, tt.input, w.calls, w.pointer, w.errText, w.badSch)
+				})
 			}
 			if _, err := k.CallProvider(context.Background(), "plugin/finder/broken", nil); on && !errors.Is(err, ErrBadSchema) {
 				t.Errorf("second call of broken: %v, want ErrBadSchema", err)
