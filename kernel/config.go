@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -528,8 +529,10 @@ func (c Config) withDefaults() Config {
 }
 
 // resolve checks the embedder settings of c, whose Home New has made
-// absolute, and makes its DataRoot absolute.
+// absolute, makes its DataRoot absolute and copies its Session, which every
+// client reads.
 func (c Config) resolve() (Config, error) {
+	c.Session = maps.Clone(c.Session)
 	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > protocol.MaxHandshakeTimeout {
 		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, protocol.MaxHandshakeTimeout)
 	}
