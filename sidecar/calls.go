@@ -362,7 +362,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 			return nil
 		}
 		if c.opts.OnNotify != nil {
-			c.opts.OnNotify(c.Name(), p)
+			c.opts.OnNotify(c.Name(), c.id, p)
 		}
 	case m.Method == protocol.MethodCancel:
 		// The host serves no plugin requests yet: nothing to cancel.

@@ -213,7 +213,7 @@ func TestCallNeverAnswered(t *testing.T) {
 	opts, _ := testOptions(t)
 	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
 	notes := make(chan protocol.NotifyParams, 1)
-	opts.OnNotify = func(_ string, n protocol.NotifyParams) { notes <- n }
+	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
 	c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,16 @@
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
+//	SCRIPT_NOTIFY     "ref": a provider that sends the notify "called"
+//	                  with its input as data; given the input "block", it
+//	                  then waits until the call is cancelled and sends
+//	                  "cancelled"
+//	SCRIPT_INIT       "ref": a provider returning the initialize params the
+//	                  plugin received (not together with SCRIPT_DATA)
+//	SCRIPT_SCHEMAS    a JSON object {"ref": schema, ...}: providers declared
+//	                  with that input schema, each answering
+//	                  {"input": input, "calls": calls so far, this one
+//	                  included}
 //	SCRIPT_PROVIDES   "capability@version,..."
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
@@ -84,6 +94,7 @@ func main() {
 	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
 		addDataWriter(p, ref)
 	}
+	addEmbedderProviders(p)
 	for _, id := range list("SCRIPT_ACTIONS") {
 		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
 			return map[string]string{"ran": id}, nil
