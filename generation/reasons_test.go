@@ -39,7 +39,7 @@ func TestPlanScriptReasons(t *testing.T) {
 	tests := []struct {
 		name   string
 		change func(t *testing.T, h *planHome, path1 string) // returns with PATH set for the second plan
-		want   string                                          // "" = unchanged
+		want   string                                        // "" = unchanged
 	}{
 		{"nothing", func(*testing.T, *planHome, string) {}, ""},
 		{"script edited", func(_ *testing.T, h *planHome, _ string) { h.file("script", "plugin.sh", "echo v2\n") },

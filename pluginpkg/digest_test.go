@@ -223,7 +223,6 @@ func changedFiles(a, b *FileDigest) []string {
 	return out
 }
 
-
 func chmod(t *testing.T, dir, rel string, mode os.FileMode) {
 	t.Helper()
 	if err := os.Chmod(filepath.Join(dir, rel), mode); err != nil {
