@@ -101,6 +101,9 @@ func (c *Client) verify(path string) error {
 	if c.pkg.Pin == "" {
 		return nil
 	}
+	if pluginpkg.IsPackagePin(c.pkg.Pin) {
+		return verifyPackage(c.pkg)
+	}
 	sum, err := pluginpkg.ExecutableSHA256(path)
 	if err != nil {
 		return err
