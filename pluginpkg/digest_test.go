@@ -243,3 +243,49 @@ func mkdir(t *testing.T, dir, rel string) {
 		t.Fatal(err)
 	}
 }
+
+// TestPinForms accepts both pin forms and nothing else.
+func TestPinForms(t *testing.T) {
+	hex := strings.Repeat("ab", 32)
+	tests := []struct {
+		pin              string
+		valid, isPackage bool
+	}{
+		{hex, true, false},
+		{"package:" + hex + ":" + hex, true, true},
+		{"package:" + hex, false, false},
+		{"package:" + hex + ":" + strings.ToUpper(hex), false, false},
+		{"package:" + hex + ":" + hex + ":" + hex, false, false},
+		{"sha256:" + hex, false, false},
+		{"", false, false},
+	}
+	for _, tt := range tests {
+		if validPinValue(tt.pin) != tt.valid || IsPackagePin(tt.pin) != tt.isPackage {
+			t.Errorf("%q: valid %v, package pin %v; want %v, %v", tt.pin, validPinValue(tt.pin), IsPackagePin(tt.pin), tt.valid, tt.isPackage)
+		}
+	}
+}
+
+// TestDigestCacheConcurrent digests one package from several goroutines
+// (run with -race): every digest is the same.
+func TestDigestCacheConcurrent(t *testing.T) {
+	dir := scriptPackage(t)
+	var c digestCache
+	sums := make(chan string, 8)
+	for i := 0; i < cap(sums); i++ {
+		go func() {
+			d, err := c.files("x", dir)
+			if err != nil {
+				sums <- err.Error()
+				return
+			}
+			sums <- d.Sum
+		}()
+	}
+	first := <-sums
+	for i := 1; i < cap(sums); i++ {
+		if s := <-sums; s != first {
+			t.Errorf("digests differ: %s and %s", first, s)
+		}
+	}
+}
