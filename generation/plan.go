@@ -140,6 +140,7 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	for _, e := range unavailable(in) {
 		p.Problems = append(p.Problems, e.Error())
 	}
+	p.undigested(to)
 	p.Interceptors, p.Slots = contributionDiff(from.Contributions, to.Contributions)
 	sort.Strings(p.Problems)
 	sort.Strings(p.Warnings)
@@ -302,4 +303,14 @@ func quoteAll(names []string) string {
 		return q[0] + " and " + q[1]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// undigested warns about packages whose files cannot be digested: changes to
+// them go unnoticed, and a package pin on them refuses every start.
+func (p *Plan) undigested(to *Snapshot) {
+	for _, pkg := range to.Packages {
+		if bad, ok := strings.CutPrefix(pkg.Fingerprint.Files, "unreadable: "); ok {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("plugin %q: files cannot be digested, so changes to them are not detected: %s", pkg.Name, bad))
+		}
+	}
 }

@@ -107,7 +107,7 @@ func TestPlanReasons(t *testing.T) {
 		{"manifest content", func(h *planHome, _ *Inputs) { h.mans["audit"]["description"] = "now described"; h.write("audit") },
 			map[string]string{"audit": "reloaded: manifest changed"}},
 		{"executable", func(h *planHome, _ *Inputs) { h.exe("audit", "v2, longer") },
-			map[string]string{"audit": "reloaded: executable changed"}},
+			map[string]string{"audit": "reloaded: package files changed (bin/plugin)"}},
 		{"config", func(_ *planHome, in *Inputs) {
 			in.Config = func(name string) json.RawMessage {
 				if name == "audit" {

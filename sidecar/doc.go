@@ -9,9 +9,10 @@
 // Start spawns a package's runtime without a shell, in the package
 // directory, in its own process group, with an environment built from
 // AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
-// the host's whole environment). A pinned package's executable
-// (Package.Pin) is hashed right before exec, and refused if its sha256
-// differs (see below for what runs). Start then sends initialize, bounded by the per-plugin
+// the host's whole environment). A pinned package (Package.Pin) is checked
+// right before exec: its executable's sha256 (hashed through the descriptor
+// that is then exec'd, see below) or, for a package pin, its files and
+// resolved command; it is refused if it differs. Start then sends initialize, bounded by the per-plugin
 // handshake timeout and by the caller's context, checks the protocol
 // version and checks every declaration against what the manifest
 // authorizes. On success the caller owns a *Client and:

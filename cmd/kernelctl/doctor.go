@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -137,12 +138,28 @@ func checkExecutable(p *pluginpkg.Package, add func(sev, pkg, check, msg string)
 	if p.Pin == "" {
 		return
 	}
+	if pluginpkg.IsPackagePin(p.Pin) {
+		checkPackagePin(p, add)
+		return
+	}
 	sum, err := pluginpkg.ExecutableSHA256(path)
 	switch {
 	case err != nil:
 		add("problem", p.Name, "pin", err.Error())
 	case sum != p.Pin:
 		add("problem", p.Name, "pin", fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; it will not start", path, sum, p.Pin))
+	}
+}
+
+// checkPackagePin reports a package that differs from its package pin.
+func checkPackagePin(p *pluginpkg.Package, add func(sev, pkg, check, msg string)) {
+	c, err := p.CheckPackagePin()
+	switch {
+	case err != nil:
+		add("problem", p.Name, "pin", err.Error())
+	case len(c.Changed) > 0:
+		add("problem", p.Name, "pin", fmt.Sprintf("%s changed since the package was pinned (pinned %s, now %s); it will not start",
+			strings.Join(c.Changed, " and "), p.Pin, c.Actual))
 	}
 }
 
