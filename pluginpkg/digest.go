@@ -44,9 +44,10 @@ var (
 // its path relative to the package directory, whether it is executable and
 // its content; every symbolic link by its target as written (never
 // followed). Directories count only through what they hold. Interpreter
-// caches are skipped: directories named __pycache__, files ending in .pyc
-// and the directory node_modules/.cache (at any depth). The manifest is one
-// of the files.
+// caches and version-control metadata are skipped: directories named
+// __pycache__, .git, .hg or .svn, files ending in .pyc and the directory
+// node_modules/.cache (at any depth); a `git status` in a package directory
+// is not a change. The manifest is one of the files.
 type FileDigest struct {
 	// Sum is the lower-case hex sha256 over every entry in path order.
 	Sum string
@@ -93,11 +94,15 @@ func (p *Package) CommandIsInterpreter() bool {
 }
 
 // skipped reports whether the walk leaves out rel (slash-separated): the
-// interpreter caches FileDigest documents.
+// interpreter caches and version-control directories FileDigest documents.
 func skipped(rel string, e fs.DirEntry) bool {
 	name := e.Name()
 	if e.IsDir() {
-		return name == "__pycache__" || name == ".cache" && path.Base(path.Dir(rel)) == "node_modules"
+		switch name {
+		case "__pycache__", ".git", ".hg", ".svn":
+			return true
+		}
+		return name == ".cache" && path.Base(path.Dir(rel)) == "node_modules"
 	}
 	return strings.HasSuffix(name, ".pyc")
 }

@@ -52,6 +52,7 @@ func TestFilesDigestCovers(t *testing.T) {
 		{"empty directory", func(t *testing.T, dir string) { mkdir(t, dir, "empty") }, nil},
 		{"__pycache__", func(t *testing.T, dir string) { writeFile(t, dir, "lib/__pycache__/util.cpython-312.pyc", "x") }, nil},
 		{".pyc", func(t *testing.T, dir string) { writeFile(t, dir, "util.pyc", "x") }, nil},
+		{".git", func(t *testing.T, dir string) { writeFile(t, dir, ".git/index", "x") }, nil},
 		{"node_modules/.cache", func(t *testing.T, dir string) { writeFile(t, dir, "a/node_modules/.cache/babel/x", "x") }, nil},
 		{"node_modules itself", func(t *testing.T, dir string) { writeFile(t, dir, "node_modules/left-pad/index.js", "x") },
 			[]string{"node_modules/left-pad/index.js"}},
