@@ -71,6 +71,26 @@
 // about a second (barring a process the kernel cannot kill), with every
 // goroutine ended.
 //
+// On Linux, nothing in a plugin's process group outlives the host, even a
+// host killed with SIGKILL (whose plugins see stdin EOF, but whose
+// plugins' own children would be orphaned): the first spawn starts the
+// host's reaper, one process per host process (argv[0] ReaperName),
+// re-executed from the host's own binary (/proc/self/exe) with
+// EXTKERNEL_REAPER set, which an init function of this package checks
+// before main runs (as moby's reexec does): any binary that imports this
+// package, test binaries included, can serve as its own reaper. The host
+// registers each plugin's process group on the reaper's stdin once it is
+// spawned and withdraws it once the group is gone, one small write each;
+// the reaper SIGKILLs every group still registered when its stdin reaches
+// EOF or its parent exits (a pidfd), which is when the host dies. It
+// ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT, so that Ctrl-C on the
+// terminal's process group does not end it before the host, and exits at
+// EOF: it lives exactly as long as the host process, and is never waited
+// for. It starts off the spawn's path; if it cannot run, the host logs
+// that once and carries on without it. Out of reach: a process that left
+// the plugin's group (see above) is not killed when the host dies, nor is
+// a group the host spawned in the moment before registering it.
+//
 // A Manager starts batches: Start (explicit packages) and StartByName (the
 // capability closure of named packages), both with a bounded worker pool
 // under one shared startup budget, reporting results in package order. A

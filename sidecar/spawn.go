@@ -118,7 +118,8 @@ func (c *Client) verify(path string) error {
 // spawn starts the executable at path: no shell, the package directory as
 // working directory, its own process group, the allowlisted environment.
 // The host's ends of the pipes are stored in c. Cancelling c's life context
-// SIGKILLs the process group (exec.Cmd.Cancel).
+// SIGKILLs the process group (exec.Cmd.Cancel). The group is registered
+// with the host's reaper, which kills it if the host dies (see reaper).
 func (c *Client) spawn(path, dataDir string) error {
 	p, err := newPipes()
 	if err != nil {
@@ -143,6 +144,7 @@ func (c *Client) spawn(path, dataDir string) error {
 	c.pid = cmd.Process.Pid
 	c.stdin, c.stdout, c.stderr = p.stdinW, p.stdoutR, p.stderrR
 	c.pipeInodes = p.inodes
+	reaperAdd(c.pid, c.log)
 	c.stdinRaw = rawWriter(c.stdin)
 	c.direct.write = c.direct.writeFD
 	return nil

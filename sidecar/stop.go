@@ -61,6 +61,7 @@ func (c *Client) supervise() {
 	c.kill()
 	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
 	c.reapGroup()
+	reaperRemove(c.pid)
 	c.drainReaders()
 	if cause == nil { // a protocol error read while draining still counts
 		select {
