@@ -37,6 +37,7 @@ var reaper struct {
 	started bool // a start was attempted
 	pid     int  // the reaper's pid once it runs
 	ready   chan struct{}
+	log     hclog.Logger // of the client whose spawn started it
 }
 
 // reaperWarn logs, once per host process, that the reaper is unavailable.
@@ -51,6 +52,7 @@ func reaperAdd(pgid int, log hclog.Logger) {
 	if !reaper.started {
 		reaper.started = true
 		reaper.fd = -1
+		reaper.log = log
 		reaper.ready = make(chan struct{})
 		r, err := reaperPipe()
 		if err != nil {
@@ -60,14 +62,14 @@ func reaperAdd(pgid int, log hclog.Logger) {
 		}
 		go startReaper(r, log)
 	}
-	reaperSendLocked('+', pgid, log)
+	reaperSendLocked('+', pgid)
 }
 
 // reaperRemove withdraws the process group pgid, which is gone.
 func reaperRemove(pgid int) {
 	reaper.mu.Lock()
 	defer reaper.mu.Unlock()
-	reaperSendLocked('-', pgid, nil)
+	reaperSendLocked('-', pgid)
 }
 
 // reaperPipe creates the reaper's stdin pipe: the host keeps the
@@ -138,7 +140,7 @@ func execReaper(r *os.File) (int, error) {
 // reaperSendLocked writes one registration. A write that fails (the
 // reaper is gone, or its pipe is full because it stopped reading) turns
 // the reaper off.
-func reaperSendLocked(op byte, pgid int, log hclog.Logger) {
+func reaperSendLocked(op byte, pgid int) {
 	if reaper.fd < 0 {
 		return
 	}
@@ -148,12 +150,12 @@ func reaperSendLocked(op byte, pgid int, log hclog.Logger) {
 		if err == nil {
 			err = syscall.EIO
 		}
-		reaperFailed(log, os.NewSyscallError("write", err))
+		reaperFailed(reaper.log, os.NewSyscallError("write", err))
 	}
 }
 
 // reaperFailed turns the reaper off for the life of the host and logs
-// why, once.
+// why, once. reaper.mu is held.
 func reaperFailed(log hclog.Logger, err error) {
 	if reaper.fd >= 0 {
 		syscall.Close(reaper.fd)
