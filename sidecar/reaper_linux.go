@@ -232,7 +232,7 @@ func runReaper() {
 // inherited by a process that outlives it. Without pidfds it does nothing.
 func watchParent(end chan<- struct{}) {
 	host := os.Getppid()
-	pidfd, err := unix.PidfdOpen(host, 0)
+	pidfd, err := unix.PidfdOpen(host, unix.PIDFD_NONBLOCK)
 	if err != nil {
 		return
 	}
@@ -241,6 +241,11 @@ func watchParent(end chan<- struct{}) {
 		end <- struct{}{}
 		return
 	}
-	awaitExit(&pidfd)
+	awaitPidfd(pidfd)
+	if os.Getppid() == host {
+		// The pidfd could not be polled: the host still runs, and the
+		// reaper's input reaching EOF remains the sign of its death.
+		return
+	}
 	end <- struct{}{}
 }
