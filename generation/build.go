@@ -93,6 +93,7 @@ type build struct {
 	pkgs     map[string]*pluginpkg.Package
 	members  map[string]*Member
 	failed   map[string]string // name -> reason
+	leftOut  map[string]bool   // optional members left out for their declarations
 	started  []*sidecar.Client // started by this build, to stop on failure
 	problems []string
 	errs     []error
@@ -104,7 +105,7 @@ type build struct {
 // in.Adopt are never stopped by Build. A Build whose ctx is done before it
 // completes fails, its BuildError wrapping context.Cause(ctx).
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
-	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
+	b := newBuild(in)
 	steps := []func(context.Context) bool{b.resolve, b.start, b.cascadeStarted}
 	for _, step := range steps {
 		if !step(ctx) {
@@ -119,11 +120,16 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 		b.errs = append(b.errs, cause)
 		return nil, b.fail(ctx)
 	}
-	reg, ok := b.registry()
+	reg, ok := b.registry(ctx)
 	if !ok {
 		return nil, b.fail(ctx)
 	}
 	return b.generation(reg), nil
+}
+
+func newBuild(in Inputs) *build {
+	return &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{},
+		failed: map[string]string{}, leftOut: map[string]bool{}}
 }
 
 // fail stops what the build started and returns its BuildError.
@@ -264,9 +270,10 @@ func (b *build) collect(batch *sidecar.Batch) {
 	}
 }
 
-// cascadeStarted propagates start failures along requires edges, stops the
-// clients of optional members that failed, and fails the build if a required
-// member failed.
+// cascadeStarted propagates failures (of a start, or of a plugin left out
+// for its declarations) along requires edges, stops the clients of optional
+// members that failed, and fails the build if a required member failed. It
+// may run again after more members failed; each member is handled once.
 func (b *build) cascadeStarted(ctx context.Context) bool {
 	b.cascade()
 	if !b.checkRequired() {
@@ -275,8 +282,11 @@ func (b *build) cascadeStarted(ctx context.Context) bool {
 	var stop []*sidecar.Client
 	for _, name := range sortedNames(b.failed) {
 		m := b.members[name]
+		if m.Status == StatusFailed {
+			continue
+		}
 		m.Status, m.Reason = StatusFailed, b.failed[name]
-		b.warnings = append(b.warnings, fmt.Sprintf("optional plugin %q failed: %s", name, m.Reason))
+		b.warnings = append(b.warnings, b.failureWarning(name))
 		if m.client != nil && !m.Adopted {
 			stop = append(stop, m.client)
 			b.started = remove(b.started, m.client)

@@ -193,8 +193,10 @@ func TestStrategySlots(t *testing.T) {
 			t.Fatalf("res %+v (%s) err %v", res, res.Output, err)
 		}
 	})
-	t.Run("two claims fail the build naming both", func(t *testing.T) {
-		k, err := New(testConfig(writeHome(t, claim("memory"), claim("summarizer"))))
+	t.Run("two required claims fail the build naming both", func(t *testing.T) {
+		memory, summarizer := claim("memory"), claim("summarizer")
+		memory.required, summarizer.required = true, true
+		k, err := New(testConfig(writeHome(t, memory, summarizer)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +237,17 @@ func TestUnknownPointStrictAndLenient(t *testing.T) {
 			t.Errorf("warnings = %q, want one about tool.sideways", ws)
 		}
 	})
-	t.Run("strict fails", func(t *testing.T) {
+	t.Run("strict leaves an optional plugin out", func(t *testing.T) {
+		cfg := testConfig(writeHome(t, p))
+		cfg.Strict = true
+		k := startKernel(t, cfg)
+		if m := k.Current().Member("wanderer"); m.Status != generation.StatusFailed || !strings.Contains(m.Reason, "tool.sideways") {
+			t.Errorf("wanderer = %s %q, want left out for tool.sideways", m.Status, m.Reason)
+		}
+	})
+	t.Run("strict fails for a required plugin", func(t *testing.T) {
+		p := p
+		p.required = true
 		cfg := testConfig(writeHome(t, p))
 		cfg.Strict = true
 		k, _ := New(cfg)
@@ -269,8 +281,8 @@ func TestProvidersAndActions(t *testing.T) {
 }
 
 func TestDuplicateActionFailsBuild(t *testing.T) {
-	home := writeHome(t, plug{name: "one", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
-		plug{name: "two", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})
+	home := writeHome(t, plug{name: "one", required: true, env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
+		plug{name: "two", required: true, env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})
 	k, _ := New(testConfig(home))
 	defer k.Close(context.Background())
 	err := k.Start(context.Background())
