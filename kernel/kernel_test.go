@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,7 +269,7 @@ func TestProvidersAndActions(t *testing.T) {
 	if err != nil || string(out) != `"k"` {
 		t.Fatalf("provider: %s, %v", out, err)
 	}
-	out, err = k.RunAction(context.Background(), "kv.show", nil)
+	out, err = k.RunAction(context.Background(), "plugin/kv/kv.show", nil)
 	if err != nil || string(out) != `{"ran":"kv.show"}` {
 		t.Fatalf("action: %s, %v", out, err)
 	}
@@ -280,16 +281,30 @@ func TestProvidersAndActions(t *testing.T) {
 	}
 }
 
-func TestDuplicateActionFailsBuild(t *testing.T) {
-	home := writeHome(t, plug{name: "one", required: true, env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
-		plug{name: "two", required: true, env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})
-	k, _ := New(testConfig(home))
-	defer k.Close(context.Background())
-	err := k.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `"one"`) || !strings.Contains(err.Error(), `"two"`) {
-		t.Fatalf("err = %v, want a duplicate naming both", err)
+// TestSameActionIDInTwoPlugins: action IDs are namespaced by plugin, so two
+// plugins declaring the same one do not conflict; each runs its own.
+func TestSameActionIDInTwoPlugins(t *testing.T) {
+	k := startKernel(t, testConfig(writeHome(t, plug{name: "one", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
+		plug{name: "two", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})))
+	if ws := k.Current().Warnings(); len(ws) != 0 {
+		t.Errorf("warnings = %q, want none", ws)
 	}
-	noChildren(t)
+	var ids []string
+	for _, c := range k.Current().Registry().Actions() {
+		ids = append(ids, c.Key)
+	}
+	if want := []string{"plugin/one/same.action", "plugin/two/same.action"}; !slices.Equal(ids, want) {
+		t.Errorf("actions = %q, want %q", ids, want)
+	}
+	for _, id := range ids {
+		out, err := k.RunAction(context.Background(), id, nil)
+		if err != nil || string(out) != `{"ran":"same.action"}` {
+			t.Errorf("RunAction(%q) = %s, %v", id, out, err)
+		}
+	}
+	if _, err := k.RunAction(context.Background(), "same.action", nil); !errors.Is(err, ErrUnknownTarget) {
+		t.Errorf("RunAction of the local ID = %v, want ErrUnknownTarget", err)
+	}
 }
 
 func TestCascadeAlongRequires(t *testing.T) {
@@ -365,7 +380,7 @@ func TestConfigKindsRestrictAcceptedKinds(t *testing.T) {
 		}
 	}
 	k := startKernel(t, cfg)
-	if _, err := k.RunAction(context.Background(), "kv.show", nil); !errors.Is(err, ErrUnknownTarget) {
+	if _, err := k.RunAction(context.Background(), "plugin/kv/kv.show", nil); !errors.Is(err, ErrUnknownTarget) {
 		t.Errorf("action of a kind the host does not accept: %v", err)
 	}
 	if ws := strings.Join(k.Current().Warnings(), "\n"); !strings.Contains(ws, "kv.show") {
