@@ -68,7 +68,9 @@ type Inputs struct {
 }
 
 // BuildError reports a generation that could not be built. Every process the
-// build started has been stopped. Problems lists every reason, sorted; the
+// build started has been stopped. Problems lists every reason: root causes
+// first, then their consequences (plugins aborted with the batch or
+// failed along requires edges), each group sorted; the
 // underlying typed errors (*sidecar.RequiredStartError,
 // *contribution.BuildError, ...) are reachable with errors.As.
 type BuildError struct {
@@ -88,16 +90,21 @@ func (e *BuildError) Unwrap() []error { return e.errs }
 
 // build is the state of one Build call.
 type build struct {
-	in       Inputs
-	closure  *capability.Closure
-	pkgs     map[string]*pluginpkg.Package
-	members  map[string]*Member
-	failed   map[string]string // name -> reason
-	leftOut  map[string]bool   // optional members left out for their declarations
-	started  []*sidecar.Client // started by this build, to stop on failure
-	problems []string
-	errs     []error
-	warnings []string
+	in      Inputs
+	closure *capability.Closure
+	pkgs    map[string]*pluginpkg.Package
+	members map[string]*Member
+	failed  map[string]string // name -> reason
+	leftOut map[string]bool   // optional members left out for their declarations
+	// consequence marks members failed because another failed: cascaded
+	// along requires, or aborted with their batch (*sidecar.AbortedError).
+	consequence  map[string]bool
+	consequences []string          // problems that follow from those in problems
+	aborted      map[string]bool   // members whose start was aborted with the batch
+	started      []*sidecar.Client // started by this build, to stop on failure
+	problems     []string
+	errs         []error
+	warnings     []string
 }
 
 // Build resolves, starts and validates a new generation. On failure it
@@ -129,7 +136,7 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 
 func newBuild(in Inputs) *build {
 	return &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{},
-		failed: map[string]string{}, leftOut: map[string]bool{}}
+		failed: map[string]string{}, leftOut: map[string]bool{}, consequence: map[string]bool{}, aborted: map[string]bool{}}
 }
 
 // fail stops what the build started and returns its BuildError.
@@ -139,7 +146,9 @@ func (b *build) fail(ctx context.Context) error {
 		b.errs = append(b.errs, err)
 	}
 	sort.Strings(b.problems)
-	return &BuildError{Number: b.in.Number, Problems: b.problems, errs: b.errs}
+	sort.Strings(b.consequences)
+	problems := append(b.problems, b.consequences...)
+	return &BuildError{Number: b.in.Number, Problems: problems, errs: b.errs}
 }
 
 func (b *build) required(p *pluginpkg.Package) bool {
@@ -206,15 +215,25 @@ func (b *build) markFailed(name, reason string) {
 	}
 }
 
-// checkRequired turns every failed required member into a problem and
-// reports whether the build may go on.
+// checkRequired turns every failed required member into a problem, a
+// consequence when it failed because another did, and reports whether the
+// build may go on.
 func (b *build) checkRequired() bool {
 	for _, name := range sortedNames(b.failed) {
-		if b.members[name].Required {
-			b.problems = append(b.problems, fmt.Sprintf("required plugin %q failed: %s", name, b.failed[name]))
+		if !b.members[name].Required {
+			continue
+		}
+		msg := fmt.Sprintf("required plugin %q failed: %s", name, b.failed[name])
+		switch {
+		case b.aborted[name]:
+			b.consequences = append(b.consequences, fmt.Sprintf("required plugin %q %s", name, b.failed[name]))
+		case b.consequence[name]:
+			b.consequences = append(b.consequences, msg)
+		default:
+			b.problems = append(b.problems, msg)
 		}
 	}
-	return len(b.problems) == 0
+	return len(b.problems)+len(b.consequences) == 0
 }
 
 // start launches every member that runs, is not failed and not adopted.
@@ -266,6 +285,10 @@ func (b *build) collect(batch *sidecar.Batch) {
 			b.started = append(b.started, r.Client)
 		case sidecar.StateFailed:
 			b.markFailed(r.Package.Name, r.Err.Error())
+			var ae *sidecar.AbortedError
+			if errors.As(r.Err, &ae) {
+				b.aborted[r.Package.Name], b.consequence[r.Package.Name] = true, true
+			}
 		}
 	}
 }
@@ -318,6 +341,7 @@ func (b *build) cascade() {
 			}
 			b.failed[c.Package] = fmt.Sprintf("requires %s %s, provided by %q, which failed: %s",
 				c.Requirement.Key, c.Requirement.Constraint, name, b.failed[name])
+			b.consequence[c.Package] = true
 			queue = append(queue, c.Package)
 		}
 	}

@@ -293,7 +293,8 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 	if len(out) == 0 {
 		return
 	}
-	b := &build{closure: cl, failed: map[string]string{}}
+	b := newBuild(Inputs{})
+	b.closure = cl
 	for name, rule := range out {
 		b.failed[name] = leftOutReason(rule)
 	}
