@@ -48,7 +48,10 @@ type Inputs struct {
 	// count as config in fingerprints ("config changed").
 	Extra func(name string) []byte
 	// Start configures the pool, the startup budget, client options and
-	// progress events. Its Required and Config fields are set by Build.
+	// progress events. Its Required and Config fields are set by Build. A
+	// member reported ready and then removed by the build (left out for its
+	// declarations, or failed along requires) is reported again through
+	// Start.OnEvent, as failed with its reason.
 	Start sidecar.ManagerOptions
 	// Adopt maps package names to clients to reuse instead of starting
 	// (the member is Adopted). A client that has exited since is adopted
@@ -310,6 +313,10 @@ func (b *build) cascadeStarted(ctx context.Context) bool {
 		}
 		m.Status, m.Reason = StatusFailed, b.failed[name]
 		b.warnings = append(b.warnings, b.failureWarning(name))
+		if m.client != nil && !m.Adopted && b.in.Start.OnEvent != nil {
+			// Reported ready by its start: say it is gone again.
+			b.in.Start.OnEvent(sidecar.Event{Plugin: name, State: sidecar.StateFailed, Err: errors.New(m.Reason)})
+		}
 		if m.client != nil && !m.Adopted {
 			stop = append(stop, m.client)
 			b.started = remove(b.started, m.client)
