@@ -226,11 +226,14 @@ func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMess
 	})
 }
 
-// RunAction runs the UI action with the given id, passing the UI context.
-// Any failure is a *PluginError; an unknown id wraps ErrUnknownTarget.
+// RunAction runs the UI action with the given namespaced id,
+// "plugin/<name>/<id>" (contribution.ActionID), passing the UI context; the
+// plugin receives its own local ID. Any failure is a *PluginError; an
+// unknown id wraps ErrUnknownTarget.
 func (k *Kernel) RunAction(ctx context.Context, id string, uiContext json.RawMessage) (json.RawMessage, error) {
-	return k.callUnique(ctx, contribution.KindAction, id, func(*live, contribution.Contribution) (string, any, error) {
-		return protocol.MethodActionRun, protocol.ActionRunParams{ID: id, Context: uiContext}, nil
+	return k.callUnique(ctx, contribution.KindAction, id, func(_ *live, c contribution.Contribution) (string, any, error) {
+		a := c.Payload.(contribution.Action)
+		return protocol.MethodActionRun, protocol.ActionRunParams{ID: a.ID, Context: uiContext}, nil
 	})
 }
 
@@ -264,7 +267,8 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 	return out, nil
 }
 
-// findAction returns the action with the given ID (unique in a registry).
+// findAction returns the action with the given namespaced ID (unique in a
+// registry).
 func findAction(r *contribution.Registry, id string) (contribution.Contribution, bool) {
 	if as := r.Get(contribution.KindAction, id); len(as) > 0 {
 		return as[0], true

@@ -376,6 +376,9 @@ func (c *Client) readError(err error) error {
 func (c *Client) dispatch(m *protocol.Message) error {
 	switch {
 	case m.IsResponse():
+		if err := c.checkInitAnswer(m); err != nil {
+			return err
+		}
 		c.deliver(m)
 		return nil
 	case !c.handshook.Load():

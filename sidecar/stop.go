@@ -261,7 +261,11 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	if c.waitExit(gctx) {
 		return nil
 	}
-	c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
+	if polite {
+		c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
+	} else {
+		c.log.Debug("stopping a plugin that was not sent shutdown (no completed handshake); sending SIGTERM")
+	}
 	_ = c.signalGroup(syscall.SIGTERM)
 	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
 	defer kcancel()
