@@ -261,6 +261,12 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	if c.waitExit(gctx) {
 		return nil
 	}
+	if ctx.Err() != nil {
+		// Close's context ended the graceful steps: straight to SIGKILL,
+		// as documented (a SIGTERM first could let the plugin exit in time
+		// and hide that the context cut the stop short).
+		return c.killNow(ctx)
+	}
 	if polite {
 		c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
 	} else {
@@ -273,6 +279,12 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 		return nil
 	}
 	c.log.Warn("plugin did not exit after SIGTERM; sending SIGKILL")
+	return c.killNow(ctx)
+}
+
+// killNow SIGKILLs the process group and waits for the exit; it returns an
+// error wrapping ctx's when ctx is why the graceful steps were cut short.
+func (c *Client) killNow(ctx context.Context) error {
 	c.kill()
 	_ = c.signalGroup(syscall.SIGKILL)
 	<-c.exited
