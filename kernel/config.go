@@ -24,10 +24,13 @@ const ConfigFormat = 1
 const MaxConfigSize = 1 << 20
 
 // Defaults applied by Config.withDefaults and documented in docs/config.md.
+// The pool size and startup budget are sidecar.DefaultPoolSize and
+// sidecar.DefaultBudget, the heartbeat and hang timeouts
+// sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
+// DefaultHangTimeout, the handshake timeout protocol.DefaultHandshakeTimeout:
+// each default has one owner, the package that applies it.
 const (
-	DefaultPoolSize      = 4
-	DefaultStartupBudget = 30 * time.Second
-	DefaultDrainTimeout  = 30 * time.Second
+	DefaultDrainTimeout = 30 * time.Second
 	// DefaultInterceptDeadline bounds one interceptor call.
 	DefaultInterceptDeadline = 5 * time.Second
 	// DefaultCallDeadline bounds one strategy, provider or action call.
@@ -187,10 +190,10 @@ func (e *ConfigError) Error() string {
 // withDefaults returns c with every zero optional field set to its default.
 func (c Config) withDefaults() Config {
 	if c.PoolSize == 0 {
-		c.PoolSize = DefaultPoolSize
+		c.PoolSize = sidecar.DefaultPoolSize
 	}
 	if c.StartupBudget == 0 {
-		c.StartupBudget = DefaultStartupBudget
+		c.StartupBudget = sidecar.DefaultBudget
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
@@ -237,16 +240,13 @@ func (c Config) resolve() (Config, error) {
 	return c, nil
 }
 
-// Supervision defaults (VS Code's extension host: unresponsive after 3s,
-// killed after 10s, 3 crashes in 5 minutes).
+// Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The
+// heartbeat defaults are the sidecar's, which pings.
 const (
-	DefaultHeartbeatInterval = 3 * time.Second
-	DefaultHeartbeatTimeout  = 3 * time.Second
-	DefaultHangTimeout       = 10 * time.Second
-	DefaultCrashBudget       = 3
-	DefaultCrashWindow       = 5 * time.Minute
-	DefaultBackoffMin        = 200 * time.Millisecond
-	DefaultBackoffMax        = 30 * time.Second
+	DefaultCrashBudget = 3
+	DefaultCrashWindow = 5 * time.Minute
+	DefaultBackoffMin  = 200 * time.Millisecond
+	DefaultBackoffMax  = 30 * time.Second
 )
 
 func (s Supervision) withDefaults() Supervision {
@@ -255,9 +255,9 @@ func (s Supervision) withDefaults() Supervision {
 			*d = v
 		}
 	}
-	def(&s.HeartbeatInterval, DefaultHeartbeatInterval)
-	def(&s.HeartbeatTimeout, DefaultHeartbeatTimeout)
-	def(&s.HangTimeout, DefaultHangTimeout)
+	def(&s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
+	def(&s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
+	def(&s.HangTimeout, sidecar.DefaultHangTimeout)
 	def(&s.CrashWindow, DefaultCrashWindow)
 	def(&s.BackoffMin, DefaultBackoffMin)
 	def(&s.BackoffMax, DefaultBackoffMax)

@@ -1,6 +1,9 @@
 package pluginpkg
 
-import "github.com/extkernel/extkernel/internal/jsonfile"
+import (
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/jsonfile"
+)
 
 // runtime walks the "runtime" object.
 func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
@@ -26,7 +29,7 @@ func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 			switch {
 			case !ok:
 			case !inRange:
-				p.add(f, "must be between %d and %d, got %s", MinPriority, MaxPriority, n.Text)
+				p.add(f, "must be between %d and %d, got %s", contribution.MinPriority, contribution.MaxPriority, n.Text)
 			default:
 				p.rule(f, checkPriority(v))
 				rt.Priority = int(v)
