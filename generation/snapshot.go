@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/jsonfile"
 )
 
 // SnapshotFormat is the snapshot format version this build writes and
@@ -139,10 +140,11 @@ func (s *Snapshot) pkg(name string) *SnapshotPackage {
 }
 
 // ParseSnapshot decodes a snapshot, tolerating unknown fields. path is used
-// in messages.
+// in messages, which give the line and column of invalid JSON, of a value
+// of the wrong type and of data after the snapshot.
 func ParseSnapshot(path string, data []byte) (*Snapshot, error) {
 	var s Snapshot
-	if err := json.Unmarshal(data, &s); err != nil {
+	if err := jsonfile.Unmarshal(data, &s, false); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	if s.Format != SnapshotFormat {

@@ -1,22 +1,17 @@
 package kernel
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -29,10 +24,13 @@ const ConfigFormat = 1
 const MaxConfigSize = 1 << 20
 
 // Defaults applied by Config.withDefaults and documented in docs/config.md.
+// The pool size and startup budget are sidecar.DefaultPoolSize and
+// sidecar.DefaultBudget, the heartbeat and hang timeouts
+// sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
+// DefaultHangTimeout, the handshake timeout protocol.DefaultHandshakeTimeout:
+// each default has one owner, the package that applies it.
 const (
-	DefaultPoolSize      = 4
-	DefaultStartupBudget = 30 * time.Second
-	DefaultDrainTimeout  = 30 * time.Second
+	DefaultDrainTimeout = 30 * time.Second
 	// DefaultInterceptDeadline bounds one interceptor call.
 	DefaultInterceptDeadline = 5 * time.Second
 	// DefaultCallDeadline bounds one strategy, provider or action call.
@@ -189,317 +187,13 @@ func (e *ConfigError) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// fileConfig mirrors the JSON file; see docs/config.md.
-type fileConfig struct {
-	Format        *int                                  `json:"format"`
-	Home          string                                `json:"home"`
-	Host          *fileHost                             `json:"host"`
-	Capabilities  []fileCapability                      `json:"capabilities"`
-	Points        []string                              `json:"points"`
-	Slots         []string                              `json:"slots"`
-	Strict        bool                                  `json:"strict"`
-	PoolSize      int                                   `json:"pool_size"`
-	StartupBudget string                                `json:"startup_budget"`
-	Policy        map[string]string                     `json:"policy"`
-	SlotOwners    map[string]string                     `json:"slot_owners"`
-	Deadlines     map[string]string                     `json:"deadlines"`
-	DrainTimeout  string                                `json:"drain_timeout"`
-	PluginConfig  map[string]json.RawMessage            `json:"plugin_config"`
-	Supervision   map[string]json.RawMessage            `json:"supervision"`
-	PluginEnv     map[string]map[string]json.RawMessage `json:"plugin_env"`
-	Limits        map[string]map[string]json.RawMessage `json:"limits"`
-	// Embedder settings.
-	HandshakeTimeout      string                     `json:"handshake_timeout"`
-	Session               map[string]json.RawMessage `json:"session"`
-	DataRoot              string                     `json:"data_root"`
-	ValidateProviderInput bool                       `json:"validate_provider_input"`
-}
-
-type fileHost struct {
-	Name    string `json:"name"`
-	Version string `json:"version"`
-}
-
-type fileCapability struct {
-	Capability string `json:"capability"`
-	Version    string `json:"version"`
-}
-
-// LoadConfig reads a JSON config file. Relative paths in it (home) are
-// resolved against the file's directory, and the home is returned absolute.
-// Every problem is reported in one *ConfigError; unknown keys are errors
-// naming the key. A file larger than MaxConfigSize, or one that is not a
-// regular file, is refused without being read.
-func LoadConfig(path string) (Config, error) {
-	data, err := homefile.Read(path, MaxConfigSize)
-	if err != nil {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	return ParseConfig(path, data)
-}
-
-// ParseConfig parses config file contents; path is used for messages and to
-// resolve a relative home, which is returned absolute.
-func ParseConfig(path string, data []byte) (Config, error) {
-	var problems []string
-	problems = append(problems, unknownKeys(data)...)
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var fc fileConfig
-	if err := dec.Decode(&fc); err != nil {
-		return Config{}, &ConfigError{Path: path, Problems: []string{jsonProblem(data, err)}}
-	}
-	if dec.More() {
-		problems = append(problems, "unexpected data after the top-level object")
-	}
-	dir, err := filepath.Abs(filepath.Dir(path))
-	if err != nil {
-		return Config{}, fmt.Errorf("config %s: %w", path, err)
-	}
-	cfg, more := fc.convert(dir)
-	problems = append(problems, more...)
-	if len(problems) > 0 {
-		return Config{}, &ConfigError{Path: path, Problems: problems}
-	}
-	return cfg, nil
-}
-
-var knownKeys = map[string]map[string]bool{
-	"": {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true, "supervision": true,
-		"plugin_env": true, "limits": true, "handshake_timeout": true, "session": true, "data_root": true,
-		"validate_provider_input": true},
-	"supervision": {"heartbeat_interval": true, "heartbeat_timeout": true, "hang_timeout": true, "crash_budget": true,
-		"crash_window": true, "backoff_min": true, "backoff_max": true},
-	"host":           {"name": true, "version": true},
-	"capabilities[]": {"capability": true, "version": true},
-	"deadlines":      {"intercept": true, "strategy": true, "provider": true, "action": true},
-}
-
-// unknownKeys reports every key the schema does not define, sorted by path.
-func unknownKeys(data []byte) []string {
-	var top map[string]json.RawMessage
-	if json.Unmarshal(data, &top) != nil {
-		return nil // the typed decode reports the syntax error
-	}
-	var out []string
-	check := func(prefix, schema string, obj map[string]json.RawMessage) {
-		for k := range obj {
-			if !knownKeys[schema][k] {
-				out = append(out, fmt.Sprintf("%s%s: unknown key", prefix, k))
-			}
-		}
-	}
-	check("", "", top)
-	for _, sub := range []string{"host", "deadlines", "supervision"} {
-		var obj map[string]json.RawMessage
-		if raw, ok := top[sub]; ok && json.Unmarshal(raw, &obj) == nil {
-			check(sub+".", sub, obj)
-		}
-	}
-	var caps []map[string]json.RawMessage
-	if raw, ok := top["capabilities"]; ok && json.Unmarshal(raw, &caps) == nil {
-		for i, c := range caps {
-			check(fmt.Sprintf("capabilities[%d].", i), "capabilities[]", c)
-		}
-	}
-	sort.Strings(out)
-	return out
-}
-
-// jsonProblem turns a decoding error into a message with line and column.
-func jsonProblem(data []byte, err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &syn):
-		l, c := lineCol(data, syn.Offset-1) // Offset is just past the bad byte
-		return fmt.Sprintf("invalid JSON at line %d, column %d: %v", l, c, syn)
-	case errors.As(err, &typ):
-		l, c := lineCol(data, typ.Offset)
-		return fmt.Sprintf("%s: must be %s, got %s (line %d, column %d)", typ.Field, typ.Type, typ.Value, l, c)
-	}
-	return fmt.Sprintf("invalid JSON: %v", err)
-}
-
-func lineCol(data []byte, off int64) (line, col int) {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	line = 1 + bytes.Count(data[:off], []byte("\n"))
-	col = int(off) - bytes.LastIndexByte(data[:off], '\n')
-	return line, col
-}
-
-func (fc *fileConfig) convert(dir string) (Config, []string) {
-	var p []string
-	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize, ValidateProviderInput: fc.ValidateProviderInput}
-	switch {
-	case fc.Format == nil:
-		add("format: missing (this build reads format %d)", ConfigFormat)
-	case *fc.Format != ConfigFormat:
-		add("format: %d is not supported (this build reads format %d)", *fc.Format, ConfigFormat)
-	}
-	if fc.Home != "" {
-		cfg.Home = fc.Home
-		if !filepath.IsAbs(cfg.Home) {
-			cfg.Home = filepath.Join(dir, cfg.Home)
-		}
-	}
-	if fc.DataRoot != "" {
-		cfg.DataRoot = fc.DataRoot
-		if !filepath.IsAbs(cfg.DataRoot) {
-			cfg.DataRoot = filepath.Join(dir, cfg.DataRoot)
-		}
-	}
-	if cfg.HandshakeTimeout = duration(fc.HandshakeTimeout, "handshake_timeout", add); cfg.HandshakeTimeout > protocol.MaxHandshakeTimeout {
-		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, protocol.MaxHandshakeTimeout)
-	}
-	cfg.Session = convertSession(fc.Session, add)
-	if fc.Host != nil {
-		cfg.Host = HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
-	}
-	for i, c := range fc.Capabilities {
-		key := capability.Key(c.Capability)
-		if err := key.Validate(); err != nil {
-			add("capabilities[%d].capability: %v", i, err)
-		}
-		v, err := semver.StrictNewVersion(c.Version)
-		if err != nil {
-			add("capabilities[%d].version: %q is not a valid semver version", i, c.Version)
-			continue
-		}
-		cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: key, Version: v})
-	}
-	for i, s := range fc.Points {
-		if err := contribution.Point(s).Validate(); err != nil {
-			add("points[%d]: %v", i, err)
-		}
-		cfg.Points = append(cfg.Points, contribution.Point(s))
-	}
-	for i, s := range fc.Slots {
-		if err := contribution.Slot(s).Validate(); err != nil {
-			add("slots[%d]: %v", i, err)
-		}
-		cfg.Slots = append(cfg.Slots, contribution.Slot(s))
-	}
-	if fc.PoolSize < 0 {
-		add("pool_size: must be at least 1, got %d", fc.PoolSize)
-	}
-	cfg.StartupBudget = duration(fc.StartupBudget, "startup_budget", add)
-	cfg.DrainTimeout = duration(fc.DrainTimeout, "drain_timeout", add)
-	cfg.Deadlines = Deadlines{
-		Intercept: duration(fc.Deadlines["intercept"], "deadlines.intercept", add),
-		Strategy:  duration(fc.Deadlines["strategy"], "deadlines.strategy", add),
-		Provider:  duration(fc.Deadlines["provider"], "deadlines.provider", add),
-		Action:    duration(fc.Deadlines["action"], "deadlines.action", add),
-	}
-	cfg.Supervision = convertSupervision(fc.Supervision, add)
-	cfg.PluginEnv = convertEnv(fc.PluginEnv, add)
-	cfg.Limits = convertLimits(fc.Limits, add)
-	cfg.Policy = convertPolicy(fc.Policy, add)
-	cfg.PluginConfig = fc.PluginConfig
-	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
-	return cfg, p
-}
-
-func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map[string]string {
-	if in == nil {
-		return nil
-	}
-	out := make(map[string]string, len(in))
-	for _, key := range sortedKeys(in) {
-		var v string
-		if err := json.Unmarshal(in[key], &v); err != nil {
-			add("session.%s: must be a string, got %s", key, in[key])
-			continue
-		}
-		out[key] = v
-	}
-	return out
-}
-
-func convertSupervision(in map[string]json.RawMessage, add func(string, ...any)) Supervision {
-	str := func(key string) string {
-		var v string
-		if raw, ok := in[key]; ok && json.Unmarshal(raw, &v) != nil {
-			add("supervision.%s: must be a duration string such as \"5s\"", key)
-		}
-		return v
-	}
-	d := func(key string) time.Duration { return duration(str(key), "supervision."+key, add) }
-	s := Supervision{HeartbeatInterval: d("heartbeat_interval"), HeartbeatTimeout: d("heartbeat_timeout"),
-		HangTimeout: d("hang_timeout"), CrashWindow: d("crash_window"), BackoffMin: d("backoff_min"), BackoffMax: d("backoff_max")}
-	if raw, ok := in["crash_budget"]; ok {
-		if err := json.Unmarshal(raw, &s.CrashBudget); err != nil || s.CrashBudget < 0 {
-			add("supervision.crash_budget: must be a non-negative integer, got %s", raw)
-		}
-	}
-	return s
-}
-
-func duration(s, field string, add func(string, ...any)) time.Duration {
-	if s == "" {
-		return 0
-	}
-	d, err := time.ParseDuration(s)
-	if err != nil || d <= 0 {
-		add("%s: %q is not a positive duration such as \"5s\"", field, s)
-		return 0
-	}
-	return d
-}
-
-func convertPolicy(in map[string]string, add func(string, ...any)) map[string]Policy {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[string]Policy, len(in))
-	for _, name := range sortedKeys(in) {
-		switch v := Policy(in[name]); v {
-		case PolicyRequired, PolicyOptional:
-			out[name] = v
-		default:
-			add("policy.%s: %q is not \"required\" or \"optional\"", name, in[name])
-		}
-	}
-	return out
-}
-
-func convertOwners(in map[string]string, add func(string, ...any)) map[contribution.Slot]string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[contribution.Slot]string, len(in))
-	for _, slot := range sortedKeys(in) {
-		if err := contribution.Slot(slot).Validate(); err != nil {
-			add("slot_owners.%s: %v", slot, err)
-			continue
-		}
-		if in[slot] == "" {
-			add("slot_owners.%s: owner must name a package", slot)
-			continue
-		}
-		out[contribution.Slot(slot)] = in[slot]
-	}
-	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // withDefaults returns c with every zero optional field set to its default.
 func (c Config) withDefaults() Config {
 	if c.PoolSize == 0 {
-		c.PoolSize = DefaultPoolSize
+		c.PoolSize = sidecar.DefaultPoolSize
 	}
 	if c.StartupBudget == 0 {
-		c.StartupBudget = DefaultStartupBudget
+		c.StartupBudget = sidecar.DefaultBudget
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = DefaultDrainTimeout
@@ -546,16 +240,13 @@ func (c Config) resolve() (Config, error) {
 	return c, nil
 }
 
-// Supervision defaults (VS Code's extension host: unresponsive after 3s,
-// killed after 10s, 3 crashes in 5 minutes).
+// Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The
+// heartbeat defaults are the sidecar's, which pings.
 const (
-	DefaultHeartbeatInterval = 3 * time.Second
-	DefaultHeartbeatTimeout  = 3 * time.Second
-	DefaultHangTimeout       = 10 * time.Second
-	DefaultCrashBudget       = 3
-	DefaultCrashWindow       = 5 * time.Minute
-	DefaultBackoffMin        = 200 * time.Millisecond
-	DefaultBackoffMax        = 30 * time.Second
+	DefaultCrashBudget = 3
+	DefaultCrashWindow = 5 * time.Minute
+	DefaultBackoffMin  = 200 * time.Millisecond
+	DefaultBackoffMax  = 30 * time.Second
 )
 
 func (s Supervision) withDefaults() Supervision {
@@ -564,9 +255,9 @@ func (s Supervision) withDefaults() Supervision {
 			*d = v
 		}
 	}
-	def(&s.HeartbeatInterval, DefaultHeartbeatInterval)
-	def(&s.HeartbeatTimeout, DefaultHeartbeatTimeout)
-	def(&s.HangTimeout, DefaultHangTimeout)
+	def(&s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
+	def(&s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
+	def(&s.HangTimeout, sidecar.DefaultHangTimeout)
 	def(&s.CrashWindow, DefaultCrashWindow)
 	def(&s.BackoffMin, DefaultBackoffMin)
 	def(&s.BackoffMax, DefaultBackoffMax)

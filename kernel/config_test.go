@@ -43,19 +43,19 @@ func TestParseConfigErrors(t *testing.T) {
 		want string
 	}{
 		{"syntax", "{\n  \"format\": 1,\n  \"home\" \"x\"\n}", `k.json: invalid JSON at line 3, column 10: invalid character '"' after object key`},
-		{"wrong type", `{"format": 1, "pool_size": "four"}`, `k.json: pool_size: must be int, got string (line 1, column 34)`},
+		{"wrong type", `{"format": 1, "pool_size": "four"}`, `k.json: pool_size: must be an integer, got string (line 1, column 28)`},
 		{"missing format", `{}`, `k.json: format: missing (this build reads format 1)`},
 		{"newer format", `{"format": 2}`, `k.json: format: 2 is not supported (this build reads format 1)`},
 		{"unknown keys", `{"format": 1, "pool": 3, "host": {"nmae": "x"}, "capabilities": [{"capability": "a", "version": "1.0.0", "optional": true}]}`,
 			"k.json: capabilities[0].optional: unknown key\nk.json: host.nmae: unknown key\nk.json: pool: unknown key"},
 		{"every value problem", `{"format": 1, "capabilities": [{"capability": "Host.Log", "version": "1"}], "points": ["a..b"], "slots": [" "], "pool_size": -1, "startup_budget": "soon", "policy": {"a": "sometimes"}, "slot_owners": {"s": ""}, "deadlines": {"intercept": "-1s"}}`,
-			"k.json: capabilities[0].capability: \"Host.Log\" is not a valid capability key: segment 1 (\"Host\") contains an upper-case letter (identifiers are lower-case)\n" +
+			"k.json: startup_budget: \"soon\" is not a positive duration such as \"5s\"\n" +
+				"k.json: deadlines.intercept: \"-1s\" is not a positive duration such as \"5s\"\n" +
+				"k.json: capabilities[0].capability: \"Host.Log\" is not a valid capability key: segment 1 (\"Host\") contains an upper-case letter (identifiers are lower-case)\n" +
 				"k.json: capabilities[0].version: \"1\" is not a valid semver version\n" +
 				"k.json: points[0]: \"a..b\" is not a valid point: segment 2 (\"\") is empty\n" +
 				"k.json: slots[0]: \" \" is not a valid slot: segment 1 (\" \") contains whitespace\n" +
 				"k.json: pool_size: must be at least 1, got -1\n" +
-				"k.json: startup_budget: \"soon\" is not a positive duration such as \"5s\"\n" +
-				"k.json: deadlines.intercept: \"-1s\" is not a positive duration such as \"5s\"\n" +
 				"k.json: policy.a: \"sometimes\" is not \"required\" or \"optional\"\n" +
 				"k.json: slot_owners.s: owner must name a package"},
 	}

@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"encoding/json"
-	"fmt"
 	"sort"
 	"strings"
 
@@ -81,102 +80,4 @@ func (k *Kernel) extraInputs(name string) []byte {
 		Limits sidecar.Limits    `json:"limits"`
 	}{masked, limits}) // maps marshal in key order: deterministic
 	return data
-}
-
-// convertEnv checks plugin_env: each value is a string or
-// {"value": "...", "secret": true}; names are environment variable names
-// outside the reserved EXTKERNEL_ prefix.
-func convertEnv(in map[string]map[string]json.RawMessage, add func(string, ...any)) map[string]map[string]EnvVar {
-	if len(in) == 0 {
-		return nil
-	}
-	out := map[string]map[string]EnvVar{}
-	for _, pkg := range sortedKeys(in) {
-		if err := pluginpkg.ValidateName(pkg); err != nil {
-			add("plugin_env.%s: %v", pkg, err)
-			continue
-		}
-		out[pkg] = map[string]EnvVar{}
-		for _, name := range sortedKeys(in[pkg]) {
-			field := "plugin_env." + pkg + "." + name
-			if !validEnvName(name) || strings.HasPrefix(name, pluginpkg.ReservedEnvPrefix) {
-				add("%s: %q is not a usable environment variable name (letters, digits, '_'; not EXTKERNEL_*)", field, name)
-				continue
-			}
-			v, err := envValue(in[pkg][name])
-			if err != nil {
-				add("%s: %v", field, err)
-				continue
-			}
-			out[pkg][name] = v
-		}
-	}
-	return out
-}
-
-func envValue(raw json.RawMessage) (EnvVar, error) {
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return EnvVar{Value: s}, nil
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(raw, &obj) != nil {
-		return EnvVar{}, fmt.Errorf(`must be a string or {"value": "...", "secret": true}`)
-	}
-	var v EnvVar
-	for key, val := range obj {
-		var err error
-		switch key {
-		case "value":
-			err = json.Unmarshal(val, &v.Value)
-		case "secret":
-			err = json.Unmarshal(val, &v.Secret)
-		default:
-			return EnvVar{}, fmt.Errorf("%s: unknown key", key)
-		}
-		if err != nil {
-			return EnvVar{}, fmt.Errorf("%s: wrong type", key)
-		}
-	}
-	return v, nil
-}
-
-func validEnvName(s string) bool {
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
-
-// convertLimits checks limits: {"<package>": {"open_files": N,
-// "address_space": BYTES}}.
-func convertLimits(in map[string]map[string]json.RawMessage, add func(string, ...any)) map[string]sidecar.Limits {
-	if len(in) == 0 {
-		return nil
-	}
-	out := map[string]sidecar.Limits{}
-	for _, pkg := range sortedKeys(in) {
-		var l sidecar.Limits
-		for _, key := range sortedKeys(in[pkg]) {
-			var n uint64
-			err := json.Unmarshal(in[pkg][key], &n)
-			switch {
-			case key != "open_files" && key != "address_space":
-				add("limits.%s.%s: unknown key", pkg, key)
-			case err != nil || n == 0:
-				add("limits.%s.%s: must be a positive integer, got %s", pkg, key, in[pkg][key])
-			case key == "open_files":
-				l.OpenFiles = n
-			default:
-				l.AddressSpace = n
-			}
-		}
-		out[pkg] = l
-	}
-	return out
 }

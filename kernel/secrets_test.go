@@ -122,11 +122,12 @@ func TestPluginEnvConfig(t *testing.T) {
 	_, err = ParseConfig("k.json", []byte(`{"format": 1,
 		"plugin_env": {"Bad Name": {}, "ok": {"EXTKERNEL_X": "1", "V": 3, "W": {"value": "x", "secrte": true}}},
 		"limits": {"m": {"open_files": -1, "cpu": 1}}}`))
-	want := "k.json: plugin_env.Bad Name: \"Bad Name\" is not a valid package name (use 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit)\n" +
+	// Unknown keys first, then values of the wrong type, then the checks.
+	want := "k.json: limits.m.cpu: unknown key\n" +
+		"k.json: plugin_env.ok.W.secrte: unknown key\n" +
+		"k.json: plugin_env.ok.V: must be a string or {\"value\": \"...\", \"secret\": true}, got number (line 2, column 66)\n" +
+		"k.json: plugin_env.Bad Name: \"Bad Name\" is not a valid package name (use 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit)\n" +
 		"k.json: plugin_env.ok.EXTKERNEL_X: \"EXTKERNEL_X\" is not a usable environment variable name (letters, digits, '_'; not EXTKERNEL_*)\n" +
-		"k.json: plugin_env.ok.V: must be a string or {\"value\": \"...\", \"secret\": true}\n" +
-		"k.json: plugin_env.ok.W: secrte: unknown key\n" +
-		"k.json: limits.m.cpu: unknown key\n" +
 		"k.json: limits.m.open_files: must be a positive integer, got -1"
 	if err == nil || err.Error() != want {
 		t.Errorf("err =\n%v\nwant\n%s", err, want)

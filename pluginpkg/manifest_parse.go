@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/extkernel/extkernel/internal/jsonfile"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
@@ -53,13 +54,16 @@ var (
 // It returns the manifest, or the problems found.
 func parse(data []byte) (*Manifest, []FieldError) {
 	fail := func(msg string) []FieldError { return []FieldError{{Message: msg}} }
-	li := newLineIndex(data)
-	root, msg := decodeTree(data, li)
-	if msg != "" {
-		return nil, fail(msg)
+	li := jsonfile.NewLines(data)
+	root, err := jsonfile.Parse(data, li)
+	switch {
+	case errors.Is(err, jsonfile.ErrEmpty):
+		return nil, fail("manifest is empty")
+	case err != nil:
+		return nil, fail(err.Error())
 	}
-	if root.kind != kindObject {
-		return nil, fail(fmt.Sprintf("manifest must be a JSON object, got %s", root.kind))
+	if root.Kind != jsonfile.KindObject {
+		return nil, fail(fmt.Sprintf("manifest must be a JSON object, got %s", root.Kind))
 	}
 	if msg := newerFormatOf(root); msg != "" {
 		return nil, []FieldError{{Field: "format", Message: msg}}
@@ -104,19 +108,19 @@ func manifestReadError(path string, err error) error {
 
 // newerFormatOf returns the "needs a newer extkernel" message when the root
 // object declares an integer format above FormatVersion.
-func newerFormatOf(root *node) string {
-	for _, m := range root.members {
-		if m.key != "format" || m.dupOf >= 0 {
+func newerFormatOf(root *jsonfile.Node) string {
+	for _, m := range root.Members {
+		if m.Key != "format" || m.DupOf >= 0 {
 			continue
 		}
 		var v validator
-		f, inRange, ok := v.integer("format", m.val)
+		f, inRange, ok := v.integer("format", m.Val)
 		switch {
 		case !ok:
-		case !inRange && m.val.text[0] != '-':
-			return newerFormat(m.val.text)
+		case !inRange && m.Val.Text[0] != '-':
+			return newerFormat(m.Val.Text)
 		case inRange && f > FormatVersion:
-			return newerFormat(m.val.text)
+			return newerFormat(m.Val.Text)
 		}
 	}
 	return ""
@@ -132,28 +136,28 @@ type manifestParser struct {
 
 func (p *manifestParser) rootFields() []field {
 	return []field{
-		{name: "$schema", check: func(f fieldPath, n *node) { p.str(f, n) }},
+		{name: "$schema", check: func(f fieldPath, n *jsonfile.Node) { p.str(f, n) }},
 		{name: "format", required: true, check: p.format},
-		{name: "name", required: true, check: func(f fieldPath, n *node) {
+		{name: "name", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				p.rule(f, checkName(s))
 				p.m.Name = s
 			}
 		}},
-		{name: "version", required: true, check: func(f fieldPath, n *node) {
+		{name: "version", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				v, msg := parseVersion(s)
 				p.rule(f, msg)
 				p.m.Version = v
 			}
 		}},
-		{name: "description", check: func(f fieldPath, n *node) {
+		{name: "description", check: func(f fieldPath, n *jsonfile.Node) {
 			p.m.Description, _ = p.str(f, n)
 		}},
 		{name: "runtime", check: p.runtime},
 		{name: "provides", check: p.provides},
 		{name: "requires", check: p.requires},
-		{name: "kernel", check: func(f fieldPath, n *node) {
+		{name: "kernel", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				c, msg := parseConstraint(s)
 				p.rule(f, msg)
@@ -170,29 +174,29 @@ func (p *manifestParser) rule(f fieldPath, msg string) {
 	}
 }
 
-func (p *manifestParser) format(f fieldPath, n *node) {
+func (p *manifestParser) format(f fieldPath, n *jsonfile.Node) {
 	v, inRange, ok := p.integer(f, n)
 	switch {
 	case !ok:
 	case !inRange:
-		p.add(f, "unsupported format %s (this build reads format %d)", n.text, FormatVersion)
+		p.add(f, "unsupported format %s (this build reads format %d)", n.Text, FormatVersion)
 	default:
 		p.rule(f, checkFormat(v))
 		p.m.Format = int(v)
 	}
 }
 
-func (p *manifestParser) provides(f fieldPath, n *node) {
-	if n.kind != kindArray {
+func (p *manifestParser) provides(f fieldPath, n *jsonfile.Node) {
+	if n.Kind != jsonfile.KindArray {
 		p.typeError(f, "an array", n)
 		return
 	}
 	p.provideAt = map[capability.Key]int{}
-	for i, e := range n.elems {
+	for i, e := range n.Elems {
 		var prov capability.Provided
 		ef := f.index(i)
 		ok := p.object(ef, e, []field{
-			{name: "capability", required: true, check: func(f fieldPath, n *node) {
+			{name: "capability", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 				prov.Key = p.capabilityKey(f, n)
 				if at, dup := p.provideAt[prov.Key]; dup && prov.Key != "" {
 					p.add(f, "duplicate capability %q (already provided by provides[%d])", prov.Key, at)
@@ -200,7 +204,7 @@ func (p *manifestParser) provides(f fieldPath, n *node) {
 					p.provideAt[prov.Key] = i
 				}
 			}},
-			{name: "version", required: true, check: func(f fieldPath, n *node) {
+			{name: "version", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 				if s, ok := p.str(f, n); ok {
 					v, msg := parseVersion(s)
 					p.rule(f, msg)
@@ -214,18 +218,18 @@ func (p *manifestParser) provides(f fieldPath, n *node) {
 	}
 }
 
-func (p *manifestParser) requires(f fieldPath, n *node) {
-	if n.kind != kindArray {
+func (p *manifestParser) requires(f fieldPath, n *jsonfile.Node) {
+	if n.Kind != jsonfile.KindArray {
 		p.typeError(f, "an array", n)
 		return
 	}
 	seen := map[capability.Key]int{}
-	p.requireKeys = make([]capability.Key, len(n.elems))
-	for i, e := range n.elems {
+	p.requireKeys = make([]capability.Key, len(n.Elems))
+	for i, e := range n.Elems {
 		req := capability.Requirement{}
 		constraintSet := false
 		ok := p.object(f.index(i), e, []field{
-			{name: "capability", required: true, check: func(f fieldPath, n *node) {
+			{name: "capability", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 				req.Key = p.capabilityKey(f, n)
 				if at, dup := seen[req.Key]; dup && req.Key != "" {
 					p.add(f, "duplicate capability %q (already required by requires[%d])", req.Key, at)
@@ -234,14 +238,14 @@ func (p *manifestParser) requires(f fieldPath, n *node) {
 					p.requireKeys[i] = req.Key
 				}
 			}},
-			{name: "version", check: func(f fieldPath, n *node) {
+			{name: "version", check: func(f fieldPath, n *jsonfile.Node) {
 				if s, ok := p.str(f, n); ok {
 					c, msg := parseConstraint(s)
 					p.rule(f, msg)
 					req.Constraint, constraintSet = c, true
 				}
 			}},
-			{name: "optional", check: func(f fieldPath, n *node) { req.Optional, _ = p.boolean(f, n) }},
+			{name: "optional", check: func(f fieldPath, n *jsonfile.Node) { req.Optional, _ = p.boolean(f, n) }},
 		})
 		if !constraintSet {
 			req.Constraint = anyVersion()
@@ -253,7 +257,7 @@ func (p *manifestParser) requires(f fieldPath, n *node) {
 }
 
 // capabilityKey returns the key at f, or "" after reporting a problem.
-func (p *manifestParser) capabilityKey(f fieldPath, n *node) capability.Key {
+func (p *manifestParser) capabilityKey(f fieldPath, n *jsonfile.Node) capability.Key {
 	s, ok := p.str(f, n)
 	if !ok {
 		return ""
@@ -278,7 +282,7 @@ func (p *manifestParser) crossChecks() {
 }
 
 // points and slots share the list rules: valid IDs, no duplicates.
-func (p *manifestParser) points(f fieldPath, n *node) []contribution.Point {
+func (p *manifestParser) points(f fieldPath, n *jsonfile.Node) []contribution.Point {
 	ids := p.idList(f, n, "point", func(s string) error { return contribution.Point(s).Validate() })
 	out := make([]contribution.Point, len(ids))
 	for i, s := range ids {
@@ -287,7 +291,7 @@ func (p *manifestParser) points(f fieldPath, n *node) []contribution.Point {
 	return out
 }
 
-func (p *manifestParser) slots(f fieldPath, n *node) []contribution.Slot {
+func (p *manifestParser) slots(f fieldPath, n *jsonfile.Node) []contribution.Slot {
 	ids := p.idList(f, n, "slot", func(s string) error { return contribution.Slot(s).Validate() })
 	out := make([]contribution.Slot, len(ids))
 	for i, s := range ids {
@@ -296,14 +300,14 @@ func (p *manifestParser) slots(f fieldPath, n *node) []contribution.Slot {
 	return out
 }
 
-func (p *manifestParser) idList(f fieldPath, n *node, what string, validate func(string) error) []string {
-	if n.kind != kindArray {
+func (p *manifestParser) idList(f fieldPath, n *jsonfile.Node, what string, validate func(string) error) []string {
+	if n.Kind != jsonfile.KindArray {
 		p.typeError(f, "an array of strings", n)
 		return nil
 	}
 	var out []string
 	seen := map[string]int{}
-	for i, e := range n.elems {
+	for i, e := range n.Elems {
 		s, ok := p.str(f.index(i), e)
 		if !ok {
 			continue

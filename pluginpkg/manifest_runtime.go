@@ -1,38 +1,43 @@
 package pluginpkg
 
+import (
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/jsonfile"
+)
+
 // runtime walks the "runtime" object.
-func (p *manifestParser) runtime(f fieldPath, n *node) {
+func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 	rt := &Runtime{}
 	ok := p.object(f, n, []field{
-		{name: "command", required: true, check: func(f fieldPath, n *node) {
+		{name: "command", required: true, check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				p.rule(f, checkCommand(s))
 				rt.Command = s
 			}
 		}},
-		{name: "args", check: func(f fieldPath, n *node) {
+		{name: "args", check: func(f fieldPath, n *jsonfile.Node) {
 			args, _ := p.strings(f, n)
 			for i, a := range args {
 				p.rule(f.index(i), checkText(a))
 			}
 			rt.Args = args
 		}},
-		{name: "env", check: func(f fieldPath, n *node) { rt.Env = p.env(f, n) }},
-		{name: "required", check: func(f fieldPath, n *node) { rt.Required, _ = p.boolean(f, n) }},
-		{name: "priority", check: func(f fieldPath, n *node) {
+		{name: "env", check: func(f fieldPath, n *jsonfile.Node) { rt.Env = p.env(f, n) }},
+		{name: "required", check: func(f fieldPath, n *jsonfile.Node) { rt.Required, _ = p.boolean(f, n) }},
+		{name: "priority", check: func(f fieldPath, n *jsonfile.Node) {
 			v, inRange, ok := p.integer(f, n)
 			switch {
 			case !ok:
 			case !inRange:
-				p.add(f, "must be between %d and %d, got %s", MinPriority, MaxPriority, n.text)
+				p.add(f, "must be between %d and %d, got %s", contribution.MinPriority, contribution.MaxPriority, n.Text)
 			default:
 				p.rule(f, checkPriority(v))
 				rt.Priority = int(v)
 			}
 		}},
-		{name: "intercepts", check: func(f fieldPath, n *node) { rt.Intercepts = p.points(f, n) }},
-		{name: "replaces", check: func(f fieldPath, n *node) { rt.Replaces = p.slots(f, n) }},
-		{name: "handshake_timeout", check: func(f fieldPath, n *node) {
+		{name: "intercepts", check: func(f fieldPath, n *jsonfile.Node) { rt.Intercepts = p.points(f, n) }},
+		{name: "replaces", check: func(f fieldPath, n *jsonfile.Node) { rt.Replaces = p.slots(f, n) }},
+		{name: "handshake_timeout", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				d, msg := parseTimeout(s)
 				p.rule(f, msg)
@@ -47,24 +52,24 @@ func (p *manifestParser) runtime(f fieldPath, n *node) {
 
 // env walks runtime.env: an object of string values keyed by valid,
 // unreserved environment variable names.
-func (p *manifestParser) env(f fieldPath, n *node) map[string]string {
-	if n.kind != kindObject {
+func (p *manifestParser) env(f fieldPath, n *jsonfile.Node) map[string]string {
+	if n.Kind != jsonfile.KindObject {
 		p.typeError(f, "an object of strings", n)
 		return nil
 	}
-	env := make(map[string]string, len(n.members))
-	for _, m := range n.members {
-		kf := f.child(m.key)
+	env := make(map[string]string, len(n.Members))
+	for _, m := range n.Members {
+		kf := f.child(m.Key)
 		if p.badKey(kf, m) || p.duplicate(kf, n, m) {
 			continue
 		}
-		if msg := checkEnvName(m.key); msg != "" {
+		if msg := checkEnvName(m.Key); msg != "" {
 			p.add(f, "%s", msg)
 			continue
 		}
-		if s, ok := p.str(kf, m.val); ok {
+		if s, ok := p.str(kf, m.Val); ok {
 			p.rule(kf, checkText(s))
-			env[m.key] = s
+			env[m.Key] = s
 		}
 	}
 	return env

@@ -10,6 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/Masterminds/semver/v3"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // Limits of the manifest schema. docs/manifest.md documents each.
@@ -18,10 +21,6 @@ const (
 	MaxManifestSize = 1 << 20
 	// MaxNameLen is the longest package name, in bytes.
 	MaxNameLen = 64
-	// MinPriority and MaxPriority bound Runtime.Priority.
-	MinPriority, MaxPriority = -1000, 1000
-	// MaxHandshakeTimeout bounds Runtime.HandshakeTimeout.
-	MaxHandshakeTimeout = 60 * time.Second
 	// ReservedEnvPrefix starts the environment variables the kernel sets for
 	// a sidecar; a manifest may not set them.
 	ReservedEnvPrefix = "EXTKERNEL_"
@@ -178,8 +177,8 @@ func checkText(s string) string {
 const notUTF8 = "is not valid UTF-8; a manifest must be UTF-8"
 
 func checkPriority(p int64) string {
-	if p < MinPriority || p > MaxPriority {
-		return fmt.Sprintf("must be between %d and %d, got %d", MinPriority, MaxPriority, p)
+	if p < contribution.MinPriority || p > contribution.MaxPriority {
+		return fmt.Sprintf("must be between %d and %d, got %d", contribution.MinPriority, contribution.MaxPriority, p)
 	}
 	return ""
 }
@@ -197,8 +196,8 @@ func checkTimeout(d time.Duration, text string) string {
 	switch {
 	case d <= 0:
 		return fmt.Sprintf("must be greater than 0, got %s", text)
-	case d > MaxHandshakeTimeout:
-		return fmt.Sprintf("must be at most 60s, got %s", text)
+	case d > protocol.MaxHandshakeTimeout:
+		return fmt.Sprintf("must be at most %ds, got %s", protocol.MaxHandshakeTimeout/time.Second, text)
 	}
 	return ""
 }

@@ -1,17 +1,16 @@
 package pluginpkg
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/jsonfile"
 )
 
 // StateFile is the name of the installed-state file in a home.
@@ -75,15 +74,10 @@ type rawState struct {
 
 func decodeState(path string, data []byte) (*state, error) {
 	var raw rawState
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return nil, stateDecodeError(path, data, err)
-	}
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		e := &StateError{Path: path, Reason: "invalid data after the top-level value"}
-		e.Line, e.Column = newLineIndex(data).position(len(data) - len(rest))
-		return nil, e
+	if err := jsonfile.Unmarshal(data, &raw, true); err != nil {
+		var de *jsonfile.DecodeError
+		errors.As(err, &de) // Unmarshal's errors are all *DecodeError
+		return nil, &StateError{Path: path, Line: de.Line, Column: de.Column, Reason: de.Reason, Err: de.Err}
 	}
 	corrupt := func(format string, args ...any) error {
 		return &StateError{Path: path, Reason: fmt.Sprintf(format, args...)}
@@ -110,32 +104,6 @@ func decodeState(path string, data []byte) (*state, error) {
 		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin}
 	}
 	return st, nil
-}
-
-// stateDecodeError converts a JSON decoding error into a *StateError with a
-// line and column where the decoder gave an offset.
-func stateDecodeError(path string, data []byte, err error) error {
-	var off int64 = -1
-	reason := err.Error()
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		off = se.Offset - 1
-		if se.Offset >= int64(len(data)) {
-			off = int64(len(data))
-		}
-	case errors.As(err, &te):
-		off = te.Offset - 1
-	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-		off = int64(len(data))
-		reason = "unexpected end of JSON input"
-	}
-	e := &StateError{Path: path, Reason: reason, Err: err}
-	if off >= 0 {
-		e.Line, e.Column = newLineIndex(data).position(int(off))
-	}
-	return e
 }
 
 // writeStateLocked atomically replaces <home>/state.json with st: it writes a

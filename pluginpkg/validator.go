@@ -2,6 +2,7 @@ package pluginpkg
 
 import (
 	"fmt"
+	"github.com/extkernel/extkernel/internal/jsonfile"
 	"math"
 	"strconv"
 )
@@ -42,7 +43,7 @@ func plainKey(k string) bool {
 
 // validator collects problems while walking a decoded manifest.
 type validator struct {
-	li       *lineIndex
+	li       *jsonfile.Lines
 	problems []FieldError
 }
 
@@ -51,8 +52,8 @@ func (v *validator) add(f fieldPath, format string, args ...any) {
 }
 
 // typeError reports that n at f is not of the wanted type.
-func (v *validator) typeError(f fieldPath, want string, n *node) {
-	v.add(f, "must be %s, got %s", want, n.kind)
+func (v *validator) typeError(f fieldPath, want string, n *jsonfile.Node) {
+	v.add(f, "must be %s, got %s", want, n.Kind)
 }
 
 // field describes one member of an object schema. check is called with the
@@ -60,31 +61,31 @@ func (v *validator) typeError(f fieldPath, want string, n *node) {
 type field struct {
 	name     string
 	required bool
-	check    func(f fieldPath, n *node)
+	check    func(f fieldPath, n *jsonfile.Node)
 }
 
 // object checks that n is an object and dispatches its members to fields in
 // document order. Unknown and duplicate keys are reported; missing required
 // fields are reported after the members, in schema order. It returns false
 // when n is not an object.
-func (v *validator) object(f fieldPath, n *node, fields []field) bool {
-	if n.kind != kindObject {
+func (v *validator) object(f fieldPath, n *jsonfile.Node, fields []field) bool {
+	if n.Kind != jsonfile.KindObject {
 		v.typeError(f, "an object", n)
 		return false
 	}
 	seen := make([]bool, len(fields))
-	for _, m := range n.members {
-		mf := f.child(m.key)
+	for _, m := range n.Members {
+		mf := f.child(m.Key)
 		if v.badKey(mf, m) || v.duplicate(mf, n, m) {
 			continue
 		}
-		i := fieldIndex(fields, m.key)
+		i := fieldIndex(fields, m.Key)
 		if i < 0 {
-			v.unknown(mf, m.key, fields)
+			v.unknown(mf, m.Key, fields)
 			continue
 		}
 		seen[i] = true
-		fields[i].check(mf, m.val)
+		fields[i].check(mf, m.Val)
 	}
 	for i, fd := range fields {
 		if fd.required && !seen[i] {
@@ -95,12 +96,12 @@ func (v *validator) object(f fieldPath, n *node, fields []field) bool {
 }
 
 // duplicate reports m at f when it repeats an earlier key of object n.
-func (v *validator) duplicate(f fieldPath, n *node, m member) bool {
-	if m.dupOf < 0 {
+func (v *validator) duplicate(f fieldPath, n *jsonfile.Node, m jsonfile.Member) bool {
+	if m.DupOf < 0 {
 		return false
 	}
-	first := v.li.line(int(n.members[m.dupOf].offset))
-	v.add(f, "duplicate key at line %d (first at line %d)", v.li.line(int(m.offset)), first)
+	first := v.li.Line(n.Members[m.DupOf].Offset)
+	v.add(f, "duplicate key at line %d (first at line %d)", v.li.Line(m.Offset), first)
 	return true
 }
 
@@ -157,58 +158,58 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-func (v *validator) str(f fieldPath, n *node) (string, bool) {
-	if n.kind != kindString {
+func (v *validator) str(f fieldPath, n *jsonfile.Node) (string, bool) {
+	if n.Kind != jsonfile.KindString {
 		v.typeError(f, "a string", n)
 		return "", false
 	}
-	if n.notUTF8 >= 0 {
-		v.notUTF8(f, "", n.notUTF8)
+	if n.NotUTF8 >= 0 {
+		v.notUTF8(f, "", n.NotUTF8)
 		return "", false
 	}
-	return n.text, true
+	return n.Text, true
 }
 
 // notUTF8 reports the byte at offset off, which is not UTF-8, in the string
 // at f (what is "key " for an object key, "" for a value).
 func (v *validator) notUTF8(f fieldPath, what string, off int) {
-	line, col := v.li.position(off)
+	line, col := v.li.Position(off)
 	v.add(f, "%scontains a byte that is not UTF-8 (0x%02x at line %d, column %d); a manifest must be UTF-8",
-		what, v.li.data[off], line, col)
+		what, v.li.Byte(off), line, col)
 }
 
 // badKey reports m at f when its key is not UTF-8.
-func (v *validator) badKey(f fieldPath, m member) bool {
-	if m.keyNotUTF8 < 0 {
+func (v *validator) badKey(f fieldPath, m jsonfile.Member) bool {
+	if m.KeyNotUTF8 < 0 {
 		return false
 	}
-	v.notUTF8(f, "key ", m.keyNotUTF8)
+	v.notUTF8(f, "key ", m.KeyNotUTF8)
 	return true
 }
 
-func (v *validator) boolean(f fieldPath, n *node) (bool, bool) {
-	if n.kind != kindBool {
+func (v *validator) boolean(f fieldPath, n *jsonfile.Node) (bool, bool) {
+	if n.Kind != jsonfile.KindBool {
 		v.typeError(f, "a boolean", n)
 		return false, false
 	}
-	return n.boolean, true
+	return n.Bool, true
 }
 
 // integer returns n as an int64. A number with a fraction is reported; an
 // integer too large for int64 is returned with inRange false and no problem
 // reported, so that the caller can say which range it wanted.
-func (v *validator) integer(f fieldPath, n *node) (val int64, inRange, ok bool) {
-	if n.kind != kindNumber {
+func (v *validator) integer(f fieldPath, n *jsonfile.Node) (val int64, inRange, ok bool) {
+	if n.Kind != jsonfile.KindNumber {
 		v.typeError(f, "an integer", n)
 		return 0, false, false
 	}
-	if i, err := strconv.ParseInt(n.text, 10, 64); err == nil {
+	if i, err := strconv.ParseInt(n.Text, 10, 64); err == nil {
 		return i, true, true
 	}
 	// JSON Schema counts 1.0 and 1e2 as integers; so do we.
-	fl, err := strconv.ParseFloat(n.text, 64)
+	fl, err := strconv.ParseFloat(n.Text, 64)
 	if err == nil && fl != math.Trunc(fl) {
-		v.add(f, "must be an integer, got %s", n.text)
+		v.add(f, "must be an integer, got %s", n.Text)
 		return 0, false, false
 	}
 	if err != nil || math.Abs(fl) >= 1<<53 {
@@ -218,14 +219,14 @@ func (v *validator) integer(f fieldPath, n *node) (val int64, inRange, ok bool) 
 }
 
 // strings checks that n is an array of strings and returns the ones that are.
-func (v *validator) strings(f fieldPath, n *node) ([]string, bool) {
-	if n.kind != kindArray {
+func (v *validator) strings(f fieldPath, n *jsonfile.Node) ([]string, bool) {
+	if n.Kind != jsonfile.KindArray {
 		v.typeError(f, "an array of strings", n)
 		return nil, false
 	}
-	out := make([]string, 0, len(n.elems))
+	out := make([]string, 0, len(n.Elems))
 	ok := true
-	for i, e := range n.elems {
+	for i, e := range n.Elems {
 		s, good := v.str(f.index(i), e)
 		ok = ok && good
 		out = append(out, s)

@@ -17,13 +17,6 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// Interceptor priorities are bounded to this range, like the manifest's
-// runtime.priority.
-const (
-	minPriority = -1000
-	maxPriority = 1000
-)
-
 // handshakeTimeout returns the per-plugin handshake bound.
 func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 	d, source = c.opts.HandshakeTimeout, "the host's handshake timeout"
@@ -173,8 +166,8 @@ func checkDeclarations(pkg *pluginpkg.Package, res *protocol.InitializeResult) [
 		if !slices.Contains(m.Runtime.Intercepts, contribution.Point(d.Point)) {
 			add("interceptors[%d]: point %q is not listed in runtime.intercepts", i, d.Point)
 		}
-		if d.Priority != nil && (*d.Priority < minPriority || *d.Priority > maxPriority) {
-			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, minPriority, maxPriority)
+		if d.Priority != nil && (*d.Priority < contribution.MinPriority || *d.Priority > contribution.MaxPriority) {
+			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, contribution.MinPriority, contribution.MaxPriority)
 		}
 	}
 	for i, d := range res.Strategies {
