@@ -17,6 +17,9 @@
 //	SCRIPT_PROVIDES   "capability@version,..."
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
+//	SCRIPT_EXIT_AFTER a duration: the plugin exits with status 7 that long
+//	                  after the host's initialize request (a crash loop
+//	                  without any call)
 //	SCRIPT_PIDFILE    a file the plugin appends its pid to
 //	SCRIPT_LEAK       the name of a variable whose value the plugin prints
 //	                  to stderr at start and puts in its failure messages
@@ -66,6 +69,10 @@ func main() {
 		time.Sleep(time.Hour) // killed by the host's stop sequence
 	}
 	p := sdk.New(name, os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
+	var onInit []func(protocol.InitializeParams)
+	if v := os.Getenv("SCRIPT_EXIT_AFTER"); v != "" {
+		onInit = append(onInit, exitAfter(v))
+	}
 	for _, kv := range list("SCRIPT_PROVIDES") {
 		key, version, _ := strings.Cut(kv, "@")
 		p.Provide(key, version)
@@ -82,8 +89,14 @@ func main() {
 		p.Provider(ref, "echoes its input", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
 	}
 	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
-		addDataWriter(p, ref)
+		onInit = append(onInit, addDataWriter(p, ref))
 	}
+	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
+		for _, fn := range onInit {
+			fn(params)
+		}
+		return nil
+	})
 	for _, id := range list("SCRIPT_ACTIONS") {
 		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
 			return map[string]string{"ran": id}, nil
@@ -92,19 +105,32 @@ func main() {
 	p.Serve()
 }
 
-// addDataWriter registers the SCRIPT_DATA provider ref.
-func addDataWriter(p *sdk.Plugin, ref string) {
+// exitAfter returns the initialize hook that makes the plugin exit with
+// status 7 d later.
+func exitAfter(d string) func(protocol.InitializeParams) {
+	delay, err := time.ParseDuration(d)
+	if err != nil {
+		panic(err)
+	}
+	return func(protocol.InitializeParams) {
+		time.AfterFunc(delay, func() {
+			fmt.Fprintln(os.Stderr, "scripted: exiting after", d, "as told")
+			os.Exit(7)
+		})
+	}
+}
+
+// addDataWriter registers the SCRIPT_DATA provider ref and returns the
+// initialize hook that learns the data directory.
+func addDataWriter(p *sdk.Plugin, ref string) func(protocol.InitializeParams) {
 	var dataDir string
-	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
-		dataDir = params.Plugin.DataDir
-		return nil
-	})
 	p.Provider(ref, "writes its input into the data directory", func(_ context.Context, in json.RawMessage) (any, error) {
 		if err := os.WriteFile(filepath.Join(dataDir, "written"), in, 0o600); err != nil {
 			return nil, err
 		}
 		return map[string]string{"data_dir": dataDir, "env": os.Getenv("EXTKERNEL_DATA_DIR")}, nil
 	})
+	return func(params protocol.InitializeParams) { dataDir = params.Plugin.DataDir }
 }
 
 func addInterceptor(p *sdk.Plugin, name, spec string) {
