@@ -310,6 +310,13 @@ func (s *supervisor) heldDown() map[string]string {
 	return out
 }
 
+// isHeld reports whether plugin is failed past its crash budget.
+func (s *supervisor) isHeld(plugin string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held[plugin]
+}
+
 // resetCrashesOf forgets the crash history of each plugin: its budget
 // starts afresh, and it is no longer held down.
 func (s *supervisor) resetCrashesOf(plugins ...string) {

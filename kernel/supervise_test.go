@@ -233,6 +233,28 @@ func checkFailedCall(t *testing.T, k *Kernel, required bool) {
 	}
 }
 
+// TestStaleRestartLeavesExhaustedPluginDown: a restart scheduled before a
+// reload (or RestartPlugin) started a plugin afresh may fire after the
+// plugin crashed its new budget away; it must not start it again.
+func TestStaleRestartLeavesExhaustedPluginDown(t *testing.T) {
+	log := newSpawnLog(t)
+	cfg := testConfig(writeHome(t, log.with(crashOnCall("crashy"))))
+	cfg.Supervision = fastSupervision()
+	k := startKernel(t, cfg)
+	states := watchStates(t, k, "crashy")
+	failed := crashLoop(t, k, states, "tool.before", cfg.Supervision.CrashBudget)
+	before := len(log.pids(t))
+
+	k.restart(context.Background(), "crashy") // as a stale scheduled restart would
+	states.noEvent(t, "a stale restart")
+	if n := len(log.pids(t)); n != before {
+		t.Errorf("a stale restart started crashy: %d starts, want %d", n, before)
+	}
+	if st := k.Plugins()[0]; st.State != StateFailed || st.Reason != failed.Message {
+		t.Errorf("after a stale restart: %+v, want failed with %q", st, failed.Message)
+	}
+}
+
 func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "frozen"}))
 	cfg.Supervision = Supervision{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond,
