@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -26,12 +30,18 @@ var (
 	chaosSummary  = flag.String("chaos.summary", "", "file to append TestChaos's summary line to")
 )
 
+// chaosBudget is the crash budget TestChaos runs with: the real default,
+// so plugins do get failed past it.
+const chaosBudget = 3
+
 // chaosStats counts what happened; every field is updated atomically.
 type chaosStats struct {
-	calls, ok, denied, skipped, requiredErrs, otherErrs atomic.Int64
-	kills, reloads, failedReloads, restarts, crashes    atomic.Int64
-	violations                                          atomic.Int64
-	firstViolation                                      atomic.Value // string
+	intercepts, providerCalls, actions                         atomic.Int64
+	ok, denied, skipped, requiredErrs, optionalErrs, otherErrs atomic.Int64
+	kills, crashes, restarts, protocolFaults, exhausted        atomic.Int64
+	reloads, failedReloads, brokenReloads                      atomic.Int64
+	violations                                                 atomic.Int64
+	firstViolation                                             atomic.Value // string
 }
 
 func (s *chaosStats) violate(format string, args ...any) {
@@ -40,68 +50,76 @@ func (s *chaosStats) violate(format string, args ...any) {
 	}
 }
 
-// TestChaos runs plugins that are randomly slow, hang, fail and crash, while
-// callers dispatch continuously, a killer SIGKILLs random sidecars and
-// reloads swap generations. It checks the invariants: every call returns
-// exactly one result or one typed error, within its deadline (with a
-// generous margin); only optional plugins are ever skipped and a required
-// plugin's failure always surfaces as an error naming it; the current
-// generation is always complete; nothing leaks. It stops by itself after
-// -chaos.duration (default 3s; see docs/reliability.md for longer runs).
+// chaosRig is what the goroutines of one TestChaos run share.
+type chaosRig struct {
+	k        *Kernel
+	home     string
+	plugs    []plug
+	required map[string]bool
+	st       chaosStats
+	starts   startLog
+}
+
+// TestChaos runs plugins whose interceptors, providers and actions are
+// randomly slow, hang, fail, crash, or write hostile frames to the host,
+// while callers dispatch all three kinds of calls continuously, a killer
+// SIGKILLs random sidecars and a reloader changes manifests (sometimes
+// breaking a required one) and reloads, with the real crash budget. It
+// checks the invariants: every call returns exactly one result or one typed
+// error, within its deadline (with a generous margin); an optional
+// plugin's failure never fails an interceptor chain, and a plugin's
+// failure is a *PluginError naming it, required as configured; the current
+// generation is always complete; a reload that breaks a required package
+// fails with a *generation.BuildError naming it and changes nothing;
+// between two reloads no plugin is started more than the budget allows; no
+// goroutine, process or detached helper outlives Close. It stops by itself
+// after -chaos.duration (default 3s; see docs/reliability.md for longer
+// runs).
 func TestChaos(t *testing.T) {
 	if testing.Short() {
 		t.Skip("chaos test skipped in -short mode")
 	}
-	n := *chaosPlugins
-	var plugs []plug
-	for i := range n {
-		plugs = append(plugs, plug{name: fmt.Sprintf("p%02d", i), required: i%3 == 0, priority: i,
-			intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=chaos"}})
+	faultLog := filepath.Join(t.TempDir(), "faults")
+	r := &chaosRig{plugs: chaosPlugs(*chaosPlugins, faultLog), required: map[string]bool{}}
+	for _, p := range r.plugs {
+		r.required[p.name] = p.required
 	}
-	home := writeHome(t, plugs...)
-	cfg := testConfig(home)
+	r.home = writeHome(t, r.plugs...)
+	cfg := testConfig(r.home)
 	cfg.Deadlines.Intercept = 150 * time.Millisecond
+	cfg.Deadlines.Provider = 150 * time.Millisecond
+	cfg.Deadlines.Action = 150 * time.Millisecond
 	cfg.DrainTimeout = 2 * time.Second
 	cfg.Supervision = Supervision{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 200 * time.Millisecond,
-		HangTimeout: time.Second, CrashBudget: 1000, CrashWindow: time.Minute, BackoffMin: 10 * time.Millisecond,
+		HangTimeout: time.Second, CrashBudget: chaosBudget, CrashWindow: time.Minute, BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 100 * time.Millisecond}
-	k := startKernel(t, cfg)
-	var st chaosStats
-	unsub := k.Subscribe(func(e Event) {
-		switch {
-		case e.Type == EventPluginCrashed:
-			st.crashes.Add(1)
-		case e.Type == EventPluginState && e.State == string(StateStarting):
-			st.restarts.Add(1)
-		}
-	})
+	r.k = startKernel(t, cfg)
+	unsub := r.k.Subscribe(r.observe)
 	defer unsub()
-	required := map[string]bool{}
-	for _, p := range plugs {
-		required[p.name] = p.required
-	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), *chaosDuration)
 	defer cancel()
 	var wg sync.WaitGroup
 	for range *chaosCallers {
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			chaosCaller(ctx, k, n, required, &st)
-		}()
+		go func() { defer wg.Done(); r.caller(ctx) }()
 	}
 	wg.Add(2)
-	go func() { defer wg.Done(); chaosKiller(ctx, k, &st) }()
-	go func() { defer wg.Done(); chaosReloader(ctx, k, home, plugs, &st) }()
+	go func() { defer wg.Done(); r.killer(ctx) }()
+	go func() { defer wg.Done(); r.reloader(ctx) }()
 	wg.Wait()
 
-	summary := fmt.Sprintf("chaos: %v, %d plugins, %d callers: %d calls (%d ok, %d denied, %d with skipped optional steps, "+
-		"%d required-plugin errors, %d other errors); faults: %d kills, %d crashes seen, %d restarts, %d reloads (%d rolled back); "+
-		"invariant violations: %d",
-		*chaosDuration, n, *chaosCallers, st.calls.Load(), st.ok.Load(), st.denied.Load(), st.skipped.Load(),
-		st.requiredErrs.Load(), st.otherErrs.Load(), st.kills.Load(), st.crashes.Load(), st.restarts.Load(),
-		st.reloads.Load(), st.failedReloads.Load(), st.violations.Load())
+	unsub()
+	mostStarts := r.starts.check(chaosBudget, &r.st)
+	if err := r.k.Close(context.Background()); err != nil {
+		t.Errorf("Close: %v", err)
+	}
+	faults := readFaults(t, faultLog)
+	left := leftOrphans(faults.orphans)
+	if len(left) > 0 {
+		r.st.violate("detached helpers left after Close: %v", left)
+	}
+	summary := r.summary(faults, len(left), mostStarts)
 	t.Log(summary)
 	if *chaosSummary != "" {
 		f, err := os.OpenFile(*chaosSummary, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
@@ -110,86 +128,229 @@ func TestChaos(t *testing.T) {
 			f.Close()
 		}
 	}
-	if v := st.violations.Load(); v > 0 {
-		t.Fatalf("%d invariant violations; first: %v", v, st.firstViolation.Load())
+	if v := r.st.violations.Load(); v > 0 {
+		t.Fatalf("%d invariant violations; first: %v", v, r.st.firstViolation.Load())
 	}
-	if st.calls.Load() == 0 || st.kills.Load() == 0 {
-		t.Fatalf("chaos did nothing: %s", summary)
+	if r.st.intercepts.Load() == 0 || r.st.providerCalls.Load() == 0 || r.st.actions.Load() == 0 || r.st.kills.Load() == 0 {
+		t.Fatalf("chaos did not do everything: %s", summary)
 	}
 }
 
-// chaosCaller dispatches until ctx is done and checks each result.
-func chaosCaller(ctx context.Context, k *Kernel, n int, required map[string]bool, st *chaosStats) {
-	// A chain runs n interceptors, each bounded by the intercept deadline.
-	bound := time.Duration(n)*k.cfg.Deadlines.Intercept + 2*time.Second
-	for ctx.Err() == nil {
-		st.calls.Add(1)
-		start := time.Now()
-		res, err := k.Intercept(context.Background(), contribution.Point("tool.before"), json.RawMessage(`[]`))
-		if d := time.Since(start); d > bound {
-			st.violate("a call took %v, beyond its deadlines' bound %v", d, bound)
+// chaosPlugs returns n plugins, every third one required, each with a
+// chaotic interceptor, provider and action; odd ones may write hostile
+// frames, and every third (from the second) may start detached helpers.
+// The last one is optional and crashes by itself soon after each start, so
+// the crash budget is exhausted between reloads.
+func chaosPlugs(n int, faultLog string) []plug {
+	var plugs []plug
+	defer func() {
+		last := &plugs[len(plugs)-1]
+		last.required = false
+		last.env["SCRIPT_EXIT_AFTER"] = "30ms"
+	}()
+	for i := range n {
+		name := fmt.Sprintf("p%02d", i)
+		var faults []string
+		if i%2 == 1 {
+			faults = append(faults, "hostile")
 		}
-		checkGeneration(k, st)
-		var pe *PluginError
-		switch {
-		case err == nil:
-			checkResult(res, required, st)
-		case errors.As(err, &pe):
-			if !pe.Required || !required[pe.Plugin] {
-				st.violate("an optional plugin's failure failed the call: %v", err)
+		if i%3 == 1 && chaosOrphans {
+			faults = append(faults, "orphan")
+		}
+		plugs = append(plugs, plug{name: name, required: i%3 == 0, priority: i, intercepts: []string{"tool.before"},
+			env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=chaos", "SCRIPT_PROVIDERS": "get=chaos",
+				"SCRIPT_ACTIONS": "act-" + name + "=chaos", "SCRIPT_FAULTS": strings.Join(faults, ","), "SCRIPT_LOG": faultLog}})
+	}
+	return plugs
+}
+
+func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts int) string {
+	st := &r.st
+	calls := st.intercepts.Load() + st.providerCalls.Load() + st.actions.Load()
+	return fmt.Sprintf("chaos: %v, %d plugins, %d callers: %d calls (%d intercepts, %d provider calls, %d actions; "+
+		"%d ok, %d denied, %d with skipped optional steps, %d required-plugin errors, %d optional-plugin errors, %d other errors); "+
+		"faults: %d kills, %d crashes seen, %d starts, %d budgets exhausted, %d hostile frames (%d garbage, %d oversized, "+
+		"%d duplicate-id; %d protocol faults seen), %d detached helpers (%d left); reloads: %d (%d rolled back, %d of them "+
+		"breaking a required package); most starts of one plugin between reloads: %d (budget %d + 1); invariant violations: %d",
+		*chaosDuration, len(r.plugs), *chaosCallers, calls, st.intercepts.Load(), st.providerCalls.Load(), st.actions.Load(),
+		st.ok.Load(), st.denied.Load(), st.skipped.Load(), st.requiredErrs.Load(), st.optionalErrs.Load(), st.otherErrs.Load(),
+		st.kills.Load(), st.crashes.Load(), st.restarts.Load(), st.exhausted.Load(), f.hostile["garbage"]+f.hostile["oversized"]+
+			f.hostile["duplicate-id"], f.hostile["garbage"], f.hostile["oversized"], f.hostile["duplicate-id"],
+		st.protocolFaults.Load(), len(f.orphans), orphansLeft, st.reloads.Load(), st.failedReloads.Load(),
+		st.brokenReloads.Load(), mostStarts, chaosBudget, st.violations.Load())
+}
+
+// observe counts crashes, protocol faults, exhausted budgets and starts,
+// and logs starts and publishes in order for the budget check.
+func (r *chaosRig) observe(e Event) {
+	switch {
+	case e.Type == EventPluginCrashed:
+		r.st.crashes.Add(1)
+		if errors.Is(e.Err, sidecar.ErrProtocol) {
+			r.st.protocolFaults.Add(1)
+		}
+	case e.Type == EventPluginState && e.State == string(StateFailed) && strings.HasPrefix(e.Message, "crashed "):
+		r.st.exhausted.Add(1)
+	case e.Type == EventPlugin && e.State == string(sidecar.StateStarting):
+		r.st.restarts.Add(1)
+		r.starts.add(startEntry{plugin: e.Plugin})
+	case e.Type == EventGenerationPublished:
+		// Publishing holds the build lock: the current generation is the
+		// one published.
+		g := r.k.Current()
+		if g == nil || g.Number() != e.Generation {
+			r.st.violate("generation %d published, but %v is current", e.Generation, g)
+			return
+		}
+		var own []string
+		for _, m := range g.Members() {
+			if !m.Adopted && m.Status != generation.StatusDeclarative {
+				own = append(own, m.Package.Name)
 			}
-			st.requiredErrs.Add(1)
-		default:
-			st.otherErrs.Add(1)
-			st.violate("untyped error: %v", err)
 		}
+		r.starts.add(startEntry{published: e.Generation, own: own})
 	}
 }
 
-func checkResult(res *InterceptResult, required map[string]bool, st *chaosStats) {
+// caller dispatches intercepts, provider calls and actions until ctx is
+// done and checks each result.
+func (r *chaosRig) caller(ctx context.Context) {
+	k, n := r.k, len(r.plugs)
+	// A chain runs n interceptors, each bounded by the intercept deadline.
+	chainBound := time.Duration(n)*k.cfg.Deadlines.Intercept + 2*time.Second
+	callBound := k.cfg.Deadlines.Provider + 2*time.Second
+	for ctx.Err() == nil {
+		target := r.plugs[rand.IntN(n)].name
+		start := time.Now()
+		var err error
+		var kind string
+		switch rand.IntN(4) {
+		case 0:
+			kind = "provider call"
+			r.st.providerCalls.Add(1)
+			var out json.RawMessage
+			out, err = k.CallProvider(context.Background(), "plugin/"+target+"/get", json.RawMessage(`[]`))
+			r.checkDirect(kind, target, out, err)
+		case 1:
+			kind = "action"
+			r.st.actions.Add(1)
+			var out json.RawMessage
+			out, err = k.RunAction(context.Background(), "act-"+target, json.RawMessage(`{}`))
+			r.checkDirect(kind, target, out, err)
+		default:
+			kind = "intercept"
+			r.st.intercepts.Add(1)
+			var res *InterceptResult
+			res, err = k.Intercept(context.Background(), contribution.Point("tool.before"), json.RawMessage(`[]`))
+			r.checkChain(res, err)
+		}
+		bound := callBound
+		if kind == "intercept" {
+			bound = chainBound
+		}
+		if d := time.Since(start); d > bound {
+			r.st.violate("a %s took %v, beyond its deadline's bound %v", kind, d, bound)
+		}
+		r.checkGeneration()
+	}
+}
+
+// checkChain checks an interceptor chain's outcome: a result, or a
+// required plugin's *PluginError.
+func (r *chaosRig) checkChain(res *InterceptResult, err error) {
+	var pe *PluginError
+	switch {
+	case (res == nil) == (err == nil):
+		r.st.violate("an intercept returned %v and %v: want exactly one", res, err)
+	case err == nil:
+		r.checkResult(res)
+	case errors.As(err, &pe):
+		if !pe.Required || !r.required[pe.Plugin] {
+			r.st.violate("an optional plugin's failure failed the call: %v", err)
+		}
+		r.st.requiredErrs.Add(1)
+	default:
+		r.st.otherErrs.Add(1)
+		r.st.violate("untyped error: %v", err)
+	}
+}
+
+func (r *chaosRig) checkResult(res *InterceptResult) {
 	skipped := false
 	for _, s := range res.Steps {
 		if s.Decision == DecisionSkipped {
 			skipped = true
-			if required[s.Plugin] {
-				st.violate("required plugin %q was skipped: %v", s.Plugin, s.Err)
+			if r.required[s.Plugin] {
+				r.st.violate("required plugin %q was skipped: %v", s.Plugin, s.Err)
 			}
 		}
 	}
 	switch {
 	case res.Denied:
-		st.denied.Add(1)
+		r.st.denied.Add(1)
 	case skipped:
-		st.skipped.Add(1)
+		r.st.skipped.Add(1)
 	default:
-		st.ok.Add(1)
+		r.st.ok.Add(1)
+	}
+}
+
+// checkDirect checks a provider call's or an action's outcome: an output,
+// or a *PluginError naming the target with its policy; an optional target
+// that failed may also be missing from the generation (ErrUnknownTarget).
+func (r *chaosRig) checkDirect(kind, target string, out json.RawMessage, err error) {
+	var pe *PluginError
+	switch {
+	case (out == nil) == (err == nil):
+		r.st.violate("a %s to %q returned %q and %v: want exactly one", kind, target, out, err)
+	case err == nil:
+		r.st.ok.Add(1)
+	case errors.As(err, &pe):
+		if pe.Plugin != target || pe.Required != r.required[target] {
+			r.st.violate("a %s to %q failed with an error naming %q (required %v): %v", kind, target, pe.Plugin, pe.Required, err)
+		}
+		if pe.Required {
+			r.st.requiredErrs.Add(1)
+		} else {
+			r.st.optionalErrs.Add(1)
+		}
+	case errors.Is(err, ErrUnknownTarget) && !r.required[target]:
+		r.st.optionalErrs.Add(1)
+	default:
+		r.st.otherErrs.Add(1)
+		r.st.violate("a %s to %q failed with an untyped error: %v", kind, target, err)
 	}
 }
 
 // checkGeneration asserts the current generation is complete: every
-// interceptor's plugin is a member.
-func checkGeneration(k *Kernel, st *chaosStats) {
-	g := k.Current()
+// interceptor's plugin is a member, and so is every required plugin.
+func (r *chaosRig) checkGeneration() {
+	g := r.k.Current()
 	if g == nil {
-		st.violate("no current generation")
+		r.st.violate("no current generation")
 		return
 	}
 	for _, c := range g.Registry().Interceptors("tool.before") {
 		if g.Member(c.Source.Plugin) == nil {
-			st.violate("generation %d has an interceptor of %q, which is not a member", g.Number(), c.Source.Plugin)
+			r.st.violate("generation %d has an interceptor of %q, which is not a member", g.Number(), c.Source.Plugin)
+		}
+	}
+	for name, req := range r.required {
+		if req && g.Member(name) == nil {
+			r.st.violate("generation %d lacks required plugin %q", g.Number(), name)
 		}
 	}
 }
 
-// chaosKiller SIGKILLs a random running sidecar every 50-150ms.
-func chaosKiller(ctx context.Context, k *Kernel, st *chaosStats) {
+// killer SIGKILLs a random running sidecar every 50-150ms.
+func (r *chaosRig) killer(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Duration(50+rand.IntN(100)) * time.Millisecond):
 		}
-		clients := k.Current().Clients()
+		clients := r.k.Current().Clients()
 		if len(clients) == 0 {
 			continue
 		}
@@ -200,39 +361,233 @@ func chaosKiller(ctx context.Context, k *Kernel, st *chaosStats) {
 		default:
 		}
 		if syscall.Kill(c.PID(), syscall.SIGKILL) == nil {
-			st.kills.Add(1)
+			r.st.kills.Add(1)
 		}
 	}
 }
 
-// chaosReloader changes a random manifest and reloads every 200-400ms.
-func chaosReloader(ctx context.Context, k *Kernel, home string, plugs []plug, st *chaosStats) {
+// reloader, every 200-400ms, either breaks a required package's manifest
+// and reloads (which must fail), or changes a random manifest and reloads.
+func (r *chaosRig) reloader(ctx context.Context) {
 	for i := 0; ; i++ {
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Duration(200+rand.IntN(200)) * time.Millisecond):
 		}
-		j := rand.IntN(len(plugs))
-		plugs[j].version = fmt.Sprintf("1.0.%d", i+1)
-		data, _ := json.Marshal(manifest(plugs[j]))
-		if err := os.WriteFile(home+"/packages/"+plugs[j].name+"/plugin.json", data, 0o644); err != nil {
-			st.violate("rewriting a manifest: %v", err)
+		r.st.reloads.Add(1)
+		if rand.IntN(4) == 0 {
+			r.breakRequired(ctx)
+			continue
 		}
-		st.reloads.Add(1)
-		if _, err := k.Reload(ctx); err != nil {
+		j := rand.IntN(len(r.plugs))
+		r.plugs[j].version = fmt.Sprintf("1.0.%d", i+1)
+		data, _ := json.Marshal(manifest(r.plugs[j]))
+		if err := os.WriteFile(r.manifestPath(r.plugs[j].name), data, 0o644); err != nil {
+			r.st.violate("rewriting a manifest: %v", err)
+		}
+		res, err := r.k.Reload(ctx)
+		switch {
+		case err == nil && res.Published:
+			r.starts.add(startEntry{reloaded: res.Generation.Number()})
+		case err != nil:
 			// A required plugin crashing during its start rolls the reload
 			// back; the current generation must stay as it was.
-			st.failedReloads.Add(1)
+			r.st.failedReloads.Add(1)
+			r.starts.add(startEntry{failedReload: true})
 			var rse *sidecar.RequiredStartError
 			if !errors.As(err, &rse) && ctx.Err() == nil && !isBuildError(err) {
-				st.violate("reload failed with an untyped error: %v", err)
+				r.st.violate("reload failed with an untyped error: %v", err)
 			}
 		}
 	}
+}
+
+// breakRequired writes a manifest that does not parse for a random
+// required plugin and reloads: the reload must fail with a BuildError
+// naming the package, the plugin must still be a member of the current
+// generation; then the manifest is restored.
+func (r *chaosRig) breakRequired(ctx context.Context) {
+	var names []string
+	for _, p := range r.plugs {
+		if p.required {
+			names = append(names, p.name)
+		}
+	}
+	name := names[rand.IntN(len(names))]
+	path := r.manifestPath(name)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		r.st.violate("reading a manifest: %v", err)
+		return
+	}
+	defer func() {
+		if err := os.WriteFile(path, good, 0o644); err != nil {
+			r.st.violate("restoring a manifest: %v", err)
+		}
+	}()
+	if err := os.WriteFile(path, good[:len(good)/2], 0o644); err != nil {
+		r.st.violate("breaking a manifest: %v", err)
+		return
+	}
+	r.st.brokenReloads.Add(1)
+	r.st.failedReloads.Add(1)
+	_, err = r.k.Reload(ctx)
+	var ue *generation.UnavailableError
+	switch {
+	case err == nil:
+		r.st.violate("a reload with a broken manifest of required %q succeeded", name)
+	case ctx.Err() != nil:
+	case !isBuildError(err) || !errors.As(err, &ue) || ue.Package != name:
+		r.st.violate("a reload with a broken manifest of required %q failed with %v, want a BuildError naming it", name, err)
+	}
+	if g := r.k.Current(); g == nil || g.Member(name) == nil {
+		r.st.violate("required %q left the current generation after a rejected reload", name)
+	}
+	r.checkGeneration()
+}
+
+func (r *chaosRig) manifestPath(name string) string {
+	return filepath.Join(r.home, "packages", name, "plugin.json")
 }
 
 func isBuildError(err error) bool {
 	var be *generation.BuildError
 	return errors.As(err, &be)
 }
+
+// startLog is the ordered record of plugin starts, published generations
+// and reload outcomes, for the crash budget check.
+type startLog struct {
+	mu      sync.Mutex
+	entries []startEntry
+}
+
+// startEntry is one of: a start of plugin; a generation published, with
+// the members its build started (own); a reload that published generation
+// reloaded; a reload that failed.
+type startEntry struct {
+	plugin       string
+	published    uint64
+	own          []string
+	reloaded     uint64
+	failedReload bool
+}
+
+func (l *startLog) add(e startEntry) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.entries = append(l.entries, e)
+}
+
+// check asserts that between two successful reloads no plugin was started
+// more than budget+1 times (its start, then a restart per crash within the
+// budget), plus once per failed reload (whose build may have started it),
+// and returns the most starts of one plugin between two reloads. A
+// reload's own starts count after it: they come with a fresh budget.
+func (l *startLog) check(budget int, st *chaosStats) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	reloads := map[uint64]bool{}
+	for _, e := range l.entries {
+		if e.reloaded != 0 {
+			reloads[e.reloaded] = true
+		}
+	}
+	count, failed, most := map[string]int{}, 0, 0
+	var pending []string // starts since the last publish
+	end := func() {
+		for name, n := range count {
+			most = max(most, n)
+			if n > budget+1+failed {
+				st.violate("%q started %d times between two reloads (budget %d, %d failed reloads)", name, n, budget, failed)
+			}
+		}
+	}
+	for _, e := range l.entries {
+		switch {
+		case e.plugin != "":
+			pending = append(pending, e.plugin)
+		case e.failedReload:
+			failed++
+		case e.published != 0 && reloads[e.published]:
+			for _, name := range without(pending, e.own) {
+				count[name]++
+			}
+			end()
+			count, failed = map[string]int{}, 0
+			for _, name := range e.own {
+				count[name] = 1
+			}
+			pending = nil
+		case e.published != 0:
+			for _, name := range pending {
+				count[name]++
+			}
+			pending = nil
+		}
+	}
+	for _, name := range pending {
+		count[name]++
+	}
+	end()
+	return most
+}
+
+// without returns names less one occurrence of each of drop.
+func without(names, drop []string) []string {
+	left := map[string]int{}
+	for _, d := range drop {
+		left[d]++
+	}
+	var out []string
+	for _, n := range names {
+		if left[n] > 0 {
+			left[n]--
+			continue
+		}
+		out = append(out, n)
+	}
+	return out
+}
+
+// chaosFaults is what the plugins recorded in SCRIPT_LOG.
+type chaosFaults struct {
+	hostile map[string]int // by kind
+	orphans []int          // pids of detached helpers
+}
+
+func readFaults(t *testing.T, path string) chaosFaults {
+	t.Helper()
+	f := chaosFaults{hostile: map[string]int{}}
+	fh, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return f
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	for sc.Scan() {
+		what, arg, _ := strings.Cut(sc.Text(), " ")
+		switch what {
+		case "hostile":
+			f.hostile[arg]++
+		case "orphan":
+			pid, err := strconv.Atoi(arg)
+			if err != nil {
+				t.Fatalf("bad fault line %q", sc.Text())
+			}
+			f.orphans = append(f.orphans, pid)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// chaosOrphans enables the plugins' detached helpers ("orphan" fault):
+// possible once a plugin's exit is its crash whatever its helpers hold.
+var chaosOrphans = false

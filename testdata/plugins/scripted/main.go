@@ -5,12 +5,22 @@
 //	SCRIPT_INTERCEPT  "point=behaviour[@priority],..." where behaviour is
 //	                  continue, modify (appends the plugin name to a JSON
 //	                  array payload), deny, fail, hang, crash, or chaos
-//	                  (mostly modify; sometimes slow, hang, fail or crash,
-//	                  at random)
+//	                  (mostly modify; sometimes slow, hang, fail, crash or
+//	                  one of the SCRIPT_FAULTS, at random; see chaos.go)
 //	SCRIPT_SLOTS      "slot,..." claimed; the strategy echoes
 //	                  {"owner": name, "input": input}
-//	SCRIPT_PROVIDERS  "ref,..." each echoing its input
-//	SCRIPT_ACTIONS    "id,..." each answering {"ran": id}
+//	SCRIPT_PROVIDERS  "ref[=behaviour],..." each echoing its input;
+//	                  behaviour is echo (the default) or chaos
+//	SCRIPT_ACTIONS    "id[=behaviour],..." each answering {"ran": id};
+//	                  behaviour is run (the default) or chaos
+//	SCRIPT_FAULTS     "fault,..." more faults chaos may pick: hostile
+//	                  (writes garbage, an oversized line or a response
+//	                  with two ids to stdout), orphan (starts a `sleep`
+//	                  in a new session holding the plugin's stdout and
+//	                  stderr, then crashes or goes on)
+//	SCRIPT_LOG        a file the plugin appends one line to for each
+//	                  SCRIPT_FAULTS fault it commits ("hostile garbage",
+//	                  "orphan <pid>")
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
@@ -30,7 +40,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -85,8 +94,11 @@ func main() {
 			return map[string]any{"owner": name, "input": in}, nil
 		})
 	}
-	for _, ref := range list("SCRIPT_PROVIDERS") {
-		p.Provider(ref, "echoes its input", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
+	for _, spec := range list("SCRIPT_PROVIDERS") {
+		ref, behaviour, _ := strings.Cut(spec, "=")
+		p.Provider(ref, "echoes its input", func(ctx context.Context, in json.RawMessage) (any, error) {
+			return in, misbehave(ctx, behaviour)
+		})
 	}
 	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
 		onInit = append(onInit, addDataWriter(p, ref))
@@ -97,12 +109,13 @@ func main() {
 		}
 		return nil
 	})
-	for _, id := range list("SCRIPT_ACTIONS") {
-		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
-			return map[string]string{"ran": id}, nil
+	for _, spec := range list("SCRIPT_ACTIONS") {
+		id, behaviour, _ := strings.Cut(spec, "=")
+		p.Action(id, "Run "+id, "toolbar", func(ctx context.Context, _ json.RawMessage) (any, error) {
+			return map[string]string{"ran": id}, misbehave(ctx, behaviour)
 		})
 	}
-	p.Serve()
+	serve(p)
 }
 
 // exitAfter returns the initialize hook that makes the plugin exit with
@@ -141,6 +154,10 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		if b == "chaos" {
 			b = chaos(ctx)
 		}
+		if b == "hostile" || b == "orphan" {
+			commit(b)
+			b = "modify"
+		}
 		switch b {
 		case "modify":
 			var seen []string
@@ -174,25 +191,4 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		return
 	}
 	p.Intercept(point, h)
-}
-
-// chaos picks a behaviour at random: 85% modify, 8% slow then modify, 4%
-// hang, 2% fail, 1% crash.
-func chaos(ctx context.Context) string {
-	switch n := rand.IntN(100); {
-	case n < 85:
-		return "modify"
-	case n < 93:
-		select {
-		case <-time.After(time.Duration(10+rand.IntN(70)) * time.Millisecond):
-		case <-ctx.Done():
-		}
-		return "modify"
-	case n < 97:
-		return "hang"
-	case n < 99:
-		return "fail"
-	default:
-		return "crash"
-	}
 }
