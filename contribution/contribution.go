@@ -84,8 +84,8 @@ type Contribution struct {
 	Kind Kind
 	// Key is what the contribution attaches to: a Point for interceptors, a
 	// Slot for strategies, the namespaced provider ID (ProviderID) for
-	// providers, the action ID for UI actions; for host kinds, as their
-	// KindSpec.Target says.
+	// providers, the namespaced action ID (ActionID) for UI actions; for
+	// host kinds, as their KindSpec.Target says.
 	Key    string
 	Source Source
 	// Priority orders contributions of Ordered kinds: HIGHER runs FIRST.
@@ -126,7 +126,8 @@ type Provider struct {
 
 // Action is the payload of a KindAction contribution.
 type Action struct {
-	// ID is the action ID (dotted grammar), unique across the registry.
+	// ID is the plugin-local action ID (dotted grammar); the registry key
+	// is ActionID(plugin, ID), so IDs need only be unique per plugin.
 	ID string
 	// Title is what the UI shows; it must not be empty.
 	Title string
@@ -153,9 +154,10 @@ func NewProvider(src Source, p Provider, seq int) Contribution {
 	return Contribution{Kind: KindProvider, Key: providerKey(src, p.Ref), Source: src, Seq: seq, Payload: p}
 }
 
-// NewAction returns a UI action contribution keyed by a.ID.
+// NewAction returns a UI action contribution keyed by its namespaced ID:
+// ActionID(src.Plugin, a.ID) for a plugin, HostActionID(a.ID) for the host.
 func NewAction(src Source, a Action, seq int) Contribution {
-	return Contribution{Kind: KindAction, Key: a.ID, Source: src, Seq: seq, Payload: a}
+	return Contribution{Kind: KindAction, Key: actionKey(src, a.ID), Source: src, Seq: seq, Payload: a}
 }
 
 func providerKey(src Source, ref string) string {
@@ -163,4 +165,11 @@ func providerKey(src Source, ref string) string {
 		return HostProviderID(ref)
 	}
 	return ProviderID(src.Plugin, ref)
+}
+
+func actionKey(src Source, id string) string {
+	if src.Scope == ScopeHost {
+		return HostActionID(id)
+	}
+	return ActionID(src.Plugin, id)
 }

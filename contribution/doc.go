@@ -17,7 +17,7 @@
 //	interceptor  a host-declared Point        Interceptor  Ordered
 //	strategy     a host-declared Slot         Strategy     Exclusive
 //	provider     "plugin/<name>/<ref>"        Provider     Unique
-//	action       the action ID                Action       Unique
+//	action       "plugin/<name>/<id>"         Action       Unique
 //
 // A host accepts further kinds by listing them, each with its policy and
 // target, in HostSpec.Kinds (append to DefaultKinds()); leaving a built-in
@@ -28,9 +28,11 @@
 // Points, slots, kinds, provider refs and action IDs follow the dotted
 // grammar of docs/manifest.md: lower-case segments of [a-z0-9_-] separated by
 // dots, each starting with a letter or digit, at most 128 bytes. A plugin's
-// provider is namespaced by plugin: ref "search.web" of plugin "memory" has
-// the ID "plugin/memory/search.web" (ProviderID); the host's own providers
-// are "host/<ref>" (HostProviderID). A plugin name must not be empty and
+// providers and UI actions are namespaced by plugin: ref "search.web" of
+// plugin "memory" has the ID "plugin/memory/search.web" (ProviderID), its
+// action "forget" the ID "plugin/memory/forget" (ActionID), so
+// two plugins never collide over one; the host's own are "host/<ref>"
+// (HostProviderID, HostActionID). A plugin name must not be empty and
 // must not contain '/' or whitespace. Priority lies within
 // MinPriority..MaxPriority (-1000..1000).
 //
@@ -55,7 +57,10 @@
 //     slot owner that does not claim its slot is a CodeOwnerNotClaiming
 //     problem; the slot is then resolved as if no owner were named.
 //   - Unique (providers, UI actions): a key declared twice fails the build
-//     with a CodeDuplicate error naming both declarations.
+//     with a CodeDuplicate error naming both declarations. Since the
+//     built-in Unique keys are namespaced by plugin, only one plugin
+//     declaring a ref or ID twice, or two plugins declaring one key of a
+//     host kind, can do so.
 //
 // The host declares its points and slots in HostSpec. A contribution to an
 // undeclared point or slot, or of a kind the host does not accept, is

@@ -28,10 +28,21 @@ func ProviderID(plugin, ref string) string { return "plugin/" + plugin + "/" + r
 // "host/<ref>".
 func HostProviderID(ref string) string { return "host/" + ref }
 
+// ActionID returns the namespaced ID of a plugin's UI action,
+// "plugin/<plugin>/<id>", the key Registry.Get(KindAction, ...) looks up and
+// the ID kernel.RunAction takes. id is the plugin-local action ID (see
+// ValidateActionID), the one sent back to the plugin in action/run. Two
+// plugins may declare the same local ID without conflict.
+func ActionID(plugin, id string) string { return "plugin/" + plugin + "/" + id }
+
+// HostActionID returns the ID of a UI action the host registers itself,
+// "host/<id>".
+func HostActionID(id string) string { return "host/" + id }
+
 // ValidateProviderRef reports whether ref, a plugin-local provider reference,
 // follows the dotted-identifier grammar (e.g. "search.web").
 func ValidateProviderRef(ref string) error { return ident.ValidateDotted("provider ref", ref) }
 
-// ValidateActionID reports whether id, a UI action ID, follows the
-// dotted-identifier grammar (e.g. "memory.open-panel").
+// ValidateActionID reports whether id, a plugin-local UI action ID, follows
+// the dotted-identifier grammar (e.g. "memory.open-panel").
 func ValidateActionID(id string) error { return ident.ValidateDotted("action ID", id) }

@@ -19,8 +19,8 @@ const (
 	// KindProvider is a provider, keyed by its namespaced ID (see
 	// ProviderID); payload Provider; policy Unique.
 	KindProvider Kind = "provider"
-	// KindAction is a UI action, keyed by its action ID; payload Action;
-	// policy Unique.
+	// KindAction is a UI action, keyed by its namespaced ID (see
+	// ActionID); payload Action; policy Unique.
 	KindAction Kind = "action"
 )
 

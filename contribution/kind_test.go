@@ -103,7 +103,7 @@ func TestKindNotAccepted(t *testing.T) {
 		hostKind(hs("git"), "command", "git.commit", 0, 0),
 	}
 	const (
-		action  = `"ui" (handshake) contributes action "open", a kind the host does not accept; it is ignored`
+		action  = `"ui" (handshake) contributes action "plugin/ui/open", a kind the host does not accept; it is ignored`
 		command = `"git" (handshake) contributes command "git.commit", a kind the host does not accept; it is ignored`
 	)
 	r := mustBuild(t, spec, in...)

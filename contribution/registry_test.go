@@ -26,8 +26,8 @@ func TestAllIsDeterministic(t *testing.T) {
 		got = append(got, string(c.Kind)+" "+c.Key+" "+c.Source.Plugin)
 	}
 	equal(t, "All", got, []string{
-		"action panel.close ui",
-		"action panel.open ui",
+		"action plugin/ui/panel.close ui",
+		"action plugin/ui/panel.open ui",
 		"interceptor tool.after audit",
 		"interceptor tool.before guard",
 		"interceptor tool.before audit",

@@ -163,8 +163,14 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		return builtinKey(c, ok, p, "namespaced ID", providerKey(c.Source, p.Ref), nil)
 	case KindAction:
 		p, ok := c.Payload.(Action)
-		errs := builtinKey(c, ok, Action{}, "ID", p.ID, ValidateActionID(c.Key))
-		if ok && strings.TrimSpace(p.Title) == "" {
+		if !ok {
+			return builtinKey(c, ok, Action{}, "", "", nil)
+		}
+		if err := ValidateActionID(p.ID); err != nil {
+			return []fieldErr{{"payload.id", err.Error()}}
+		}
+		errs := builtinKey(c, ok, p, "namespaced ID", actionKey(c.Source, p.ID), nil)
+		if strings.TrimSpace(p.Title) == "" {
 			errs = append(errs, fieldErr{"payload.title", "must not be empty"})
 		}
 		return errs

@@ -51,12 +51,19 @@ func TestDuplicateUnique(t *testing.T) {
 			want: []string{`error duplicate: provider "plugin/memory/search.web" is declared by both "memory" (handshake) and "memory" (manifest); each provider ID may be declared once`},
 		},
 		{
-			name: "action declared by two plugins",
+			name: "action declared in manifest and handshake",
+			in: []Contribution{
+				NewAction(hs("zed"), Action{ID: "panel.open", Title: "Open"}, 0),
+				NewAction(ms("zed"), Action{ID: "panel.open", Title: "Open panel"}, 3),
+			},
+			want: []string{`error duplicate: UI action "plugin/zed/panel.open" is declared by both "zed" (handshake) and "zed" (manifest); each action ID may be declared once`},
+		},
+		{
+			name: "same action ID from two plugins is no duplicate",
 			in: []Contribution{
 				NewAction(hs("zed"), Action{ID: "panel.open", Title: "Open"}, 0),
 				NewAction(hs("alpha"), Action{ID: "panel.open", Title: "Open panel"}, 3),
 			},
-			want: []string{`error duplicate: UI action "panel.open" is declared by both "alpha" (handshake) and "zed" (handshake); each action ID may be declared once`},
 		},
 		{
 			name: "same ref from two plugins is no duplicate",
@@ -73,9 +80,9 @@ func TestDuplicateUnique(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Build: %v", err)
 			}
-			for _, id := range []string{ProviderID("a", "search.web"), ProviderID("b", "search.web")} {
-				if c, ok := r.Provider(id); !ok || c.Key != id {
-					t.Errorf("Provider(%q) = %v, %v", id, c, ok)
+			for _, c := range tt.in {
+				if got := r.Get(c.Kind, c.Key); len(got) != 1 || got[0].Source != c.Source {
+					t.Errorf("Get(%s, %q) = %v, want %s's", c.Kind, c.Key, got, c.Source)
 				}
 			}
 		})
@@ -115,9 +122,11 @@ func TestInvalidContribution(t *testing.T) {
 		{"provider key not namespaced", Contribution{Kind: KindProvider, Key: "search", Source: hs("a"), Payload: Provider{Ref: "search"}},
 			[]string{`error invalid: provider "search" from "a" (handshake), declaration 0: key: "search" does not match the payload's namespaced ID "plugin/a/search"`}},
 		{"bad action ID", NewAction(hs("a"), Action{ID: "open/panel", Title: "Open"}, 0),
-			[]string{`error invalid: UI action "open/panel" from "a" (handshake), declaration 0: key: "open/panel" is not a valid action ID: segment 1 ("open/panel") contains '/' (allowed: a-z, 0-9, '_', '-')`}},
+			[]string{`error invalid: UI action "plugin/a/open/panel" from "a" (handshake), declaration 0: payload.id: "open/panel" is not a valid action ID: segment 1 ("open/panel") contains '/' (allowed: a-z, 0-9, '_', '-')`}},
+		{"action key not namespaced", Contribution{Kind: KindAction, Key: "open", Source: hs("a"), Payload: Action{ID: "open", Title: "Open"}},
+			[]string{`error invalid: UI action "open" from "a" (handshake), declaration 0: key: "open" does not match the payload's namespaced ID "plugin/a/open"`}},
 		{"empty action title", NewAction(hs("a"), Action{ID: "open", Title: " "}, 0),
-			[]string{`error invalid: UI action "open" from "a" (handshake), declaration 0: payload.title: must not be empty`}},
+			[]string{`error invalid: UI action "plugin/a/open" from "a" (handshake), declaration 0: payload.title: must not be empty`}},
 		{"empty kind", Contribution{Key: "x", Source: hs("a")},
 			[]string{`error invalid: declaration 0 from "a" (handshake): kind: must not be empty`}},
 	}
@@ -143,13 +152,13 @@ func TestBuildReportsEveryProblem(t *testing.T) {
 		NewProvider(hs("memory"), Provider{Ref: "kv"}, 1),
 		NewProvider(hs("memory"), Provider{Ref: "kv"}, 2),
 		NewAction(hs("ui"), Action{ID: "open", Title: "Open"}, 0),
-		NewAction(hs("ux"), Action{ID: "open", Title: "Open"}, 0),
+		NewAction(hs("ui"), Action{ID: "open", Title: "Open"}, 1),
 		NewAction(PluginSource("", "", OriginHandshake), Action{ID: "x", Title: "X"}, 0),
 	)
 	equal(t, "problems", problemsOf(t, err), []string{
 		`error host-spec: host spec: points[3]: "Bad Point" is not a valid point: segment 1 ("Bad Point") contains an upper-case letter (identifiers are lower-case)`,
-		`error duplicate: UI action "open" is declared by both "ui" (handshake) and "ux" (handshake); each action ID may be declared once`,
-		`error invalid: UI action "x" from a plugin with no name, declaration 0: source.plugin: must not be empty for a plugin contribution`,
+		`error invalid: UI action "plugin//x" from a plugin with no name, declaration 0: source.plugin: must not be empty for a plugin contribution`,
+		`error duplicate: UI action "plugin/ui/open" is declared by both "ui" (handshake) and "ui" (handshake); each action ID may be declared once`,
 		`error invalid: interceptor at point "tool.before" from "audit" (handshake), declaration 0: priority: 5000 is outside -1000..1000 (higher runs first)`,
 		`error duplicate: provider "plugin/memory/kv" is declared by both "memory" (handshake) and "memory" (handshake); each provider ID may be declared once`,
 		`error conflict: slot "context.compactor" is claimed by both "memory" (handshake) and "summarizer" (handshake); name its owner in the host config's slot_owners`,

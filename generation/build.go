@@ -48,7 +48,10 @@ type Inputs struct {
 	// count as config in fingerprints ("config changed").
 	Extra func(name string) []byte
 	// Start configures the pool, the startup budget, client options and
-	// progress events. Its Required and Config fields are set by Build.
+	// progress events. Its Required and Config fields are set by Build. A
+	// member reported ready and then removed by the build (left out for its
+	// declarations, or failed along requires) is reported again through
+	// Start.OnEvent, as failed with its reason.
 	Start sidecar.ManagerOptions
 	// Adopt maps package names to clients to reuse instead of starting
 	// (the member is Adopted). A client that has exited since is adopted
@@ -69,7 +72,9 @@ type Inputs struct {
 }
 
 // BuildError reports a generation that could not be built. Every process the
-// build started has been stopped. Problems lists every reason, sorted; the
+// build started has been stopped. Problems lists every reason: root causes
+// first, then their consequences (plugins aborted with the batch or
+// failed along requires edges), each group sorted; the
 // underlying typed errors (*sidecar.RequiredStartError,
 // *contribution.BuildError, ...) are reachable with errors.As.
 type BuildError struct {
@@ -89,15 +94,21 @@ func (e *BuildError) Unwrap() []error { return e.errs }
 
 // build is the state of one Build call.
 type build struct {
-	in       Inputs
-	closure  *capability.Closure
-	pkgs     map[string]*pluginpkg.Package
-	members  map[string]*Member
-	failed   map[string]string // name -> reason
-	started  []*sidecar.Client // started by this build, to stop on failure
-	problems []string
-	errs     []error
-	warnings []string
+	in      Inputs
+	closure *capability.Closure
+	pkgs    map[string]*pluginpkg.Package
+	members map[string]*Member
+	failed  map[string]string // name -> reason
+	leftOut map[string]bool   // optional members left out for their declarations
+	// consequence marks members failed because another failed: cascaded
+	// along requires, or aborted with their batch (*sidecar.AbortedError).
+	consequence  map[string]bool
+	consequences []string          // problems that follow from those in problems
+	aborted      map[string]bool   // members whose start was aborted with the batch
+	started      []*sidecar.Client // started by this build, to stop on failure
+	problems     []string
+	errs         []error
+	warnings     []string
 }
 
 // Build resolves, starts and validates a new generation. On failure it
@@ -105,7 +116,7 @@ type build struct {
 // in.Adopt are never stopped by Build. A Build whose ctx is done before it
 // completes fails, its BuildError wrapping context.Cause(ctx).
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
-	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
+	b := newBuild(in)
 	steps := []func(context.Context) bool{b.resolve, b.start, b.cascadeStarted}
 	for _, step := range steps {
 		if !step(ctx) {
@@ -120,11 +131,16 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 		b.errs = append(b.errs, cause)
 		return nil, b.fail(ctx)
 	}
-	reg, ok := b.registry()
+	reg, ok := b.registry(ctx)
 	if !ok {
 		return nil, b.fail(ctx)
 	}
 	return b.generation(reg), nil
+}
+
+func newBuild(in Inputs) *build {
+	return &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{},
+		failed: map[string]string{}, leftOut: map[string]bool{}, consequence: map[string]bool{}, aborted: map[string]bool{}}
 }
 
 // fail stops what the build started and returns its BuildError.
@@ -134,7 +150,9 @@ func (b *build) fail(ctx context.Context) error {
 		b.errs = append(b.errs, err)
 	}
 	sort.Strings(b.problems)
-	return &BuildError{Number: b.in.Number, Problems: b.problems, errs: b.errs}
+	sort.Strings(b.consequences)
+	problems := append(b.problems, b.consequences...)
+	return &BuildError{Number: b.in.Number, Problems: problems, errs: b.errs}
 }
 
 func (b *build) required(p *pluginpkg.Package) bool {
@@ -201,15 +219,25 @@ func (b *build) markFailed(name, reason string) {
 	}
 }
 
-// checkRequired turns every failed required member into a problem and
-// reports whether the build may go on.
+// checkRequired turns every failed required member into a problem, a
+// consequence when it failed because another did, and reports whether the
+// build may go on.
 func (b *build) checkRequired() bool {
 	for _, name := range sortedNames(b.failed) {
-		if b.members[name].Required {
-			b.problems = append(b.problems, fmt.Sprintf("required plugin %q failed: %s", name, b.failed[name]))
+		if !b.members[name].Required {
+			continue
+		}
+		msg := fmt.Sprintf("required plugin %q failed: %s", name, b.failed[name])
+		switch {
+		case b.aborted[name]:
+			b.consequences = append(b.consequences, fmt.Sprintf("required plugin %q %s", name, b.failed[name]))
+		case b.consequence[name]:
+			b.consequences = append(b.consequences, msg)
+		default:
+			b.problems = append(b.problems, msg)
 		}
 	}
-	return len(b.problems) == 0
+	return len(b.problems)+len(b.consequences) == 0
 }
 
 // start launches every member that runs, is not failed and not adopted.
@@ -261,13 +289,18 @@ func (b *build) collect(batch *sidecar.Batch) {
 			b.started = append(b.started, r.Client)
 		case sidecar.StateFailed:
 			b.markFailed(r.Package.Name, r.Err.Error())
+			var ae *sidecar.AbortedError
+			if errors.As(r.Err, &ae) {
+				b.aborted[r.Package.Name], b.consequence[r.Package.Name] = true, true
+			}
 		}
 	}
 }
 
-// cascadeStarted propagates start failures along requires edges, stops the
-// clients of optional members that failed, and fails the build if a required
-// member failed.
+// cascadeStarted propagates failures (of a start, or of a plugin left out
+// for its declarations) along requires edges, stops the clients of optional
+// members that failed, and fails the build if a required member failed. It
+// may run again after more members failed; each member is handled once.
 func (b *build) cascadeStarted(ctx context.Context) bool {
 	b.cascade()
 	if !b.checkRequired() {
@@ -276,8 +309,15 @@ func (b *build) cascadeStarted(ctx context.Context) bool {
 	var stop []*sidecar.Client
 	for _, name := range sortedNames(b.failed) {
 		m := b.members[name]
+		if m.Status == StatusFailed {
+			continue
+		}
 		m.Status, m.Reason = StatusFailed, b.failed[name]
-		b.warnings = append(b.warnings, fmt.Sprintf("optional plugin %q failed: %s", name, m.Reason))
+		b.warnings = append(b.warnings, b.failureWarning(name))
+		if m.client != nil && !m.Adopted && b.in.Start.OnEvent != nil {
+			// Reported ready by its start: say it is gone again.
+			b.in.Start.OnEvent(sidecar.Event{Plugin: name, State: sidecar.StateFailed, Err: errors.New(m.Reason)})
+		}
 		if m.client != nil && !m.Adopted {
 			stop = append(stop, m.client)
 			b.started = remove(b.started, m.client)
@@ -309,6 +349,7 @@ func (b *build) cascade() {
 			}
 			b.failed[c.Package] = fmt.Sprintf("requires %s %s, provided by %q, which failed: %s",
 				c.Requirement.Key, c.Requirement.Constraint, name, b.failed[name])
+			b.consequence[c.Package] = true
 			queue = append(queue, c.Package)
 		}
 	}

@@ -60,9 +60,7 @@ func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down s
 	case fa.Manifest != fb.Manifest:
 		r = append(r, "manifest changed")
 	}
-	if fa.Executable != fb.Executable {
-		r = append(r, "executable changed")
-	}
+	r = append(r, fileReasons(from, fa, fb)...)
 	if fa.Config != fb.Config {
 		r = append(r, "config changed")
 	}

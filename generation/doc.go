@@ -41,4 +41,18 @@
 // disabled (unless Expected.MayDisable) is a failed required one too. A package whose required
 // capability's chosen provider failed fails too, its reason naming the
 // chain; a cascaded failure of a required package is a required failure.
+//
+// An optional plugin whose handshake declarations break a contribution rule
+// (an ID outside the grammar, a conflicting claim, an unknown target in
+// strict mode) is left out: a failed optional member whose reason names the
+// rule and the other party, cascading like any failure, its sidecar
+// stopped; the registry is built from the rest. In a conflict between a
+// required and an optional plugin the optional one is left out; a required
+// plugin's own violation, or a conflict between required plugins, fails the
+// build. docs/architecture.md, "Isolation of optional plugins", states the
+// rule.
+//
+// A BuildError lists root causes first, then their consequences (required
+// plugins aborted with their batch, *sidecar.AbortedError, or failed along
+// requires edges).
 package generation

@@ -99,9 +99,9 @@ func (g *Generation) Registry() *contribution.Registry { return g.registry }
 func (g *Generation) Warnings() []string { return append([]string(nil), g.warnings...) }
 
 // Hash is the hex sha256 of the generation's inputs: every member's
-// manifest, executable fingerprint, effective config and policy, and the
-// host's spec. Two generations with equal hashes were built from the same
-// inputs.
+// manifest, package files and command (by content), effective config and
+// policy, and the host's spec. Two generations with equal hashes were built
+// from the same inputs.
 func (g *Generation) Hash() string { return g.hash }
 
 // Fingerprints returns each member's input fingerprint, by name. The map is

@@ -4,24 +4,43 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strconv"
 )
 
-// Fingerprint is what identifies one member's inputs: if any field differs
-// between two generations, the member's sidecar must be restarted.
+// MaxRecordedFiles is the most files whose digests a fingerprint records
+// (Fingerprint.FileDigests). A package with more files is still covered by
+// Fingerprint.Files, but a plan can then only say "package files changed",
+// not which.
+const MaxRecordedFiles = 1000
+
+// Fingerprint is what identifies one member's inputs: if any field but
+// Interpreter differs between two generations, the member's sidecar must be
+// restarted.
 type Fingerprint struct {
 	Version string `json:"version"`
 	// Manifest is the hex sha256 of the manifest file.
 	Manifest string `json:"manifest"`
-	// Executable identifies the runtime executable: its pinned sha256 when
-	// the package is pinned, else "size:<bytes>,mtime:<unix ns>" (cheap to
-	// compute on every reload), "missing: <error>" when it cannot be
-	// found, and empty for declarative packages.
+	// Executable identifies the runtime command by content: "sha256:<hex>"
+	// of the file it resolves to (for a bare command, whatever this
+	// process's PATH leads to), "missing: <error>" when it cannot be
+	// resolved or read, and empty for declarative packages. Snapshots of
+	// earlier versions hold "size:<bytes>,mtime:<unix ns>" or the pin.
 	Executable string `json:"executable,omitempty"`
+	// Interpreter is the resolved path of a bare command (such as
+	// /usr/bin/python3), named in plan reasons. It is not compared: the
+	// same content found under another PATH is no change.
+	Interpreter string `json:"interpreter,omitempty"`
+	// Files is "sha256:<hex>", the digest of the package's own files
+	// (pluginpkg.FileDigest), or "unreadable: <error>" when they cannot be
+	// digested; empty for declarative packages and in snapshots of earlier
+	// versions.
+	Files string `json:"files,omitempty"`
+	// FileDigests maps each file's path relative to the package directory
+	// to a short digest, so a plan can name what changed; omitted above
+	// MaxRecordedFiles files.
+	FileDigests map[string]string `json:"file_digests,omitempty"`
 	// Config is the hex sha256 of the effective config, empty when none.
 	Config   string `json:"config,omitempty"`
 	Required bool   `json:"required"`
@@ -30,6 +49,8 @@ type Fingerprint struct {
 // PackageFingerprint computes the fingerprint of one package under the
 // given policy and effective config.
 // extra holds further host-side inputs hashed with config (Inputs.Extra).
+// Files are digested through pluginpkg's process-wide cache: an unchanged
+// file is stat'ed, not read.
 func PackageFingerprint(m *Member, config json.RawMessage, extra []byte) Fingerprint {
 	p := m.Package
 	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required}
@@ -45,19 +66,23 @@ func PackageFingerprint(m *Member, config json.RawMessage, extra []byte) Fingerp
 	if p.Manifest.Runtime == nil {
 		return f
 	}
-	if p.Pin != "" {
-		f.Executable = "sha256:" + p.Pin
-		return f
-	}
-	path, err := p.CommandLocation()
-	if err == nil {
-		var fi os.FileInfo
-		if fi, err = os.Stat(path); err == nil {
-			f.Executable = fmt.Sprintf("size:%d,mtime:%d", fi.Size(), fi.ModTime().UnixNano())
-			return f
+	if d, err := p.FilesDigest(); err != nil {
+		f.Files = "unreadable: " + err.Error()
+	} else {
+		f.Files = "sha256:" + d.Sum
+		if len(d.Files) <= MaxRecordedFiles {
+			f.FileDigests = d.Files
 		}
 	}
-	f.Executable = "missing: " + err.Error()
+	path, sum, err := p.CommandDigest()
+	if err != nil {
+		f.Executable = "missing: " + err.Error()
+		return f
+	}
+	f.Executable = "sha256:" + sum
+	if p.CommandIsInterpreter() {
+		f.Interpreter = path
+	}
 	return f
 }
 
@@ -93,6 +118,7 @@ func hashInputs(fps map[string]Fingerprint, in Inputs) string {
 		field(f.Version)
 		field(f.Manifest)
 		field(f.Executable)
+		field(f.Files)
 		field(f.Config)
 		field(strconv.FormatBool(f.Required))
 		h.Write([]byte{'\n'})

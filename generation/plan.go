@@ -7,7 +7,6 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // Class is what a plan does with one package.
@@ -142,11 +141,12 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 		reclass(p.Packages)
 	}
 	p.predict(from, to)
-	p.slotClaims(to, in.Spec.SlotOwners)
+	p.slotClaims(to, in.Spec.SlotOwners, cl)
 	p.resolutionProblems(cl, to)
 	for _, e := range unavailable(in) {
 		p.Problems = append(p.Problems, e.Error())
 	}
+	p.undigested(to)
 	p.Interceptors, p.Slots = contributionDiff(from.Contributions, to.Contributions)
 	sort.Strings(p.Problems)
 	sort.Strings(p.Warnings)
@@ -180,7 +180,7 @@ func NewRestartPlan(from *Snapshot, in Inputs, names ...string) (*Plan, error) {
 // desired resolves in into a snapshot of planned packages, without
 // contributions (predict fills them in).
 func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
-	b := &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{}, failed: map[string]string{}}
+	b := newBuild(in)
 	req := capability.Request{Host: in.Host, Roots: in.Roots}
 	for _, p := range in.Installed.Packages {
 		b.pkgs[p.Name] = p
@@ -243,12 +243,16 @@ func (p *Plan) predict(from, to *Snapshot) {
 	}
 }
 
-// slotClaims keeps, for each slot claimed by several plugins, only the
-// owner the host config names, and reports a conflict when it names none.
-func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string) {
+// slotClaims resolves the predicted slot claims as a build would. A slot
+// claimed by several plugins keeps the owner the host config names; without
+// one, its optional claimants would be left out of the generation (a
+// warning each, naming the other claimants, and the plugins that require
+// them with them, see leaveOut), and two or more required claimants would
+// fail the build (a problem).
+func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl *capability.Closure) {
 	claims := map[string][]string{}
 	for _, c := range to.Contributions {
-		if c.Kind == contribution.KindStrategy {
+		if c.Kind == contribution.KindStrategy && !contains(claims[c.Key], c.Plugin) {
 			claims[c.Key] = append(claims[c.Key], c.Plugin)
 		}
 	}
@@ -263,14 +267,63 @@ func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string) {
 		kept = append(kept, c)
 	}
 	to.Contributions = kept
+	out := map[string]string{}
 	for _, slot := range sortedNames(claims) {
 		names := claims[slot]
 		owner, named := owners[contribution.Slot(slot)]
-		if len(names) > 1 && !(named && contains(names, owner)) {
-			p.Problems = append(p.Problems, fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners",
-				slot, quoteAll(names)))
+		if len(names) < 2 || named && contains(names, owner) {
+			continue
+		}
+		var required []string
+		for _, n := range names {
+			if pkg := to.pkg(n); pkg != nil && pkg.Required {
+				required = append(required, n)
+				continue
+			}
+			if out[n] != "" {
+				out[n] += "; "
+			}
+			out[n] += fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners", slot, quoteAll(names))
+		}
+		if len(required) > 1 {
+			p.Problems = append(p.Problems, fmt.Sprintf("slot %q would be claimed by required plugins %s; name its owner in the host config's slot_owners",
+				slot, quoteAll(required)))
 		}
 	}
+	p.leaveOut(to, cl, out)
+}
+
+// leaveOut reports the optional plugins that would be left out of the
+// generation for their claims (out: name -> the broken rule) and, with the
+// build's own cascade, the plugins that require them, and drops their
+// predicted contributions.
+func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]string) {
+	if len(out) == 0 {
+		return
+	}
+	b := newBuild(Inputs{})
+	b.closure = cl
+	for name, rule := range out {
+		b.failed[name] = leftOutReason(rule)
+	}
+	b.cascade()
+	for _, name := range sortedNames(b.failed) {
+		switch pkg := to.pkg(name); {
+		case out[name] != "":
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, b.failed[name]))
+		case pkg != nil && pkg.Required:
+			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", name, b.failed[name]))
+		default:
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be left out: %s", name, b.failed[name]))
+		}
+	}
+	kept := to.Contributions[:0]
+	for _, c := range to.Contributions {
+		if _, gone := b.failed[c.Plugin]; !gone {
+			kept = append(kept, c)
+		}
+	}
+	to.Contributions = kept
 }
 
 // resolutionProblems reports what resolution already says: errors of
@@ -309,4 +362,14 @@ func quoteAll(names []string) string {
 		return q[0] + " and " + q[1]
 	}
 	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
+}
+
+// undigested warns about packages whose files cannot be digested: changes to
+// them go unnoticed, and a package pin on them refuses every start.
+func (p *Plan) undigested(to *Snapshot) {
+	for _, pkg := range to.Packages {
+		if bad, ok := strings.CutPrefix(pkg.Fingerprint.Files, "unreadable: "); ok {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("plugin %q: files cannot be digested, so changes to them are not detected: %s", pkg.Name, bad))
+		}
+	}
 }

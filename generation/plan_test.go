@@ -108,7 +108,7 @@ func TestPlanReasons(t *testing.T) {
 		{"manifest content", func(h *planHome, _ *Inputs) { h.mans["audit"]["description"] = "now described"; h.write("audit") },
 			map[string]string{"audit": "reloaded: manifest changed"}},
 		{"executable", func(h *planHome, _ *Inputs) { h.exe("audit", "v2, longer") },
-			map[string]string{"audit": "reloaded: executable changed"}},
+			map[string]string{"audit": "reloaded: package files changed (bin/plugin)"}},
 		{"config", func(_ *planHome, in *Inputs) {
 			in.Config = func(name string) json.RawMessage {
 				if name == "audit" {
@@ -237,16 +237,16 @@ func TestPlanContributionsAndProblems(t *testing.T) {
 	}
 	wantChains := []ChainDiff{{Point: "tool.before", Before: []string{"redactor", "audit"},
 		After: []string{"summarizer", "redactor", "audit"}, Changed: true}}
+	wantChains[0].After, wantChains[0].Changed = []string{"redactor", "audit"}, false // summarizer would be left out
 	if !reflect.DeepEqual(p.Interceptors, wantChains) {
 		t.Errorf("interceptors = %+v", p.Interceptors)
 	}
-	wantSlots := []SlotDiff{{Slot: "context.compactor", Before: "memory", After: "memory, summarizer", Changed: true}}
+	wantSlots := []SlotDiff{{Slot: "context.compactor", Before: "memory", After: "", Changed: true}}
 	if !reflect.DeepEqual(p.Slots, wantSlots) {
 		t.Errorf("slots = %+v", p.Slots)
 	}
 	wantProblems := []string{
 		`required plugin "needy" cannot run: package "needy" requires net.http ^1.0: no installed package provides net.http`,
-		`slot "context.compactor" would be claimed by "memory" and "summarizer"; name its owner in the host config's slot_owners`,
 	}
 	if !reflect.DeepEqual(p.Problems, wantProblems) {
 		t.Errorf("problems =\n%q\nwant\n%q", p.Problems, wantProblems)
@@ -260,6 +260,75 @@ func TestPlanContributionsAndProblems(t *testing.T) {
 	p, _ = NewPlan(from, in)
 	if p.Slots[0].After != "summarizer" || len(p.Problems) != 1 {
 		t.Errorf("with an owner: slots %+v problems %q", p.Slots, p.Problems)
+	}
+}
+
+// TestPlanLeftOut: slot claims that a build would resolve by leaving
+// optional plugins out are warnings naming each plugin and the rule, with
+// the plugins requiring them; required claimants in conflict are a problem.
+func TestPlanLeftOut(t *testing.T) {
+	claim := func(required bool) map[string]any {
+		return map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "required": required,
+			"replaces": []any{"context.compactor"}}}
+	}
+	const rule = `slot "context.compactor" would be claimed by "memory" and "summarizer"; name its owner in the host config's slot_owners`
+	tests := []struct {
+		name           string
+		memoryRequired bool
+		summarizer     map[string]any
+		owner          string
+		wantProblems   []string
+		wantWarnings   []string
+		wantOwner      string
+	}{
+		{name: "two optional claimants", summarizer: claim(false), wantProblems: []string{}, wantWarnings: []string{
+			`optional plugin "memory" would be left out of the generation: ` + rule,
+			`optional plugin "summarizer" would be left out of the generation: ` + rule,
+		}},
+		{name: "required against optional", memoryRequired: true, summarizer: claim(false), wantProblems: []string{},
+			wantWarnings: []string{`optional plugin "summarizer" would be left out of the generation: ` + rule}, wantOwner: "memory"},
+		{name: "two required claimants", memoryRequired: true, summarizer: claim(true), wantProblems: []string{
+			`slot "context.compactor" would be claimed by required plugins "memory" and "summarizer"; name its owner in the host config's slot_owners`,
+		}, wantWarnings: []string{}, wantOwner: "memory, summarizer"},
+		{name: "owner named", summarizer: claim(false), owner: "summarizer", wantProblems: []string{}, wantWarnings: []string{
+			`slot "context.compactor": the claim of "memory" is overridden by the configured owner "summarizer"`,
+		}, wantOwner: "summarizer"},
+		{name: "cascade to a dependent", summarizer: map[string]any{
+			"provides": []any{map[string]any{"capability": "text.summary", "version": "1.0.0"}},
+			"runtime":  map[string]any{"command": "./bin/plugin", "replaces": []any{"context.compactor"}},
+		}, memoryRequired: true, wantProblems: []string{}, wantWarnings: []string{
+			`optional plugin "reader" would be left out: requires text.summary ^1.0, provided by "summarizer", which failed: left out of the generation: ` + rule,
+			`optional plugin "summarizer" would be left out of the generation: ` + rule,
+		}, wantOwner: "memory"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newPlanHome(t)
+			h.mans["memory"]["runtime"].(map[string]any)["required"] = tt.memoryRequired
+			h.write("memory")
+			h.put("summarizer", tt.summarizer)
+			if strings.HasPrefix(tt.name, "cascade") {
+				h.put("reader", map[string]any{"requires": []any{map[string]any{"capability": "text.summary", "version": "^1.0"}}})
+			}
+			in := h.inputs()
+			if tt.owner != "" {
+				in.Spec.SlotOwners = map[contribution.Slot]string{"context.compactor": tt.owner}
+			}
+			p, err := NewPlan(&Snapshot{Format: SnapshotFormat}, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(p.Problems, tt.wantProblems) || !reflect.DeepEqual(p.Warnings, tt.wantWarnings) {
+				t.Errorf("problems %q\nwarnings %q\nwant %q\n%q", p.Problems, p.Warnings, tt.wantProblems, tt.wantWarnings)
+			}
+			got := ""
+			if len(p.Slots) > 0 {
+				got = p.Slots[0].After
+			}
+			if got != tt.wantOwner {
+				t.Errorf("slot owner after = %q, want %q", got, tt.wantOwner)
+			}
+		})
 	}
 }
 

@@ -186,3 +186,39 @@ func BenchmarkPlan64(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkCallProviderSchema measures CallProvider on a provider with a
+// small, realistic input schema (searchSchema), with input validation off
+// and on: the difference is the cost of validating one input (the schema
+// is compiled on the first call of each generation, outside the loop).
+// check is the validation alone, without the call.
+func BenchmarkCallProviderSchema(b *testing.B) {
+	const id = "plugin/finder/search"
+	input := json.RawMessage(`{"q": "context compaction", "limit": 20}`)
+	for _, mode := range []string{"off", "on", "check"} {
+		b.Run(mode, func(b *testing.B) {
+			cfg := testConfig(writeHome(b, schemaPlug(b)))
+			cfg.ValidateProviderInput = mode != "off"
+			k := benchKernel(b, cfg)
+			ctx := context.Background()
+			if _, err := k.CallProvider(ctx, id, input); err != nil {
+				b.Fatal(err)
+			}
+			call := func() error {
+				_, err := k.CallProvider(ctx, id, input)
+				return err
+			}
+			if mode == "check" {
+				l := k.current.Load()
+				c, _ := l.gen.Registry().Provider(id)
+				call = func() error { return k.checkInput(l, c, input) }
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := call(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -159,7 +159,7 @@ func chaosPlugs(n int, faultLog string) []plug {
 		}
 		plugs = append(plugs, plug{name: name, required: i%3 == 0, priority: i, intercepts: []string{"tool.before"},
 			env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=chaos", "SCRIPT_PROVIDERS": "get=chaos",
-				"SCRIPT_ACTIONS": "act-" + name + "=chaos", "SCRIPT_FAULTS": strings.Join(faults, ","), "SCRIPT_LOG": faultLog}})
+				"SCRIPT_ACTIONS": "act=chaos", "SCRIPT_FAULTS": strings.Join(faults, ","), "SCRIPT_LOG": faultLog}})
 	}
 	return plugs
 }
@@ -235,7 +235,7 @@ func (r *chaosRig) caller(ctx context.Context) {
 			kind = "action"
 			r.st.actions.Add(1)
 			var out json.RawMessage
-			out, err = k.RunAction(context.Background(), "act-"+target, json.RawMessage(`{}`))
+			out, err = k.RunAction(context.Background(), "plugin/"+target+"/act", json.RawMessage(`{}`))
 			r.checkDirect(kind, target, out, err)
 		default:
 			kind = "intercept"

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -104,7 +106,12 @@ type Config struct {
 	Points []contribution.Point
 	Slots  []contribution.Slot
 	// Strict makes a contribution to an unknown point or slot an error
-	// instead of a warning.
+	// instead of a warning, and a dispatch to one (Intercept on a point or
+	// Strategy on a slot not listed here) an error wrapping
+	// ErrUnknownTarget. Without it, such a dispatch is no error and runs no
+	// plugin, since contributions to undeclared targets are left out of
+	// the registry: Intercept returns the payload unchanged with no steps,
+	// and Strategy says the host default applies.
 	Strict bool
 	// Kinds are the contribution kinds the host accepts; nil means the four
 	// built-in ones (contribution.DefaultKinds). A host adds its own kinds
@@ -137,6 +144,26 @@ type Config struct {
 	PluginConfig map[string]json.RawMessage
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
+	// HandshakeTimeout bounds the handshake of each plugin whose manifest
+	// sets no runtime.handshake_timeout (config key handshake_timeout).
+	// Zero means protocol.DefaultHandshakeTimeout (10s); it may not exceed
+	// protocol.MaxHandshakeTimeout (60s).
+	HandshakeTimeout time.Duration
+	// Session is the session context sent to every plugin in initialize
+	// (config key session), e.g. a workspace or a user; nil sends none.
+	Session map[string]string
+	// DataRoot is the directory holding each plugin's data directory,
+	// <DataRoot>/<name>, which the plugin receives in EXTKERNEL_DATA_DIR and
+	// initialize (config key data_root). Empty means <Home>/data. New makes
+	// a relative DataRoot absolute against the working directory at that
+	// time.
+	DataRoot string
+	// ValidateProviderInput makes CallProvider check its input against the
+	// JSON Schema the provider declared, before the plugin is called
+	// (config key validate_provider_input; default off): input the schema
+	// refuses fails with an *InputError, and a provider whose schema does
+	// not compile cannot be called. See docs/config.md.
+	ValidateProviderInput bool
 	// FirstGeneration is the number Start gives the first generation; each
 	// published generation after it takes the next number. Zero means 1. A
 	// host that records generations across runs (kernelctl run writes
@@ -181,6 +208,11 @@ type fileConfig struct {
 	Supervision   map[string]json.RawMessage            `json:"supervision"`
 	PluginEnv     map[string]map[string]json.RawMessage `json:"plugin_env"`
 	Limits        map[string]map[string]json.RawMessage `json:"limits"`
+	// Embedder settings.
+	HandshakeTimeout      string                     `json:"handshake_timeout"`
+	Session               map[string]json.RawMessage `json:"session"`
+	DataRoot              string                     `json:"data_root"`
+	ValidateProviderInput bool                       `json:"validate_provider_input"`
 }
 
 type fileHost struct {
@@ -233,7 +265,8 @@ func ParseConfig(path string, data []byte) (Config, error) {
 
 var knownKeys = map[string]map[string]bool{
 	"": {"format": true, "home": true, "host": true, "capabilities": true, "points": true, "slots": true, "strict": true, "pool_size": true, "startup_budget": true, "policy": true, "slot_owners": true, "deadlines": true, "drain_timeout": true, "plugin_config": true, "supervision": true,
-		"plugin_env": true, "limits": true},
+		"plugin_env": true, "limits": true, "handshake_timeout": true, "session": true, "data_root": true,
+		"validate_provider_input": true},
 	"supervision": {"heartbeat_interval": true, "heartbeat_timeout": true, "hang_timeout": true, "crash_budget": true,
 		"crash_window": true, "backoff_min": true, "backoff_max": true},
 	"host":           {"name": true, "version": true},
@@ -299,7 +332,7 @@ func lineCol(data []byte, off int64) (line, col int) {
 func (fc *fileConfig) convert(dir string) (Config, []string) {
 	var p []string
 	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize}
+	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize, ValidateProviderInput: fc.ValidateProviderInput}
 	switch {
 	case fc.Format == nil:
 		add("format: missing (this build reads format %d)", ConfigFormat)
@@ -312,6 +345,16 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 			cfg.Home = filepath.Join(dir, cfg.Home)
 		}
 	}
+	if fc.DataRoot != "" {
+		cfg.DataRoot = fc.DataRoot
+		if !filepath.IsAbs(cfg.DataRoot) {
+			cfg.DataRoot = filepath.Join(dir, cfg.DataRoot)
+		}
+	}
+	if cfg.HandshakeTimeout = duration(fc.HandshakeTimeout, "handshake_timeout", add); cfg.HandshakeTimeout > protocol.MaxHandshakeTimeout {
+		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, protocol.MaxHandshakeTimeout)
+	}
+	cfg.Session = convertSession(fc.Session, add)
 	if fc.Host != nil {
 		cfg.Host = HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
 	}
@@ -357,6 +400,22 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	cfg.PluginConfig = fc.PluginConfig
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
 	return cfg, p
+}
+
+func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map[string]string {
+	if in == nil {
+		return nil
+	}
+	out := make(map[string]string, len(in))
+	for _, key := range sortedKeys(in) {
+		var v string
+		if err := json.Unmarshal(in[key], &v); err != nil {
+			add("session.%s: must be a string, got %s", key, in[key])
+			continue
+		}
+		out[key] = v
+	}
+	return out
 }
 
 func convertSupervision(in map[string]json.RawMessage, add func(string, ...any)) Supervision {
@@ -460,7 +519,31 @@ func (c Config) withDefaults() Config {
 	if c.FirstGeneration == 0 {
 		c.FirstGeneration = 1
 	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = protocol.DefaultHandshakeTimeout
+	}
+	if c.DataRoot == "" {
+		c.DataRoot = filepath.Join(c.Home, "data")
+	}
 	return c
+}
+
+// resolve checks the embedder settings of c, whose Home New has made
+// absolute, makes its DataRoot absolute and copies its Session, which every
+// client reads.
+func (c Config) resolve() (Config, error) {
+	c.Session = maps.Clone(c.Session)
+	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > protocol.MaxHandshakeTimeout {
+		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, protocol.MaxHandshakeTimeout)
+	}
+	if c.DataRoot != "" {
+		root, err := filepath.Abs(c.DataRoot)
+		if err != nil {
+			return c, fmt.Errorf("kernel: config: data root %s: %w", c.DataRoot, err)
+		}
+		c.DataRoot = root
+	}
+	return c, nil
 }
 
 // Supervision defaults (VS Code's extension host: unresponsive after 3s,

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/extkernel/extkernel/contribution"
@@ -14,8 +15,19 @@ import (
 )
 
 // ErrUnknownTarget is wrapped by dispatch errors naming a provider or action
-// ID that no contribution of the current generation has.
+// ID that no contribution of the current generation has, and, in strict
+// mode (Config.Strict), a point or slot the host did not declare.
 var ErrUnknownTarget = errors.New("no such contribution")
+
+// undeclared returns an error wrapping ErrUnknownTarget when the kernel is
+// strict and the host did not declare target, the what ("point", "slot")
+// named.
+func undeclared[T ~string](strict bool, what string, target T, declared []T) error {
+	if !strict || slices.Contains(declared, target) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s %q is not one the host declares (strict mode)", ErrUnknownTarget, what, target)
+}
 
 // ErrPluginDown is wrapped by a *PluginError when the plugin does not run:
 // it crashed, or failed and was left out of the generation.
@@ -76,8 +88,14 @@ type InterceptResult struct {
 // modification) or deny (the chain stops). A required plugin's failure or
 // timeout fails the chain closed with a *PluginError; an optional plugin's
 // failure is skipped and recorded in Steps. Each call is bounded by the
-// intercept deadline.
+// intercept deadline. In strict mode, a point the host did not declare
+// (Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
+// no interceptor (none is registered there) and the payload comes back
+// unchanged.
 func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (*InterceptResult, error) {
+	if err := undeclared(k.cfg.Strict, "point", point, k.cfg.Points); err != nil {
+		return nil, err
+	}
 	l, err := k.acquire()
 	if err != nil {
 		return nil, err
@@ -154,8 +172,14 @@ type StrategyResult struct {
 // Strategy invokes the owner of slot with input. When no plugin owns the
 // slot, the result says the host default applies. A required owner's failure
 // is returned as a *PluginError; an optional owner's failure falls back to
-// the host default with the error in the result.
+// the host default with the error in the result. In strict mode, a slot the
+// host did not declare (Config.Slots) is an error wrapping
+// ErrUnknownTarget; otherwise the result says the host default applies
+// (no plugin can own an undeclared slot).
 func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (*StrategyResult, error) {
+	if err := undeclared(k.cfg.Strict, "slot", slot, k.cfg.Slots); err != nil {
+		return nil, err
+	}
 	l, err := k.acquire()
 	if err != nil {
 		return nil, err
@@ -184,25 +208,37 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 }
 
 // CallProvider calls the provider with the namespaced id
-// ("plugin/<name>/<ref>") and returns its output. Any failure is a
-// *PluginError; an unknown id wraps ErrUnknownTarget.
+// ("plugin/<name>/<ref>") and returns its output. A plugin's failure is a
+// *PluginError; an unknown id wraps ErrUnknownTarget. With
+// Config.ValidateProviderInput, input is first checked against the schema
+// the provider declared: input it refuses is an *InputError, and a schema
+// that does not compile a *PluginError wrapping ErrBadSchema; either way
+// the plugin is not called.
 func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMessage) (json.RawMessage, error) {
-	return k.callUnique(ctx, contribution.KindProvider, id, func(c contribution.Contribution) (string, any) {
+	return k.callUnique(ctx, contribution.KindProvider, id, func(l *live, c contribution.Contribution) (string, any, error) {
+		if k.cfg.ValidateProviderInput {
+			if err := k.checkInput(l, c, input); err != nil {
+				return "", nil, err
+			}
+		}
 		p := c.Payload.(contribution.Provider)
-		return protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: p.Ref, Input: input}
+		return protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: p.Ref, Input: input}, nil
 	})
 }
 
-// RunAction runs the UI action with the given id, passing the UI context.
-// Any failure is a *PluginError; an unknown id wraps ErrUnknownTarget.
+// RunAction runs the UI action with the given namespaced id,
+// "plugin/<name>/<id>" (contribution.ActionID), passing the UI context; the
+// plugin receives its own local ID. Any failure is a *PluginError; an
+// unknown id wraps ErrUnknownTarget.
 func (k *Kernel) RunAction(ctx context.Context, id string, uiContext json.RawMessage) (json.RawMessage, error) {
-	return k.callUnique(ctx, contribution.KindAction, id, func(contribution.Contribution) (string, any) {
-		return protocol.MethodActionRun, protocol.ActionRunParams{ID: id, Context: uiContext}
+	return k.callUnique(ctx, contribution.KindAction, id, func(_ *live, c contribution.Contribution) (string, any, error) {
+		a := c.Payload.(contribution.Action)
+		return protocol.MethodActionRun, protocol.ActionRunParams{ID: a.ID, Context: uiContext}, nil
 	})
 }
 
 func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id string,
-	call func(contribution.Contribution) (string, any)) (json.RawMessage, error) {
+	call func(*live, contribution.Contribution) (string, any, error)) (json.RawMessage, error) {
 	l, err := k.acquire()
 	if err != nil {
 		return nil, err
@@ -220,7 +256,10 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 	if kind == contribution.KindAction {
 		deadline = k.cfg.Deadlines.Action
 	}
-	method, params := call(c)
+	method, params, err := call(l, c)
+	if err != nil {
+		return nil, err
+	}
 	out, err := k.invoke(ctx, m, deadline, method, params)
 	if err != nil {
 		return nil, &PluginError{Plugin: c.Source.Plugin, Kind: kind, Key: id, Required: m.Required, Err: err}
@@ -228,7 +267,8 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 	return out, nil
 }
 
-// findAction returns the action with the given ID (unique in a registry).
+// findAction returns the action with the given namespaced ID (unique in a
+// registry).
 func findAction(r *contribution.Registry, id string) (contribution.Contribution, bool) {
 	if as := r.Get(contribution.KindAction, id); len(as) > 0 {
 		return as[0], true

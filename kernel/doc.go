@@ -68,12 +68,25 @@
 // starts (retirement, event delivery from sidecars) ends before Close
 // returns.
 //
+// # Events
+//
+// Subscribe delivers Events, each stamped with its Time: start progress,
+// published generations and their warnings, failed builds, crashes,
+// supervision states, and EventNotify, a plugin's notify notification
+// (protocol.md §5.10) with the plugin, its event Name and Data as sent,
+// and the generation its process serves in (zero for a process that is
+// not the plugin's process in the current generation).
+//
 // # Errors
 //
 // A plugin's failure during a call is a *PluginError naming the plugin, the
 // contribution and whether the plugin is required: a required plugin fails
 // the call closed; an optional one is skipped and reported in the result.
 // ErrNotStarted and ErrClosed say the kernel has no generation to dispatch
-// to; ErrUnknownTarget that no contribution matches the ID; ErrUnknownPlugin
-// that RestartPlugin found no such running member.
+// to; ErrUnknownTarget that no contribution matches the ID, or, with
+// Config.Strict, that the host did not declare the point or slot (without
+// it, an undeclared point runs no interceptor and an undeclared slot gets
+// the host default); ErrUnknownPlugin that RestartPlugin found no such
+// running member. With Config.ValidateProviderInput, input a provider's
+// schema refuses is an *InputError, and the plugin is not called.
 package kernel

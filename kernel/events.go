@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 )
@@ -26,11 +27,25 @@ const (
 	// EventPluginState reports a supervision state change: State is one of
 	// the State constants, Message the reason.
 	EventPluginState EventType = "plugin-state"
+	// EventNotify carries a plugin's notify notification (protocol.md
+	// §5.10): Name is its event name, Data its data. It is delivered from
+	// the goroutine that reads that plugin's output, so no answer from
+	// that plugin is read while subscribers run: a subscriber must not
+	// wait for a call to the same plugin. Generation is the number of the
+	// current generation when the notifying process is the plugin's
+	// process in it, and zero otherwise: a process still being started by
+	// a build not yet published, or a replaced one that is finishing its
+	// calls in a retired generation. Such notifies are delivered, but
+	// never attributed to the current generation.
+	EventNotify EventType = "notify"
 )
 
 // Event is something a host may want to show or log.
 type Event struct {
-	Type       EventType
+	Type EventType
+	// Time is when the kernel emitted the event (for EventNotify, when the
+	// notification was read).
+	Time       time.Time
 	Generation uint64
 	Plugin     string
 	// State is the plugin's start state, for EventPlugin.
@@ -38,6 +53,12 @@ type Event struct {
 	Elapsed time.Duration
 	Message string
 	Err     error
+	// Name is the event name the plugin sent, for EventNotify.
+	Name string
+	// Data is the data the plugin sent, for EventNotify (nil when it sent
+	// none). It is the plugin's JSON as received, the host's to use: it is
+	// not redacted, unlike the text the kernel logs.
+	Data json.RawMessage
 }
 
 // bus delivers events to subscribers synchronously, in order.
@@ -52,6 +73,8 @@ type bus struct {
 // function is called or the kernel closes. Events are delivered one at a
 // time, in order, from the goroutine that produced them: fn must return
 // quickly and must not call back into the kernel's Start, Reload or Close.
+// An EventNotify comes from the goroutine reading that plugin's output, so
+// fn must not wait there for a call to the same plugin.
 func (k *Kernel) Subscribe(fn func(Event)) (unsubscribe func()) {
 	b := &k.events
 	b.mu.Lock()
@@ -69,11 +92,15 @@ func (k *Kernel) Subscribe(fn func(Event)) (unsubscribe func()) {
 	}
 }
 
+// emit delivers e to every subscriber, setting its Time when unset.
 func (b *bus) emit(e Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
 		return
+	}
+	if e.Time.IsZero() {
+		e.Time = time.Now()
 	}
 	for i := 0; i < b.next; i++ {
 		if fn := b.subs[i]; fn != nil {

@@ -82,7 +82,7 @@ func ExampleKernel_CallProvider() {
 	defer k.Close(ctx)
 	out, err := k.CallProvider(ctx, "plugin/redactor/redact", json.RawMessage(`"password=hunter2 ok"`))
 	fmt.Println(string(out), err)
-	out, err = k.RunAction(ctx, "memory.forget", nil)
+	out, err = k.RunAction(ctx, "plugin/memory/forget", nil)
 	fmt.Println(string(out), err)
 	// Output:
 	// "[REDACTED] ok" <nil>

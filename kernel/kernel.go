@@ -64,6 +64,9 @@ func New(cfg Config) (*Kernel, error) {
 		return nil, fmt.Errorf("kernel: config: home %s: %w", cfg.Home, err)
 	}
 	cfg.Home = home
+	if cfg, err = cfg.resolve(); err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor(), redact: redactor(cfg.PluginEnv),
 		number: cfg.FirstGeneration - 1}, nil
@@ -193,10 +196,14 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 				Logger:      c.Logger,
 				HostName:    c.Host.Name,
 				HostVersion: c.Host.Version,
-				DataRoot:    filepath.Join(c.Home, "data"),
+				DataRoot:    c.DataRoot,
 				OnCrash:     k.crashed,
 				OnHealth:    k.health,
+				OnNotify:    k.notified,
 				Redact:      k.redact,
+				Session:     c.Session,
+
+				HandshakeTimeout: c.HandshakeTimeout,
 
 				HeartbeatInterval: c.Supervision.HeartbeatInterval,
 				HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,

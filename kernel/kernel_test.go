@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -193,8 +194,10 @@ func TestStrategySlots(t *testing.T) {
 			t.Fatalf("res %+v (%s) err %v", res, res.Output, err)
 		}
 	})
-	t.Run("two claims fail the build naming both", func(t *testing.T) {
-		k, err := New(testConfig(writeHome(t, claim("memory"), claim("summarizer"))))
+	t.Run("two required claims fail the build naming both", func(t *testing.T) {
+		memory, summarizer := claim("memory"), claim("summarizer")
+		memory.required, summarizer.required = true, true
+		k, err := New(testConfig(writeHome(t, memory, summarizer)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +238,17 @@ func TestUnknownPointStrictAndLenient(t *testing.T) {
 			t.Errorf("warnings = %q, want one about tool.sideways", ws)
 		}
 	})
-	t.Run("strict fails", func(t *testing.T) {
+	t.Run("strict leaves an optional plugin out", func(t *testing.T) {
+		cfg := testConfig(writeHome(t, p))
+		cfg.Strict = true
+		k := startKernel(t, cfg)
+		if m := k.Current().Member("wanderer"); m.Status != generation.StatusFailed || !strings.Contains(m.Reason, "tool.sideways") {
+			t.Errorf("wanderer = %s %q, want left out for tool.sideways", m.Status, m.Reason)
+		}
+	})
+	t.Run("strict fails for a required plugin", func(t *testing.T) {
+		p := p
+		p.required = true
 		cfg := testConfig(writeHome(t, p))
 		cfg.Strict = true
 		k, _ := New(cfg)
@@ -256,7 +269,7 @@ func TestProvidersAndActions(t *testing.T) {
 	if err != nil || string(out) != `"k"` {
 		t.Fatalf("provider: %s, %v", out, err)
 	}
-	out, err = k.RunAction(context.Background(), "kv.show", nil)
+	out, err = k.RunAction(context.Background(), "plugin/kv/kv.show", nil)
 	if err != nil || string(out) != `{"ran":"kv.show"}` {
 		t.Fatalf("action: %s, %v", out, err)
 	}
@@ -268,16 +281,30 @@ func TestProvidersAndActions(t *testing.T) {
 	}
 }
 
-func TestDuplicateActionFailsBuild(t *testing.T) {
-	home := writeHome(t, plug{name: "one", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
-		plug{name: "two", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})
-	k, _ := New(testConfig(home))
-	defer k.Close(context.Background())
-	err := k.Start(context.Background())
-	if err == nil || !strings.Contains(err.Error(), `"one"`) || !strings.Contains(err.Error(), `"two"`) {
-		t.Fatalf("err = %v, want a duplicate naming both", err)
+// TestSameActionIDInTwoPlugins: action IDs are namespaced by plugin, so two
+// plugins declaring the same one do not conflict; each runs its own.
+func TestSameActionIDInTwoPlugins(t *testing.T) {
+	k := startKernel(t, testConfig(writeHome(t, plug{name: "one", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}},
+		plug{name: "two", env: map[string]string{"SCRIPT_ACTIONS": "same.action"}})))
+	if ws := k.Current().Warnings(); len(ws) != 0 {
+		t.Errorf("warnings = %q, want none", ws)
 	}
-	noChildren(t)
+	var ids []string
+	for _, c := range k.Current().Registry().Actions() {
+		ids = append(ids, c.Key)
+	}
+	if want := []string{"plugin/one/same.action", "plugin/two/same.action"}; !slices.Equal(ids, want) {
+		t.Errorf("actions = %q, want %q", ids, want)
+	}
+	for _, id := range ids {
+		out, err := k.RunAction(context.Background(), id, nil)
+		if err != nil || string(out) != `{"ran":"same.action"}` {
+			t.Errorf("RunAction(%q) = %s, %v", id, out, err)
+		}
+	}
+	if _, err := k.RunAction(context.Background(), "same.action", nil); !errors.Is(err, ErrUnknownTarget) {
+		t.Errorf("RunAction of the local ID = %v, want ErrUnknownTarget", err)
+	}
 }
 
 func TestCascadeAlongRequires(t *testing.T) {
@@ -353,7 +380,7 @@ func TestConfigKindsRestrictAcceptedKinds(t *testing.T) {
 		}
 	}
 	k := startKernel(t, cfg)
-	if _, err := k.RunAction(context.Background(), "kv.show", nil); !errors.Is(err, ErrUnknownTarget) {
+	if _, err := k.RunAction(context.Background(), "plugin/kv/kv.show", nil); !errors.Is(err, ErrUnknownTarget) {
 		t.Errorf("action of a kind the host does not accept: %v", err)
 	}
 	if ws := strings.Join(k.Current().Warnings(), "\n"); !strings.Contains(ws, "kv.show") {

@@ -17,6 +17,9 @@ type live struct {
 	state   atomic.Int64
 	drained chan struct{}
 	once    sync.Once
+	// schemas caches the providers' compiled input schemas, by provider
+	// ID, for Config.ValidateProviderInput: once per generation.
+	schemas sync.Map
 }
 
 func newLive(g *generation.Generation) *live {

@@ -1,6 +1,7 @@
 // Package pluginpkg owns plugin packages on disk: the plugin.json manifest
 // schema, its parsing and validation with field paths, and the installed state
-// of a home directory (enabled, disabled, pinned checksums).
+// of a home directory (enabled, disabled, pinned), and the digest of a
+// package's files (FilesDigest, CommandDigest, PackagePin).
 //
 // It never starts processes. docs/manifest.md is the manifest reference;
 // docs/manifest.schema.json is a JSON Schema for editors.
@@ -25,7 +26,7 @@
 // # Home layout
 //
 //	<home>/packages/<name>/plugin.json   one directory (or symlink) per package
-//	<home>/state.json                    {"format":1,"packages":{"<name>":{"enabled":false,"pin":"<sha256>"}}}
+//	<home>/state.json                    {"format":1,"packages":{"<name>":{"enabled":false,"pin":"<pin>"}}}
 //	<home>/.state.lock                   flock serializing state writers
 //
 // A package with no state entry is enabled and unpinned. LoadInstalled
@@ -45,8 +46,10 @@
 //     updated by later state changes. Call LoadInstalled again to see them.
 //  2. MUST NOT write state.json themselves; the functions here keep it
 //     atomic and consistent.
-//  3. Should compare Package.ManifestSHA256 and ExecutableSHA256 results
-//     (against Package.Pin) to detect changed packages on reload.
+//  3. Should compare Package.ManifestSHA256 and FilesDigest and
+//     CommandDigest results to detect changed packages on reload, and check
+//     Package.Pin (ExecutableSHA256 for an executable pin, CheckPackagePin
+//     for a package pin) before starting one.
 //
 // # Concurrency
 //

@@ -198,7 +198,7 @@ func TestLoadInstalledErrors(t *testing.T) {
 		{"truncated", `{"format": 1, "packages": {`, `state.json: corrupt state file at line 1, column 28: unexpected end of JSON input`},
 		{"wrong type", `{"format": 1, "packages": {"a": {"enabled": "no"}}}`, `state.json: corrupt state file at line 1, column 48: json: cannot unmarshal string into Go struct field .packages.enabled of type bool`},
 		{"unknown field", `{"format": 1, "packages": {}, "extra": 1}`, `state.json: corrupt state file: json: unknown field "extra"`},
-		{"bad pin", `{"format": 1, "packages": {"a": {"pin": "ABC"}}}`, `state.json: corrupt state file: packages["a"].pin: "ABC" is not 64 lower-case hex digits`},
+		{"bad pin", `{"format": 1, "packages": {"a": {"pin": "ABC"}}}`, `state.json: corrupt state file: packages["a"].pin: "ABC" is neither 64 lower-case hex digits nor "package:<64 hex>:<64 hex>"`},
 		{"newer format", `{"format": 2, "packages": {}}`, `state.json: corrupt state file: format 2 needs a newer extkernel (this build reads 1)`},
 		{"missing format", `{"packages": {}}`, `state.json: corrupt state file: missing "format"`},
 		{"trailing data", `{"format": 1} x`, `state.json: corrupt state file at line 1, column 15: invalid data after the top-level value`},

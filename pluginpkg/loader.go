@@ -3,7 +3,6 @@ package pluginpkg
 import (
 	"os"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -31,19 +30,12 @@ type cachedManifest struct {
 	sha      string
 }
 
-// fileStat identifies one version of a file.
+// fileStat identifies one version of a file: its size, modification time
+// and, where the platform gives them (stat_linux.go), its change time and
+// inode.
 type fileStat struct {
 	size, mtime, ctime int64
 	ino                uint64
-}
-
-func statOf(fi os.FileInfo) fileStat {
-	s := fileStat{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		s.ino = st.Ino
-		s.ctime = st.Ctim.Sec*1e9 + st.Ctim.Nsec
-	}
-	return s
 }
 
 // Load reads home like LoadInstalled, reusing unchanged manifests.

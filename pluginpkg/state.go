@@ -104,8 +104,8 @@ func decodeState(path string, data []byte) (*state, error) {
 	sort.Strings(names)
 	for _, name := range names {
 		e := raw.Packages[name]
-		if e.Pin != "" && !validPin(e.Pin) {
-			return nil, corrupt("packages[%q].pin: %q is not 64 lower-case hex digits", name, e.Pin)
+		if e.Pin != "" && !validPinValue(e.Pin) {
+			return nil, corrupt("packages[%q].pin: %q is neither 64 lower-case hex digits nor \"package:<64 hex>:<64 hex>\"", name, e.Pin)
 		}
 		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin}
 	}

@@ -22,15 +22,16 @@ func Disable(home, name string) error {
 	return updateEntry(home, name, func(e *stateEntry) { e.Enabled = false })
 }
 
-// Pin records the expected sha256 (64 lower-case hex digits, see
-// ExecutableSHA256) of a package's runtime executable; an empty sha256hex
-// removes the pin. It returns an error wrapping ErrNotInstalled when home has
-// no package of that name.
-func Pin(home, name, sha256hex string) error {
-	if sha256hex != "" && !validPin(sha256hex) {
-		return fmt.Errorf("pin %s: %q is not a sha256 (want 64 lower-case hex digits)", name, sha256hex)
+// Pin records a package's pin: an executable pin (the sha256 of its runtime
+// executable, 64 lower-case hex digits, see ExecutableSHA256) or a package
+// pin ("package:<files>:<command>", see Package.PackagePin). An empty pin
+// removes it. It returns an error wrapping ErrNotInstalled when home has no
+// package of that name.
+func Pin(home, name, pin string) error {
+	if pin != "" && !validPinValue(pin) {
+		return fmt.Errorf("pin %s: %q is neither a sha256 (64 lower-case hex digits) nor a package pin (\"package:<64 hex>:<64 hex>\")", name, pin)
 	}
-	return updateEntry(home, name, func(e *stateEntry) { e.Pin = sha256hex })
+	return updateEntry(home, name, func(e *stateEntry) { e.Pin = pin })
 }
 
 // updateEntry applies change to name's state entry under the home lock and

@@ -84,8 +84,10 @@ type Package struct {
 	// Enabled is false when the state file disables the package. A package
 	// with no state entry is enabled.
 	Enabled bool
-	// Pin is the pinned lower-case hex sha256 of the runtime executable, or
-	// empty.
+	// Pin is the package's pin from the state file, or empty: 64 lower-case
+	// hex digits pin the runtime executable's sha256; "package:<files>:<command>"
+	// pins the package's files and resolved command (IsPackagePin,
+	// CheckPackagePin).
 	Pin string
 }
 

@@ -13,6 +13,46 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
+// AbortedError reports a plugin of a batch that was not launched, or whose
+// start was abandoned, because a required plugin of the same batch failed
+// first: its own health is unknown, and its failure is a consequence.
+type AbortedError struct {
+	Plugin string
+	// Required is the required plugin whose failure aborted the batch.
+	Required string
+	// Err is what the abandoned start returned.
+	Err error
+}
+
+// Error returns `not started: required plugin "x" failed`.
+func (e *AbortedError) Error() string {
+	return fmt.Sprintf("not started: required plugin %q failed", e.Required)
+}
+
+// Unwrap returns what the abandoned start returned.
+func (e *AbortedError) Unwrap() error { return e.Err }
+
+// requiredFailed is the cause a batch is cancelled with when a required
+// plugin failed; it matches errRequiredFailed.
+type requiredFailed struct{ plugin string }
+
+func (e *requiredFailed) Error() string {
+	return fmt.Sprintf("%v: %q", errRequiredFailed, e.plugin)
+}
+
+func (e *requiredFailed) Is(target error) bool { return target == errRequiredFailed }
+
+// abortedBy returns an *AbortedError when err, plugin's failure, was caused
+// by the batch being cancelled for another required plugin's failure, and
+// err otherwise.
+func abortedBy(plugin string, err error) error {
+	var rf *requiredFailed
+	if errors.As(err, &rf) && rf.plugin != plugin {
+		return &AbortedError{Plugin: plugin, Required: rf.plugin, Err: err}
+	}
+	return err
+}
+
 // Start starts pkgs, at most PoolSize at once, in package order, under one
 // startup budget shared by the whole batch (ManagerOptions.Budget, bounded
 // also by ctx): a plugin that stalls delays the others by at most the
@@ -56,8 +96,8 @@ func (m *Manager) start(ctx context.Context, pkgs []*pluginpkg.Package, closure 
 			continue
 		}
 		if err := acquire(bctx, sem); err != nil {
-			r.State, r.Err = StateFailed, err
-			m.emit(Event{Plugin: p.Name, State: StateFailed, Err: err})
+			r.State, r.Err = StateFailed, abortedBy(p.Name, err)
+			m.emit(Event{Plugin: p.Name, State: StateFailed, Err: r.Err})
 			continue
 		}
 		wg.Add(1)
@@ -109,9 +149,10 @@ func (m *Manager) startOne(ctx context.Context, r *Result, failRequired context.
 	c, err := Start(ctx, r.Package, opts)
 	r.Elapsed = time.Since(begin)
 	if err != nil {
+		err = abortedBy(name, err)
 		r.State, r.Err = StateFailed, err
 		if r.Required {
-			failRequired(fmt.Errorf("%w: %q", errRequiredFailed, name))
+			failRequired(&requiredFailed{name})
 		}
 		m.emit(Event{Plugin: name, State: StateFailed, Elapsed: r.Elapsed, Err: err})
 		return

@@ -152,6 +152,9 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 	ch := replyChans.Get().(chan *protocol.Message)
 	if err := c.register(id, ch, kind); err != nil {
 		replyChans.Put(ch)
+		if err == errDown {
+			return c.awaitTerminal(ctx, timeout)
+		}
 		return err
 	}
 	if kind == callInit {
@@ -159,7 +162,7 @@ func (c *Client) rawCall(ctx context.Context, method string, params, result any,
 	}
 	if err := c.send(kind == callUrgent, id, frame); err != nil {
 		c.unregister(id)
-		return c.terminalErr()
+		return c.awaitTerminal(ctx, timeout)
 	}
 	// ch goes back to its pool only once its one message was received:
 	// after unregister, deliver may still be sending to it.
@@ -229,15 +232,50 @@ func encodeFrame(m *protocol.Message) ([]byte, error) {
 }
 
 // register records a pending call, unless the client is terminal or
-// closing.
+// closing, or the plugin is down (errDown).
 func (c *Client) register(id int64, ch chan *protocol.Message, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
 		return c.terminalErrLocked()
 	}
+	if c.mu.down {
+		return errDown
+	}
 	c.mu.pending[id] = ch
 	return nil
+}
+
+// errDown is register's answer while a plugin that exited or faulted is
+// torn down: the call waits for the terminal error (awaitTerminal).
+var errDown = errors.New("plugin down")
+
+// callWaitsHook, if set (by tests only), runs when a call starts waiting
+// in awaitTerminal.
+var callWaitsHook func()
+
+// awaitTerminal returns the error of a call that could not be sent: once
+// the plugin is down, the *CrashError when the client becomes terminal
+// (bounded by the call's context and timeout, like a call in flight);
+// while Close runs, or once terminal, the terminal error at once.
+func (c *Client) awaitTerminal(ctx context.Context, timeout <-chan time.Time) error {
+	c.mu.Lock()
+	wait := c.mu.down && c.mu.err == nil
+	c.mu.Unlock()
+	if !wait {
+		return c.terminalErr()
+	}
+	if callWaitsHook != nil {
+		callWaitsHook()
+	}
+	select {
+	case <-c.dead:
+		return c.terminalErr()
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	case <-timeout:
+		return context.DeadlineExceeded
+	}
 }
 
 func (c *Client) unregister(id int64) {
@@ -338,6 +376,9 @@ func (c *Client) readError(err error) error {
 func (c *Client) dispatch(m *protocol.Message) error {
 	switch {
 	case m.IsResponse():
+		if err := c.checkInitAnswer(m); err != nil {
+			return err
+		}
 		c.deliver(m)
 		return nil
 	case !c.handshook.Load():
@@ -362,7 +403,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 			return nil
 		}
 		if c.opts.OnNotify != nil {
-			c.opts.OnNotify(c.Name(), p)
+			c.opts.OnNotify(c.Name(), c.id, p)
 		}
 	case m.Method == protocol.MethodCancel:
 		// The host serves no plugin requests yet: nothing to cancel.

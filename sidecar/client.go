@@ -35,6 +35,7 @@ type Client struct {
 	pid                   int
 	stdin, stdout, stderr *os.File
 	stdinRaw              syscall.RawConn // stdin for direct writes, or nil (see send)
+	pipeInodes            [3]uint64       // of the stdio pipes (see killPipeHolders)
 	direct                directWrite     // used by the holder of the right to write
 	life                  context.Context // cancelled to SIGKILL the group
 	kill                  context.CancelFunc
@@ -68,6 +69,7 @@ type Client struct {
 		pending map[int64]chan *protocol.Message
 		err     error // terminal error, set once before dead closes
 		closing bool  // Close started: termination is not a crash
+		down    bool  // the plugin exited or faulted: calls wait for err
 		armed   bool  // Start succeeded: a crash fires OnCrash
 	}
 }

@@ -155,7 +155,7 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 func TestNotifyAndLogs(t *testing.T) {
 	opts, logs := testOptions(t)
 	notes := make(chan protocol.NotifyParams, 1)
-	opts.OnNotify = func(plugin string, n protocol.NotifyParams) {
+	opts.OnNotify = func(plugin string, _ uint64, n protocol.NotifyParams) {
 		if plugin == "good" {
 			notes <- n
 		}
@@ -210,7 +210,7 @@ func TestLogNotification(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	opts, _ := testOptions(t)
 	notes := make(chan protocol.NotifyParams, 4)
-	opts.OnNotify = func(_ string, n protocol.NotifyParams) { notes <- n }
+	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
 	c := startGood(t, opts)
 	defer closeClient(t, c)
 	block := func(ctx context.Context, in string) <-chan error {
@@ -288,7 +288,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 func TestCloseDuringCalls(t *testing.T) {
 	opts, _ := testOptions(t)
 	started := make(chan struct{}, 8)
-	opts.OnNotify = func(_ string, n protocol.NotifyParams) {
+	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) {
 		if n.Event == "blocking" {
 			started <- struct{}{}
 		}

@@ -24,7 +24,7 @@ import (
 func BenchmarkCrashDetection(b *testing.B) {
 	pkg := benchGoodPackage(b)
 	blocking := make(chan struct{}, 1)
-	opts := Options{HostName: "bench", HostVersion: "0.0.0", OnNotify: func(_ string, n protocol.NotifyParams) {
+	opts := Options{HostName: "bench", HostVersion: "0.0.0", OnNotify: func(_ string, _ uint64, n protocol.NotifyParams) {
 		if n.Event == "blocking" {
 			blocking <- struct{}{}
 		}

@@ -9,9 +9,10 @@
 // Start spawns a package's runtime without a shell, in the package
 // directory, in its own process group, with an environment built from
 // AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
-// the host's whole environment). A pinned package's executable
-// (Package.Pin) is hashed right before exec, and refused if its sha256
-// differs (see below for what runs). Start then sends initialize, bounded by the per-plugin
+// the host's whole environment). A pinned package (Package.Pin) is checked
+// right before exec: its executable's sha256 (hashed through the descriptor
+// that is then exec'd, see below) or, for a package pin, its files and
+// resolved command; it is refused if it differs. Start then sends initialize, bounded by the per-plugin
 // handshake timeout and by the caller's context, checks the protocol
 // version and checks every declaration against what the manifest
 // authorizes. On success the caller owns a *Client and:
@@ -63,6 +64,41 @@
 // in the group are SIGKILLed too; if the host is a child subreaper they are
 // also reaped, otherwise init reaps them.
 //
+// The plugin's exit is its end, whatever its descendants hold. A helper
+// that left the plugin's process group (setsid, Python's
+// start_new_session, Node's detached spawn) and kept its stdout or stderr
+// would keep the host's readers from ever reaching EOF: when they have not
+// within 100 ms of the group's death, every process still holding one of
+// the plugin's three stdio pipes is SIGKILLed (on Linux, found through
+// /proc/*/fd by the pipes' inodes; a process of another user is not
+// found, and outside Linux none is looked for), and the host closes its
+// ends at the latest a second later. Out of reach: a helper that left the
+// group and closed or redirected the plugin's pipes is not found; it
+// outlives the plugin, and holds nothing the host waits for. Every wait
+// after the exit is bounded, so Close returns within its context plus
+// about a second (barring a process the kernel cannot kill), with every
+// goroutine ended.
+//
+// On Linux, nothing in a plugin's process group outlives the host, even a
+// host killed with SIGKILL (whose plugins see stdin EOF, but whose
+// plugins' own children would be orphaned): the first spawn starts the
+// host's reaper, one process per host process (argv[0] ReaperName),
+// re-executed from the host's own binary (/proc/self/exe) with
+// EXTKERNEL_REAPER set, which an init function of this package checks
+// before main runs (as moby's reexec does): any binary that imports this
+// package, test binaries included, can serve as its own reaper. The host
+// registers each plugin's process group on the reaper's stdin once it is
+// spawned and withdraws it once the group is gone, one small write each;
+// the reaper SIGKILLs every group still registered when its stdin reaches
+// EOF or its parent exits (a pidfd), which is when the host dies. It
+// ignores SIGINT, SIGTERM, SIGHUP and SIGQUIT, so that Ctrl-C on the
+// terminal's process group does not end it before the host, and exits at
+// EOF: it lives exactly as long as the host process, and is never waited
+// for. It starts off the spawn's path; if it cannot run, the host logs
+// that once and carries on without it. Out of reach: a process that left
+// the plugin's group (see above) is not killed when the host dies, nor is
+// a group the host spawned in the moment before registering it.
+//
 // A Manager starts batches: Start (explicit packages) and StartByName (the
 // capability closure of named packages), both with a bounded worker pool
 // under one shared startup budget, reporting results in package order. A
@@ -101,7 +137,9 @@
 // (PhaseHandshake). A running plugin that exits, closes stdout, writes
 // anything that is not a protocol message, a frame over the size limit, a
 // request or notification before the handshake, stops reading stdin or
-// answers nothing for HangTimeout ends in a *CrashError: every pending call fails with it at once. Its Cause wraps
+// answers nothing for HangTimeout ends in a *CrashError: every pending call fails with it at once,
+// and so does every later one; a call made while the crashed client is torn
+// down waits for it (within the call's deadline) rather than fail otherwise. Its Cause wraps
 // ErrProtocol (and the *protocol.FrameError quoting the bytes), ErrWedged
 // or ErrUnresponsive, or is nil when the process exited on its own. Error
 // answers from the plugin are *protocol.Error values, wrapped with the

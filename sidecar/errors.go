@@ -139,24 +139,37 @@ func (e *DeclarationError) Error() string {
 	return fmt.Sprintf("not authorized by %s: %s", e.Manifest, strings.Join(e.Problems, "; "))
 }
 
-// PinMismatchError reports that a pinned package's executable is not the
-// one pinned: Start refused to run it (a StartError in PhaseVerify).
+// PinMismatchError reports that a pinned package is not what was pinned:
+// Start refused to run it (a StartError in PhaseVerify).
 type PinMismatchError struct {
 	Plugin string
 	// Path is the resolved executable (Package.CommandPath).
 	Path string
-	// Pinned is the package's pin (Package.Pin), Actual the executable's
-	// sha256, both in lower-case hex.
+	// Pinned is the package's pin (Package.Pin), Actual the same digest of
+	// the package as it is now: for an executable pin the executable's
+	// sha256 in lower-case hex, for a package pin (pluginpkg.IsPackagePin)
+	// the package pin it would need.
 	Pinned, Actual string
+	// Changed says what differs from a package pin: "package files",
+	// "interpreter /usr/bin/python3" (see pluginpkg.PinCheck), or both
+	// joined by " and "; empty for an executable pin.
+	Changed string
 }
 
 // Error returns `plugin "x": executable /abs/bin/x has sha256 <actual>, but
-// the package is pinned to <pinned>; re-pin it if the change is intended`.
+// the package is pinned to <pinned>; re-pin it if the change is intended`,
+// or for a package pin `plugin "x": package files and interpreter
+// /usr/bin/python3 changed since the package was pinned (pinned <pinned>,
+// now <actual>); re-pin it if the change is intended`.
 func (e *PinMismatchError) Error() string {
 	return fmt.Sprintf("plugin %q: %s", e.Plugin, e.detail())
 }
 
 func (e *PinMismatchError) detail() string {
+	if e.Changed != "" {
+		return fmt.Sprintf("%s changed since the package was pinned (pinned %s, now %s); re-pin it if the change is intended",
+			e.Changed, e.Pinned, e.Actual)
+	}
 	return fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; re-pin it if the change is intended", e.Path, e.Actual, e.Pinned)
 }
 

@@ -29,6 +29,13 @@ func awaitExit(pid int) {
 	if err != nil {
 		return
 	}
+	awaitPidfd(fd)
+}
+
+// awaitPidfd waits in the runtime's poller until the process of fd, a
+// non-blocking pidfd, has exited, and closes fd. It returns at once if fd
+// cannot be polled.
+func awaitPidfd(fd int) {
 	f := os.NewFile(uintptr(fd), "pidfd")
 	defer f.Close()
 	rc, err := f.SyscallConn()

@@ -58,6 +58,12 @@ func TestStartFaults(t *testing.T) {
 				t.Errorf("err = %v, want ErrProtocol naming the early request", err)
 			}
 		}},
+		{fixture: "wrong-id", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+			if !errors.Is(err, ErrProtocol) || errors.Is(err, ErrHandshakeTimeout) ||
+				!strings.Contains(err.Error(), "protocol error: initialize answered id 999; expected 1") {
+				t.Errorf("err = %v, want ErrProtocol naming the wrong id", err)
+			}
+		}},
 		{fixture: "init-error", phase: PhaseHandshake, check: func(t *testing.T, err error) {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.Contains(err.Error(), `plugin "init-error": handshake: initialize failed: bad config: missing key (code -32000)`) {
@@ -213,7 +219,7 @@ func TestCallNeverAnswered(t *testing.T) {
 	opts, _ := testOptions(t)
 	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
 	notes := make(chan protocol.NotifyParams, 1)
-	opts.OnNotify = func(_ string, n protocol.NotifyParams) { notes <- n }
+	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
 	c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
 	if err != nil {
 		t.Fatal(err)

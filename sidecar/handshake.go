@@ -78,6 +78,22 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 	return res, "", nil
 }
 
+// checkInitAnswer returns a protocol error for a response that arrives
+// before the handshake completed with an id other than initialize's: the
+// only request the host has sent is initialize, so the plugin answered with
+// the wrong id (which would otherwise be dropped and reported as no answer
+// within the handshake timeout).
+func (c *Client) checkInitAnswer(m *protocol.Message) error {
+	if c.handshook.Load() {
+		return nil
+	}
+	want := c.initID.Load()
+	if id, err := strconv.ParseInt(string(m.ID), 10, 64); err == nil && id == want && want != 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: initialize answered id %s; expected %d", ErrProtocol, c.redact(string(m.ID)), want)
+}
+
 // handshakeTimeoutError is the cause of a handshake that ran out of its
 // per-plugin time. It matches ErrHandshakeTimeout and
 // context.DeadlineExceeded.

@@ -222,8 +222,10 @@ func TestManagerRequiredFailure(t *testing.T) {
 		t.Errorf("err = %v, want it to name needed and its cause", err)
 	}
 	stall := b.Results[1]
-	if stall.State != StateFailed || !strings.Contains(stall.Err.Error(), "a required plugin failed to start") {
-		t.Errorf("stall = %s %v, want cancelled by the required failure", stall.State, stall.Err)
+	var ae *AbortedError
+	if stall.State != StateFailed || !errors.As(stall.Err, &ae) || ae.Required != "needed" ||
+		stall.Err.Error() != `not started: required plugin "needed" failed` {
+		t.Errorf("stall = %s %v, want aborted by needed's failure", stall.State, stall.Err)
 	}
 	for _, c := range b.Clients {
 		if !errors.Is(c.Err(), ErrClosed) {

@@ -140,9 +140,10 @@ type Options struct {
 	// restart to another goroutine.
 	OnHealth func(plugin string, id uint64, h Health)
 	// OnNotify, if set, receives the plugin's notify notifications in
-	// order, from the client's read goroutine: it must return quickly, as
-	// no response is read while it runs.
-	OnNotify func(plugin string, n protocol.NotifyParams)
+	// order, with the plugin's name and the client's ID (as OnHealth), from
+	// the client's read goroutine: it must return quickly, as no response
+	// is read while it runs.
+	OnNotify func(plugin string, id uint64, n protocol.NotifyParams)
 
 	// now replaces time.Now for the log rate limit, in tests.
 	now func() time.Time

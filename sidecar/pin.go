@@ -30,13 +30,19 @@ func (e verifiedExe) release() {
 }
 
 // verify checks the executable at path against the package's pin, if it
-// has one: a *PinMismatchError when the sha256 differs. Without a pin it
+// has one: a *PinMismatchError when the sha256 (or, for a package pin, the
+// package's files or resolved command) differs. Without a pin it
 // opens nothing and returns path. With one, the file is opened once
 // (read-only, close-on-exec), hashed through that descriptor, and the
 // returned exe runs that same file; the caller releases it after the exec.
 func (c *Client) verify(path string) (verifiedExe, error) {
 	if c.pkg.Pin == "" {
 		return verifiedExe{path: path}, nil
+	}
+	if pluginpkg.IsPackagePin(c.pkg.Pin) {
+		// A package pin covers files the interpreter reads by name after
+		// the exec: checked here, through the digest cache.
+		return verifiedExe{path: path}, verifyPackage(c.pkg)
 	}
 	f, err := os.Open(path)
 	if err != nil {

@@ -14,19 +14,20 @@ type pipes struct {
 	stdinR, stdinW   *os.File
 	stdoutR, stdoutW *os.File
 	stderrR, stderrW *os.File
+	inodes           [3]uint64 // of stdin, stdout and stderr (see pipeInode)
 }
 
 func newPipes() (*pipes, error) {
 	p := new(pipes)
 	var err error
-	if p.stdinR, p.stdinW, err = pipe(1); err != nil {
+	if p.stdinR, p.stdinW, p.inodes[0], err = pipe(1); err != nil {
 		return nil, err
 	}
-	if p.stdoutR, p.stdoutW, err = pipe(0); err != nil {
+	if p.stdoutR, p.stdoutW, p.inodes[1], err = pipe(0); err != nil {
 		p.closeAll()
 		return nil, err
 	}
-	if p.stderrR, p.stderrW, err = pipe(0); err != nil {
+	if p.stderrR, p.stderrW, p.inodes[2], err = pipe(0); err != nil {
 		p.closeAll()
 		return nil, err
 	}
@@ -37,19 +38,22 @@ func newPipes() (*pipes, error) {
 // host's: non-blocking and polled by the runtime, as os.Pipe makes both
 // ends. The child's end stays blocking and is never registered with the
 // poller (os.Pipe would register it, exec switch it back to blocking and
-// closing it unregister it: four system calls saved per pipe).
-func pipe(hostEnd int) (r, w *os.File, err error) {
+// closing it unregister it: four system calls saved per pipe). It also
+// returns the pipe's inode, by which processes that still hold the pipe
+// when the plugin is gone are found (killPipeHolders).
+func pipe(hostEnd int) (r, w *os.File, inode uint64, err error) {
 	var fd [2]int
 	if err := syscall.Pipe2(fd[:], syscall.O_CLOEXEC); err != nil {
-		return nil, nil, os.NewSyscallError("pipe2", err)
+		return nil, nil, 0, os.NewSyscallError("pipe2", err)
 	}
 	if err := syscall.SetNonblock(fd[hostEnd], true); err != nil {
 		syscall.Close(fd[0])
 		syscall.Close(fd[1])
-		return nil, nil, os.NewSyscallError("setnonblock", err)
+		return nil, nil, 0, os.NewSyscallError("setnonblock", err)
 	}
+	inode = pipeInode(fd[0])
 	// NewFile polls a non-blocking descriptor.
-	return os.NewFile(uintptr(fd[0]), "|0"), os.NewFile(uintptr(fd[1]), "|1"), nil
+	return os.NewFile(uintptr(fd[0]), "|0"), os.NewFile(uintptr(fd[1]), "|1"), inode, nil
 }
 
 // closeChildEnds closes the ends the child inherited; the host keeps the
@@ -110,7 +114,8 @@ var beforeExec func(path string)
 // spawn starts the executable at path: no shell, the package directory as
 // working directory, its own process group, the allowlisted environment.
 // The host's ends of the pipes are stored in c. Cancelling c's life context
-// SIGKILLs the process group (exec.Cmd.Cancel).
+// SIGKILLs the process group (exec.Cmd.Cancel). The group is registered
+// with the host's reaper, which kills it if the host dies (see reaper).
 func (c *Client) spawn(path, dataDir string) error {
 	p, err := newPipes()
 	if err != nil {
@@ -133,6 +138,8 @@ func (c *Client) spawn(path, dataDir string) error {
 	c.cmd = cmd
 	c.pid = cmd.Process.Pid
 	c.stdin, c.stdout, c.stderr = p.stdinW, p.stdoutR, p.stderrR
+	c.pipeInodes = p.inodes
+	reaperAdd(c.pid, c.log)
 	c.stdinRaw = rawWriter(c.stdin)
 	c.direct.write = c.direct.writeFD
 	return nil

@@ -12,9 +12,12 @@ import (
 // polled (deadlines work) and leaves the child's blocking and unpolled.
 func TestPipeEnds(t *testing.T) {
 	for hostEnd := range 2 {
-		r, w, err := pipe(hostEnd)
+		r, w, inode, err := pipe(hostEnd)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if inode == 0 {
+			t.Errorf("host end %d: no pipe inode", hostEnd)
 		}
 		host, child := r, w
 		if hostEnd == 1 {

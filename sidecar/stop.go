@@ -14,10 +14,21 @@ import (
 // to exit on its own (so its exit status is reported) before it is killed.
 const exitAfterEOF = 500 * time.Millisecond
 
+// pipeHoldGrace is how long the readers get to reach the end of the
+// plugin's stdout and stderr once its process group is gone, before the
+// host looks for other processes that still hold the pipes (a helper that
+// left the group) and kills them.
+const pipeHoldGrace = 100 * time.Millisecond
+
 // drainTimeout bounds how long the readers may keep reading after the
-// process group is gone (a grandchild that left the group can hold the
-// pipes open); then the host closes its ends.
+// holders of the pipes were killed (one the host could not find or kill
+// can hold them open); then the host closes its ends.
 const drainTimeout = time.Second
+
+// teardownHook, if set (by tests only, before any client starts), runs in
+// supervise once the plugin is down and the writer stopped, before the
+// client is terminal.
+var teardownHook func()
 
 // fault records the first reason to stop the plugin; later ones are
 // dropped.
@@ -30,19 +41,27 @@ func (c *Client) fault(err error) {
 
 // supervise waits for the process to exit or for a fault, makes sure the
 // whole process group is gone and reaped, lets the readers drain, and then
-// makes the client terminal.
+// makes the client terminal. The plugin's exit is the crash, whatever its
+// descendants still hold: from the moment it is seen, calls wait for the
+// *CrashError (markDown), and every later step is bounded.
 func (c *Client) supervise() {
 	var cause error
 	killed := false
 	select {
 	case <-c.exited:
+		c.markDown()
 	case cause = <-c.faults:
+		c.markDown()
 		killed = c.stopAfterFault(cause)
 	}
 	c.stopWriter()
+	if teardownHook != nil {
+		teardownHook()
+	}
 	c.kill()
 	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
 	c.reapGroup()
+	reaperRemove(c.pid)
 	c.drainReaders()
 	if cause == nil { // a protocol error read while draining still counts
 		select {
@@ -59,6 +78,18 @@ func (c *Client) supervise() {
 	if fire != nil {
 		c.opts.OnCrash(fire)
 	}
+}
+
+// markDown records that the plugin exited or faulted, unless Close is
+// stopping it: calls then wait for the *CrashError that finish sets
+// rather than fail with ErrClosed while the client tears down, and a Close
+// from now on only waits for the teardown.
+func (c *Client) markDown() {
+	c.mu.Lock()
+	if !c.mu.closing {
+		c.mu.down = true
+	}
+	c.mu.Unlock()
 }
 
 // pluginGone reports whether a fault is the plugin closing its end of a
@@ -91,20 +122,35 @@ func (c *Client) stopAfterFault(cause error) (killed bool) {
 	return true
 }
 
-// drainReaders waits, within drainTimeout, for both readers to reach the
-// end of their pipes, then closes the host's read ends, which unblocks them
-// if they did not.
+// drainReaders lets both readers reach the end of their pipes, then closes
+// the host's read ends, which unblocks a reader that did not. A process
+// that left the plugin's group can hold the pipes open: if the readers are
+// not done within pipeHoldGrace, every process still holding one of the
+// plugin's pipes is killed (killPipeHolders, Linux only), and the readers
+// get drainTimeout more.
 func (c *Client) drainReaders() {
-	t := time.NewTimer(drainTimeout)
-	defer t.Stop()
-	for _, done := range []chan struct{}{c.readDone, c.errDone} {
-		select {
-		case <-done:
-		case <-t.C:
+	if !c.readersDone(pipeHoldGrace) {
+		if pids := killPipeHolders(c.pipeInodes[:]); len(pids) > 0 {
+			c.log.Warn("killed processes that held the plugin's pipes after it exited", "pids", pids)
 		}
+		c.readersDone(drainTimeout)
 	}
 	c.stdout.Close()
 	c.stderr.Close()
+}
+
+// readersDone reports whether both readers returned within d.
+func (c *Client) readersDone(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, done := range [...]chan struct{}{c.readDone, c.errDone} {
+		select {
+		case <-done:
+		case <-t.C:
+			return false
+		}
+	}
+	return true
 }
 
 // finish makes the client terminal: it sets Err, which fails every pending
@@ -185,7 +231,7 @@ func (c *Client) abort(polite bool) {
 // stop runs the steps Close documents.
 func (c *Client) stop(ctx context.Context, polite bool) error {
 	c.mu.Lock()
-	alive := c.mu.err == nil
+	alive := c.mu.err == nil && !c.mu.down
 	if alive {
 		c.mu.closing = true
 	}
@@ -215,7 +261,11 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	if c.waitExit(gctx) {
 		return nil
 	}
-	c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
+	if polite {
+		c.log.Warn("plugin did not exit after shutdown; sending SIGTERM")
+	} else {
+		c.log.Debug("stopping a plugin that was not sent shutdown (no completed handshake); sending SIGTERM")
+	}
 	_ = c.signalGroup(syscall.SIGTERM)
 	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
 	defer kcancel()

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"sort"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -38,7 +40,7 @@ func newDoctorCmd(g *globals) *cobra.Command {
 do not load, requirements that cannot be resolved, runtime commands that are
 missing or not executable, pinned executables whose checksum changed, plugins
 whose protocol range excludes this kernel's protocol, slot claims that would
-conflict, and plugins the last recorded generation reports as failed or
+conflict (an optional claimant would be left out), and plugins the last recorded generation reports as failed or
 crashed. Exit code 1 if any problem (not warning) is found.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
@@ -112,7 +114,12 @@ func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
 	if plan, err := kernel.PlanFrom(cfg, &generation.Snapshot{Format: generation.SnapshotFormat}); err == nil {
 		for _, pr := range plan.Problems {
 			if !contains(fs, pr) {
-				add("problem", "", "plan", pr)
+				add("problem", pluginOf(pr), "plan", pr)
+			}
+		}
+		for _, w := range plan.Warnings {
+			if !contains(fs, w) {
+				add("warning", pluginOf(w), "plan", w)
 			}
 		}
 	}
@@ -137,12 +144,28 @@ func checkExecutable(p *pluginpkg.Package, add func(sev, pkg, check, msg string)
 	if p.Pin == "" {
 		return
 	}
+	if pluginpkg.IsPackagePin(p.Pin) {
+		checkPackagePin(p, add)
+		return
+	}
 	sum, err := pluginpkg.ExecutableSHA256(path)
 	switch {
 	case err != nil:
 		add("problem", p.Name, "pin", err.Error())
 	case sum != p.Pin:
 		add("problem", p.Name, "pin", fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; it will not start", path, sum, p.Pin))
+	}
+}
+
+// checkPackagePin reports a package that differs from its package pin.
+func checkPackagePin(p *pluginpkg.Package, add func(sev, pkg, check, msg string)) {
+	c, err := p.CheckPackagePin()
+	switch {
+	case err != nil:
+		add("problem", p.Name, "pin", err.Error())
+	case len(c.Changed) > 0:
+		add("problem", p.Name, "pin", fmt.Sprintf("%s changed since the package was pinned (pinned %s, now %s); it will not start",
+			strings.Join(c.Changed, " and "), p.Pin, c.Actual))
 	}
 }
 
@@ -162,6 +185,20 @@ func checkRecorded(home string, add func(sev, pkg, check, msg string)) {
 			add("warning", p.Name, "last run", fmt.Sprintf("%s in generation %d: %s", p.Status, s.Generation, orNone(p.Reason)))
 		}
 	}
+}
+
+// pluginOf returns the plugin a plan message is about, when it starts with
+// `optional plugin "name"` or `required plugin "name"`; otherwise "".
+func pluginOf(msg string) string {
+	for _, prefix := range []string{"optional plugin ", "required plugin "} {
+		if rest, ok := strings.CutPrefix(msg, prefix); ok {
+			if q, err := strconv.QuotedPrefix(rest); err == nil {
+				name, _ := strconv.Unquote(q)
+				return name
+			}
+		}
+	}
+	return ""
 }
 
 // contains reports whether a plan problem repeats a resolution finding.

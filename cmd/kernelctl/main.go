@@ -6,9 +6,9 @@
 // codes documented in the README:
 //
 //	0   success
-//	1   problems found (invalid manifests, unresolvable requirements) or the
-//	    operation failed
-//	2   plan only: the plan has changes
+//	1   problems found (invalid manifests, unresolvable requirements, a plan
+//	    whose build would fail) or the operation failed
+//	2   plan and diff only: there are changes that will apply
 //	64  usage error (unknown command or flag, bad arguments)
 package main
 

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -180,31 +181,54 @@ func TestGoldenDoctor(t *testing.T) {
 	}
 }
 
+// TestPin pins the demo's memory package: by default its package digest
+// (doctor then says nothing until a file of the package changes, and names
+// it), with --executable the executable's sha256, or a given checksum; and
+// unpins it.
 func TestPin(t *testing.T) {
 	buildDemo(t)
 	home := filepath.Join(t.TempDir(), "home")
-	copyDir(t, filepath.Join(demoHome, "packages", "memory"), filepath.Join(home, "packages", "memory"))
-	var stdout, stderr bytes.Buffer
-	if code := run([]string{"pin", "--home", home, "memory"}, &stdout, &stderr); code != exitOK ||
-		!strings.HasPrefix(stdout.String(), "memory: pinned to sha256 ") {
-		t.Fatalf("pin: %d %q %q", code, stdout.String(), stderr.String())
+	dir := filepath.Join(home, "packages", "memory")
+	copyDir(t, filepath.Join(demoHome, "packages", "memory"), dir)
+	kernelctl := func(args ...string) (int, string) {
+		var stdout, stderr bytes.Buffer
+		code := run(append(args, "--home", home), &stdout, &stderr)
+		return code, stdout.String() + stderr.String()
 	}
-	stdout.Reset()
-	run([]string{"doctor", "--home", home}, &stdout, &stderr)
-	if strings.Contains(stdout.String(), "pin") {
-		t.Errorf("doctor after pinning the current checksum:\n%s", stdout.String())
+	pinned := regexp.MustCompile(`^memory: pinned to (package:[0-9a-f]{64}:[0-9a-f]{64}) \(package files and command\)\n$`)
+	code, out := kernelctl("pin", "memory")
+	m := pinned.FindStringSubmatch(out)
+	if code != exitOK || m == nil {
+		t.Fatalf("pin: %d %q", code, out)
+	}
+	if _, out := kernelctl("doctor"); strings.Contains(out, "pin") {
+		t.Errorf("doctor after pinning the package as it is:\n%s", out)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, out := kernelctl("doctor"); code != exitFailed ||
+		!strings.Contains(out, "package files changed since the package was pinned (pinned "+m[1]+", now package:") {
+		t.Errorf("doctor after adding a file to a pinned package: %d\n%s", code, out)
+	}
+	if code, out := kernelctl("pin", "--executable", "memory"); code != exitOK ||
+		!regexp.MustCompile(`^memory: pinned to sha256 [0-9a-f]{64} \(executable\)\n$`).MatchString(out) {
+		t.Fatalf("pin --executable: %d %q", code, out)
+	}
+	if _, out := kernelctl("doctor"); strings.Contains(out, "pin") {
+		t.Errorf("doctor after pinning the executable:\n%s", out)
 	}
 	wrong := strings.Repeat("ab", 32)
-	if code := run([]string{"pin", "--home", home, "memory", wrong}, &stdout, &stderr); code != exitOK {
-		t.Fatalf("pin with a checksum: %d %s", code, stderr.String())
+	if code, out := kernelctl("pin", "memory", wrong); code != exitOK {
+		t.Fatalf("pin with a checksum: %d %s", code, out)
 	}
-	stdout.Reset()
-	if code := run([]string{"doctor", "--home", home}, &stdout, &stderr); code != exitFailed ||
-		!strings.Contains(stdout.String(), "but the package is pinned to "+wrong+"; it will not start") {
-		t.Errorf("doctor with a wrong pin: %d\n%s", code, stdout.String())
+	if code, out := kernelctl("doctor"); code != exitFailed || !strings.Contains(out, "but the package is pinned to "+wrong+"; it will not start") {
+		t.Errorf("doctor with a wrong pin: %d\n%s", code, out)
 	}
-	stdout.Reset()
-	if code := run([]string{"pin", "--home", home, "--clear", "memory"}, &stdout, &stderr); code != exitOK || stdout.String() != "memory: unpinned\n" {
-		t.Errorf("unpin: %d %q", code, stdout.String())
+	if code, out := kernelctl("pin", "memory", "package:"+wrong); code != exitFailed || !strings.Contains(out, "nor a package pin") {
+		t.Errorf("pin with a malformed package pin: %d %q", code, out)
+	}
+	if code, out := kernelctl("pin", "--clear", "memory"); code != exitOK || out != "memory: unpinned\n" {
+		t.Errorf("unpin: %d %q", code, out)
 	}
 }

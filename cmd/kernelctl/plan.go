@@ -78,7 +78,9 @@ func newPlanCmd(g *globals) *cobra.Command {
 and config now ask for, without starting anything: per package its class
 (unchanged, added, removed, reloaded) and the reason for each reload, the
 interceptor order and slot owners before and after, and the problems already
-known. Exit code: 0 no changes, 2 changes, 1 error.`,
+known (optional plugins that would be left out are warnings). Exit code: 0 no
+changes, 2 changes that will apply, 1 error or problems that would fail the
+build.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			cfg, err := g.configWithHome()
@@ -123,8 +125,8 @@ differences, 2 differences, 1 error.`,
 	}
 }
 
-// printPlan prints p and maps it to the exit code: 2 when it changes
-// something.
+// printPlan prints p and maps it to the exit code: 1 when it lists problems
+// that would fail the build, else 2 when it changes something.
 func (g *globals) printPlan(p *generation.Plan, verb string) error {
 	if g.json {
 		if err := g.printJSON(p); err != nil {
@@ -132,6 +134,9 @@ func (g *globals) printPlan(p *generation.Plan, verb string) error {
 		}
 	} else {
 		writePlan(g.stdout, p, verb)
+	}
+	if len(p.Problems) > 0 {
+		return failed
 	}
 	if p.Changed() {
 		return &exitError{code: exitChanges}

@@ -35,53 +35,65 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 	}
 }
 
-// newPinCmd builds `kernelctl pin NAME [SHA256]`: pin the package's runtime
-// executable to a checksum (by default, the one it has now); an empty
-// --clear unpins.
+// newPinCmd builds `kernelctl pin NAME [PIN]`: pin the package's files and
+// runtime command (by default, as they are now); --executable pins the
+// executable's sha256 alone; --clear unpins.
 func newPinCmd(g *globals) *cobra.Command {
-	var clear bool
+	var clear, executable bool
 	cmd := &cobra.Command{
-		Use:   "pin NAME [SHA256]",
-		Short: "Pin a package's executable checksum",
-		Long: `Pin a package's runtime executable to a sha256 checksum, recorded in the home's
-state file: the kernel verifies it before every start and refuses to start a
-changed executable. Without SHA256 the executable's current checksum is pinned.
---clear removes the pin.`,
+		Use:   "pin NAME [PIN]",
+		Short: "Pin a package's files and command",
+		Long: `Pin a package, recorded in the home's state file: the kernel verifies the pin
+right before every start and refuses to start a package that differs, naming
+what changed. Without PIN the package as it is now is pinned: a package pin
+"package:<files>:<command>" covers every file of the package (interpreter
+caches excluded) and the file its command resolves to, such as the python3
+found on PATH. --executable pins only the runtime executable's sha256 (64 hex
+digits), as earlier versions did. PIN may be either form. --clear removes the
+pin.`,
 		Args: cobra.RangeArgs(1, 2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			inst, err := g.loadInstalled()
 			if err != nil {
 				return err
 			}
-			name, sum := args[0], ""
+			name, pin := args[0], ""
 			if len(args) == 2 {
-				sum = args[1]
+				pin = args[1]
 			}
-			if !clear && sum == "" {
-				if sum, err = currentChecksum(inst, name); err != nil {
+			if !clear && pin == "" {
+				if pin, err = currentPin(inst, name, executable); err != nil {
 					return err
 				}
 			}
-			if err := pluginpkg.Pin(inst.Home, name, sum); err != nil {
+			if err := pluginpkg.Pin(inst.Home, name, pin); err != nil {
 				return err
 			}
-			if sum == "" {
+			switch {
+			case pin == "":
 				fmt.Fprintf(g.stdout, "%s: unpinned\n", name)
-			} else {
-				fmt.Fprintf(g.stdout, "%s: pinned to sha256 %s\n", name, sum)
+			case pluginpkg.IsPackagePin(pin):
+				fmt.Fprintf(g.stdout, "%s: pinned to %s (package files and command)\n", name, pin)
+			default:
+				fmt.Fprintf(g.stdout, "%s: pinned to sha256 %s (executable)\n", name, pin)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&clear, "clear", false, "remove the pin")
+	cmd.Flags().BoolVar(&executable, "executable", false, "pin only the runtime executable's sha256")
 	return cmd
 }
 
-// currentChecksum hashes the named package's runtime executable.
-func currentChecksum(inst *pluginpkg.Installed, name string) (string, error) {
+// currentPin digests the named package as it is now: its package pin, or
+// with executable its runtime executable's sha256.
+func currentPin(inst *pluginpkg.Installed, name string, executable bool) (string, error) {
 	for _, p := range inst.Packages {
 		if p.Name != name {
 			continue
+		}
+		if !executable {
+			return p.PackagePin()
 		}
 		path, err := p.CommandPath()
 		if err != nil {

@@ -25,7 +25,7 @@ func TestWriteSummary(t *testing.T) {
 		contribution.NewStrategy(src("memory"), "context.compactor", 0),
 		contribution.NewProvider(src("kvstore"), contribution.Provider{Ref: "get", Description: "Returns a value."}, 0),
 		contribution.NewProvider(src("kvstore"), contribution.Provider{Ref: "del"}, 1),
-		contribution.NewAction(src("memory"), contribution.Action{ID: "memory.forget", Title: "Forget", Placement: "palette"}, 0),
+		contribution.NewAction(src("memory"), contribution.Action{ID: "forget", Title: "Forget", Placement: "palette"}, 0),
 	)
 	reg, err := b.Build()
 	if err != nil {
@@ -55,7 +55,7 @@ providers:
   plugin/kvstore/get — Returns a value.
 
 actions:
-  memory.forget  "Forget"  palette  memory
+  plugin/memory/forget  "Forget"  palette  memory
 
 members:
   audit     1.0.0  failed (optional): exited

@@ -107,6 +107,10 @@ func tooLarge(path string, limit int64) error {
 	return &Error{Path: path, Err: ErrTooLarge, Detail: " of " + Size(limit)}
 }
 
+// TypeName names a file type that is not a regular file, for messages: "a
+// FIFO", "a socket", "a character device", "a directory", ...
+func TypeName(m fs.FileMode) string { return typeName(m) }
+
 // typeName names a non-regular file type for messages.
 func typeName(m fs.FileMode) string {
 	switch {

@@ -7,11 +7,15 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Children returns the pids of the processes whose parent is ppid, zombies
-// included (an unreaped child is a leak too). ok is false when /proc cannot
-// be read, so callers can skip rather than pass vacuously.
+// included (an unreaped child is a leak too), except the host's reaper
+// (sidecar.ReaperName), which lives as long as the host process. ok is
+// false when /proc cannot be read, so callers can skip rather than pass
+// vacuously.
 func Children(ppid int) (pids []int, ok bool) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
@@ -30,9 +34,19 @@ func Children(ppid int) (pids []int, ok bool) {
 		// The command name may hold spaces; fields resume after the last ')'.
 		s := string(data)
 		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == want {
+		if len(fields) > 1 && fields[1] == want && !isReaper(e.Name()) {
 			pids = append(pids, pid)
 		}
 	}
 	return pids, true
+}
+
+// isReaper reports whether process pid runs as a host's reaper.
+func isReaper(pid string) bool {
+	cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
+	if err != nil {
+		return false
+	}
+	arg0, _, _ := strings.Cut(string(cmdline), "\x00")
+	return arg0 == sidecar.ReaperName
 }

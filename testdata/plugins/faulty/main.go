@@ -6,7 +6,8 @@
 // Modes: exit-early, no-handshake, slow-handshake, banner, invalid-json,
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
 // flood-stderr, undeclared, bad-version, init-error, stop-reading,
-// request-first, hang, close-stdout, duplicate-id (answers a call with a
+// request-first, hang, close-stdout, wrong-id (answers initialize with id
+// 999), duplicate-id (answers a call with a
 // response holding two ids, its own and another), stall-once (stops reading stdin after
 // the handshake until it receives SIGUSR1, then serves normally),
 // leak-secret (writes the config's "secret" everywhere it can, see leak),
@@ -147,6 +148,10 @@ func handshake() {
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
 		}
+	case "wrong-id":
+		respond(json.RawMessage(`999`), res)
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		os.Exit(0)
 	case "undeclared":
 		res.Interceptors = []protocol.InterceptorDecl{{Point: "tool.before"}, {Point: "secret.point"}}
 		res.Strategies = []protocol.StrategyDecl{{Slot: "other.slot"}}

@@ -24,6 +24,17 @@
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
+//	SCRIPT_NOTIFY     "ref": a provider that sends the notify "called"
+//	                  with its input as data; given the input "block", it
+//	                  then waits until the call is cancelled and sends
+//	                  "cancelled"
+//	SCRIPT_INIT       "ref": a provider returning the initialize params the
+//	                  plugin received (not together with SCRIPT_DATA or
+//	                  SCRIPT_EXIT_AFTER)
+//	SCRIPT_SCHEMAS    a JSON object {"ref": schema, ...}: providers declared
+//	                  with that input schema, each answering
+//	                  {"input": input, "calls": calls so far, this one
+//	                  included}
 //	SCRIPT_PROVIDES   "capability@version,..."
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
@@ -103,12 +114,15 @@ func main() {
 	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
 		onInit = append(onInit, addDataWriter(p, ref))
 	}
-	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
-		for _, fn := range onInit {
-			fn(params)
-		}
-		return nil
-	})
+	addEmbedderProviders(p)
+	if len(onInit) > 0 {
+		p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
+			for _, fn := range onInit {
+				fn(params)
+			}
+			return nil
+		})
+	}
 	for _, spec := range list("SCRIPT_ACTIONS") {
 		id, behaviour, _ := strings.Cut(spec, "=")
 		p.Action(id, "Run "+id, "toolbar", func(ctx context.Context, _ json.RawMessage) (any, error) {

@@ -18,7 +18,7 @@ func main() {
 		p.Logger().Info("tool call recorded", "n", n, "bytes", len(payload))
 		return sdk.Continue(), nil
 	})
-	p.Action("audit.show", "Show the audit log", "status-bar", func(context.Context, json.RawMessage) (any, error) {
+	p.Action("show", "Show the audit log", "status-bar", func(context.Context, json.RawMessage) (any, error) {
 		return map[string]int64{"calls": calls.Load()}, nil
 	})
 	p.Serve()

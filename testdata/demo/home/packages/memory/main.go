@@ -24,7 +24,7 @@ func main() {
 		}
 		return msgs, nil
 	})
-	p.Action("memory.forget", "Forget this conversation", "command-palette", func(context.Context, json.RawMessage) (any, error) {
+	p.Action("forget", "Forget this conversation", "command-palette", func(context.Context, json.RawMessage) (any, error) {
 		p.Logger().Info("forgetting the conversation")
 		return map[string]string{"status": "forgotten"}, nil
 	})

@@ -1,0 +1,29 @@
+package kernel
+
+import (
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// notified turns a plugin's notify notification into an EventNotify, from
+// the reading goroutine of client id. The generation is the current one
+// only if id is the plugin's client in it; a process not (or no longer) in
+// the current generation gets zero.
+func (k *Kernel) notified(plugin string, id uint64, n protocol.NotifyParams) {
+	var number uint64
+	if g := k.Current(); g != nil && g.Client(plugin) != nil && g.Client(plugin).ID() == id {
+		number = g.Number()
+	} else {
+		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,
+			"event", k.redactText(n.Event))
+	}
+	k.events.emit(Event{Type: EventNotify, Generation: number, Plugin: plugin, Name: n.Event, Data: n.Data})
+}
+
+// redactText is the kernel's redaction point for plugin text it logs
+// itself: the function the clients redact with, or none without secrets.
+func (k *Kernel) redactText(s string) string {
+	if k.redact == nil {
+		return s
+	}
+	return k.redact(s)
+}

@@ -1,0 +1,292 @@
+package pluginpkg
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// digestOf digests dir with a fresh cache whose clock is far in the
+// future, so every version it reads is trusted afterwards.
+func digestOf(t *testing.T, dir string) *FileDigest {
+	t.Helper()
+	c := &digestCache{now: func() time.Time { return time.Now().Add(time.Hour) }}
+	d, err := c.files("x", dir)
+	if err != nil {
+		t.Fatalf("files(%s): %v", dir, err)
+	}
+	return d
+}
+
+// scriptPackage writes a small interpreted package: plugin.sh, a manifest
+// and lib/util.sh.
+func scriptPackage(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, dir, "plugin.json", `{}`)
+	writeFile(t, dir, "plugin.sh", "echo v1\n")
+	writeFile(t, dir, "lib/util.sh", "true\n")
+	return dir
+}
+
+// TestFilesDigestCovers changes one thing at a time and checks whether the
+// digest changes and which files it names.
+func TestFilesDigestCovers(t *testing.T) {
+	tests := []struct {
+		name    string
+		change  func(t *testing.T, dir string)
+		changed []string // entries whose digest differs, added or removed; nil = same digest
+	}{
+		{"content", func(t *testing.T, dir string) { writeFile(t, dir, "plugin.sh", "echo v2\n") }, []string{"plugin.sh"}},
+		{"exec bit", func(t *testing.T, dir string) { chmod(t, dir, "lib/util.sh", 0o755) }, []string{"lib/util.sh"}},
+		{"other mode bits", func(t *testing.T, dir string) { chmod(t, dir, "lib/util.sh", 0o600) }, nil},
+		{"added file", func(t *testing.T, dir string) { writeFile(t, dir, "extra.py", "") }, []string{"extra.py"}},
+		{"removed file", func(t *testing.T, dir string) { rm(t, dir, "lib/util.sh") }, []string{"lib/util.sh"}},
+		{"empty directory", func(t *testing.T, dir string) { mkdir(t, dir, "empty") }, nil},
+		{"__pycache__", func(t *testing.T, dir string) { writeFile(t, dir, "lib/__pycache__/util.cpython-312.pyc", "x") }, nil},
+		{".pyc", func(t *testing.T, dir string) { writeFile(t, dir, "util.pyc", "x") }, nil},
+		{".git", func(t *testing.T, dir string) { writeFile(t, dir, ".git/index", "x") }, nil},
+		{"node_modules/.cache", func(t *testing.T, dir string) { writeFile(t, dir, "a/node_modules/.cache/babel/x", "x") }, nil},
+		{"node_modules itself", func(t *testing.T, dir string) { writeFile(t, dir, "node_modules/left-pad/index.js", "x") },
+			[]string{"node_modules/left-pad/index.js"}},
+		{"manifest", func(t *testing.T, dir string) { writeFile(t, dir, "plugin.json", `{"a":1}`) }, []string{"plugin.json"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := scriptPackage(t)
+			before := digestOf(t, dir)
+			tt.change(t, dir)
+			after := digestOf(t, dir)
+			if got := changedFiles(before, after); fmt.Sprint(got) != fmt.Sprint(tt.changed) {
+				t.Errorf("changed files = %q, want %q", got, tt.changed)
+			}
+			if (before.Sum != after.Sum) != (tt.changed != nil) {
+				t.Errorf("sum changed = %v, want %v", before.Sum != after.Sum, tt.changed != nil)
+			}
+		})
+	}
+}
+
+// TestFilesDigestSymlinkByTarget digests a symbolic link by its target text:
+// what it points to is neither followed nor read.
+func TestFilesDigestSymlinkByTarget(t *testing.T) {
+	dir := scriptPackage(t)
+	outside := filepath.Join(t.TempDir(), "lib.sh")
+	writeFile(t, filepath.Dir(outside), "lib.sh", "v1")
+	if err := os.Symlink(outside, filepath.Join(dir, "link.sh")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Dir(outside), filepath.Join(dir, "linkdir")); err != nil {
+		t.Fatal(err)
+	}
+	before := digestOf(t, dir)
+	writeFile(t, filepath.Dir(outside), "lib.sh", "v2 and longer")
+	writeFile(t, filepath.Dir(outside), "new", "x")
+	if after := digestOf(t, dir); after.Sum != before.Sum {
+		t.Errorf("digest changed when the link's target changed: %q", changedFiles(before, after))
+	}
+	rm(t, dir, "link.sh")
+	if err := os.Symlink("elsewhere", filepath.Join(dir, "link.sh")); err != nil {
+		t.Fatal(err)
+	}
+	if got := changedFiles(before, digestOf(t, dir)); fmt.Sprint(got) != "[link.sh]" {
+		t.Errorf("after relinking, changed = %q, want [link.sh]", got)
+	}
+}
+
+// TestFilesDigestRefuses refuses what cannot be digested, naming the
+// package and the file or bound.
+func TestFilesDigestRefuses(t *testing.T) {
+	tests := []struct {
+		name string
+		make func(t *testing.T, dir string)
+		is   error
+		says string
+	}{
+		{"fifo", func(t *testing.T, dir string) {
+			if err := syscall.Mkfifo(filepath.Join(dir, "lib", "pipe"), 0o644); err != nil {
+				t.Skip("mkfifo:", err)
+			}
+		}, ErrIrregularFile, "lib/pipe is a FIFO"},
+		{"socket", func(t *testing.T, dir string) {
+			fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				t.Skip("socket:", err)
+			}
+			defer syscall.Close(fd)
+			if err := syscall.Bind(fd, &syscall.SockaddrUnix{Name: filepath.Join(dir, "sock")}); err != nil {
+				t.Skip("bind:", err)
+			}
+		}, ErrIrregularFile, "sock is a socket"},
+		{"too many bytes", func(t *testing.T, dir string) {
+			f, err := os.Create(filepath.Join(dir, "big.bin"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			if err := f.Truncate(MaxPackageBytes + 1); err != nil { // sparse: nothing is written
+				t.Fatal(err)
+			}
+		}, ErrPackageTooLarge, "hold more than 256 MiB"},
+		{"too many files", func(t *testing.T, dir string) {
+			for i := 0; i < MaxPackageFiles; i++ { // plus the three of scriptPackage
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("f%05d", i)), nil, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}, ErrPackageTooLarge, "more than 10000 files"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := scriptPackage(t)
+			tt.make(t, dir)
+			var c digestCache
+			_, err := c.files("scripty", dir)
+			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), `package "scripty"`) || !strings.Contains(err.Error(), tt.says) {
+				t.Fatalf("files: %v; want an error wrapping %v naming the package and saying %q", err, tt.is, tt.says)
+			}
+			if n := c.reads.Load(); tt.name == "too many bytes" && n != 0 {
+				t.Errorf("read %d files before refusing a file over the byte bound", n)
+			}
+		})
+	}
+}
+
+// TestDigestCacheReadsOnlyChanges digests a package twice: the second time
+// no file is read. A rewrite with the same size and modification time is
+// still noticed (by its change time, on Linux), and a version read within
+// RacyWindow of its modification is not trusted.
+func TestDigestCacheReadsOnlyChanges(t *testing.T) {
+	dir := scriptPackage(t)
+	clock := time.Now().Add(time.Hour)
+	c := &digestCache{now: func() time.Time { return clock }}
+	first, err := c.files("x", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.reads.Load(); n != 3 {
+		t.Fatalf("first digest read %d files, want 3", n)
+	}
+	second, err := c.files("x", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := c.reads.Load(); n != 3 || second.Sum != first.Sum {
+		t.Fatalf("second digest of unchanged files: %d reads in all (want 3), sum equal %v", n, second.Sum == first.Sum)
+	}
+	if runtime.GOOS == "linux" {
+		path := filepath.Join(dir, "plugin.sh")
+		fi, _ := os.Stat(path)
+		writeFile(t, dir, "plugin.sh", "echo v2\n") // same size
+		if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		third, err := c.files("x", dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.reads.Load(); n != 4 || fmt.Sprint(changedFiles(first, third)) != "[plugin.sh]" {
+			t.Fatalf("after a same-size rewrite with the old mtime: %d reads (want 4), changed %q", n, changedFiles(first, third))
+		}
+	}
+	racy := &digestCache{now: func() time.Time { return time.Unix(0, 0) }} // reads "before" every modification
+	for i := 0; i < 2; i++ {
+		if _, err := racy.files("x", dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := racy.reads.Load(); n != 6 {
+		t.Errorf("racily clean versions: %d reads over two digests, want 6 (never trusted)", n)
+	}
+}
+
+// changedFiles lists the entries that differ between two digests, sorted.
+func changedFiles(a, b *FileDigest) []string {
+	var out []string
+	for f, d := range a.Files {
+		if b.Files[f] != d {
+			out = append(out, f)
+		}
+	}
+	for f := range b.Files {
+		if _, ok := a.Files[f]; !ok {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func chmod(t *testing.T, dir, rel string, mode os.FileMode) {
+	t.Helper()
+	if err := os.Chmod(filepath.Join(dir, rel), mode); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func rm(t *testing.T, dir, rel string) {
+	t.Helper()
+	if err := os.Remove(filepath.Join(dir, rel)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mkdir(t *testing.T, dir, rel string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, rel), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPinForms accepts both pin forms and nothing else.
+func TestPinForms(t *testing.T) {
+	hex := strings.Repeat("ab", 32)
+	tests := []struct {
+		pin              string
+		valid, isPackage bool
+	}{
+		{hex, true, false},
+		{"package:" + hex + ":" + hex, true, true},
+		{"package:" + hex, false, false},
+		{"package:" + hex + ":" + strings.ToUpper(hex), false, false},
+		{"package:" + hex + ":" + hex + ":" + hex, false, false},
+		{"sha256:" + hex, false, false},
+		{"", false, false},
+	}
+	for _, tt := range tests {
+		if validPinValue(tt.pin) != tt.valid || IsPackagePin(tt.pin) != tt.isPackage {
+			t.Errorf("%q: valid %v, package pin %v; want %v, %v", tt.pin, validPinValue(tt.pin), IsPackagePin(tt.pin), tt.valid, tt.isPackage)
+		}
+	}
+}
+
+// TestDigestCacheConcurrent digests one package from several goroutines
+// (run with -race): every digest is the same.
+func TestDigestCacheConcurrent(t *testing.T) {
+	dir := scriptPackage(t)
+	var c digestCache
+	sums := make(chan string, 8)
+	for i := 0; i < cap(sums); i++ {
+		go func() {
+			d, err := c.files("x", dir)
+			if err != nil {
+				sums <- err.Error()
+				return
+			}
+			sums <- d.Sum
+		}()
+	}
+	first := <-sums
+	for i := 1; i < cap(sums); i++ {
+		if s := <-sums; s != first {
+			t.Errorf("digests differ: %s and %s", first, s)
+		}
+	}
+}

@@ -1,0 +1,13 @@
+package sidecar
+
+// ReaperName is the argv[0] of the reaper process (see the package
+// documentation, "The reaper"), by which tools and tests can recognise
+// it among a host's children.
+const ReaperName = "extkernel-reaper"
+
+// reaperEnv is the environment variable, set to reaperMode, that makes a
+// process started from the host's executable run as the reaper.
+const (
+	reaperEnv  = "EXTKERNEL_REAPER"
+	reaperMode = "v1"
+)
