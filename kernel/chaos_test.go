@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,7 +9,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -39,7 +37,7 @@ type chaosStats struct {
 	intercepts, providerCalls, actions                         atomic.Int64
 	ok, denied, skipped, requiredErrs, optionalErrs, otherErrs atomic.Int64
 	kills, crashes, restarts, protocolFaults, exhausted        atomic.Int64
-	reloads, failedReloads, brokenReloads                      atomic.Int64
+	reloads, failedReloads, brokenReloads, explicitRestarts    atomic.Int64
 	violations                                                 atomic.Int64
 	firstViolation                                             atomic.Value // string
 }
@@ -154,7 +152,7 @@ func chaosPlugs(n int, faultLog string) []plug {
 		if i%2 == 1 {
 			faults = append(faults, "hostile")
 		}
-		if i%3 == 1 && chaosOrphans {
+		if i%3 == 1 {
 			faults = append(faults, "orphan")
 		}
 		plugs = append(plugs, plug{name: name, required: i%3 == 0, priority: i, intercepts: []string{"tool.before"},
@@ -171,13 +169,13 @@ func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts int) string {
 		"%d ok, %d denied, %d with skipped optional steps, %d required-plugin errors, %d optional-plugin errors, %d other errors); "+
 		"faults: %d kills, %d crashes seen, %d starts, %d budgets exhausted, %d hostile frames (%d garbage, %d oversized, "+
 		"%d duplicate-id; %d protocol faults seen), %d detached helpers (%d left); reloads: %d (%d rolled back, %d of them "+
-		"breaking a required package); most starts of one plugin between reloads: %d (budget %d + 1); invariant violations: %d",
+		"breaking a required package), %d explicit restarts of exhausted plugins; most starts of one plugin between reloads: %d (budget %d + 1); invariant violations: %d",
 		*chaosDuration, len(r.plugs), *chaosCallers, calls, st.intercepts.Load(), st.providerCalls.Load(), st.actions.Load(),
 		st.ok.Load(), st.denied.Load(), st.skipped.Load(), st.requiredErrs.Load(), st.optionalErrs.Load(), st.otherErrs.Load(),
 		st.kills.Load(), st.crashes.Load(), st.restarts.Load(), st.exhausted.Load(), f.hostile["garbage"]+f.hostile["oversized"]+
 			f.hostile["duplicate-id"], f.hostile["garbage"], f.hostile["oversized"], f.hostile["duplicate-id"],
 		st.protocolFaults.Load(), len(f.orphans), orphansLeft, st.reloads.Load(), st.failedReloads.Load(),
-		st.brokenReloads.Load(), mostStarts, chaosBudget, st.violations.Load())
+		st.brokenReloads.Load(), st.explicitRestarts.Load(), mostStarts, chaosBudget, st.violations.Load())
 }
 
 // observe counts crashes, protocol faults, exhausted budgets and starts,
@@ -350,24 +348,26 @@ func (r *chaosRig) killer(ctx context.Context) {
 			return
 		case <-time.After(time.Duration(50+rand.IntN(100)) * time.Millisecond):
 		}
-		clients := r.k.Current().Clients()
-		if len(clients) == 0 {
+		var alive []*sidecar.Client
+		for _, c := range r.k.Current().Clients() {
+			select {
+			case <-c.Done():
+			default:
+				alive = append(alive, c)
+			}
+		}
+		if len(alive) == 0 {
 			continue
 		}
-		c := clients[rand.IntN(len(clients))]
-		select {
-		case <-c.Done():
-			continue
-		default:
-		}
-		if syscall.Kill(c.PID(), syscall.SIGKILL) == nil {
+		if syscall.Kill(alive[rand.IntN(len(alive))].PID(), syscall.SIGKILL) == nil {
 			r.st.kills.Add(1)
 		}
 	}
 }
 
-// reloader, every 200-400ms, either breaks a required package's manifest
-// and reloads (which must fail), or changes a random manifest and reloads.
+// reloader, every 200-400ms, breaks a required package's manifest and
+// reloads (which must fail), or restarts a plugin failed past its budget
+// (RestartPlugin), or changes a random manifest and reloads.
 func (r *chaosRig) reloader(ctx context.Context) {
 	for i := 0; ; i++ {
 		select {
@@ -375,11 +375,15 @@ func (r *chaosRig) reloader(ctx context.Context) {
 			return
 		case <-time.After(time.Duration(200+rand.IntN(200)) * time.Millisecond):
 		}
-		r.st.reloads.Add(1)
-		if rand.IntN(4) == 0 {
+		switch n := rand.IntN(5); {
+		case n == 0:
+			r.st.reloads.Add(1)
 			r.breakRequired(ctx)
 			continue
+		case n <= 2 && r.restartExhausted(ctx):
+			continue
 		}
+		r.st.reloads.Add(1)
 		j := rand.IntN(len(r.plugs))
 		r.plugs[j].version = fmt.Sprintf("1.0.%d", i+1)
 		data, _ := json.Marshal(manifest(r.plugs[j]))
@@ -401,6 +405,30 @@ func (r *chaosRig) reloader(ctx context.Context) {
 			}
 		}
 	}
+}
+
+// restartExhausted restarts a random plugin failed past its crash budget
+// with RestartPlugin, if there is one, and reports whether there was.
+func (r *chaosRig) restartExhausted(ctx context.Context) bool {
+	var names []string
+	for _, st := range r.k.Plugins() {
+		if st.State == StateFailed && strings.HasPrefix(st.Reason, "crashed ") {
+			names = append(names, st.Plugin)
+		}
+	}
+	if len(names) == 0 {
+		return false
+	}
+	name := names[rand.IntN(len(names))]
+	r.st.explicitRestarts.Add(1)
+	err := r.k.RestartPlugin(ctx, name)
+	// Its budget starts afresh, whether it started or not (a failed start
+	// is its first crash).
+	r.starts.add(startEntry{restarted: name})
+	if err != nil && ctx.Err() == nil && !isBuildError(err) && !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+		r.st.violate("RestartPlugin(%q) failed with %v, which does not name it", name, err)
+	}
+	return true
 }
 
 // breakRequired writes a manifest that does not parse for a random
@@ -455,139 +483,3 @@ func isBuildError(err error) bool {
 	var be *generation.BuildError
 	return errors.As(err, &be)
 }
-
-// startLog is the ordered record of plugin starts, published generations
-// and reload outcomes, for the crash budget check.
-type startLog struct {
-	mu      sync.Mutex
-	entries []startEntry
-}
-
-// startEntry is one of: a start of plugin; a generation published, with
-// the members its build started (own); a reload that published generation
-// reloaded; a reload that failed.
-type startEntry struct {
-	plugin       string
-	published    uint64
-	own          []string
-	reloaded     uint64
-	failedReload bool
-}
-
-func (l *startLog) add(e startEntry) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.entries = append(l.entries, e)
-}
-
-// check asserts that between two successful reloads no plugin was started
-// more than budget+1 times (its start, then a restart per crash within the
-// budget), plus once per failed reload (whose build may have started it),
-// and returns the most starts of one plugin between two reloads. A
-// reload's own starts count after it: they come with a fresh budget.
-func (l *startLog) check(budget int, st *chaosStats) int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	reloads := map[uint64]bool{}
-	for _, e := range l.entries {
-		if e.reloaded != 0 {
-			reloads[e.reloaded] = true
-		}
-	}
-	count, failed, most := map[string]int{}, 0, 0
-	var pending []string // starts since the last publish
-	end := func() {
-		for name, n := range count {
-			most = max(most, n)
-			if n > budget+1+failed {
-				st.violate("%q started %d times between two reloads (budget %d, %d failed reloads)", name, n, budget, failed)
-			}
-		}
-	}
-	for _, e := range l.entries {
-		switch {
-		case e.plugin != "":
-			pending = append(pending, e.plugin)
-		case e.failedReload:
-			failed++
-		case e.published != 0 && reloads[e.published]:
-			for _, name := range without(pending, e.own) {
-				count[name]++
-			}
-			end()
-			count, failed = map[string]int{}, 0
-			for _, name := range e.own {
-				count[name] = 1
-			}
-			pending = nil
-		case e.published != 0:
-			for _, name := range pending {
-				count[name]++
-			}
-			pending = nil
-		}
-	}
-	for _, name := range pending {
-		count[name]++
-	}
-	end()
-	return most
-}
-
-// without returns names less one occurrence of each of drop.
-func without(names, drop []string) []string {
-	left := map[string]int{}
-	for _, d := range drop {
-		left[d]++
-	}
-	var out []string
-	for _, n := range names {
-		if left[n] > 0 {
-			left[n]--
-			continue
-		}
-		out = append(out, n)
-	}
-	return out
-}
-
-// chaosFaults is what the plugins recorded in SCRIPT_LOG.
-type chaosFaults struct {
-	hostile map[string]int // by kind
-	orphans []int          // pids of detached helpers
-}
-
-func readFaults(t *testing.T, path string) chaosFaults {
-	t.Helper()
-	f := chaosFaults{hostile: map[string]int{}}
-	fh, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return f
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	for sc.Scan() {
-		what, arg, _ := strings.Cut(sc.Text(), " ")
-		switch what {
-		case "hostile":
-			f.hostile[arg]++
-		case "orphan":
-			pid, err := strconv.Atoi(arg)
-			if err != nil {
-				t.Fatalf("bad fault line %q", sc.Text())
-			}
-			f.orphans = append(f.orphans, pid)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// chaosOrphans enables the plugins' detached helpers ("orphan" fault):
-// possible once a plugin's exit is its crash whatever its helpers hold.
-var chaosOrphans = false

@@ -42,23 +42,23 @@ func serve(p *sdk.Plugin) {
 	os.Exit(0)
 }
 
-// chaos picks a behaviour at random: 84% modify, 8% slow then modify, 4%
-// hang, 2% fail, 1% crash, 1% one of SCRIPT_FAULTS (else modify).
+// chaos picks a behaviour at random: 85% modify, 8% slow then modify, 4%
+// hang, 2% fail, 0.5% crash, 0.5% one of SCRIPT_FAULTS (else modify).
 func chaos(ctx context.Context) string {
-	switch n := rand.IntN(100); {
-	case n < 84:
+	switch n := rand.IntN(1000); {
+	case n < 850:
 		return "modify"
-	case n < 92:
+	case n < 930:
 		select {
 		case <-time.After(time.Duration(10+rand.IntN(70)) * time.Millisecond):
 		case <-ctx.Done():
 		}
 		return "modify"
-	case n < 96:
+	case n < 970:
 		return "hang"
-	case n < 98:
+	case n < 990:
 		return "fail"
-	case n < 99:
+	case n < 995:
 		return "crash"
 	default:
 		if faults := list("SCRIPT_FAULTS"); len(faults) > 0 {
