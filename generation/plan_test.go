@@ -180,10 +180,10 @@ func TestPlanDownMember(t *testing.T) {
 		{name: "kept down, failed", down: "audit", status: StatusFailed, keep: true, reason: fmt.Sprintf(kept, "failed")},
 		{name: "kept down but changed", down: "audit", status: StatusCrashed, keep: true,
 			change: func(h *planHome) { h.exe("audit", "v2") },
-			want:   map[string]string{"audit": "reloaded: executable changed; not running in generation 1 (crashed)"}},
+			want:   map[string]string{"audit": "reloaded: package files changed (bin/plugin); not running in generation 1 (crashed)"}},
 		{name: "kept down, its provider changed", down: "memory", status: StatusCrashed, keep: true,
 			change: func(h *planHome) { h.exe("kv", "v2") },
-			want:   map[string]string{"kv": "reloaded: executable changed"}, reason: fmt.Sprintf(kept, "crashed")},
+			want:   map[string]string{"kv": "reloaded: package files changed (bin/plugin)"}, reason: fmt.Sprintf(kept, "crashed")},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newPlanHome(t)
