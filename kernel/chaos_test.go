@@ -208,14 +208,14 @@ func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts, late int) str
 		"%d ok, %d denied, %d with skipped optional steps, %d required-plugin errors, %d optional-plugin errors, %d other errors); "+
 		"faults: %d kills, %d crashes seen, %d starts, %d budgets exhausted, %d hostile frames (%d garbage, %d oversized, "+
 		"%d duplicate-id; %d protocol faults seen), %d detached helpers (%d left); reloads: %d (%d rolled back, %d of them "+
-		"breaking a required package), %d explicit restarts of exhausted plugins; most starts of one plugin between reloads: %d (budget %d + 1); "+
+		"breaking a required package), %d explicit restarts of exhausted plugins; most starts of one plugin between reloads: %d (%d allowed per fresh budget); "+
 		"largest timer delay %v (%d calls past their bound by no more); invariant violations: %d",
 		*chaosDuration, len(r.plugs), *chaosCallers, calls, st.intercepts.Load(), st.providerCalls.Load(), st.actions.Load(),
 		st.ok.Load(), st.denied.Load(), st.skipped.Load(), st.requiredErrs.Load(), st.optionalErrs.Load(), st.otherErrs.Load(),
 		st.kills.Load(), st.crashes.Load(), st.restarts.Load(), st.exhausted.Load(), f.hostile["garbage"]+f.hostile["oversized"]+
 			f.hostile["duplicate-id"], f.hostile["garbage"], f.hostile["oversized"], f.hostile["duplicate-id"],
 		st.protocolFaults.Load(), len(f.orphans), orphansLeft, st.reloads.Load(), st.failedReloads.Load(),
-		st.brokenReloads.Load(), st.explicitRestarts.Load(), mostStarts, chaosBudget,
+		st.brokenReloads.Load(), st.explicitRestarts.Load(), mostStarts, chaosBudget+1,
 		time.Duration(st.timerLag.Load()).Round(time.Millisecond), late, st.violations.Load())
 }
 
