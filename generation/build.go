@@ -63,7 +63,8 @@ type Inputs struct {
 	// start them and records each as a failed (and Adopted) member with
 	// that reason; failures cascade from them as from any failure, and a
 	// required one fails the build. Names that are not members are
-	// ignored.
+	// ignored. NewPlan classifies a down package named here as unchanged
+	// unless it changed itself (see NewPlan).
 	KeepFailed map[string]string
 	// Plan is the plan that led to this build, recorded in the
 	// generation's snapshot; nil for a first generation.

@@ -8,17 +8,29 @@ import (
 )
 
 // classify sorts every package of a and b into exactly one class, with the
-// reasons for each reload, in name order.
-func classify(a, b *Snapshot) []Change {
+// reasons for each reload, in name order. A package of a that is down and
+// named in keepDown (see Inputs.KeepFailed) is reloaded only when it changed
+// itself; otherwise it is unchanged, with one reason saying why it stays
+// down, and nothing it depends on reloads it.
+func classify(a, b *Snapshot, keepDown map[string]string) []Change {
 	byName := map[string]*Change{}
+	kept := map[string]bool{}
 	for _, pb := range b.Packages {
 		ch := &Change{Name: pb.Name, To: pb.Version, Class: ClassAdded}
 		if pa := a.pkg(pb.Name); pa != nil {
 			ch.From = pa.Version
-			ch.Reasons = directReasons(a.Generation, pa, &pb)
-			ch.Class = ClassUnchanged
-			if len(ch.Reasons) > 0 {
-				ch.Class = ClassReloaded
+			changed, down := directReasons(a.Generation, pa, &pb)
+			why, held := keepDown[pb.Name]
+			switch {
+			case down != "" && held && len(changed) == 0:
+				ch.Class, ch.Reasons = ClassUnchanged, []string{down + "; kept down: " + why}
+				kept[pb.Name] = true
+			case down != "":
+				ch.Class, ch.Reasons = ClassReloaded, append(changed, down)
+			case len(changed) > 0:
+				ch.Class, ch.Reasons = ClassReloaded, changed
+			default:
+				ch.Class = ClassUnchanged
 			}
 		}
 		byName[pb.Name] = ch
@@ -28,7 +40,7 @@ func classify(a, b *Snapshot) []Change {
 			byName[pa.Name] = &Change{Name: pa.Name, From: pa.Version, Class: ClassRemoved}
 		}
 	}
-	propagate(b, byName)
+	propagate(b, byName, kept)
 	out := make([]Change, 0, len(byName))
 	for _, name := range sortedNames(byName) {
 		out = append(out, *byName[name])
@@ -36,8 +48,10 @@ func classify(a, b *Snapshot) []Change {
 	return out
 }
 
-// directReasons lists what changed in one package itself.
-func directReasons(from uint64, a, b *SnapshotPackage) []string {
+// directReasons lists what changed in one package itself and, apart, why
+// it is to be started although unchanged: it did not run in generation from
+// ("" when it did).
+func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down string) {
 	var r []string
 	fa, fb := a.Fingerprint, b.Fingerprint
 	switch {
@@ -54,9 +68,9 @@ func directReasons(from uint64, a, b *SnapshotPackage) []string {
 		r = append(r, fmt.Sprintf("policy %s -> %s", policyName(a.Required), policyName(b.Required)))
 	}
 	if a.Status == StatusFailed || a.Status == StatusCrashed {
-		r = append(r, fmt.Sprintf("not running in generation %d (%s)", from, a.Status))
+		down = fmt.Sprintf("not running in generation %d (%s)", from, a.Status)
 	}
-	return r
+	return r, down
 }
 
 func policyName(required bool) string {
@@ -67,8 +81,8 @@ func policyName(required bool) string {
 }
 
 // propagate reloads every otherwise unchanged package that depends on an
-// added or reloaded one, transitively.
-func propagate(b *Snapshot, byName map[string]*Change) {
+// added or reloaded one, transitively; a package kept down stays unchanged.
+func propagate(b *Snapshot, byName map[string]*Change, kept map[string]bool) {
 	dependents := map[string][]string{}
 	for _, p := range b.Packages {
 		for _, d := range p.DependsOn {
@@ -86,8 +100,8 @@ func propagate(b *Snapshot, byName map[string]*Change) {
 		queue = queue[1:]
 		for _, name := range dependents[dep] {
 			ch := byName[name]
-			if ch.Class == ClassAdded {
-				continue // it starts anyway; its providers' changes are no reason
+			if ch.Class == ClassAdded || kept[name] {
+				continue // it starts anyway, or not at all: its providers' changes are no reason
 			}
 			ch.Reasons = append(ch.Reasons, fmt.Sprintf("depends on %q, which is %s", dep, byName[dep].Class))
 			if ch.Class == ClassUnchanged {

@@ -14,7 +14,9 @@ type Class string
 
 // Package classes. Every package of either side is exactly one of them.
 const (
-	// ClassUnchanged: its running sidecar is adopted, not restarted.
+	// ClassUnchanged: its running sidecar is adopted, not restarted; a
+	// package that is down and kept down (Inputs.KeepFailed) stays down,
+	// and its Reasons say why.
 	ClassUnchanged Class = "unchanged"
 	// ClassAdded: it is new to the closure and will be started.
 	ClassAdded Class = "added"
@@ -26,7 +28,8 @@ const (
 	ClassReloaded Class = "reloaded"
 )
 
-// Change is one package's class in a plan, with the reason for each reload.
+// Change is one package's class in a plan, with the reason for each reload
+// (or, for an unchanged package kept down, why it is not started).
 type Change struct {
 	Name    string   `json:"name"`
 	Class   Class    `json:"class"`
@@ -108,14 +111,18 @@ func (p *Plan) Names(class Class) []string {
 func Diff(a, b *Snapshot) *Plan {
 	p := &Plan{From: a.Generation, To: b.Generation, FromHash: a.Hash, ToHash: b.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(a, b)
+	p.Packages = classify(a, b, nil)
 	p.Interceptors, p.Slots = contributionDiff(a.Contributions, b.Contributions)
 	return p
 }
 
 // NewPlan compares the generation described by from with what in (disk and
 // config) now asks for, without starting anything. in.Adopt, in.Start and
-// in.Number are ignored.
+// in.Number are ignored. A package of from that is down (failed or
+// crashed) is reloaded, to be started again, unless in.KeepFailed names it
+// and it did not change itself: then it is unchanged, its one reason says
+// "not running in generation N (...); kept down: " and the KeepFailed
+// reason, and a change of what it depends on does not reload it.
 func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 	return newPlan(from, in, nil)
 }
@@ -129,7 +136,7 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	}
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(from, to)
+	p.Packages = classify(from, to, in.KeepFailed)
 	if reclass != nil {
 		reclass(p.Packages)
 	}

@@ -2,6 +2,7 @@ package generation
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,18 +159,68 @@ func TestPlanReasons(t *testing.T) {
 	}
 }
 
-func TestPlanFailedMemberIsReloaded(t *testing.T) {
-	h := newPlanHome(t)
-	from := snapshotOf(t, h.inputs())
-	from.pkg("audit").Status = StatusCrashed
-	p, err := NewPlan(from, h.inputs())
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range p.Packages {
-		if c.Name == "audit" && (c.Class != ClassReloaded || c.Reasons[0] != "not running in generation 1 (crashed)") {
-			t.Errorf("audit: %+v", c)
-		}
+// TestPlanDownMember: a member that is down is reloaded, unless the inputs
+// keep it down (Inputs.KeepFailed) and it did not change itself.
+func TestPlanDownMember(t *testing.T) {
+	const kept = "not running in generation 1 (%s); kept down: past its budget"
+	for _, tt := range []struct {
+		name   string
+		down   string // the member that is down in the snapshot
+		status Status
+		keep   bool
+		change func(h *planHome)
+		want   map[string]string // class and reasons of every package not unchanged
+		reason string            // of the down member, when it stays unchanged
+	}{
+		{name: "crashed", down: "audit", status: StatusCrashed,
+			want: map[string]string{"audit": "reloaded: not running in generation 1 (crashed)"}},
+		{name: "failed", down: "audit", status: StatusFailed,
+			want: map[string]string{"audit": "reloaded: not running in generation 1 (failed)"}},
+		{name: "kept down", down: "audit", status: StatusCrashed, keep: true, reason: fmt.Sprintf(kept, "crashed")},
+		{name: "kept down, failed", down: "audit", status: StatusFailed, keep: true, reason: fmt.Sprintf(kept, "failed")},
+		{name: "kept down but changed", down: "audit", status: StatusCrashed, keep: true,
+			change: func(h *planHome) { h.exe("audit", "v2") },
+			want:   map[string]string{"audit": "reloaded: package files changed (bin/plugin); not running in generation 1 (crashed)"}},
+		{name: "kept down, its provider changed", down: "memory", status: StatusCrashed, keep: true,
+			change: func(h *planHome) { h.exe("kv", "v2") },
+			want:   map[string]string{"kv": "reloaded: package files changed (bin/plugin)"}, reason: fmt.Sprintf(kept, "crashed")},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newPlanHome(t)
+			from := snapshotOf(t, h.inputs())
+			from.pkg(tt.down).Status = tt.status
+			if tt.change != nil {
+				tt.change(h)
+			}
+			in := h.inputs()
+			if tt.keep {
+				in.KeepFailed = map[string]string{tt.down: "past its budget"}
+			}
+			p, err := NewPlan(from, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{}
+			for _, c := range p.Packages {
+				switch {
+				case c.Class != ClassUnchanged:
+					got[c.Name] = string(c.Class) + ": " + strings.Join(c.Reasons, "; ")
+				case c.Name == tt.down && strings.Join(c.Reasons, "; ") != tt.reason:
+					t.Errorf("%s: reasons %q, want %q", c.Name, c.Reasons, tt.reason)
+				case c.Name != tt.down && len(c.Reasons) > 0:
+					t.Errorf("%s: unchanged with reasons %q", c.Name, c.Reasons)
+				}
+			}
+			if len(got) == 0 {
+				got = nil
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("changes = %v, want %v", got, tt.want)
+			}
+			if p.Changed() != (tt.want != nil) {
+				t.Errorf("Changed() = %v, want %v", p.Changed(), tt.want != nil)
+			}
+		})
 	}
 }
 

@@ -48,8 +48,11 @@
 // failed because it did) gets a new sidecar; every other running plugin is
 // adopted and every other plugin that is down stays down, its state
 // untouched. Past its budget a plugin stays failed until RestartPlugin
-// restarts it (resetting its budget) or a Reload retries it: a Reload
-// plans a plugin that does not run as reloaded, and resets every budget.
+// restarts it, or a Reload that changes its package starts it; both give it
+// a fresh budget. Any other Reload keeps it down, with its budget (its plan
+// class is unchanged, its reason says "kept down"). A Reload starts again
+// every other plugin that is down (an optional one that failed to start,
+// one waiting for a restart), and each plugin it starts gets a fresh budget.
 // A build that fails gives every plugin it set starting its state from
 // before.
 //

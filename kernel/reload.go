@@ -52,6 +52,13 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 // *generation.BuildError, wrapped with ErrClosed when Close cancelled it)
 // lists every problem.
 //
+// Plugins that are down (an optional one that failed to start, one
+// waiting for a supervised restart) are started again, except a plugin that
+// failed past its crash budget: it stays failed, with its budget, unless
+// its package changed (its plan class is unchanged, its reason says why);
+// RestartPlugin restarts it. Every plugin the reload starts (added or
+// reloaded) starts with a fresh crash budget; the others keep theirs.
+//
 // Reloads are serialized: a Reload called while another runs waits for it,
 // then plans afresh (reloads are not coalesced). A reload whose plan has no
 // change restarts nothing and publishes nothing.
@@ -62,12 +69,10 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, err := k.load()
+	in, _, err := k.plan(l.gen.Snapshot())
 	if err != nil {
 		return nil, err
 	}
-	k.expectRunning(&in, l.gen.Snapshot())
-	k.super.resetCrashes() // an explicit reload retries plugins left failed
 	return k.apply(ctx, l, in)
 }
 
@@ -82,10 +87,10 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 	if !plan.Changed() {
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
 	}
-	in.Adopt = map[string]*sidecar.Client{}
+	in.Adopt, in.KeepFailed = map[string]*sidecar.Client{}, keptDown(l.gen, plan, in.KeepFailed)
 	for _, name := range plan.Names(generation.ClassUnchanged) {
 		if c := l.gen.Client(name); c != nil {
-			in.Adopt[name] = c
+			in.Adopt[name] = c // running, or down and kept down as it is
 		}
 	}
 	in.Plan = plan
@@ -93,8 +98,26 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 	if err != nil {
 		return nil, err
 	}
+	// What the reload starts, it starts with a fresh crash budget.
+	k.super.resetCrashesOf(append(plan.Names(generation.ClassAdded), plan.Names(generation.ClassReloaded)...)...)
 	k.publish(g)
 	return &ReloadResult{Plan: plan, Published: true, Generation: g}, nil
+}
+
+// keptDown narrows held (plugins past their crash budget) to those the plan
+// leaves unchanged and that have no client in g to adopt: they are carried
+// over as failed members. One with a client (exited) is adopted as it is.
+func keptDown(g *generation.Generation, plan *generation.Plan, held map[string]string) map[string]string {
+	out := map[string]string{}
+	for _, name := range plan.Names(generation.ClassUnchanged) {
+		if reason, ok := held[name]; ok && g.Client(name) == nil {
+			if m := g.Member(name); m != nil && m.Reason != "" {
+				reason = m.Reason
+			}
+			out[name] = reason
+		}
+	}
+	return out
 }
 
 // currentLocked returns the current generation; buildMu must be held.
@@ -118,14 +141,16 @@ func (k *Kernel) load() (generation.Inputs, error) {
 	return k.inputs(inst, nil), nil
 }
 
-// plan loads the home and plans from a snapshot to it, the snapshot's
-// required members expected as at a reload.
+// plan loads the home and plans from a snapshot to it as a reload would:
+// the snapshot's required members expected, plugins past their crash
+// budget kept down.
 func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
 	in, err := k.load()
 	if err != nil {
 		return in, nil, err
 	}
 	k.expectRunning(&in, from)
+	in.KeepFailed = k.super.heldDown()
 	plan, err := generation.NewPlan(from, in)
 	if err != nil {
 		return in, nil, fmt.Errorf("kernel: plan: %w", err)

@@ -49,13 +49,16 @@ func (k *Kernel) RestartPlugin(ctx context.Context, name string) error {
 }
 
 // restart is a supervised restart of a crashed plugin, after its backoff.
-// A failed restart counts as another crash.
+// A failed restart counts as another crash. A plugin failed past its budget
+// meanwhile is not restarted: a restart scheduled before a Reload or
+// RestartPlugin started it afresh can fire after it crashed its new budget
+// away.
 func (k *Kernel) restart(ctx context.Context, plugin string) {
 	k.buildMu.Lock()
 	defer k.buildMu.Unlock()
 	l, err := k.currentLocked()
-	if err != nil || !down(l.gen.Member(plugin)) {
-		return // closed, removed, or brought back by a reload meanwhile
+	if err != nil || !down(l.gen.Member(plugin)) || k.super.isHeld(plugin) {
+		return // closed, removed, brought back by a reload, or past its budget
 	}
 	if err := k.restartLocked(ctx, l, plugin); err != nil {
 		k.log.Error("restart failed", "plugin", plugin, "error", err)

@@ -28,7 +28,8 @@ const (
 	// StateFailed: it is not running and will not be restarted
 	// automatically: it failed to start (optional), or crashed more often
 	// than the crash budget allows. Restarts of other plugins leave it
-	// failed; RestartPlugin, or an explicit Reload, retries it.
+	// failed. RestartPlugin retries it; a Reload retries one that failed to
+	// start, but one past its crash budget only when its package changed.
 	StateFailed State = "failed"
 )
 
@@ -56,12 +57,15 @@ type supervisor struct {
 	status  map[string]*PluginStatus
 	crashes map[string][]time.Time // per plugin, within the window
 	counted map[string]uint64      // per plugin, the client whose crash was counted last
+	// held names the plugins failed past their crash budget: only
+	// RestartPlugin, or a Reload that changes the package, starts them again.
+	held map[string]bool
 }
 
 func newSupervisor() *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{},
-		counted: map[string]uint64{}}
+		counted: map[string]uint64{}, held: map[string]bool{}}
 }
 
 // Plugins returns every plugin's supervision state, sorted by name.
@@ -143,6 +147,7 @@ func (k *Kernel) published(g *generation.Generation) {
 		delete(s.status, name)
 		delete(s.crashes, name)
 		delete(s.counted, name)
+		delete(s.held, name)
 	}
 	s.mu.Unlock()
 }
@@ -212,10 +217,14 @@ func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr [
 	}
 	recent = append(recent, now)
 	s.crashes[plugin] = recent
+	exhausted := len(recent) > sup.CrashBudget
+	if exhausted {
+		s.held[plugin] = true
+	}
 	s.mu.Unlock()
-	if len(recent) > sup.CrashBudget {
-		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until an explicit restart or reload: %v",
-			len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
+	if exhausted {
+		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until "+
+			"an explicit restart or a reload that changes the package: %v", len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
 		return
 	}
 	delay := backoff(sup.BackoffMin, sup.BackoffMax, len(recent))
@@ -285,19 +294,38 @@ func (s *supervisor) stop() {
 	s.wg.Wait()
 }
 
-// resetCrashes forgets crash history: an explicit reload starts every
-// plugin's budget afresh.
-func (s *supervisor) resetCrashes() {
+// heldReason is why a Reload keeps a plugin failed past its crash budget
+// down, as its plan says.
+const heldReason = "failed past its crash budget; RestartPlugin, or a change of the package, starts it again"
+
+// heldDown returns the plugins failed past their crash budget, each with
+// heldReason, for Inputs.KeepFailed.
+func (s *supervisor) heldDown() map[string]string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.crashes = map[string][]time.Time{}
+	out := make(map[string]string, len(s.held))
+	for name := range s.held {
+		out[name] = heldReason
+	}
+	return out
 }
 
-// resetCrashesOf forgets one plugin's crash history.
-func (s *supervisor) resetCrashesOf(plugin string) {
+// isHeld reports whether plugin is failed past its crash budget.
+func (s *supervisor) isHeld(plugin string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.crashes, plugin)
+	return s.held[plugin]
+}
+
+// resetCrashesOf forgets the crash history of each plugin: its budget
+// starts afresh, and it is no longer held down.
+func (s *supervisor) resetCrashesOf(plugins ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, p := range plugins {
+		delete(s.crashes, p)
+		delete(s.held, p)
+	}
 }
 
 // tracked reports whether plugin has a state.

@@ -3,6 +3,7 @@ package kernel
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"strings"
 	"syscall"
 	"testing"
@@ -45,6 +46,23 @@ func (l *stateLog) expect(t *testing.T, states ...State) Event {
 		}
 	}
 	return last
+}
+
+// until waits for the state want, skipping other states, and returns its
+// event.
+func (l *stateLog) until(t *testing.T, want State) Event {
+	t.Helper()
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-l.ch:
+			if State(e.State) == want {
+				return e
+			}
+		case <-deadline:
+			t.Fatalf("no %q state event", want)
+		}
+	}
 }
 
 func fastSupervision() Supervision {
@@ -102,7 +120,7 @@ func TestCrashBudget(t *testing.T) {
 	}
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	e := states.expect(t, StateFailed)
-	if !strings.HasPrefix(e.Message, "crashed 4 times within 1m0s (budget 3); not restarting until an explicit restart or reload") {
+	if !strings.HasPrefix(e.Message, "crashed 4 times within 1m0s (budget 3); not restarting until an explicit restart or a reload that changes the package") {
 		t.Errorf("failed reason = %q", e.Message)
 	}
 	st := k.Plugins()[0]
@@ -114,13 +132,123 @@ func TestCrashBudget(t *testing.T) {
 	if err != nil || res.Steps[0].Decision != DecisionSkipped {
 		t.Fatalf("call to a failed optional plugin: %+v, %v", res, err)
 	}
-	// ... until an explicit reload retries it.
-	if _, err := k.Reload(context.Background()); err != nil {
-		t.Fatal(err)
+	// ... and a reload that does not change its package leaves it so
+	// (TestReloadKeepsCrashLoopDown); RestartPlugin retries it
+	// (TestRestartPlugin).
+	if r, err := k.Reload(context.Background()); err != nil || r.Published {
+		t.Fatalf("Reload = %+v, %v; want nothing to do", r, err)
 	}
-	states.expect(t, StateStarting, StateReady)
-	if k.Current().Client("crashy") == nil {
-		t.Error("reload did not bring crashy back")
+	states.noEvent(t, "after a reload without changes")
+}
+
+// TestReloadKeepsCrashLoopDown runs a plugin that crashes by itself soon
+// after every start, required or optional, until it is failed past its
+// budget. A reload that does not change its package, even one that
+// reloads a neighbour, must not start it again nor reset its budget; a
+// reload that changes it starts it with a fresh budget. An optional plugin
+// that failed to start is still retried by every reload.
+func TestReloadKeepsCrashLoopDown(t *testing.T) {
+	for _, required := range []bool{false, true} {
+		t.Run(map[bool]string{false: "optional", true: "required"}[required], func(t *testing.T) {
+			loopLog, startLog := newSpawnLog(t), newSpawnLog(t)
+			loop := loopLog.with(plug{name: "loop", required: required, intercepts: []string{"tool.before"},
+				env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=continue", "SCRIPT_EXIT_AFTER": "100ms"}})
+			neighbour := plug{name: "neighbour", env: map[string]string{"SCRIPT_PROVIDERS": "get"}}
+			broken := startLog.with(plug{name: "broken", env: map[string]string{"SCRIPT_START": "exit"}})
+			home := writeHome(t, loop, neighbour, broken)
+			cfg := testConfig(home)
+			cfg.Supervision = fastSupervision()
+			budget := cfg.Supervision.CrashBudget
+			k := startKernel(t, cfg)
+			states := watchStates(t, k, "loop")
+			// A crash may come before or after the restarted plugin is
+			// published (and reported ready), the first one even before
+			// states was subscribed: its starts are counted below.
+			failed := states.until(t, StateFailed)
+
+			neighbour.version = "1.0.1"
+			rewrite(t, home, neighbour)
+			for i := range 2 { // the neighbour's change, then only broken's retry
+				r, err := k.Reload(context.Background())
+				if err != nil || !r.Published {
+					t.Fatalf("reload %d = %+v, %v", i, r, err)
+				}
+				c := planChange(r.Plan, "loop")
+				if c.Class != generation.ClassUnchanged || len(c.Reasons) != 1 || !strings.HasSuffix(c.Reasons[0], "kept down: "+heldReason) {
+					t.Errorf("reload %d planned loop as %+v, want it unchanged and kept down", i, c)
+				}
+				if c := planChange(r.Plan, "broken"); c.Class != generation.ClassReloaded {
+					t.Errorf("reload %d planned broken as %+v, want it retried", i, c)
+				}
+				if n := len(startLog.pids(t)); n != i+2 {
+					t.Errorf("broken started %d times after reload %d, want %d", n, i, i+2)
+				}
+			}
+			states.noEvent(t, "reloads that left loop alone")
+			if n := len(loopLog.pids(t)); n != budget+1 {
+				t.Errorf("loop started %d times, want %d", n, budget+1)
+			}
+			if st := k.Plugins()[1]; st.Plugin != "loop" || st.State != StateFailed || st.Reason != failed.Message {
+				t.Errorf("loop's status = %+v, want it failed with %q", st, failed.Message)
+			}
+			checkFailedCall(t, k, required)
+
+			loop.version = "1.0.1"
+			rewrite(t, home, loop)
+			r, err := k.Reload(context.Background())
+			if err != nil || planChange(r.Plan, "loop").Class != generation.ClassReloaded {
+				t.Fatalf("reload of a changed loop = %+v, %v", r, err)
+			}
+			if e := states.until(t, StateRestarting); !strings.HasPrefix(e.Message, "crash 1 of 3") {
+				t.Errorf("first crash after a reload that changed loop: %q, want a fresh budget", e.Message)
+			}
+		})
+	}
+}
+
+// planChange returns the change of name in p.
+func planChange(p *generation.Plan, name string) generation.Change {
+	for _, c := range p.Packages {
+		if c.Name == name {
+			return c
+		}
+	}
+	return generation.Change{}
+}
+
+// checkFailedCall checks a call to the failed plugin "loop": an optional one
+// is skipped, a required one fails the call closed with a *PluginError.
+func checkFailedCall(t *testing.T, k *Kernel, required bool) {
+	t.Helper()
+	res, err := k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
+	var pe *PluginError
+	switch {
+	case required && (!errors.As(err, &pe) || pe.Plugin != "loop" || !pe.Required):
+		t.Errorf("call to a failed required plugin: %v, want a *PluginError naming loop", err)
+	case !required && (err != nil || res.Steps[0].Decision != DecisionSkipped):
+		t.Errorf("call to a failed optional plugin: %+v, %v, want it skipped", res, err)
+	}
+}
+
+// TestStaleRestartLeavesExhaustedPluginDown: a restart scheduled before a
+// reload (or RestartPlugin) started a plugin afresh may fire after the
+// plugin crashed its new budget away; it must not start it again.
+func TestStaleRestartLeavesExhaustedPluginDown(t *testing.T) {
+	log := newSpawnLog(t)
+	cfg := testConfig(writeHome(t, log.with(crashOnCall("crashy"))))
+	cfg.Supervision = fastSupervision()
+	k := startKernel(t, cfg)
+	states := watchStates(t, k, "crashy")
+	failed := crashLoop(t, k, states, "tool.before", cfg.Supervision.CrashBudget)
+	before := len(log.pids(t))
+
+	k.restart(context.Background(), "crashy") // as a stale scheduled restart would
+	states.noEvent(t, "a stale restart")
+	if n := len(log.pids(t)); n != before {
+		t.Errorf("a stale restart started crashy: %d starts, want %d", n, before)
+	}
+	if st := k.Plugins()[0]; st.State != StateFailed || st.Reason != failed.Message {
+		t.Errorf("after a stale restart: %+v, want failed with %q", st, failed.Message)
 	}
 }
 

@@ -5,12 +5,22 @@
 //	SCRIPT_INTERCEPT  "point=behaviour[@priority],..." where behaviour is
 //	                  continue, modify (appends the plugin name to a JSON
 //	                  array payload), deny, fail, hang, crash, or chaos
-//	                  (mostly modify; sometimes slow, hang, fail or crash,
-//	                  at random)
+//	                  (mostly modify; sometimes slow, hang, fail, crash or
+//	                  one of the SCRIPT_FAULTS, at random; see chaos.go)
 //	SCRIPT_SLOTS      "slot,..." claimed; the strategy echoes
 //	                  {"owner": name, "input": input}
-//	SCRIPT_PROVIDERS  "ref,..." each echoing its input
-//	SCRIPT_ACTIONS    "id,..." each answering {"ran": id}
+//	SCRIPT_PROVIDERS  "ref[=behaviour],..." each echoing its input;
+//	                  behaviour is echo (the default) or chaos
+//	SCRIPT_ACTIONS    "id[=behaviour],..." each answering {"ran": id};
+//	                  behaviour is run (the default) or chaos
+//	SCRIPT_FAULTS     "fault,..." more faults chaos may pick: hostile
+//	                  (writes garbage, an oversized line or a response
+//	                  with two ids to stdout), orphan (starts a `sleep`
+//	                  in a new session holding the plugin's stdout and
+//	                  stderr, then crashes or goes on)
+//	SCRIPT_LOG        a file the plugin appends one line to for each
+//	                  SCRIPT_FAULTS fault it commits ("hostile garbage",
+//	                  "orphan <pid>")
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
@@ -19,7 +29,8 @@
 //	                  then waits until the call is cancelled and sends
 //	                  "cancelled"
 //	SCRIPT_INIT       "ref": a provider returning the initialize params the
-//	                  plugin received (not together with SCRIPT_DATA)
+//	                  plugin received (not together with SCRIPT_DATA or
+//	                  SCRIPT_EXIT_AFTER)
 //	SCRIPT_SCHEMAS    a JSON object {"ref": schema, ...}: providers declared
 //	                  with that input schema, each answering
 //	                  {"input": input, "calls": calls so far, this one
@@ -27,6 +38,9 @@
 //	SCRIPT_PROVIDES   "capability@version,..."
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
+//	SCRIPT_EXIT_AFTER a duration: the plugin exits with status 7 that long
+//	                  after the host's initialize request (a crash loop
+//	                  without any call)
 //	SCRIPT_PIDFILE    a file the plugin appends its pid to
 //	SCRIPT_LEAK       the name of a variable whose value the plugin prints
 //	                  to stderr at start and puts in its failure messages
@@ -37,7 +51,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,6 +89,10 @@ func main() {
 		time.Sleep(time.Hour) // killed by the host's stop sequence
 	}
 	p := sdk.New(name, os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
+	var onInit []func(protocol.InitializeParams)
+	if v := os.Getenv("SCRIPT_EXIT_AFTER"); v != "" {
+		onInit = append(onInit, exitAfter(v))
+	}
 	for _, kv := range list("SCRIPT_PROVIDES") {
 		key, version, _ := strings.Cut(kv, "@")
 		p.Provide(key, version)
@@ -88,34 +105,59 @@ func main() {
 			return map[string]any{"owner": name, "input": in}, nil
 		})
 	}
-	for _, ref := range list("SCRIPT_PROVIDERS") {
-		p.Provider(ref, "echoes its input", func(_ context.Context, in json.RawMessage) (any, error) { return in, nil })
-	}
-	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
-		addDataWriter(p, ref)
-	}
-	addEmbedderProviders(p)
-	for _, id := range list("SCRIPT_ACTIONS") {
-		p.Action(id, "Run "+id, "toolbar", func(context.Context, json.RawMessage) (any, error) {
-			return map[string]string{"ran": id}, nil
+	for _, spec := range list("SCRIPT_PROVIDERS") {
+		ref, behaviour, _ := strings.Cut(spec, "=")
+		p.Provider(ref, "echoes its input", func(ctx context.Context, in json.RawMessage) (any, error) {
+			return in, misbehave(ctx, behaviour)
 		})
 	}
-	p.Serve()
+	if ref := os.Getenv("SCRIPT_DATA"); ref != "" {
+		onInit = append(onInit, addDataWriter(p, ref))
+	}
+	addEmbedderProviders(p)
+	if len(onInit) > 0 {
+		p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
+			for _, fn := range onInit {
+				fn(params)
+			}
+			return nil
+		})
+	}
+	for _, spec := range list("SCRIPT_ACTIONS") {
+		id, behaviour, _ := strings.Cut(spec, "=")
+		p.Action(id, "Run "+id, "toolbar", func(ctx context.Context, _ json.RawMessage) (any, error) {
+			return map[string]string{"ran": id}, misbehave(ctx, behaviour)
+		})
+	}
+	serve(p)
 }
 
-// addDataWriter registers the SCRIPT_DATA provider ref.
-func addDataWriter(p *sdk.Plugin, ref string) {
+// exitAfter returns the initialize hook that makes the plugin exit with
+// status 7 d later.
+func exitAfter(d string) func(protocol.InitializeParams) {
+	delay, err := time.ParseDuration(d)
+	if err != nil {
+		panic(err)
+	}
+	return func(protocol.InitializeParams) {
+		time.AfterFunc(delay, func() {
+			fmt.Fprintln(os.Stderr, "scripted: exiting after", d, "as told")
+			os.Exit(7)
+		})
+	}
+}
+
+// addDataWriter registers the SCRIPT_DATA provider ref and returns the
+// initialize hook that learns the data directory.
+func addDataWriter(p *sdk.Plugin, ref string) func(protocol.InitializeParams) {
 	var dataDir string
-	p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
-		dataDir = params.Plugin.DataDir
-		return nil
-	})
 	p.Provider(ref, "writes its input into the data directory", func(_ context.Context, in json.RawMessage) (any, error) {
 		if err := os.WriteFile(filepath.Join(dataDir, "written"), in, 0o600); err != nil {
 			return nil, err
 		}
 		return map[string]string{"data_dir": dataDir, "env": os.Getenv("EXTKERNEL_DATA_DIR")}, nil
 	})
+	return func(params protocol.InitializeParams) { dataDir = params.Plugin.DataDir }
 }
 
 func addInterceptor(p *sdk.Plugin, name, spec string) {
@@ -125,6 +167,10 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		b := behaviour
 		if b == "chaos" {
 			b = chaos(ctx)
+		}
+		if b == "hostile" || b == "orphan" {
+			commit(b)
+			b = "modify"
 		}
 		switch b {
 		case "modify":
@@ -159,25 +205,4 @@ func addInterceptor(p *sdk.Plugin, name, spec string) {
 		return
 	}
 	p.Intercept(point, h)
-}
-
-// chaos picks a behaviour at random: 85% modify, 8% slow then modify, 4%
-// hang, 2% fail, 1% crash.
-func chaos(ctx context.Context) string {
-	switch n := rand.IntN(100); {
-	case n < 85:
-		return "modify"
-	case n < 93:
-		select {
-		case <-time.After(time.Duration(10+rand.IntN(70)) * time.Millisecond):
-		case <-ctx.Done():
-		}
-		return "modify"
-	case n < 97:
-		return "hang"
-	case n < 99:
-		return "fail"
-	default:
-		return "crash"
-	}
 }
