@@ -16,7 +16,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 var (
@@ -224,8 +223,7 @@ func chaosReloader(ctx context.Context, k *Kernel, home string, plugs []plug, st
 			// A required plugin crashing during its start rolls the reload
 			// back; the current generation must stay as it was.
 			st.failedReloads.Add(1)
-			var rse *sidecar.RequiredStartError
-			if !errors.As(err, &rse) && ctx.Err() == nil && !isBuildError(err) {
+			if ctx.Err() == nil && !isBuildError(err) {
 				st.violate("reload failed with an untyped error: %v", err)
 			}
 		}
