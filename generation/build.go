@@ -2,7 +2,6 @@ package generation
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -15,8 +14,9 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// Inputs is everything Build needs. Installed and Start are required; every
-// other zero field means "none" or the documented default.
+// Inputs is everything Build needs. Installed is required; every other zero
+// field means "none" or the documented default. Inputs are data: Build asks
+// the host nothing back (Observer only reports).
 type Inputs struct {
 	// Number is the new generation's number.
 	Number uint64
@@ -29,30 +29,29 @@ type Inputs struct {
 	Roots []string
 	// Spec declares the host's points and slots, strictness and slot owners.
 	Spec contribution.HostSpec
-	// Required decides the policy per package; nil means the manifest's
-	// runtime.required.
-	Required func(*pluginpkg.Package) bool
+	// Launch holds each package's launch value, by name: its policy,
+	// config, environment and limits. A package without an entry gets
+	// DefaultLaunch. Each member carries its value, and its fingerprint
+	// hashes exactly that value (a change is "config changed").
+	Launch map[string]Launch
 	// Expect lists the packages the host requires whatever the home says
 	// (a required policy in its config; at a reload, the required members
 	// of the running generation). Each must have loaded and, unless its
 	// MayDisable is set, be enabled; otherwise the build fails before
 	// anything starts, with an *UnavailableError per problem naming the
-	// package and the file. Required decides the policy of those that did
+	// package and the file. Launch decides the policy of those that did
 	// load.
 	Expect []Expected
-	// Config returns a package's effective configuration; nil means none.
-	Config func(name string) json.RawMessage
-	// Extra returns further host-side inputs of a package that its
-	// sidecar depends on but that are not sent as config (such as the
-	// environment the host adds, secrets masked); nil means none. They
-	// count as config in fingerprints ("config changed").
-	Extra func(name string) []byte
-	// Start configures the pool, the startup budget, client options and
-	// progress events. Its Required and Config fields are set by Build. A
-	// member reported ready and then removed by the build (left out for its
-	// declarations, or failed along requires) is reported again through
-	// Start.OnEvent, as failed with its reason.
-	Start sidecar.ManagerOptions
+	// PoolSize and Budget bound the start (sidecar.BatchOptions); zero
+	// means the sidecar defaults.
+	PoolSize int
+	Budget   time.Duration
+	// Client is the Options every client starts with. Build replaces its
+	// Config, Env and Limits with the member's Launch, and its OnCrash,
+	// OnHealth and OnNotify with Observer's.
+	Client sidecar.Options
+	// Observer receives progress events and the clients' reports.
+	Observer Observer
 	// Adopt maps package names to clients to reuse instead of starting
 	// (the member is Adopted). A client that has exited since is adopted
 	// as it is: the member stays down, as it was. A failed Build never
@@ -75,7 +74,7 @@ type Inputs struct {
 // build started has been stopped. Problems lists every reason: root causes
 // first, then their consequences (plugins aborted with the batch or
 // failed along requires edges), each group sorted; the
-// underlying typed errors (*sidecar.RequiredStartError,
+// underlying typed errors (*sidecar.StartError, *UnavailableError,
 // *contribution.BuildError, ...) are reachable with errors.As.
 type BuildError struct {
 	Number   uint64
@@ -96,7 +95,6 @@ func (e *BuildError) Unwrap() []error { return e.errs }
 type build struct {
 	in      Inputs
 	closure *capability.Closure
-	pkgs    map[string]*pluginpkg.Package
 	members map[string]*Member
 	failed  map[string]string // name -> reason
 	leftOut map[string]bool   // optional members left out for their declarations
@@ -115,32 +113,30 @@ type build struct {
 // returns a *BuildError and leaves no process it started behind; clients in
 // in.Adopt are never stopped by Build. A Build whose ctx is done before it
 // completes fails, its BuildError wrapping context.Cause(ctx).
+//
+// Each step is one call: resolve the closure, cascade what failed before
+// anything starts (so no dependent of a failed provider is launched), start
+// the rest, cascade the start failures, register the contributions (leaving
+// out optional plugins that break a rule, each round cascaded), assemble.
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
 	b := newBuild(in)
-	steps := []func(context.Context) bool{b.resolve, b.start, b.cascadeStarted}
-	for _, step := range steps {
-		if !step(ctx) {
-			return nil, b.fail(ctx)
-		}
-	}
-	if ctx.Err() != nil {
-		// Cancelled: the plugins that could not start are no optional
-		// failures, and the generation would be incomplete.
-		cause := context.Cause(ctx)
-		b.problems = append(b.problems, "build cancelled: "+cause.Error())
-		b.errs = append(b.errs, cause)
+	if !b.resolve() || !b.cascade(ctx) {
 		return nil, b.fail(ctx)
 	}
-	reg, ok := b.registry(ctx)
+	b.start(ctx)
+	if !b.cascade(ctx) || !b.notCancelled(ctx) {
+		return nil, b.fail(ctx)
+	}
+	reg, ok := b.register(ctx)
 	if !ok {
 		return nil, b.fail(ctx)
 	}
-	return b.generation(reg), nil
+	return b.assemble(reg), nil
 }
 
 func newBuild(in Inputs) *build {
-	return &build{in: in, pkgs: map[string]*pluginpkg.Package{}, members: map[string]*Member{},
-		failed: map[string]string{}, leftOut: map[string]bool{}, consequence: map[string]bool{}, aborted: map[string]bool{}}
+	return &build{in: in, members: map[string]*Member{}, failed: map[string]string{}, leftOut: map[string]bool{},
+		consequence: map[string]bool{}, aborted: map[string]bool{}}
 }
 
 // fail stops what the build started and returns its BuildError.
@@ -155,39 +151,25 @@ func (b *build) fail(ctx context.Context) error {
 	return &BuildError{Number: b.in.Number, Problems: problems, errs: b.errs}
 }
 
-func (b *build) required(p *pluginpkg.Package) bool {
-	if p.Manifest.Runtime == nil {
-		return false
-	}
-	if b.in.Required != nil {
-		return b.in.Required(p)
-	}
-	return p.Manifest.Runtime.Required
-}
-
 // resolve checks the expected packages, computes the closure and records
-// resolution failures. A required package that cannot be loaded or resolved
-// fails the build before anything starts.
-func (b *build) resolve(context.Context) bool {
+// resolution failures and the failures kept from the previous generation.
+// It returns false only when there is no closure (a malformed request);
+// cascade then decides what the recorded failures mean.
+func (b *build) resolve() bool {
 	b.expect()
-	req := capability.Request{Host: b.in.Host, Roots: b.in.Roots}
-	for _, p := range b.in.Installed.Packages {
-		b.pkgs[p.Name] = p
-		req.Packages = append(req.Packages, p.Capability())
-	}
-	cl, err := capability.Resolve(req)
+	cl, err := capability.Resolve(b.in.Installed.CapabilityRequest(b.in.Host, b.in.Roots))
 	if err != nil {
 		b.problems = append(b.problems, err.Error())
 		b.errs = append(b.errs, err)
 		return false
 	}
 	b.closure = cl
+	byName := make(map[string]*pluginpkg.Package, len(b.in.Installed.Packages))
+	for _, p := range b.in.Installed.Packages {
+		byName[p.Name] = p
+	}
 	for _, name := range cl.Members {
-		p := b.pkgs[name]
-		b.members[name] = &Member{Package: p, Required: b.required(p), Status: StatusRunning}
-		if p.Manifest.Runtime == nil {
-			b.members[name].Status = StatusDeclarative
-		}
+		b.members[name] = newMember(byName[name], &b.in, StatusRunning)
 	}
 	for _, pr := range cl.Problems {
 		switch {
@@ -208,8 +190,7 @@ func (b *build) resolve(context.Context) bool {
 			b.markFailed(name, b.in.KeepFailed[name])
 		}
 	}
-	b.cascade()
-	return b.checkRequired()
+	return true
 }
 
 // markFailed records the first reason a member failed.
@@ -219,30 +200,11 @@ func (b *build) markFailed(name, reason string) {
 	}
 }
 
-// checkRequired turns every failed required member into a problem, a
-// consequence when it failed because another did, and reports whether the
-// build may go on.
-func (b *build) checkRequired() bool {
-	for _, name := range sortedNames(b.failed) {
-		if !b.members[name].Required {
-			continue
-		}
-		msg := fmt.Sprintf("required plugin %q failed: %s", name, b.failed[name])
-		switch {
-		case b.aborted[name]:
-			b.consequences = append(b.consequences, fmt.Sprintf("required plugin %q %s", name, b.failed[name]))
-		case b.consequence[name]:
-			b.consequences = append(b.consequences, msg)
-		default:
-			b.problems = append(b.problems, msg)
-		}
-	}
-	return len(b.problems)+len(b.consequences) == 0
-}
-
-// start launches every member that runs, is not failed and not adopted.
-func (b *build) start(ctx context.Context) bool {
-	var todo []*pluginpkg.Package
+// start launches every member that runs, is not failed and not adopted,
+// and records each outcome. A required member's failure cancels the rest
+// of the batch: the build fails anyway.
+func (b *build) start(ctx context.Context) {
+	var specs []sidecar.Spec
 	for _, name := range b.closure.Members {
 		m := b.members[name]
 		if _, bad := b.failed[name]; bad || m.Status == StatusDeclarative {
@@ -252,107 +214,74 @@ func (b *build) start(ctx context.Context) bool {
 			m.client, m.Adopted = c, true
 			continue
 		}
-		todo = append(todo, m.Package)
+		specs = append(specs, sidecar.Spec{Package: m.Package, Options: b.in.clientOptions(m.launch),
+			CancelBatchOnFailure: m.Required})
 	}
-	opts := b.in.Start
-	opts.Required = b.required
-	if b.in.Config != nil {
-		opts.Config = func(p *pluginpkg.Package) json.RawMessage { return b.in.Config(p.Name) }
-	}
-	batch, err := sidecar.NewManager(opts).Start(ctx, todo)
-	if batch != nil {
-		b.collect(batch)
-	}
-	var rse *sidecar.RequiredStartError
-	if errors.As(err, &rse) {
-		b.errs = append(b.errs, err)
-		b.started = nil // the manager stopped the whole batch
-		b.cascade()
-		return b.checkRequired()
-	}
-	if err != nil {
-		b.problems = append(b.problems, "starting plugins: "+err.Error())
-		b.errs = append(b.errs, err)
-		return false
-	}
-	return true
-}
-
-// collect records each result of a batch start.
-func (b *build) collect(batch *sidecar.Batch) {
-	for _, r := range batch.Results {
-		m := b.members[r.Package.Name]
-		m.Elapsed = r.Elapsed
-		switch r.State {
-		case sidecar.StateReady:
-			m.client = r.Client
-			b.started = append(b.started, r.Client)
-		case sidecar.StateFailed:
-			b.markFailed(r.Package.Name, r.Err.Error())
-			var ae *sidecar.AbortedError
-			if errors.As(r.Err, &ae) {
-				b.aborted[r.Package.Name], b.consequence[r.Package.Name] = true, true
-			}
-		}
-	}
-}
-
-// cascadeStarted propagates failures (of a start, or of a plugin left out
-// for its declarations) along requires edges, stops the clients of optional
-// members that failed, and fails the build if a required member failed. It
-// may run again after more members failed; each member is handled once.
-func (b *build) cascadeStarted(ctx context.Context) bool {
-	b.cascade()
-	if !b.checkRequired() {
-		return false
-	}
-	var stop []*sidecar.Client
-	for _, name := range sortedNames(b.failed) {
+	out := sidecar.StartBatch(ctx, specs, sidecar.BatchOptions{PoolSize: b.in.PoolSize, Budget: b.in.Budget,
+		OnEvent: b.progress})
+	for _, o := range out {
+		name := o.Package.Name
 		m := b.members[name]
-		if m.Status == StatusFailed {
-			continue
+		m.Elapsed = o.Elapsed
+		switch o.State {
+		case sidecar.StateReady:
+			m.client = o.Client
+			b.started = append(b.started, o.Client)
+		case sidecar.StateFailed:
+			err := b.abortedByRequired(o.Err)
+			b.markFailed(name, err.Error())
+			if m.Required {
+				b.errs = append(b.errs, err)
+			}
+			if err != o.Err {
+				b.aborted[name], b.consequence[name] = true, true
+			}
 		}
-		m.Status, m.Reason = StatusFailed, b.failed[name]
-		b.warnings = append(b.warnings, b.failureWarning(name))
-		if m.client != nil && !m.Adopted && b.in.Start.OnEvent != nil {
-			// Reported ready by its start: say it is gone again.
-			b.in.Start.OnEvent(sidecar.Event{Plugin: name, State: sidecar.StateFailed, Err: errors.New(m.Reason)})
-		}
-		if m.client != nil && !m.Adopted {
-			stop = append(stop, m.client)
-			b.started = remove(b.started, m.client)
-		}
-		m.client = nil
 	}
-	if err := sidecar.CloseAll(context.WithoutCancel(ctx), stop); err != nil {
-		b.warnings = append(b.warnings, "stopping failed optional plugins: "+err.Error())
-	}
-	return true
 }
 
-// cascade marks failed every member whose non-optional requirement's chosen
-// provider failed, transitively, with the chain in its reason.
-func (b *build) cascade() {
-	dependents := map[string][]capability.Choice{}
-	for _, c := range b.closure.Choices {
-		if !c.Requirement.Optional && c.Provider != capability.HostProvider {
-			dependents[c.Provider] = append(dependents[c.Provider], c)
-		}
+// progress forwards a batch event to the observer, in the build's words.
+func (b *build) progress(e sidecar.Event) {
+	if b.in.Observer.OnEvent == nil {
+		return
 	}
-	queue := sortedNames(b.failed)
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		for _, c := range dependents[name] {
-			if _, done := b.failed[c.Package]; done {
-				continue
-			}
-			b.failed[c.Package] = fmt.Sprintf("requires %s %s, provided by %q, which failed: %s",
-				c.Requirement.Key, c.Requirement.Constraint, name, b.failed[name])
-			b.consequence[c.Package] = true
-			queue = append(queue, c.Package)
-		}
+	if e.Err != nil {
+		e.Err = b.abortedByRequired(e.Err)
 	}
+	b.in.Observer.OnEvent(e)
+}
+
+// abortedByRequired words the failure of a plugin whose start was aborted
+// with its batch: a required member's failure cancelled it. Any other
+// error is returned as it is.
+func (b *build) abortedByRequired(err error) error {
+	var ae *sidecar.AbortedError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	return &abortedError{ae}
+}
+
+// abortedError is a member's start aborted because a required member failed.
+type abortedError struct{ *sidecar.AbortedError }
+
+func (e *abortedError) Error() string {
+	return fmt.Sprintf("not started: required plugin %q failed", e.CancelledBy)
+}
+
+func (e *abortedError) Unwrap() error { return e.AbortedError }
+
+// notCancelled reports whether ctx is still live; when it is done, the
+// plugins that could not start are no optional failures and the generation
+// would be incomplete, so the build fails with the cause.
+func (b *build) notCancelled(ctx context.Context) bool {
+	if ctx.Err() == nil {
+		return true
+	}
+	cause := context.Cause(ctx)
+	b.problems = append(b.problems, "build cancelled: "+cause.Error())
+	b.errs = append(b.errs, cause)
+	return false
 }
 
 func remove(cs []*sidecar.Client, c *sidecar.Client) []*sidecar.Client {
@@ -381,8 +310,8 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-// generation assembles the final value.
-func (b *build) generation(reg *contribution.Registry) *Generation {
+// assemble builds the final value.
+func (b *build) assemble(reg *contribution.Registry) *Generation {
 	g := &Generation{number: b.in.Number, created: time.Now(), closure: b.closure, registry: reg,
 		byName: b.members, plan: b.in.Plan}
 	for _, name := range b.closure.Members {
@@ -393,7 +322,7 @@ func (b *build) generation(reg *contribution.Registry) *Generation {
 	}
 	sort.Strings(b.warnings)
 	g.warnings = b.warnings
-	g.inputs = fingerprints(g.members, b.in)
+	g.inputs = fingerprints(g.members)
 	g.hash = hashInputs(g.inputs, b.in)
 	return g
 }

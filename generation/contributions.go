@@ -11,13 +11,13 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// registry turns every running member's handshake declarations into
+// register turns every running member's handshake declarations into
 // contributions and builds the validated snapshot. An optional plugin whose
 // declarations break a rule is left out (see isolate): it is marked failed,
 // the failure cascades along requires edges, the sidecars of every member
 // this removed are stopped, and the registry is built again from the rest.
 // Each round removes at least one running member, so the loop ends.
-func (b *build) registry(ctx context.Context) (*contribution.Registry, bool) {
+func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 	for {
 		reg, err := b.buildRegistry()
 		if err == nil {
@@ -40,7 +40,7 @@ func (b *build) registry(ctx context.Context) (*contribution.Registry, bool) {
 			b.markFailed(name, leftOutReason(reason))
 			b.leftOut[name] = true
 		}
-		if !b.cascadeStarted(ctx) {
+		if !b.cascade(ctx) {
 			return nil, false
 		}
 	}

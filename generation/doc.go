@@ -6,9 +6,12 @@
 // # Lifecycle
 //
 // Build resolves the closure, starts the members' sidecars (a bounded pool
-// under one startup budget, package sidecar), applies the required/optional
-// policy, cascades failures along requires edges, turns handshake
-// declarations into contributions and validates them. It returns either a
+// under one startup budget, sidecar.StartBatch), applies the
+// required/optional policy, cascades failures along requires edges, turns
+// handshake declarations into contributions and validates them. Its inputs
+// are data: each package's Launch value (policy, config, environment,
+// limits) comes from the host, is carried by its Member and is what its
+// fingerprint hashes; an Observer only receives reports. It returns either a
 // complete Generation or a *BuildError listing every problem, in which case
 // every process it started has been stopped. Clients passed in
 // Inputs.Adopt are reused, never started, and never stopped by a failed
@@ -34,7 +37,8 @@
 //
 // # Failure policy
 //
-// Three outcomes per package, never confused: skipped (disabled, or
+// This package alone applies the failure policy; package sidecar only
+// reports each start's outcome. Three outcomes per package, never confused: skipped (disabled, or
 // declarative: no process), failed optional (a warning; the generation runs
 // without it), failed required (the build fails). A package the host
 // expects (Inputs.Expect) that is not installed, did not load, or is
@@ -53,6 +57,6 @@
 // rule.
 //
 // A BuildError lists root causes first, then their consequences (required
-// plugins aborted with their batch, *sidecar.AbortedError, or failed along
-// requires edges).
+// plugins aborted with their batch, wrapping a *sidecar.AbortedError, or
+// failed along requires edges).
 package generation

@@ -27,7 +27,9 @@ const (
 
 // Member is one package of the closure and its outcome.
 type Member struct {
-	Package  *pluginpkg.Package
+	Package *pluginpkg.Package
+	// Required is the policy applied: Launch.Required, for a package with
+	// a runtime.
 	Required bool
 	Status   Status
 	// Adopted is set when the member was taken over from the previous
@@ -38,6 +40,17 @@ type Member struct {
 	Reason  string
 	Elapsed time.Duration
 	client  *sidecar.Client
+	launch  Launch // what its sidecar is given, as fingerprinted
+}
+
+// newMember returns the member for p under in, with its launch value.
+func newMember(p *pluginpkg.Package, in *Inputs, status Status) *Member {
+	l := in.launch(p)
+	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l}
+	if p.Manifest.Runtime == nil {
+		m.Status = StatusDeclarative
+	}
+	return m
 }
 
 // Client returns the member's sidecar, or nil when it does not run.

@@ -3,7 +3,6 @@ package generation
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"io"
 	"sort"
 	"strconv"
@@ -41,28 +40,22 @@ type Fingerprint struct {
 	// to a short digest, so a plan can name what changed; omitted above
 	// MaxRecordedFiles files.
 	FileDigests map[string]string `json:"file_digests,omitempty"`
-	// Config is the hex sha256 of the effective config, empty when none.
+	// Config is the hex sha256 of the member's launch value (Launch):
+	// its config, environment (a secret value by its own digest) and
+	// limits; empty when it has none. Snapshots of earlier versions hashed
+	// a secret value as "[REDACTED]", so a package with a secret is "config
+	// changed" once against them.
 	Config   string `json:"config,omitempty"`
 	Required bool   `json:"required"`
 }
 
-// PackageFingerprint computes the fingerprint of one package under the
-// given policy and effective config.
-// extra holds further host-side inputs hashed with config (Inputs.Extra).
-// Files are digested through pluginpkg's process-wide cache: an unchanged
-// file is stat'ed, not read.
-func PackageFingerprint(m *Member, config json.RawMessage, extra []byte) Fingerprint {
+// packageFingerprint computes the fingerprint of one member under its
+// policy and launch value. Files are digested through pluginpkg's
+// process-wide cache: an unchanged file is stat'ed, not read.
+func packageFingerprint(m *Member) Fingerprint {
 	p := m.Package
-	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required}
-	if len(config) > 0 || len(extra) > 0 {
-		h := sha256.New()
-		h.Write(config)
-		if len(extra) > 0 {
-			h.Write([]byte{0})
-			h.Write(extra)
-		}
-		f.Config = hex.EncodeToString(h.Sum(nil))
-	}
+	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required,
+		Config: launchDigest(m.launch)}
 	if p.Manifest.Runtime == nil {
 		return f
 	}
@@ -86,18 +79,10 @@ func PackageFingerprint(m *Member, config json.RawMessage, extra []byte) Fingerp
 	return f
 }
 
-func fingerprints(members []*Member, in Inputs) map[string]Fingerprint {
+func fingerprints(members []*Member) map[string]Fingerprint {
 	out := make(map[string]Fingerprint, len(members))
 	for _, m := range members {
-		var cfg json.RawMessage
-		var extra []byte
-		if in.Config != nil {
-			cfg = in.Config(m.Package.Name)
-		}
-		if in.Extra != nil {
-			extra = in.Extra(m.Package.Name)
-		}
-		out[m.Package.Name] = PackageFingerprint(m, cfg, extra)
+		out[m.Package.Name] = packageFingerprint(m)
 	}
 	return out
 }

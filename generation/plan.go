@@ -7,6 +7,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // Class is what a plan does with one package.
@@ -117,12 +118,13 @@ func Diff(a, b *Snapshot) *Plan {
 }
 
 // NewPlan compares the generation described by from with what in (disk and
-// config) now asks for, without starting anything. in.Adopt, in.Start and
-// in.Number are ignored. A package of from that is down (failed or
-// crashed) is reloaded, to be started again, unless in.KeepFailed names it
-// and it did not change itself: then it is unchanged, its one reason says
-// "not running in generation N (...); kept down: " and the KeepFailed
-// reason, and a change of what it depends on does not reload it.
+// config) now asks for, without starting anything. in.Adopt, in.Client,
+// in.Observer and in.Number are ignored. A package of from that is down
+// (failed or crashed) is reloaded, to be started again, unless
+// in.KeepFailed names it and it did not change itself: then it is
+// unchanged, its one reason says "not running in generation N (...); kept
+// down: " and the KeepFailed reason, and a change of what it depends on
+// does not reload it.
 func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 	return newPlan(from, in, nil)
 }
@@ -180,27 +182,20 @@ func NewRestartPlan(from *Snapshot, in Inputs, names ...string) (*Plan, error) {
 // desired resolves in into a snapshot of planned packages, without
 // contributions (predict fills them in).
 func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
-	b := newBuild(in)
-	req := capability.Request{Host: in.Host, Roots: in.Roots}
-	for _, p := range in.Installed.Packages {
-		b.pkgs[p.Name] = p
-		req.Packages = append(req.Packages, p.Capability())
-	}
-	cl, err := capability.Resolve(req)
+	cl, err := capability.Resolve(in.Installed.CapabilityRequest(in.Host, in.Roots))
 	if err != nil {
 		return nil, nil, err
 	}
-	s := &Snapshot{Format: SnapshotFormat, Packages: []SnapshotPackage{}}
-	var members []*Member
-	for _, name := range cl.Members {
-		p := b.pkgs[name]
-		m := &Member{Package: p, Required: b.required(p), Status: StatusPlanned}
-		if p.Manifest.Runtime == nil {
-			m.Status = StatusDeclarative
-		}
-		members = append(members, m)
+	byName := make(map[string]*pluginpkg.Package, len(in.Installed.Packages))
+	for _, p := range in.Installed.Packages {
+		byName[p.Name] = p
 	}
-	fps := fingerprints(members, in)
+	s := &Snapshot{Format: SnapshotFormat, Packages: []SnapshotPackage{}}
+	members := make([]*Member, 0, len(cl.Members))
+	for _, name := range cl.Members {
+		members = append(members, newMember(byName[name], &in, StatusPlanned))
+	}
+	fps := fingerprints(members)
 	for _, m := range members {
 		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
 	}
@@ -301,25 +296,24 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 	if len(out) == 0 {
 		return
 	}
-	b := newBuild(Inputs{})
-	b.closure = cl
+	failed := make(map[string]string, len(out))
 	for name, rule := range out {
-		b.failed[name] = leftOutReason(rule)
+		failed[name] = leftOutReason(rule)
 	}
-	b.cascade()
-	for _, name := range sortedNames(b.failed) {
+	cascadeFailures(cl, failed)
+	for _, name := range sortedNames(failed) {
 		switch pkg := to.pkg(name); {
 		case out[name] != "":
-			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, b.failed[name]))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, failed[name]))
 		case pkg != nil && pkg.Required:
-			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", name, b.failed[name]))
+			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", name, failed[name]))
 		default:
-			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be left out: %s", name, b.failed[name]))
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be left out: %s", name, failed[name]))
 		}
 	}
 	kept := to.Contributions[:0]
 	for _, c := range to.Contributions {
-		if _, gone := b.failed[c.Plugin]; !gone {
+		if _, gone := failed[c.Plugin]; !gone {
 			kept = append(kept, c)
 		}
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // planHome is a home of manifests (no processes are started by planning).
@@ -110,15 +111,19 @@ func TestPlanReasons(t *testing.T) {
 		{"executable", func(h *planHome, _ *Inputs) { h.exe("audit", "v2, longer") },
 			map[string]string{"audit": "reloaded: package files changed (bin/plugin)"}},
 		{"config", func(_ *planHome, in *Inputs) {
-			in.Config = func(name string) json.RawMessage {
-				if name == "audit" {
-					return json.RawMessage(`{"verbose":true}`)
-				}
-				return nil
-			}
+			in.Launch = map[string]Launch{"audit": {Config: json.RawMessage(`{"verbose":true}`)}}
+		}, map[string]string{"audit": "reloaded: config changed"}},
+		{"env", func(_ *planHome, in *Inputs) {
+			in.Launch = map[string]Launch{"audit": {Env: map[string]string{"MODE": "strict"}}}
+		}, map[string]string{"audit": "reloaded: config changed"}},
+		{"secret env", func(_ *planHome, in *Inputs) {
+			in.Launch = map[string]Launch{"audit": {Env: map[string]string{"TOKEN": "t0"}, SecretEnv: []string{"TOKEN"}}}
+		}, map[string]string{"audit": "reloaded: config changed"}},
+		{"limits", func(_ *planHome, in *Inputs) {
+			in.Launch = map[string]Launch{"audit": {Limits: sidecar.Limits{OpenFiles: 64}}}
 		}, map[string]string{"audit": "reloaded: config changed"}},
 		{"policy", func(_ *planHome, in *Inputs) {
-			in.Required = func(p *pluginpkg.Package) bool { return p.Name == "audit" }
+			in.Launch = map[string]Launch{"audit": {Required: true}}
 		}, map[string]string{"audit": "reloaded: policy optional -> required"}},
 		{"provider reloaded", func(h *planHome, _ *Inputs) { h.mans["kv"]["description"] = "x"; h.write("kv") },
 			map[string]string{"kv": "reloaded: manifest changed", "memory": `reloaded: depends on "kv", which is reloaded`}},

@@ -459,8 +459,7 @@ func (r *chaosRig) reloader(ctx context.Context) {
 			// back; the current generation must stay as it was.
 			r.st.failedReloads.Add(1)
 			r.starts.add(startEntry{failedReload: true})
-			var rse *sidecar.RequiredStartError
-			if !errors.As(err, &rse) && ctx.Err() == nil && !isBuildError(err) {
+			if ctx.Err() == nil && !isBuildError(err) {
 				r.st.violate("reload failed with an untyped error: %v", err)
 			}
 		}

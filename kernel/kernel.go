@@ -2,7 +2,6 @@ package kernel
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -116,7 +115,7 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
 		}
-		in.Installed = inst
+		in.Installed, in.Launch = inst, k.launches(inst)
 	}
 	in.Number = k.number + 1
 	before := k.super.states()
@@ -174,43 +173,54 @@ func (b *buildCancel) cancelAll() {
 	}
 }
 
-// inputs maps the config onto a generation build.
+// inputs maps the config onto a generation build of inst (nil: build
+// loads the home). Every startup decision is made here, once, and passed
+// down as data: each package's launch value (launches), the redaction
+// (k.redact, computed once in New). The observer's functions only report.
 func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Client) generation.Inputs {
 	c := k.cfg
 	return generation.Inputs{
 		Installed: inst,
+		Launch:    k.launches(inst),
 		Host:      c.Capabilities,
 		Spec: contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners,
 			Kinds: c.Kinds},
-		Required: k.required,
 		Expect:   k.expected(),
-		Config:   k.pluginConfig,
-		Extra:    k.extraInputs,
 		Adopt:    adopt,
-		Start: sidecar.ManagerOptions{
-			PoolSize:  c.PoolSize,
-			Budget:    c.StartupBudget,
-			OnEvent:   k.progress,
-			Customize: k.customize,
-			Client: sidecar.Options{
-				Logger:      c.Logger,
-				HostName:    c.Host.Name,
-				HostVersion: c.Host.Version,
-				DataRoot:    c.DataRoot,
-				OnCrash:     k.crashed,
-				OnHealth:    k.health,
-				OnNotify:    k.notified,
-				Redact:      k.redact,
-				Session:     c.Session,
+		PoolSize: c.PoolSize,
+		Budget:   c.StartupBudget,
+		Observer: generation.Observer{OnEvent: k.progress, OnCrash: k.crashed, OnHealth: k.health, OnNotify: k.notified},
+		Client: sidecar.Options{
+			Logger:      c.Logger,
+			HostName:    c.Host.Name,
+			HostVersion: c.Host.Version,
+			DataRoot:    c.DataRoot,
+			Redact:      k.redact,
+			Session:     c.Session,
 
-				HandshakeTimeout: c.HandshakeTimeout,
+			HandshakeTimeout: c.HandshakeTimeout,
 
-				HeartbeatInterval: c.Supervision.HeartbeatInterval,
-				HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,
-				HangTimeout:       c.Supervision.HangTimeout,
-			},
+			HeartbeatInterval: c.Supervision.HeartbeatInterval,
+			HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,
+			HangTimeout:       c.Supervision.HangTimeout,
 		},
 	}
+}
+
+// launches computes the launch value of every package of inst (nil for a
+// nil inst): the config's policy over the manifest's runtime.required, its
+// plugin_config, plugin_env and limits.
+func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launch {
+	if inst == nil {
+		return nil
+	}
+	out := make(map[string]generation.Launch, len(inst.Packages))
+	for _, p := range inst.Packages {
+		l := generation.Launch{Required: k.required(p), Config: k.cfg.PluginConfig[p.Name], Limits: k.cfg.Limits[p.Name]}
+		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
+		out[p.Name] = l
+	}
+	return out
 }
 
 // required applies the config's policy override, else the manifest's.
@@ -221,7 +231,7 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 	case PolicyOptional:
 		return false
 	}
-	return p.Manifest.Runtime != nil && p.Manifest.Runtime.Required
+	return generation.DefaultLaunch(p).Required
 }
 
 // expected lists the packages the config's policy requires: a build fails
@@ -248,8 +258,6 @@ func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot)
 		}
 	}
 }
-
-func (k *Kernel) pluginConfig(name string) json.RawMessage { return k.cfg.PluginConfig[name] }
 
 // publish swaps g in and retires the previous generation, except for the
 // clients g adopted. It must be called with buildMu held.

@@ -338,9 +338,12 @@ func TestCascadeAlongRequires(t *testing.T) {
 		cfg.Policy = map[string]Policy{"store": PolicyRequired}
 		k, _ := New(cfg)
 		defer k.Close(context.Background())
-		var rse *sidecar.RequiredStartError
-		if err := k.Start(context.Background()); !errors.As(err, &rse) {
-			t.Fatalf("err = %v, want *sidecar.RequiredStartError", err)
+		err := k.Start(context.Background())
+		var be *generation.BuildError
+		var se *sidecar.StartError
+		if !errors.As(err, &be) || !errors.As(err, &se) || se.Plugin != "store" ||
+			!strings.Contains(err.Error(), `required plugin "store" failed: plugin "store": `) {
+			t.Fatalf("err = %v, want a *generation.BuildError wrapping store's *sidecar.StartError", err)
 		}
 		noChildren(t)
 	})

@@ -1,12 +1,8 @@
 package kernel
 
 import (
-	"encoding/json"
 	"sort"
 	"strings"
-
-	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Redacted replaces every secret value in logs and error messages.
@@ -49,35 +45,21 @@ func redactor(env map[string]map[string]EnvVar) func(string) string {
 	return r.Replace
 }
 
-// customize gives a package's sidecar its host environment and limits.
-func (k *Kernel) customize(p *pluginpkg.Package, o *sidecar.Options) {
-	if vars := k.cfg.PluginEnv[p.Name]; len(vars) > 0 {
-		o.Env = make(map[string]string, len(vars))
-		for name, v := range vars {
-			o.Env[name] = v.Value
-		}
+// pluginEnv returns the environment the config gives a package and the
+// names of its secret values, sorted.
+func (k *Kernel) pluginEnv(name string) (map[string]string, []string) {
+	vars := k.cfg.PluginEnv[name]
+	if len(vars) == 0 {
+		return nil, nil
 	}
-	o.Limits = k.cfg.Limits[p.Name]
-}
-
-// extraInputs identifies what customize adds to a package, for its
-// fingerprint: the environment with secret values masked (a changed secret
-// value is not detected; see docs/config.md) and the limits.
-func (k *Kernel) extraInputs(name string) []byte {
-	vars, limits := k.cfg.PluginEnv[name], k.cfg.Limits[name]
-	if len(vars) == 0 && limits == (sidecar.Limits{}) {
-		return nil
-	}
-	masked := make(map[string]string, len(vars))
+	env := make(map[string]string, len(vars))
+	var secret []string
 	for n, v := range vars {
-		masked[n] = v.Value
+		env[n] = v.Value
 		if v.Secret {
-			masked[n] = Redacted
+			secret = append(secret, n)
 		}
 	}
-	data, _ := json.Marshal(struct {
-		Env    map[string]string `json:"env,omitempty"`
-		Limits sidecar.Limits    `json:"limits"`
-	}{masked, limits}) // maps marshal in key order: deterministic
-	return data
+	sort.Strings(secret)
+	return env, secret
 }

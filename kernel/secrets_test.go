@@ -7,12 +7,14 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -152,4 +154,50 @@ func TestLimitsAndEnvReachThePlugin(t *testing.T) {
 		}
 	}
 	t.Error("no open files line in /proc/<pid>/limits")
+}
+
+// TestSecretChangeIsPlanned: the fingerprint holds a digest of each secret
+// value, never the value, so a plan from a generation's snapshot sees a
+// changed secret as "config changed" and an unchanged one as no change.
+func TestSecretChangeIsPlanned(t *testing.T) {
+	const secret = "s3cr3t-token-9917"
+	cfg := testConfig(writeHome(t, plug{name: "redactor"}, plug{name: "other"}))
+	env := func(v string) map[string]map[string]EnvVar {
+		return map[string]map[string]EnvVar{"redactor": {"API_TOKEN": {Value: v, Secret: true}, "MODE": {Value: "strict"}}}
+	}
+	cfg.PluginEnv = env(secret)
+	k := startKernel(t, cfg)
+	snap := k.Current().Snapshot()
+	data, err := json.Marshal(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), secret) {
+		t.Fatalf("the snapshot holds the secret: %s", data)
+	}
+	tests := []struct {
+		name, value string
+		want        []string // reloaded packages
+	}{
+		{"same secret", secret, nil},
+		{"changed secret", secret + "-rotated", []string{"redactor"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			next := cfg
+			next.PluginEnv = env(tt.value)
+			plan, err := PlanFrom(next, snap)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := plan.Names(generation.ClassReloaded); !slices.Equal(got, tt.want) {
+				t.Errorf("reloaded = %v, want %v (%+v)", got, tt.want, plan.Packages)
+			}
+			for _, c := range plan.Packages {
+				if c.Name == "redactor" && tt.want != nil && !slices.Equal(c.Reasons, []string{"config changed"}) {
+					t.Errorf("redactor reasons = %q, want config changed", c.Reasons)
+				}
+			}
+		})
+	}
 }

@@ -151,6 +151,17 @@ func (p *Package) Capability() capability.Package {
 	return cp
 }
 
+// CapabilityRequest is the resolver's input for this installed set: every
+// package, enabled or not (Package.Capability), the capabilities the host
+// provides, and the roots that must run (none: every enabled package).
+func (in *Installed) CapabilityRequest(host []capability.Provided, roots []string) capability.Request {
+	req := capability.Request{Host: host, Roots: roots, Packages: make([]capability.Package, len(in.Packages))}
+	for i, p := range in.Packages {
+		req.Packages[i] = p.Capability()
+	}
+	return req
+}
+
 // ExecutableSHA256 returns the lower-case hex sha256 of the file at path, the
 // form Pin expects. Use it on the result of Package.CommandPath. A path that
 // is not a regular file (after following symbolic links: a device such as

@@ -9,110 +9,188 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
-	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
+// Batch defaults.
+const (
+	// DefaultPoolSize is how many plugins of a batch start at once.
+	DefaultPoolSize = 4
+	// DefaultBudget is the startup budget of one batch.
+	DefaultBudget = 30 * time.Second
+)
+
+// ErrBudgetExhausted is the cause of the failure of every plugin still
+// starting, or not yet launched, when a batch's startup budget ran out.
+var ErrBudgetExhausted = errors.New("startup budget exhausted")
+
+// State is where a plugin is in a batch start.
+type State string
+
+// States reported in Events and Outcomes.
+const (
+	StateStarting State = "starting"
+	StateReady    State = "ready"
+	StateFailed   State = "failed"
+	// StateSkipped: nothing to start (a declarative package).
+	StateSkipped State = "skipped"
+)
+
+// Event reports progress of one plugin in a batch start: starting, then
+// ready or failed; or skipped, or failed without starting (not launched).
+type Event struct {
+	Plugin string
+	State  State
+	// Elapsed is the time since the plugin was launched (zero for
+	// starting, skipped, and failures before launch).
+	Elapsed time.Duration
+	// Err is the failure, for StateFailed.
+	Err error
+}
+
+// Spec is one plugin of a batch: its package and the options its client
+// starts with.
+type Spec struct {
+	Package *pluginpkg.Package
+	Options Options
+	// CancelBatchOnFailure cancels the rest of the batch when this plugin
+	// fails to start: plugins still starting or not yet launched then fail
+	// with an *AbortedError. Set it when the caller will discard the whole
+	// batch on this failure anyway, so nobody waits for the budget.
+	CancelBatchOnFailure bool
+}
+
+// BatchOptions configure StartBatch. The zero value is usable.
+type BatchOptions struct {
+	// PoolSize bounds how many plugins start at once; zero means
+	// DefaultPoolSize.
+	PoolSize int
+	// Budget bounds the whole batch, shared by every plugin in it; zero
+	// means DefaultBudget.
+	Budget time.Duration
+	// OnEvent, if set, receives progress events. Calls are serialized
+	// (never concurrent) but come from the batch's goroutines; it must not
+	// block.
+	OnEvent func(Event)
+}
+
+// Outcome is what became of one Spec of a batch.
+type Outcome struct {
+	Package *pluginpkg.Package
+	// State is StateReady, StateFailed or StateSkipped (a package without
+	// runtime: no process).
+	State State
+	// Client is the running plugin, for StateReady. The caller owns it.
+	Client  *Client
+	Err     error
+	Elapsed time.Duration
+}
+
 // AbortedError reports a plugin of a batch that was not launched, or whose
-// start was abandoned, because a required plugin of the same batch failed
-// first: its own health is unknown, and its failure is a consequence.
+// start was abandoned, because another plugin of the same batch, marked
+// Spec.CancelBatchOnFailure, failed first: its own health is unknown, and
+// its failure is a consequence.
 type AbortedError struct {
 	Plugin string
-	// Required is the required plugin whose failure aborted the batch.
-	Required string
+	// CancelledBy is the plugin whose failure cancelled the batch.
+	CancelledBy string
 	// Err is what the abandoned start returned.
 	Err error
 }
 
-// Error returns `not started: required plugin "x" failed`.
+// Error returns `not started: plugin "x" failed and cancelled the batch`.
 func (e *AbortedError) Error() string {
-	return fmt.Sprintf("not started: required plugin %q failed", e.Required)
+	return fmt.Sprintf("not started: plugin %q failed and cancelled the batch", e.CancelledBy)
 }
 
 // Unwrap returns what the abandoned start returned.
 func (e *AbortedError) Unwrap() error { return e.Err }
 
-// requiredFailed is the cause a batch is cancelled with when a required
-// plugin failed; it matches errRequiredFailed.
-type requiredFailed struct{ plugin string }
+// batchCancelled is the cause a batch is cancelled with when a plugin
+// marked Spec.CancelBatchOnFailure failed.
+type batchCancelled struct{ plugin string }
 
-func (e *requiredFailed) Error() string {
-	return fmt.Sprintf("%v: %q", errRequiredFailed, e.plugin)
+func (e *batchCancelled) Error() string {
+	return fmt.Sprintf("plugin %q failed and cancelled the batch", e.plugin)
 }
 
-func (e *requiredFailed) Is(target error) bool { return target == errRequiredFailed }
-
 // abortedBy returns an *AbortedError when err, plugin's failure, was caused
-// by the batch being cancelled for another required plugin's failure, and
-// err otherwise.
+// by the batch being cancelled for another plugin's failure, and err
+// otherwise.
 func abortedBy(plugin string, err error) error {
-	var rf *requiredFailed
-	if errors.As(err, &rf) && rf.plugin != plugin {
-		return &AbortedError{Plugin: plugin, Required: rf.plugin, Err: err}
+	var bc *batchCancelled
+	if errors.As(err, &bc) && bc.plugin != plugin {
+		return &AbortedError{Plugin: plugin, CancelledBy: bc.plugin, Err: err}
 	}
 	return err
 }
 
-// Start starts pkgs, at most PoolSize at once, in package order, under one
-// startup budget shared by the whole batch (ManagerOptions.Budget, bounded
+// StartBatch starts specs, at most PoolSize at once, in order, under one
+// startup budget shared by the whole batch (BatchOptions.Budget, bounded
 // also by ctx): a plugin that stalls delays the others by at most the
-// budget, however many stall. Start starts every package given, enabled
-// or not; choosing them is the caller's job (see StartByName).
+// budget, however many stall. It returns one Outcome per spec, in spec
+// order, whatever the completion order.
 //
-// Declarative packages (no runtime) are reported as skipped, with no
-// process. A package not yet launched when the budget runs out fails with
-// "startup budget exhausted before launch".
-//
-// The Batch lists one Result per package in package order, whatever the
-// completion order. An optional plugin's failure becomes a Warning naming
-// it. When a required plugin fails, the rest of the batch is cancelled, every
-// client the batch started is closed, and Start returns the Batch with a
-// *RequiredStartError listing every required failure. Otherwise the
-// Manager owns the started clients until Close.
-func (m *Manager) Start(ctx context.Context, pkgs []*pluginpkg.Package) (*Batch, error) {
-	return m.start(ctx, pkgs, nil)
-}
-
-// start runs the pool over pkgs; with a closure, failures then cascade
-// along its requirement edges before the policy is applied.
-func (m *Manager) start(ctx context.Context, pkgs []*pluginpkg.Package, closure *capability.Closure) (*Batch, error) {
-	if m.isClosed() {
-		return nil, ErrClosed
+// A package without runtime is reported skipped, with no process. A
+// package not yet launched when the budget runs out fails with "startup
+// budget exhausted before launch". StartBatch decides nothing about a
+// failure: it reports it, and cancels the rest of the batch only for a
+// spec marked CancelBatchOnFailure. The caller owns every client of a
+// ready Outcome and must close it (CloseAll).
+func StartBatch(ctx context.Context, specs []Spec, opts BatchOptions) []Outcome {
+	if opts.PoolSize <= 0 {
+		opts.PoolSize = DefaultPoolSize
 	}
-	rctx, failRequired := context.WithCancelCause(ctx)
-	defer failRequired(nil)
-	bctx, cancel := context.WithTimeoutCause(rctx, m.opts.Budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, m.opts.Budget))
+	if opts.Budget <= 0 {
+		opts.Budget = DefaultBudget
+	}
+	cctx, cancelBatch := context.WithCancelCause(ctx)
+	defer cancelBatch(nil)
+	bctx, cancel := context.WithTimeoutCause(cctx, opts.Budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, opts.Budget))
 	defer cancel()
 
-	results := make([]Result, len(pkgs))
-	sem := semaphore.NewWeighted(int64(m.opts.PoolSize))
+	b := &batch{onEvent: opts.OnEvent, cancel: cancelBatch}
+	out := make([]Outcome, len(specs))
+	sem := semaphore.NewWeighted(int64(opts.PoolSize))
 	var wg sync.WaitGroup
-	for i, p := range pkgs {
-		r := &results[i]
-		r.Package, r.Required = p, m.required(p)
-		if p.Manifest != nil && p.Manifest.Runtime == nil {
-			r.State, r.Declarative = StateSkipped, true
-			m.emit(Event{Plugin: p.Name, State: StateSkipped})
+	for i := range specs {
+		s, o := &specs[i], &out[i]
+		o.Package = s.Package
+		if s.Package.Manifest != nil && s.Package.Manifest.Runtime == nil {
+			o.State = StateSkipped
+			b.emit(Event{Plugin: s.Package.Name, State: StateSkipped})
 			continue
 		}
 		if err := acquire(bctx, sem); err != nil {
-			r.State, r.Err = StateFailed, abortedBy(p.Name, err)
-			m.emit(Event{Plugin: p.Name, State: StateFailed, Err: r.Err})
+			o.State, o.Err = StateFailed, abortedBy(s.Package.Name, err)
+			b.emit(Event{Plugin: s.Package.Name, State: StateFailed, Err: o.Err})
 			continue
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer sem.Release(1)
-			m.startOne(bctx, r, failRequired)
+			b.startOne(bctx, s, o)
 		}()
 	}
 	wg.Wait()
-	var notes []Warning
-	if closure != nil {
-		notes = m.cascade(ctx, results, closure)
+	return out
+}
+
+// batch is the shared state of one StartBatch.
+type batch struct {
+	eventMu sync.Mutex
+	onEvent func(Event)
+	cancel  context.CancelCauseFunc
+}
+
+func (b *batch) emit(e Event) {
+	if b.onEvent == nil {
+		return
 	}
-	return m.finish(ctx, results, notes)
+	b.eventMu.Lock()
+	defer b.eventMu.Unlock()
+	b.onEvent(e)
 }
 
 // acquire takes a pool slot, unless the batch context is done first: then it
@@ -133,120 +211,25 @@ func acquire(ctx context.Context, sem *semaphore.Weighted) error {
 	return fmt.Errorf("not launched: %w", cause)
 }
 
-// startOne starts one plugin and records its result; a required failure
-// cancels the rest of the batch.
-func (m *Manager) startOne(ctx context.Context, r *Result, failRequired context.CancelCauseFunc) {
-	name := r.Package.Name
-	m.emit(Event{Plugin: name, State: StateStarting})
-	opts := m.opts.Client
-	if m.opts.Config != nil {
-		opts.Config = m.opts.Config(r.Package)
-	}
-	if m.opts.Customize != nil {
-		m.opts.Customize(r.Package, &opts)
-	}
+// startOne starts one plugin and records its outcome; the failure of a spec
+// marked CancelBatchOnFailure cancels the rest of the batch.
+func (b *batch) startOne(ctx context.Context, s *Spec, o *Outcome) {
+	name := s.Package.Name
+	b.emit(Event{Plugin: name, State: StateStarting})
 	begin := time.Now()
-	c, err := Start(ctx, r.Package, opts)
-	r.Elapsed = time.Since(begin)
+	c, err := Start(ctx, s.Package, s.Options)
+	o.Elapsed = time.Since(begin)
 	if err != nil {
 		err = abortedBy(name, err)
-		r.State, r.Err = StateFailed, err
-		if r.Required {
-			failRequired(&requiredFailed{name})
+		o.State, o.Err = StateFailed, err
+		if s.CancelBatchOnFailure {
+			b.cancel(&batchCancelled{name})
 		}
-		m.emit(Event{Plugin: name, State: StateFailed, Elapsed: r.Elapsed, Err: err})
+		b.emit(Event{Plugin: name, State: StateFailed, Elapsed: o.Elapsed, Err: err})
 		return
 	}
-	r.State, r.Client = StateReady, c
-	m.emit(Event{Plugin: name, State: StateReady, Elapsed: r.Elapsed})
-}
-
-// finish applies the required/optional policy to a batch's results;
-// notes lead the warnings.
-func (m *Manager) finish(ctx context.Context, results []Result, notes []Warning) (*Batch, error) {
-	b := &Batch{Results: results, Warnings: notes}
-	var failures []Result
-	for _, r := range results {
-		switch {
-		case r.State == StateReady:
-			b.Clients = append(b.Clients, r.Client)
-		case r.State == StateFailed && r.Required:
-			failures = append(failures, r)
-		case r.State == StateFailed:
-			b.Warnings = append(b.Warnings, Warning{Plugin: r.Package.Name, Err: r.Err})
-		}
-	}
-	if len(failures) > 0 {
-		err := CloseAll(context.WithoutCancel(ctx), b.Clients)
-		return b, errors.Join(&RequiredStartError{Failures: failures}, err)
-	}
-	m.mu.Lock()
-	if m.mu.closed {
-		m.mu.Unlock()
-		return b, errors.Join(ErrClosed, CloseAll(context.WithoutCancel(ctx), b.Clients))
-	}
-	m.mu.clients = append(m.mu.clients, b.Clients...)
-	m.mu.Unlock()
-	return b, nil
-}
-
-// StartByName starts the named packages of installed and every package
-// their capability closure needs (nil names: every enabled package), as
-// Start does, in closure (name) order. host lists the capabilities the host
-// program provides. Resolution errors (a missing or mismatched capability,
-// an unknown or disabled root) are returned as the *capability.ResolveError
-// before anything starts; resolution warnings lead the Batch's Warnings.
-//
-// Failures cascade along requirement edges: a started plugin whose
-// (non-optional) requirement is provided by a plugin that failed is closed
-// and fails with a *DependencyError, transitively, and the policy then
-// applies to it as to any failure. A plugin whose optional requirement lost
-// its provider keeps running, with a warning.
-func (m *Manager) StartByName(ctx context.Context, installed *pluginpkg.Installed, host []capability.Provided, names ...string) (*Batch, error) {
-	req := capability.Request{Host: host, Roots: names}
-	byName := make(map[string]*pluginpkg.Package, len(installed.Packages))
-	for _, p := range installed.Packages {
-		req.Packages = append(req.Packages, p.Capability())
-		byName[p.Name] = p
-	}
-	closure, err := capability.Resolve(req)
-	if err != nil {
-		return nil, err
-	}
-	if err := closure.Err(); err != nil {
-		return nil, err
-	}
-	pkgs := make([]*pluginpkg.Package, len(closure.Members))
-	for i, name := range closure.Members {
-		pkgs[i] = byName[name]
-	}
-	b, err := m.start(ctx, pkgs, closure)
-	if b != nil {
-		var warns []Warning
-		for _, p := range closure.Warnings() {
-			warns = append(warns, Warning{Plugin: p.Package, Err: errors.New(p.Message)})
-		}
-		b.Warnings = append(warns, b.Warnings...)
-	}
-	return b, err
-}
-
-// Close closes every client the Manager started, in parallel, and makes
-// later Starts fail with ErrClosed. It is idempotent; it returns the
-// clients' Close errors joined.
-func (m *Manager) Close(ctx context.Context) error {
-	m.mu.Lock()
-	m.mu.closed = true
-	clients := m.mu.clients
-	m.mu.clients = nil
-	m.mu.Unlock()
-	return CloseAll(ctx, clients)
-}
-
-func (m *Manager) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.mu.closed
+	o.State, o.Client = StateReady, c
+	b.emit(Event{Plugin: name, State: StateReady, Elapsed: o.Elapsed})
 }
 
 // CloseAll closes clients in parallel, each as Client.Close does, and

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -66,11 +67,11 @@ func benchOptions() Options { return Options{HostName: "bench", HostVersion: "0.
 
 // BenchmarkColdStart starts n plugins with a pool of 4 per iteration and
 // closes them with the timer stopped; close time is reported separately
-// as close-ns/op (see benchkit.ColdStart). sdk: Manager.Start of n SDK
+// as close-ns/op (see benchkit.ColdStart). sdk: StartBatch of n SDK
 // plugins (spawn, handshake, declaration checks). floor: the same pool
 // bound with a semaphore, exec of the floor binary and a hand-written
 // initialize exchange. The crossed pairs, at n=16 only, attribute the gap:
-// manager-to-floor is Manager.Start of the floor binary (host cost alone),
+// manager-to-floor is StartBatch of the floor binary (host cost alone),
 // floor-to-sdk the floor's start of the SDK binary (plugin cost alone).
 func BenchmarkColdStart(b *testing.B) {
 	floor, sdk := benchBinaries(b)
@@ -91,8 +92,8 @@ func BenchmarkColdStart(b *testing.B) {
 
 // BenchmarkColdStartPaired measures the four starts of BenchmarkColdStart
 // interleaved in one loop (benchkit.ColdStartPaired): each iteration
-// starts n plugins with the floor, the sidecar Manager on the SDK plugin,
-// the Manager on the floor plugin and the floor host on the SDK plugin, in
+// starts n plugins with the floor, StartBatch on the SDK plugin,
+// StartBatch on the floor plugin and the floor host on the SDK plugin, in
 // rotating order, and reports the medians and their ratios to the
 // floor's. Run it with a fixed count, e.g. -benchtime 100x.
 func BenchmarkColdStartPaired(b *testing.B) {
@@ -109,22 +110,34 @@ func BenchmarkColdStartPaired(b *testing.B) {
 	}
 }
 
-// managerStart measures Manager.Start of n packages running bin.
+// managerStart measures StartBatch of n packages running bin.
 func managerStart(b *testing.B, bin string, n int) {
 	benchkit.ColdStart(b, n, managerStarter(b, bin, n))
 }
 
 // managerStarter returns a start of n packages running bin with
-// Manager.Start.
+// StartBatch.
 func managerStarter(b *testing.B, bin string, n int) func(context.Context) (func() error, error) {
 	pkgs := benchPackages(b, bin, n)
 	return func(ctx context.Context) (func() error, error) {
-		m := NewManager(ManagerOptions{Client: benchOptions(), PoolSize: benchPool})
-		batch, err := m.Start(ctx, pkgs)
-		if err == nil && len(batch.Clients) != n {
-			err = fmt.Errorf("%d clients started, want %d: %v", len(batch.Clients), n, batch.Warnings)
+		specs := make([]Spec, len(pkgs))
+		for i, p := range pkgs {
+			specs[i] = Spec{Package: p, Options: benchOptions()}
 		}
-		return func() error { return m.Close(ctx) }, err
+		out := StartBatch(ctx, specs, BatchOptions{PoolSize: benchPool})
+		var clients []*Client
+		var errs []error
+		for _, o := range out {
+			if o.Client != nil {
+				clients = append(clients, o.Client)
+			}
+			errs = append(errs, o.Err)
+		}
+		var err error
+		if len(clients) != n {
+			err = fmt.Errorf("%d clients started, want %d: %w", len(clients), n, errors.Join(errs...))
+		}
+		return func() error { return CloseAll(ctx, clients) }, err
 	}
 }
 

@@ -99,12 +99,12 @@
 // the plugin's group (see above) is not killed when the host dies, nor is
 // a group the host spawned in the moment before registering it.
 //
-// A Manager starts batches: Start (explicit packages) and StartByName (the
-// capability closure of named packages), both with a bounded worker pool
-// under one shared startup budget, reporting results in package order. A
-// required plugin's failure fails the batch and closes what it started; an
-// optional one's is a Warning. StartByName also cascades a provider's
-// failure to the plugins that require its capability.
+// StartBatch starts a batch of Specs with a bounded worker pool under one
+// shared startup budget and reports one Outcome per spec, in spec order. It
+// decides nothing about a failure: it reports it, and cancels the rest of
+// the batch only when the failed spec is marked CancelBatchOnFailure. The
+// caller owns the started clients. What a failure means (required or
+// optional, the cascade along requires edges) is package generation's.
 //
 // # Concurrency
 //
@@ -125,8 +125,8 @@
 //   - the heartbeat, unless disabled, the only caller of OnHealth.
 //
 // A Client has one lock, Client.mu, a leaf: no I/O, channel send or
-// callback runs while it is held. Manager.mu is never held while a client
-// method runs; OnEvent calls are serialized by their own lock.
+// callback runs while it is held. A batch's OnEvent calls are serialized by
+// their own lock.
 //
 // # Errors
 //
@@ -143,11 +143,10 @@
 // ErrProtocol (and the *protocol.FrameError quoting the bytes), ErrWedged
 // or ErrUnresponsive, or is nil when the process exited on its own. Error
 // answers from the plugin are *protocol.Error values, wrapped with the
-// plugin name and method. Calls after Close fail with ErrClosed. A batch
-// with a failed required plugin fails with a *RequiredStartError; a plugin
-// failed because its provider failed carries a *DependencyError; a plugin
-// not launched before the budget ran out fails with an error wrapping
-// ErrBudgetExhausted.
+// plugin name and method. Calls after Close fail with ErrClosed. In a
+// batch, a plugin aborted because a spec marked CancelBatchOnFailure failed
+// fails with an *AbortedError; a plugin not launched before the budget ran
+// out fails with an error wrapping ErrBudgetExhausted.
 //
 // Every string a plugin supplies passes through Options.Redact before the
 // client logs it, quotes it in an error or keeps it as a diagnostic:

@@ -37,12 +37,13 @@ func ExampleStart() {
 	// modify {"seen":{"cmd":"ls"}}
 }
 
-func ExampleManager_StartByName() {
+func ExampleStartBatch() {
 	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome())
 	if err != nil {
 		panic(err)
 	}
-	m := sidecar.NewManager(sidecar.ManagerOptions{
+	specs := []sidecar.Spec{{Package: inst.Packages[0], Options: sidecar.Options{HostName: "example", HostVersion: "1.0.0"}}}
+	out := sidecar.StartBatch(context.Background(), specs, sidecar.BatchOptions{
 		PoolSize: 4,
 		Budget:   30 * time.Second,
 		OnEvent: func(e sidecar.Event) {
@@ -51,19 +52,15 @@ func ExampleManager_StartByName() {
 			}
 		},
 	})
-	defer m.Close(context.Background())
-
-	b, err := m.StartByName(context.Background(), inst, nil, "good")
-	if err != nil {
-		fmt.Println(err) // a *sidecar.RequiredStartError or a resolution error
+	c := out[0].Client
+	if c == nil {
+		fmt.Println(out[0].Err) // a *sidecar.StartError
 		return
 	}
-	for _, w := range b.Warnings {
-		fmt.Println("warning:", w)
-	}
-	out, err := b.Clients[0].Invoke(context.Background(), protocol.MethodProviderInvoke,
+	defer c.Close(context.Background())
+	res, err := c.Invoke(context.Background(), protocol.MethodProviderInvoke,
 		protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)})
-	fmt.Println(string(out), err)
+	fmt.Println(string(res), err)
 	// Output:
 	// event: good ready
 	// "hi" <nil>

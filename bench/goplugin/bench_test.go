@@ -161,12 +161,23 @@ func BenchmarkColdStart(b *testing.B) {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				pkgs := sdkPackages(b, n)
 				benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
-					m := sidecar.NewManager(sidecar.ManagerOptions{PoolSize: pool})
-					batch, err := m.Start(ctx, pkgs)
-					if err == nil && len(batch.Clients) != n {
-						err = fmt.Errorf("%d clients started, want %d: %v", len(batch.Clients), n, batch.Warnings)
+					specs := make([]sidecar.Spec, len(pkgs))
+					for i, p := range pkgs {
+						specs[i] = sidecar.Spec{Package: p}
 					}
-					return func() error { return m.Close(ctx) }, err
+					var clients []*sidecar.Client
+					var errs []error
+					for _, o := range sidecar.StartBatch(ctx, specs, sidecar.BatchOptions{PoolSize: pool}) {
+						if o.Client != nil {
+							clients = append(clients, o.Client)
+						}
+						errs = append(errs, o.Err)
+					}
+					var err error
+					if len(clients) != n {
+						err = fmt.Errorf("%d clients started, want %d: %w", len(clients), n, errors.Join(errs...))
+					}
+					return func() error { return sidecar.CloseAll(ctx, clients) }, err
 				})
 			})
 		}

@@ -96,11 +96,7 @@ func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
 			add("problem", p.Name, "protocol", err.Error())
 		}
 	}
-	req := capability.Request{Host: cfg.Capabilities}
-	for _, p := range inst.Packages {
-		req.Packages = append(req.Packages, p.Capability())
-	}
-	if cl, err := capability.Resolve(req); err != nil {
+	if cl, err := capability.Resolve(inst.CapabilityRequest(cfg.Capabilities, nil)); err != nil {
 		add("problem", "", "resolve", err.Error())
 	} else {
 		for _, pr := range cl.Problems {

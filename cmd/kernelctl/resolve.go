@@ -55,11 +55,7 @@ The exit code is 1 if any required capability cannot be satisfied.`,
 			if err != nil {
 				return err
 			}
-			req := capability.Request{Host: cfg.Capabilities, Roots: args}
-			for _, p := range inst.Packages {
-				req.Packages = append(req.Packages, p.Capability())
-			}
-			cl, err := capability.Resolve(req)
+			cl, err := capability.Resolve(inst.CapabilityRequest(cfg.Capabilities, args))
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,119 @@
+package generation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"slices"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// Launch is everything the host gives one package's sidecar, decided by the
+// host before the build (package kernel computes it from its config): the
+// policy, and what the sidecar starts with. Build applies it as it is, and
+// the member's fingerprint hashes exactly this value (Fingerprint.Config,
+// Fingerprint.Required), so what runs and what a plan compares cannot
+// drift apart.
+type Launch struct {
+	// Required makes the package's failure fail the build; a package
+	// without runtime is never required.
+	Required bool
+	// Config is the package's effective configuration, sent in initialize.
+	Config json.RawMessage
+	// Env holds environment variables set over the manifest's env.
+	Env map[string]string
+	// SecretEnv names the entries of Env whose values are secret: a
+	// fingerprint holds only a digest of them, never the value.
+	SecretEnv []string
+	// Limits are the process's resource limits (sidecar.Options.Limits).
+	Limits sidecar.Limits
+}
+
+// DefaultLaunch is the launch value of a package Inputs.Launch has no entry
+// for: the manifest's runtime.required, and nothing else.
+func DefaultLaunch(p *pluginpkg.Package) Launch {
+	return Launch{Required: p.Manifest != nil && p.Manifest.Runtime != nil && p.Manifest.Runtime.Required}
+}
+
+// Observer receives what happens to a build's plugins. Its functions report;
+// none of them decides anything. Every field may be nil.
+type Observer struct {
+	// OnEvent receives start progress (sidecar.BatchOptions.OnEvent). A
+	// member reported ready and then removed by the build (left out for
+	// its declarations, or failed along requires) is reported again, as
+	// failed with its reason.
+	OnEvent func(sidecar.Event)
+	// OnCrash, OnHealth and OnNotify become every started client's
+	// (sidecar.Options).
+	OnCrash  func(*sidecar.CrashError)
+	OnHealth func(plugin string, id uint64, h sidecar.Health)
+	OnNotify func(plugin string, id uint64, n protocol.NotifyParams)
+}
+
+// launch returns the launch value of p.
+func (in *Inputs) launch(p *pluginpkg.Package) Launch {
+	if l, ok := in.Launch[p.Name]; ok {
+		return l
+	}
+	return DefaultLaunch(p)
+}
+
+// clientOptions returns the options a member's client starts with: the
+// common ones, with the member's launch value and the observer applied.
+func (in *Inputs) clientOptions(l Launch) sidecar.Options {
+	o := in.Client
+	o.Config, o.Env, o.Limits = l.Config, l.Env, l.Limits
+	o.OnCrash, o.OnHealth, o.OnNotify = in.Observer.OnCrash, in.Observer.OnHealth, in.Observer.OnNotify
+	return o
+}
+
+// launchDigest is Fingerprint.Config: the hex sha256 of the launch value's
+// config, environment and limits, empty when it has none of them. A secret
+// environment value is hashed on its own first (secretDigest). Without
+// secrets the digest is the one earlier versions computed, so their
+// snapshots compare equal.
+func launchDigest(l Launch) string {
+	extra := launchExtra(l)
+	if len(l.Config) == 0 && len(extra) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(l.Config)
+	if len(extra) > 0 {
+		h.Write([]byte{0})
+		h.Write(extra)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// launchExtra encodes the environment and the limits of l, secret values as
+// their digest; nil when it has neither.
+func launchExtra(l Launch) []byte {
+	if len(l.Env) == 0 && l.Limits == (sidecar.Limits{}) {
+		return nil
+	}
+	env := make(map[string]string, len(l.Env))
+	for name, v := range l.Env {
+		if slices.Contains(l.SecretEnv, name) {
+			v = secretDigest(v)
+		}
+		env[name] = v
+	}
+	// The field names are those of the encoding earlier versions hashed.
+	type limits struct{ OpenFiles, AddressSpace uint64 }
+	data, _ := json.Marshal(struct {
+		Env    map[string]string `json:"env,omitempty"`
+		Limits limits            `json:"limits"`
+	}{env, limits{l.Limits.OpenFiles, l.Limits.AddressSpace}}) // maps marshal in key order
+	return data
+}
+
+// secretDigest stands for a secret value in a fingerprint: a changed
+// secret is a changed input, and the value is never stored.
+func secretDigest(v string) string {
+	sum := sha256.Sum256([]byte(v))
+	return "secret-sha256:" + hex.EncodeToString(sum[:])
+}

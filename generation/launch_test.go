@@ -1,0 +1,85 @@
+package generation
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// oldDigest is Fingerprint.Config as versions before Launch computed it
+// (config, then the host's env with secrets masked and the limits), so
+// that snapshots they wrote still compare equal.
+func oldDigest(config json.RawMessage, env map[string]string, secret map[string]bool, l sidecar.Limits) string {
+	var extra []byte
+	if len(env) > 0 || l != (sidecar.Limits{}) {
+		masked := map[string]string{}
+		for n, v := range env {
+			masked[n] = v
+			if secret[n] {
+				masked[n] = "[REDACTED]"
+			}
+		}
+		extra, _ = json.Marshal(struct {
+			Env    map[string]string `json:"env,omitempty"`
+			Limits sidecar.Limits    `json:"limits"`
+		}{masked, l})
+	}
+	if len(config) == 0 && len(extra) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	h.Write(config)
+	if len(extra) > 0 {
+		h.Write([]byte{0})
+		h.Write(extra)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// TestLaunchDigest checks that the fingerprint of a launch value without
+// secrets is the one earlier versions wrote, that a secret value counts
+// (by its digest, never in clear), and that every part of the value counts.
+func TestLaunchDigest(t *testing.T) {
+	const secret = "s3cr3t-value-0042"
+	cfg := json.RawMessage(`{"verbose":true,"html":"<b>&"}`)
+	env := map[string]string{"MODE": "strict", "URL": "http://x/?a=1&b=<2>"}
+	lim := sidecar.Limits{OpenFiles: 64, AddressSpace: 1 << 32}
+	tests := []struct {
+		name string
+		l    Launch
+		old  string // the digest earlier versions computed, when equal
+	}{
+		{"empty", Launch{}, ""},
+		{"required only", Launch{Required: true}, ""},
+		{"config", Launch{Config: cfg}, oldDigest(cfg, nil, nil, sidecar.Limits{})},
+		{"env", Launch{Env: env}, oldDigest(nil, env, nil, sidecar.Limits{})},
+		{"limits", Launch{Limits: lim}, oldDigest(nil, nil, nil, lim)},
+		{"all", Launch{Config: cfg, Env: env, Limits: lim}, oldDigest(cfg, env, nil, lim)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := launchDigest(tt.l); got != tt.old {
+				t.Errorf("launchDigest = %q, want the earlier %q", got, tt.old)
+			}
+		})
+	}
+
+	withSecret := func(v string) Launch {
+		return Launch{Env: map[string]string{"TOKEN": v, "MODE": "strict"}, SecretEnv: []string{"TOKEN"}}
+	}
+	a, b := launchDigest(withSecret(secret)), launchDigest(withSecret(secret+"x"))
+	if a == b {
+		t.Errorf("a changed secret value does not change the digest %q", a)
+	}
+	plain := Launch{Env: map[string]string{"TOKEN": secret, "MODE": "strict"}}
+	if launchDigest(plain) == a {
+		t.Error("a secret value hashes as the same value in clear")
+	}
+	if extra := string(launchExtra(withSecret(secret))); strings.Contains(extra, secret) || !strings.Contains(extra, "secret-sha256:") {
+		t.Errorf("hashed encoding %s holds the secret, or not its digest", extra)
+	}
+}
