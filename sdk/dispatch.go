@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -74,7 +75,7 @@ func (s *session) notification(m *protocol.Message) {
 		return
 	}
 	var p protocol.CancelParams
-	if err := protocol.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
+	if err := wire.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
 		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
 		return
 	}
@@ -271,7 +272,7 @@ func decodeParams(raw json.RawMessage, v any) *protocol.Error {
 	if len(raw) == 0 {
 		return protocol.Errorf(protocol.CodeInvalidParams, "missing params")
 	}
-	if err := protocol.Decode(raw, v); err != nil {
+	if err := wire.Decode(raw, v); err != nil {
 		return protocol.Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil

@@ -116,11 +116,22 @@ func (h *harness) send(m *protocol.Message) {
 // a json.RawMessage).
 func (h *harness) call(id int, method string, params any) {
 	h.t.Helper()
-	m, err := protocol.NewRequest(json.RawMessage(strconv.Itoa(id)), method, params)
+	m, err := newRequest(json.RawMessage(strconv.Itoa(id)), method, params)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.send(m)
+}
+
+// newRequest returns a request with id, method and params, marshalled
+// (nil params are omitted).
+func newRequest(id json.RawMessage, method string, params any) (*protocol.Message, error) {
+	m, err := protocol.NewNotification(method, params)
+	if err != nil {
+		return nil, err
+	}
+	m.ID = id
+	return m, nil
 }
 
 func (h *harness) cancelCall(id int) {

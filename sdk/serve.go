@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -470,7 +471,7 @@ func (s *session) reply(id json.RawMessage, result any) {
 		raw = b
 	}
 	fb := frameBufs.Get().(*[]byte)
-	*fb = protocol.AppendResult((*fb)[:0], id, raw)
+	*fb = wire.AppendResult((*fb)[:0], id, raw)
 	if err := s.fw.WriteFrame(*fb); err != nil {
 		s.cancelAbort(fmt.Errorf("write to host: %w", err))
 	}
