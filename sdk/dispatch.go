@@ -30,7 +30,7 @@ var routes = map[string]callFunc{
 
 // dispatch handles one message from the read loop. It returns the call a
 // request for a handler registered (to be run by the caller, see
-// serveLoop), and reports whether the message was a shutdown request, after
+// scheduler), and reports whether the message was a shutdown request, after
 // which nothing more is read.
 func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 	switch {
@@ -174,12 +174,12 @@ func (s *session) register(m *protocol.Message, fn callFunc) *call {
 // run calls c's handler, answers c and forgets it. Whether the handler
 // took the inline bound or longer is recorded before the answer is
 // written, so the next request the host sends already sees it (see
-// runHolding).
+// scheduler.observe).
 func (s *session) run(c *call) {
 	defer s.finish(c)
 	start := time.Now()
 	res, err := s.invokeCall(c)
-	s.slow.Store(time.Since(start) >= s.bound)
+	s.sched.observe(time.Since(start))
 	s.answer(c, res, err)
 }
 

@@ -21,6 +21,16 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
 
+// withBounds makes the sessions the test starts run with b, and restores
+// the defaults after the test (and after its ServeIO runs ended, whose
+// cleanups, registered later, run first).
+func withBounds(t *testing.T, b bounds) {
+	t.Helper()
+	old := sessionBounds
+	sessionBounds = b
+	t.Cleanup(func() { sessionBounds = old })
+}
+
 // harness plays the host against a Plugin served in-process over pipes.
 type harness struct {
 	t      *testing.T
