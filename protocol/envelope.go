@@ -19,10 +19,10 @@ var knownStrings = []string{
 // decodes with encoding/json.
 func decodeMessageFast(line []byte, m *Message) bool {
 	cp := bytes.Clone(line)
-	return jsonscan.DecodeFields(cp, []jsonscan.Field{
-		{Key: "jsonrpc", Str: &m.JSONRPC, Known: knownStrings},
+	return jsonscan.DecodeFields(cp, knownStrings, []jsonscan.Field{
+		{Key: "jsonrpc", Str: &m.JSONRPC},
 		{Key: "id", Raw: &m.ID},
-		{Key: "method", Str: &m.Method, Known: knownStrings},
+		{Key: "method", Str: &m.Method},
 		{Key: "params", Raw: &m.Params},
 		{Key: "result", Raw: &m.Result},
 	})

@@ -7,24 +7,23 @@ import (
 )
 
 // Field is one member of a flat object DecodeFields decodes. Exactly one
-// of Str, Raw and Num is set: a string (see Known), a raw JSON value (which
-// aliases the input), or an integer (set to a new int).
+// of Str, Raw and Num is set: a string, a raw JSON value (which aliases the
+// input), or an integer (set to a new int).
 type Field struct {
 	Key string
 	Str *string
 	Raw *json.RawMessage
 	Num **int
-	// Known lists strings a Str field is set to without allocating when the
-	// value equals one of them (the protocol's version and method names).
-	Known []string
 }
 
 // DecodeFields decodes data, which must be one JSON object whose members
 // are all among fields (keys spelled exactly, each at most once, no null
 // value, no escape or non-ASCII byte in a string), and reports whether it
-// could. Raw values alias data. On false, the fields may have been written;
-// the caller then decodes with encoding/json.
-func DecodeFields(data []byte, fields []Field) bool {
+// could. Raw values alias data; a string equal to one of known (the
+// protocol's version and method names) is set without allocating. On
+// false, the fields may have been written; the caller then decodes with
+// encoding/json.
+func DecodeFields(data []byte, known []string, fields []Field) bool {
 	i, empty, ok := openList(data, '{', '}')
 	if !ok || empty {
 		return ok
@@ -42,7 +41,7 @@ func DecodeFields(data []byte, fields []Field) bool {
 				break
 			}
 		}
-		if n < 0 || seen&(1<<n) != 0 || !fields[n].set(data[vs:ve]) {
+		if n < 0 || seen&(1<<n) != 0 || !fields[n].set(data[vs:ve], known) {
 			return false
 		}
 		seen |= 1 << n
@@ -55,10 +54,10 @@ func DecodeFields(data []byte, fields []Field) bool {
 
 // set stores val, one scanned JSON value, in the field, and reports
 // whether its type fits.
-func (f *Field) set(val []byte) bool {
+func (f *Field) set(val []byte, known []string) bool {
 	switch {
 	case f.Str != nil:
-		s, ok := plainString(val, f.Known)
+		s, ok := plainString(val, known)
 		if ok {
 			*f.Str = s
 		}
@@ -168,7 +167,7 @@ func DecodeList[T any](data []byte, list *[]T, fields func(*T) []Field) bool {
 	for {
 		end, _ := scanValue(data, i)
 		var d T
-		if end < 0 || !DecodeFields(data[i:end], fields(&d)) {
+		if end < 0 || !DecodeFields(data[i:end], nil, fields(&d)) {
 			return false
 		}
 		*list = append(*list, d)

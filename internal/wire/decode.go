@@ -23,9 +23,16 @@ func Decode(data []byte, v any) error {
 
 type field = jsonscan.Field
 
+// knownStrings are the strings decoded without allocating, as the
+// envelope's: the protocol's version and method names.
+var knownStrings = []string{
+	protocol.JSONRPCVersion, protocol.MethodIntercept, protocol.MethodStrategyInvoke, protocol.MethodProviderInvoke,
+	protocol.MethodActionRun, protocol.MethodPing, protocol.MethodCancel, protocol.MethodLog, protocol.MethodNotify,
+}
+
 // decodeFast tries the fast path for v, which it writes only on success.
 func decodeFast(data []byte, v any) bool {
-	fields := func(fs ...field) bool { return jsonscan.DecodeFields(data, fs) }
+	fields := func(fs ...field) bool { return jsonscan.DecodeFields(data, knownStrings, fs) }
 	switch p := v.(type) {
 	case *protocol.OutputResult:
 		return into(p, p.Output == nil, func(r *protocol.OutputResult) bool {
@@ -86,15 +93,15 @@ func into[T any](p *T, zero bool, decode func(*T) bool) bool {
 // exec to the answered handshake (BENCHMARKS.md, sidecar).
 func decodeInitializeParams(data []byte, r *protocol.InitializeParams) bool {
 	var host, plugin, session json.RawMessage
-	return jsonscan.DecodeFields(data, []field{
+	return jsonscan.DecodeFields(data, knownStrings, []field{
 		{Key: "protocol_version", Str: &r.ProtocolVersion},
 		{Key: "host", Raw: &host},
 		{Key: "plugin", Raw: &plugin},
 		{Key: "config", Raw: &r.Config},
 		{Key: "session", Raw: &session},
 	}) &&
-		(host == nil || jsonscan.DecodeFields(host, []field{{Key: "name", Str: &r.Host.Name}, {Key: "version", Str: &r.Host.Version}})) &&
-		(plugin == nil || jsonscan.DecodeFields(plugin, []field{
+		(host == nil || jsonscan.DecodeFields(host, knownStrings, []field{{Key: "name", Str: &r.Host.Name}, {Key: "version", Str: &r.Host.Version}})) &&
+		(plugin == nil || jsonscan.DecodeFields(plugin, knownStrings, []field{
 			{Key: "name", Str: &r.Plugin.Name}, {Key: "version", Str: &r.Plugin.Version}, {Key: "data_dir", Str: &r.Plugin.DataDir},
 		})) &&
 		(session == nil || jsonscan.DecodeStringMap(session, &r.Session))
@@ -105,7 +112,7 @@ func decodeInitializeParams(data []byte, r *protocol.InitializeParams) bool {
 // each host start.
 func decodeInitializeResult(data []byte, r *protocol.InitializeResult) bool {
 	var provides, interceptors, strategies, providers, actions json.RawMessage
-	return jsonscan.DecodeFields(data, []field{
+	return jsonscan.DecodeFields(data, knownStrings, []field{
 		{Key: "protocol_version", Str: &r.ProtocolVersion},
 		{Key: "name", Str: &r.Name},
 		{Key: "version", Str: &r.Version},
