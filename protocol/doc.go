@@ -8,6 +8,12 @@
 // result, error codes, timeouts); schema_test.go holds it to the constants
 // and types here, in both directions.
 //
+// The package holds the wire types, constants, method names, errors, the
+// envelope and the framing. The measured shortcuts of the call path (a
+// one-pass decoder of params and results, frames assembled by hand) are
+// not part of it: they live in internal/wire and internal/jsonscan, and
+// agree with encoding/json byte for byte or step aside for it.
+//
 // # Framing
 //
 // A frame is one JSON value encoded as UTF-8 without raw newlines, followed

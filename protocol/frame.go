@@ -158,8 +158,8 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 
 // DecodeMessage decodes one frame into m, which it overwrites, and checks
 // the JSON-RPC envelope. m's raw fields never alias line. The decoding is
-// json.Unmarshal's (see Decode for the fast path that usually does it),
-// except that a frame holding one of the envelope's members twice is
+// json.Unmarshal's (a one-pass decoder that agrees with it does the usual
+// frames, see decodeMessageFast), except that a frame holding one of the envelope's members twice is
 // refused (ErrDuplicateMember): json.Unmarshal would keep the last, so a
 // response {"id":1,"id":2,...} would answer request 2, not 1.
 func DecodeMessage(line []byte, m *Message) error {

@@ -116,7 +116,7 @@ func (p *process) send(id any, method string, params any) {
 		m, err = protocol.NewNotification(method, params)
 	} else {
 		raw, _ := json.Marshal(id)
-		m, err = protocol.NewRequest(raw, method, params)
+		m, err = newRequest(raw, method, params)
 	}
 	if err != nil {
 		p.t.Fatal(err)

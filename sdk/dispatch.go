@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -29,7 +30,7 @@ var routes = map[string]callFunc{
 
 // dispatch handles one message from the read loop. It returns the call a
 // request for a handler registered (to be run by the caller, see
-// serveLoop), and reports whether the message was a shutdown request, after
+// scheduler), and reports whether the message was a shutdown request, after
 // which nothing more is read.
 func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 	switch {
@@ -74,7 +75,7 @@ func (s *session) notification(m *protocol.Message) {
 		return
 	}
 	var p protocol.CancelParams
-	if err := protocol.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
+	if err := wire.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
 		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
 		return
 	}
@@ -173,12 +174,12 @@ func (s *session) register(m *protocol.Message, fn callFunc) *call {
 // run calls c's handler, answers c and forgets it. Whether the handler
 // took the inline bound or longer is recorded before the answer is
 // written, so the next request the host sends already sees it (see
-// runHolding).
+// scheduler.observe).
 func (s *session) run(c *call) {
 	defer s.finish(c)
 	start := time.Now()
 	res, err := s.invokeCall(c)
-	s.slow.Store(time.Since(start) >= s.bound)
+	s.sched.observe(time.Since(start))
 	s.answer(c, res, err)
 }
 
@@ -271,7 +272,7 @@ func decodeParams(raw json.RawMessage, v any) *protocol.Error {
 	if len(raw) == 0 {
 		return protocol.Errorf(protocol.CodeInvalidParams, "missing params")
 	}
-	if err := protocol.Decode(raw, v); err != nil {
+	if err := wire.Decode(raw, v); err != nil {
 		return protocol.Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -112,7 +113,7 @@ func output(v any, err error) (any, error) {
 			r.buf.WriteString("null") // what json.Marshal makes of it
 		} else {
 			var b []byte
-			if b, err = protocol.AppendCompact(r.buf.AvailableBuffer(), raw); err != nil {
+			if b, err = jsonscan.AppendCompact(r.buf.AvailableBuffer(), raw); err != nil {
 				err = fmt.Errorf("json.RawMessage: %w", err)
 			}
 			r.buf.Write(b)

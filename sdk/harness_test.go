@@ -21,6 +21,16 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second
 
+// withBounds makes the sessions the test starts run with b, and restores
+// the defaults after the test (and after its ServeIO runs ended, whose
+// cleanups, registered later, run first).
+func withBounds(t *testing.T, b bounds) {
+	t.Helper()
+	old := sessionBounds
+	sessionBounds = b
+	t.Cleanup(func() { sessionBounds = old })
+}
+
 // harness plays the host against a Plugin served in-process over pipes.
 type harness struct {
 	t      *testing.T
@@ -116,11 +126,22 @@ func (h *harness) send(m *protocol.Message) {
 // a json.RawMessage).
 func (h *harness) call(id int, method string, params any) {
 	h.t.Helper()
-	m, err := protocol.NewRequest(json.RawMessage(strconv.Itoa(id)), method, params)
+	m, err := newRequest(json.RawMessage(strconv.Itoa(id)), method, params)
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	h.send(m)
+}
+
+// newRequest returns a request with id, method and params, marshalled
+// (nil params are omitted).
+func newRequest(id json.RawMessage, method string, params any) (*protocol.Message, error) {
+	m, err := protocol.NewNotification(method, params)
+	if err != nil {
+		return nil, err
+	}
+	m.ID = id
+	return m, nil
 }
 
 func (h *harness) cancelCall(id int) {

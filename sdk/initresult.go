@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 
+	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -18,19 +19,19 @@ import (
 func (r *registry) result(name, version string) any {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"protocol_version":`...)
-	b = appendJSONString(b, protocol.Version)
+	b = jsonscan.AppendString(b, protocol.Version)
 	b = append(b, `,"name":`...)
-	b = appendJSONString(b, name)
+	b = jsonscan.AppendString(b, name)
 	b = append(b, `,"version":`...)
-	b = appendJSONString(b, version)
+	b = jsonscan.AppendString(b, version)
 	if len(r.provides) > 0 {
 		b = append(b, `,"provides":[`...)
 		for i, d := range r.provides {
 			b = appendSep(b, i)
 			b = append(b, `{"capability":`...)
-			b = appendJSONString(b, d.Capability)
+			b = jsonscan.AppendString(b, d.Capability)
 			b = append(b, `,"version":`...)
-			b = appendJSONString(b, d.Version)
+			b = jsonscan.AppendString(b, d.Version)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -40,7 +41,7 @@ func (r *registry) result(name, version string) any {
 		for i, d := range r.decls.Interceptors {
 			b = appendSep(b, i)
 			b = append(b, `{"point":`...)
-			b = appendJSONString(b, d.Point)
+			b = jsonscan.AppendString(b, d.Point)
 			if d.Priority != nil {
 				b = append(b, `,"priority":`...)
 				b = strconv.AppendInt(b, int64(*d.Priority), 10)
@@ -54,7 +55,7 @@ func (r *registry) result(name, version string) any {
 		for i, d := range r.decls.Strategies {
 			b = appendSep(b, i)
 			b = append(b, `{"slot":`...)
-			b = appendJSONString(b, d.Slot)
+			b = jsonscan.AppendString(b, d.Slot)
 			b = append(b, '}')
 		}
 		b = append(b, ']')
@@ -64,10 +65,10 @@ func (r *registry) result(name, version string) any {
 		for i, d := range r.decls.Providers {
 			b = appendSep(b, i)
 			b = append(b, `{"ref":`...)
-			b = appendJSONString(b, d.Ref)
+			b = jsonscan.AppendString(b, d.Ref)
 			if d.Description != "" {
 				b = append(b, `,"description":`...)
-				b = appendJSONString(b, d.Description)
+				b = jsonscan.AppendString(b, d.Description)
 			}
 			if len(d.Schema) > 0 {
 				// As json.Marshal encodes a json.RawMessage: validated,
@@ -89,12 +90,12 @@ func (r *registry) result(name, version string) any {
 		for i, d := range r.decls.Actions {
 			b = appendSep(b, i)
 			b = append(b, `{"id":`...)
-			b = appendJSONString(b, d.ID)
+			b = jsonscan.AppendString(b, d.ID)
 			b = append(b, `,"title":`...)
-			b = appendJSONString(b, d.Title)
+			b = jsonscan.AppendString(b, d.Title)
 			if d.Placement != "" {
 				b = append(b, `,"placement":`...)
-				b = appendJSONString(b, d.Placement)
+				b = jsonscan.AppendString(b, d.Placement)
 			}
 			b = append(b, '}')
 		}
@@ -108,19 +109,4 @@ func appendSep(b []byte, i int) []byte {
 		b = append(b, ',')
 	}
 	return b
-}
-
-// appendJSONString appends s as json.Marshal encodes a string. Printable
-// ASCII other than the characters it escapes is appended as is; anything
-// else goes through json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always encodes
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }

@@ -84,16 +84,12 @@ func TestCallsAreMultiplexed(t *testing.T) {
 	}
 }
 
-// serveBlocked serves a plugin with a blocking "block" provider (tune, if
-// set, adjusts it first), completes the handshake and leaves request 2
-// running in that provider.
-func serveBlocked(t *testing.T, tune func(*Plugin)) (*blocker, *harness) {
+// serveBlocked serves a plugin with a blocking "block" provider, completes
+// the handshake and leaves request 2 running in that provider.
+func serveBlocked(t *testing.T) (*blocker, *harness) {
 	t.Helper()
 	b := newBlocker()
 	p := New("tester", "1.0.0")
-	if tune != nil {
-		tune(p)
-	}
 	p.Provider("block", "", b.handler)
 	h := serve(t, p)
 	h.initialize(1)
@@ -103,7 +99,7 @@ func serveBlocked(t *testing.T, tune func(*Plugin)) (*blocker, *harness) {
 }
 
 func TestPingIsNotQueued(t *testing.T) {
-	b, h := serveBlocked(t, nil)
+	b, h := serveBlocked(t)
 	h.call(3, protocol.MethodPing, nil)
 	h.result(3, `{}`)
 	close(b.release)
@@ -111,7 +107,7 @@ func TestPingIsNotQueued(t *testing.T) {
 }
 
 func TestCancel(t *testing.T) {
-	b, h := serveBlocked(t, nil)
+	b, h := serveBlocked(t)
 	h.cancelCall(2)
 	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled by the host")
 	if err := wait(t, b.ended, "handler end"); !errors.Is(err, context.Canceled) {
@@ -124,7 +120,7 @@ func TestCancel(t *testing.T) {
 }
 
 func TestDuplicateRequestID(t *testing.T) {
-	b, h := serveBlocked(t, nil)
+	b, h := serveBlocked(t)
 	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
 	h.error(2, protocol.CodeInvalidRequest, "request id 2 is already in flight")
 	close(b.release)
@@ -132,7 +128,7 @@ func TestDuplicateRequestID(t *testing.T) {
 }
 
 func TestShutdownWaitsForHandlers(t *testing.T) {
-	b, h := serveBlocked(t, nil)
+	b, h := serveBlocked(t)
 	h.call(3, protocol.MethodShutdown, nil)
 	h.result(3, `{}`)
 	if h.returned() {
@@ -155,7 +151,8 @@ func TestEndOfInputEndsServe(t *testing.T) {
 }
 
 func TestEndOfInputCancelsStragglers(t *testing.T) {
-	b, h := serveBlocked(t, func(p *Plugin) { p.drainWait, p.cancelWait = time.Millisecond, waitLimit })
+	withBounds(t, bounds{drain: time.Millisecond, cancel: waitLimit, inline: inlineBound})
+	b, h := serveBlocked(t)
 	h.inW.Close()
 	h.error(2, protocol.CodeRequestCancelled, "provider/invoke cancelled: the plugin is shutting down")
 	if err := h.wait(); err != nil {
@@ -167,7 +164,7 @@ func TestEndOfInputCancelsStragglers(t *testing.T) {
 }
 
 func TestContextCancelEndsServe(t *testing.T) {
-	b, h := serveBlocked(t, nil)
+	b, h := serveBlocked(t)
 	h.cancel()
 	if err := h.wait(); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ServeIO = %v, want context.Canceled", err)
@@ -180,7 +177,7 @@ func TestContextCancelEndsServe(t *testing.T) {
 func TestStuckHandler(t *testing.T) {
 	release, ended := make(chan struct{}), make(chan struct{})
 	p := New("tester", "1.0.0")
-	p.drainWait, p.cancelWait = time.Millisecond, time.Millisecond
+	withBounds(t, bounds{drain: time.Millisecond, cancel: time.Millisecond, inline: inlineBound})
 	started := make(chan struct{})
 	p.Provider("stuck", "", func(context.Context, json.RawMessage) (any, error) {
 		defer close(ended)
@@ -318,7 +315,7 @@ func TestWorkersAreReused(t *testing.T) {
 func TestSlowHandlerHandsOverAtOnce(t *testing.T) {
 	const bound = 50 * time.Millisecond
 	p := New("tester", "1.0.0")
-	p.inlineBound = bound
+	withBounds(t, bounds{drain: drainWait, cancel: cancelWait, inline: bound})
 	p.Provider("slow", "", func(context.Context, json.RawMessage) (any, error) {
 		time.Sleep(2 * bound)
 		return goroutineID(), nil

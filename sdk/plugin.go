@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -40,12 +39,6 @@ type InitializeFunc func(ctx context.Context, params protocol.InitializeParams) 
 // handler, a duplicate, a call while serving), like http.ServeMux.Handle.
 type Plugin struct {
 	name, version string
-	// drainWait and cancelWait override the drain bounds when non-zero
-	// (tests only).
-	drainWait, cancelWait time.Duration
-	// inlineBound overrides the package's inlineBound when non-zero
-	// (tests only).
-	inlineBound time.Duration
 
 	mu struct {
 		sync.Mutex

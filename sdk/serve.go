@@ -1,7 +1,6 @@
 package sdk
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -25,6 +24,14 @@ const (
 	drainWait  = 1000 * time.Millisecond
 	cancelWait = 500 * time.Millisecond
 )
+
+// bounds are the timing bounds of a session: drainWait, cancelWait and
+// inlineBound.
+type bounds struct{ drain, cancel, inline time.Duration }
+
+// sessionBounds are the bounds a session starts with; tests shorten them
+// (withBounds, harness_test.go). Nothing else writes it.
+var sessionBounds = bounds{drain: drainWait, cancel: cancelWait, inline: inlineBound}
 
 var (
 	// ErrNotServing is returned by Notify when no ServeIO is running.
@@ -85,18 +92,10 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	// thread), as the floor of BENCHMARKS.md's cold start does.
 	c, loopErr := s.readUntilCall()
 	if c != nil {
-		s.workers.Add(1)
-		go s.serveLoop(c)
-		loopErr = <-s.loopDone
+		loopErr = s.sched.serve(c)
 	}
 	drainErr := s.drain()
-	if t := s.handoff.Load(); t != nil {
-		t.Stop()
-	}
-	close(s.stop)
-	if drainErr == nil {
-		s.workers.Wait() // idle workers, and any between a handler and idling
-	}
+	s.sched.close(drainErr == nil) // idle workers, and any between a handler and idling
 	s.cancelAbort(nil)
 	return errors.Join(loopErr, drainErr)
 }
@@ -121,27 +120,9 @@ type session struct {
 	handlers    context.Context // parent of every handler's context
 	cancelAll   context.CancelFunc
 
-	// Workers read and run the requests, one at a time holding the read
-	// role (see serveLoop). role is unbuffered: a send hands the role to an
-	// idle worker, and succeeds only when one waits. The worker that ends
-	// the read loop sends the loop's error on loopDone. stop ends the idle
-	// workers when ServeIO returns.
-	fr          *protocol.FrameReader // read by the holder of the read role
-	role        chan struct{}
-	loopDone    chan error
-	stop        chan struct{}
-	workers     sync.WaitGroup
-	idleWorkers atomic.Int32
-
-	// A handler runs holding the read role (see runHolding) as episode
-	// number inline, 0 when none does; handoff is the timer that takes the
-	// role from it after bound, and slow is set while handlers take longer
-	// than that.
-	inline  atomic.Uint64
-	episode atomic.Uint64
-	slow    atomic.Bool
-	handoff atomic.Pointer[time.Timer] // created by the first request
-	bound   time.Duration
+	fr     *protocol.FrameReader // read by the holder of the read role
+	sched  *scheduler            // who reads, who runs each handler
+	bounds bounds
 
 	mu struct {
 		sync.Mutex
@@ -173,13 +154,8 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
 	s.handlers, s.cancelAll = context.WithCancel(s.abort)
 	s.mu.calls = map[string]*call{}
-	s.role = make(chan struct{})
-	s.loopDone = make(chan error, 1)
-	s.stop = make(chan struct{})
-	s.bound = inlineBound
-	if p.inlineBound > 0 {
-		s.bound = p.inlineBound
-	}
+	s.bounds = sessionBounds
+	s.sched = newScheduler(s.bounds.inline, s.readUntilCall, s.run)
 	p.mu.serving = s
 	return s, nil
 }
@@ -206,125 +182,6 @@ func closeOnDone(ctx context.Context, r io.Reader) func() {
 	return func() {
 		if !stop() {
 			<-closed
-		}
-	}
-}
-
-// serveLoop is a worker's life: holding the read role, it reads and
-// handles messages until one is a request for a handler (ping, $/cancel,
-// initialize and shutdown are answered at once, in order), and runs that
-// handler itself, still holding the role, so a quick handler costs no
-// goroutine switch: the same thread reads, runs and answers, then reads on.
-// A handler that runs past inlineBound loses the role: a timer hands it to
-// an idle worker (or a new one), which reads on while the handler runs,
-// and after such a hand-off (or after any handler that took inlineBound or
-// longer) the next requests hand the role over at once, before their
-// handler runs, until a handler returns within the bound again. A worker
-// that lost the role waits idle for it again after its handler, unless
-// maxIdleWorkers others already wait. The worker that ends the read loop
-// (shutdown, end of input, abort or a read error) sends its result on
-// loopDone and keeps the role. A worker given a call c starts by running
-// it, holding the role.
-func (s *session) serveLoop(c *call) {
-	defer s.workers.Done()
-	for {
-		if c == nil {
-			var err error
-			if c, err = s.readUntilCall(); c == nil {
-				s.loopDone <- err
-				return
-			}
-		}
-		held := s.runHolding(c)
-		c = nil
-		if held {
-			continue // still the reader
-		}
-		if !s.takeIdleSlot() {
-			return
-		}
-		select {
-		case <-s.role:
-			s.idleWorkers.Add(-1)
-		case <-s.stop:
-			return
-		}
-	}
-}
-
-// inlineBound is how long a handler runs holding the read role before the
-// role moves to another worker: the longest a request (ping and $/cancel
-// included) waits to be read behind a running handler, give or take the
-// runtime's timer resolution (about a millisecond under load).
-const inlineBound = 200 * time.Microsecond
-
-// runHolding runs c, which the caller read holding the read role, and
-// reports whether the caller still holds the role: unless handlers have
-// been slow lately, c runs first with the role kept, and the hand-off
-// timer takes it if c runs past inlineBound.
-func (s *session) runHolding(c *call) bool {
-	if s.slow.Load() {
-		s.passRole()
-		s.run(c)
-		return false
-	}
-	ep := s.episode.Add(1)
-	s.inline.Store(ep)
-	t := s.handoff.Load()
-	if t == nil {
-		// Created here rather than at the start of the session: the first
-		// timer starts the runtime's poller, which a plugin's start-up
-		// need not wait for.
-		t = time.AfterFunc(s.bound, s.handoffFired)
-		s.handoff.Store(t)
-	} else {
-		t.Reset(s.bound)
-	}
-	s.run(c)
-	if !s.inline.CompareAndSwap(ep, 0) {
-		return false // the timer handed the role over
-	}
-	t.Stop()
-	return true
-}
-
-// handoffFired runs on the hand-off timer: if a handler still runs
-// holding the read role, the role moves on and later requests are handed
-// over at once.
-func (s *session) handoffFired() {
-	ep := s.inline.Load()
-	if ep == 0 || !s.inline.CompareAndSwap(ep, 0) {
-		return // the handler returned first
-	}
-	s.slow.Store(true)
-	s.passRole()
-}
-
-// passRole hands the read role to an idle worker, or to a new one when
-// none waits.
-func (s *session) passRole() {
-	select {
-	case s.role <- struct{}{}:
-	default:
-		s.workers.Add(1)
-		go s.serveLoop(nil)
-	}
-}
-
-// maxIdleWorkers bounds the workers kept waiting for the read role. A
-// worker keeps the stack its handlers grew, so reusing one saves the stack
-// growth and the goroutine start of a new one.
-const maxIdleWorkers = 16
-
-// takeIdleSlot reserves one of the maxIdleWorkers idle places.
-func (s *session) takeIdleSlot() bool {
-	for {
-		n := s.idleWorkers.Load()
-		if n >= maxIdleWorkers {
-			return false
-		}
-		if s.idleWorkers.CompareAndSwap(n, n+1) {
-			return true
 		}
 	}
 }
@@ -384,15 +241,11 @@ func (s *session) malformed(line []byte, err error) {
 // drain waits for in-flight handlers: drainWait, then cancels them all and
 // waits cancelWait more.
 func (s *session) drain() error {
-	dw, cw := drainWait, cancelWait
-	if s.p.drainWait > 0 {
-		dw, cw = s.p.drainWait, s.p.cancelWait
-	}
-	if s.waitIdle(dw) {
+	if s.waitIdle(s.bounds.drain) {
 		return nil
 	}
 	s.cancelStragglers()
-	if s.waitIdle(cw) {
+	if s.waitIdle(s.bounds.cancel) {
 		return nil
 	}
 	s.mu.Lock()
@@ -440,79 +293,6 @@ func (s *session) waitIdle(d time.Duration) bool {
 	case <-t.C:
 		return false
 	}
-}
-
-// write sends m; a failure aborts the session (the host is gone).
-func (s *session) write(m *protocol.Message) {
-	if err := s.fw.WriteMessage(m); err != nil {
-		s.cancelAbort(fmt.Errorf("write to host: %w", err))
-	}
-}
-
-// reply answers request id with result: a *resultJSON or an encoded value
-// is sent as is, anything else is marshalled (an internal error answers
-// when it cannot be). The frame is assembled in a pooled buffer, with no
-// second encoding of the result.
-func (s *session) reply(id json.RawMessage, result any) {
-	var raw []byte
-	switch r := result.(type) {
-	case *resultJSON:
-		raw = r.buf.Bytes()
-		defer r.free()
-	case encoded:
-		raw = r
-	default:
-		b, err := json.Marshal(result)
-		if err != nil {
-			s.replyError(id, protocol.Errorf(protocol.CodeInternalError, "marshal result: %v", err))
-			return
-		}
-		raw = b
-	}
-	fb := frameBufs.Get().(*[]byte)
-	*fb = protocol.AppendResult((*fb)[:0], id, raw)
-	if err := s.fw.WriteFrame(*fb); err != nil {
-		s.cancelAbort(fmt.Errorf("write to host: %w", err))
-	}
-	if cap(*fb) <= maxPooledBuf {
-		frameBufs.Put(fb)
-	}
-}
-
-// encoded is a result already marshalled (compact JSON, no newline).
-type encoded []byte
-
-// emptyObject is the {} result of ping, shutdown and a nil output.
-var emptyObject any = encoded("{}")
-
-// maxPooledBuf bounds the capacity of a buffer returned to a pool, so one
-// large answer does not stay allocated.
-const maxPooledBuf = 64 << 10
-
-// frameBufs pools the buffers response frames are assembled in.
-var frameBufs = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
-
-// resultJSON is a result marshalled into a pooled buffer by output.
-type resultJSON struct{ buf bytes.Buffer }
-
-var resultBufs = sync.Pool{New: func() any { return new(resultJSON) }}
-
-func newResultJSON() *resultJSON {
-	r := resultBufs.Get().(*resultJSON)
-	r.buf.Reset()
-	return r
-}
-
-// free returns r to its pool; r must not be used after.
-func (r *resultJSON) free() {
-	if r.buf.Cap() <= maxPooledBuf {
-		resultBufs.Put(r)
-	}
-}
-
-// replyError answers request id with e.
-func (s *session) replyError(id json.RawMessage, e *protocol.Error) {
-	s.write(protocol.NewErrorResponse(id, e))
 }
 
 // notify sends a notify notification once the handshake is complete.

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -216,7 +217,7 @@ func encodeRequest(id int64, method string, params any) ([]byte, error) {
 			return nil, fmt.Errorf("encode params: %w", err)
 		}
 	}
-	frame := protocol.AppendRequest(make([]byte, 0, len(raw)+len(method)+80), id, method, raw)
+	frame := wire.AppendRequest(make([]byte, 0, len(raw)+len(method)+80), id, method, raw)
 	return append(frame, '\n'), nil
 }
 
@@ -325,7 +326,7 @@ func decodeResponse(m *protocol.Message, result any, redact func(string) string)
 	if result == nil {
 		return nil
 	}
-	if err := protocol.Decode(m.Result, result); err != nil {
+	if err := wire.Decode(m.Result, result); err != nil {
 		return fmt.Errorf("decode result: %w", err)
 	}
 	return nil

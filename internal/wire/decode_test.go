@@ -1,37 +1,42 @@
-package protocol
+package wire
 
 import (
-	"bytes"
 	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/extkernel/extkernel/internal/jsonscan"
+	"github.com/extkernel/extkernel/protocol"
 )
+
+// maxScanDepth is the nesting the scanner follows.
+const maxScanDepth = jsonscan.MaxDepth
 
 // decodeTargets returns a fresh value of every type Decode has a fast path
 // for.
 func decodeTargets() []any {
 	return []any{
-		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
-		new(InterceptParams), new(InterceptResult), new(CancelParams), new(InitializeParams),
-		new(InitializeResult),
+		new(protocol.OutputResult), new(protocol.ProviderInvokeParams), new(protocol.StrategyInvokeParams), new(protocol.ActionRunParams),
+		new(protocol.InterceptParams), new(protocol.InterceptResult), new(protocol.CancelParams), new(protocol.InitializeParams),
+		new(protocol.InitializeResult),
 	}
 }
 
 // checkAgainstEncodingJSON checks every fast path on data against
 // encoding/json: whatever the fast path accepts, encoding/json decodes to
-// the same value, and what the scanner calls a value is valid JSON and
-// compacts as json.Compact does.
+// the same value, and a message protocol.DecodeMessage accepts is json.Unmarshal's.
+// (The scanner itself is checked by package jsonscan's FuzzScan.)
 func checkAgainstEncodingJSON(t *testing.T, data []byte) {
 	t.Helper()
-	var fast Message
-	if decodeMessageFast(data, &fast) {
-		var want Message
+	var m protocol.Message
+	if protocol.DecodeMessage(data, &m) == nil {
+		var want protocol.Message
 		if err := json.Unmarshal(data, &want); err != nil {
-			t.Fatalf("fast path decoded a message encoding/json refuses (%v): %q", err, data)
+			t.Fatalf("DecodeMessage decoded a message encoding/json refuses (%v): %q", err, data)
 		}
-		if !reflect.DeepEqual(fast, want) {
-			t.Fatalf("message %q: fast %+v, encoding/json %+v", data, fast, want)
+		if !reflect.DeepEqual(m, want) {
+			t.Fatalf("message %q: protocol.DecodeMessage %+v, encoding/json %+v", data, m, want)
 		}
 	}
 	for _, v := range decodeTargets() {
@@ -48,26 +53,6 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte) {
 		if !reflect.DeepEqual(v, want) {
 			t.Fatalf("%T from %q: fast %+v, encoding/json %+v", v, data, v, want)
 		}
-	}
-	var compact bytes.Buffer
-	compactErr := json.Compact(&compact, data)
-	if end, spaced := scanValue(data, 0); end == len(data) {
-		if compactErr != nil {
-			t.Fatalf("scanner accepted invalid JSON (%v): %q", compactErr, data)
-		}
-		if spaced != !bytes.Equal(compact.Bytes(), data) {
-			t.Fatalf("scanner says spaced=%v for %q, json.Compact gives %q", spaced, data, compact.Bytes())
-		}
-	} else if compactErr == nil && len(data) > 0 && !isSpace(data[0]) && !isSpace(data[len(data)-1]) &&
-		bytes.Count(data, []byte("{"))+bytes.Count(data, []byte("[")) <= maxScanDepth {
-		t.Fatalf("scanner refused valid JSON %q (end %d of %d)", data, end, len(data))
-	}
-	got, err := AppendCompact([]byte("x"), data)
-	if (err == nil) != (compactErr == nil) {
-		t.Fatalf("AppendCompact error %v, json.Compact error %v, for %q", err, compactErr, data)
-	}
-	if err == nil && string(got) != "x"+compact.String() {
-		t.Fatalf("AppendCompact(%q) = %q, want %q", data, got, "x"+compact.String())
 	}
 }
 
@@ -162,40 +147,29 @@ func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
 }
 
 // TestFastPathIsTaken checks that what the host and the SDK write is
-// decoded by the fast path, with one allocation per message (the copy its
-// raw fields share), and for params and results none but the strings.
+// decoded by the fast path, for params and results with no allocation but
+// the strings. (protocol.DecodeMessage's own fast path is checked in protocol.)
 func TestFastPathIsTaken(t *testing.T) {
-	params, _ := json.Marshal(ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"text":"hello, world","n":42}`)})
-	request := AppendRequest(nil, 7, MethodProviderInvoke, params)
-	response := AppendResult(nil, json.RawMessage("7"), []byte(`{"output":{"text":"hello, world","n":42}}`))
-	for _, line := range [][]byte{request, response} {
-		var m Message
-		if !decodeMessageFast(line, &m) {
-			t.Fatalf("fast path refused %s", line)
-		}
-		if n := testing.AllocsPerRun(100, func() { _ = DecodeMessage(line, &m) }); n != 1 {
-			t.Errorf("DecodeMessage(%s): %v allocations, want 1", line, n)
-		}
-	}
+	params, _ := json.Marshal(protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"text":"hello, world","n":42}`)})
 	initParams := []byte(`{"protocol_version":"1.0.0","host":{"name":"kernel","version":"1.4.2"},` +
 		`"plugin":{"name":"p","version":"1.0.0","data_dir":"/data/p"},"config":{"k":[1]},"session":{"id":"s1"}}`)
-	if !decodeFast(initParams, new(InitializeParams)) {
+	if !decodeFast(initParams, new(protocol.InitializeParams)) {
 		t.Fatalf("fast path refused %s", initParams)
 	}
 	initResult := []byte(initResultCase)
-	if !decodeFast(initResult, new(InitializeResult)) {
+	if !decodeFast(initResult, new(protocol.InitializeResult)) {
 		t.Fatalf("fast path refused %s", initResult)
 	}
-	var p ProviderInvokeParams
+	var p protocol.ProviderInvokeParams
 	if !decodeFast(params, &p) || p.Ref != "echo" {
 		t.Fatalf("fast path refused %s", params)
 	}
-	if n := testing.AllocsPerRun(100, func() { p = ProviderInvokeParams{}; _ = Decode(params, &p) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { p = protocol.ProviderInvokeParams{}; _ = Decode(params, &p) }); n != 1 {
 		t.Errorf("Decode(%s): %v allocations, want 1 (the ref)", params, n)
 	}
 	out := []byte(`{"output":{"text":"hello, world","n":42}}`)
-	var r OutputResult
-	if n := testing.AllocsPerRun(100, func() { r = OutputResult{}; _ = Decode(out, &r) }); n != 0 {
+	var r protocol.OutputResult
+	if n := testing.AllocsPerRun(100, func() { r = protocol.OutputResult{}; _ = Decode(out, &r) }); n != 0 {
 		t.Errorf("Decode(%s): %v allocations, want 0", out, n)
 	}
 }
@@ -213,7 +187,7 @@ func FuzzFastDecode(f *testing.F) {
 // set keeps json.Unmarshal's merge (members absent from the input are
 // kept).
 func TestDecodeMergesLikeUnmarshal(t *testing.T) {
-	got := InterceptResult{Decision: "deny", Reason: "kept"}
+	got := protocol.InterceptResult{Decision: "deny", Reason: "kept"}
 	want := got
 	data := []byte(`{"decision":"continue"}`)
 	if err := Decode(data, &got); err != nil {

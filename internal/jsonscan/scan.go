@@ -1,17 +1,16 @@
-package protocol
+package jsonscan
 
-// A validating JSON scanner for the fast decoding path (decode.go). It
-// accepts exactly the JSON grammar of RFC 8259 as encoding/json does (no
-// UTF-8 check inside strings, like encoding/json's scanner), or refuses: a
-// refusal is never an error by itself, the caller then decodes with
-// encoding/json, whose answer (a value or an error) is authoritative. So the
-// scanner may refuse valid input it does not handle (nesting deeper than
-// maxScanDepth) but must never accept invalid input; FuzzFastDecode checks
-// both paths against encoding/json.
+// The validating scanner. It accepts exactly the JSON grammar of RFC 8259
+// as encoding/json does (no UTF-8 check inside strings, like
+// encoding/json's scanner), or refuses: a refusal is never an error by
+// itself, the caller then decodes with encoding/json, whose answer (a
+// value or an error) is authoritative. So the scanner may refuse valid
+// input it does not handle (nesting deeper than MaxDepth) but MUST
+// never accept invalid input; FuzzScan checks it against encoding/json.
 
-// maxScanDepth bounds the nesting the scanner follows; deeper values are
-// left to encoding/json.
-const maxScanDepth = 64
+// MaxDepth bounds the nesting the scanner follows: a deeper value is
+// refused, and so left to encoding/json.
+const MaxDepth = 64
 
 func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
@@ -130,7 +129,7 @@ func scanScalar(b []byte, i int) int {
 }
 
 // scanValue returns the end of the JSON value starting at b[i] (no leading
-// space), or -1 when there is none or it nests deeper than maxScanDepth.
+// space), or -1 when there is none or it nests deeper than MaxDepth.
 // spaced reports whether the value holds insignificant space (so that
 // json.Compact would change it).
 func scanValue(b []byte, i int) (end int, spaced bool) {
@@ -150,7 +149,7 @@ func scanValue(b []byte, i int) (end int, spaced bool) {
 				i = j + 1
 				break
 			}
-			if depth == maxScanDepth {
+			if depth == MaxDepth {
 				return -1, false
 			}
 			if obj {

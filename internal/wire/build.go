@@ -1,0 +1,64 @@
+package wire
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+
+	"github.com/extkernel/extkernel/internal/jsonscan"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// AppendRequest appends the frame of a request to dst, without the
+// newline: the bytes protocol.FrameWriter.WriteMessage writes (before its
+// newline) for the Message with JSONRPCVersion, id, method and params,
+// except that method is encoded as json.Marshal encodes a string
+// (jsonscan.AppendString: <, > and & escaped, which WriteMessage leaves
+// as is; the protocol's method names hold none). params must be one JSON
+// value as json.Marshal returns it (compact, no raw newline), or empty to
+// omit it (an empty method is omitted too, as by WriteMessage). Nothing is
+// validated: the caller marshalled params.
+func AppendRequest(dst []byte, id int64, method string, params []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = strconv.AppendInt(dst, id, 10)
+	if method != "" {
+		dst = append(dst, `,"method":`...)
+		dst = jsonscan.AppendString(dst, method)
+	}
+	if len(params) > 0 {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// AppendResult appends the frame of a successful response to dst, without
+// the newline: {"jsonrpc":"2.0","id":ID,"result":RESULT}, the bytes
+// WriteMessage writes (before its newline) for the same Message. id is a
+// JSON value as a decoded Message holds it (an object or array id is
+// compacted); result must be one JSON value as json.Marshal or json.Compact
+// returns it (compact, no raw newline), and is appended as is.
+func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"result":`...)
+	dst = append(dst, result...)
+	return append(dst, '}')
+}
+
+// appendID appends id, compacted when it is an object or an array (the
+// only ids that can hold insignificant space once decoded); an empty id is
+// null.
+func appendID(dst []byte, id json.RawMessage) []byte {
+	if len(id) == 0 {
+		return append(dst, protocol.NullID...)
+	}
+	if id[0] != '{' && id[0] != '[' {
+		return append(dst, id...)
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, id); err != nil {
+		return append(dst, protocol.NullID...) // not JSON: cannot be an id read from a frame
+	}
+	return append(dst, buf.Bytes()...)
+}

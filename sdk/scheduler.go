@@ -1,0 +1,193 @@
+package sdk
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// inlineBound is how long a handler runs holding the read role before the
+// role moves to another worker: the longest a request (ping and $/cancel
+// included) waits to be read behind a running handler, give or take the
+// runtime's timer resolution (about a millisecond under load).
+const inlineBound = 200 * time.Microsecond
+
+// maxIdleWorkers bounds the workers kept waiting for the read role. A
+// worker keeps the stack its handlers grew, so reusing one saves the stack
+// growth and the goroutine start of a new one.
+const maxIdleWorkers = 16
+
+// scheduler decides which goroutine reads the host's requests and which
+// runs each handler. Workers read and run the requests, one at a time
+// holding the read role: holding it, a worker reads (read) until a request
+// is for a handler, and runs that handler itself (run), still holding the
+// role, so a quick handler costs no goroutine switch: the same thread
+// reads, runs and answers, then reads on. A handler that runs past bound
+// loses the role: a timer hands it to an idle worker (or a new one), which
+// reads on while the handler runs, and after such a hand-off (or after any
+// handler that took bound or longer, see observe) the next requests hand
+// the role over at once, before their handler runs, until a handler
+// returns within the bound again. A worker that lost the role waits idle
+// for it again after its handler, unless maxIdleWorkers others already
+// wait. The worker whose read ends the loop (read returns a nil call)
+// sends read's error to serve and keeps the role.
+//
+// # Lifecycle
+//
+// newScheduler, then serve once, then close once. Every goroutine the
+// scheduler started has ended when close(true) returns.
+type scheduler struct {
+	read  func() (*call, error) // a nil call ends the read loop
+	run   func(*call)           // runs the handler, calls observe, answers
+	bound time.Duration
+
+	// role is unbuffered: a send hands the role to an idle worker, and
+	// succeeds only when one waits. stop ends the idle workers.
+	role        chan struct{}
+	loopDone    chan error
+	stop        chan struct{}
+	workers     sync.WaitGroup
+	idleWorkers atomic.Int32
+
+	// A handler runs holding the read role (see runHolding) as episode
+	// number inline, 0 when none does; handoff is the timer that takes the
+	// role from it after bound, and slow is set while handlers take longer
+	// than that.
+	inline  atomic.Uint64
+	episode atomic.Uint64
+	slow    atomic.Bool
+	handoff atomic.Pointer[time.Timer] // created by the first request
+}
+
+// newScheduler returns a scheduler that reads with read and runs calls with
+// run, handing the role over after bound.
+func newScheduler(bound time.Duration, read func() (*call, error), run func(*call)) *scheduler {
+	return &scheduler{
+		read:     read,
+		run:      run,
+		bound:    bound,
+		role:     make(chan struct{}),
+		loopDone: make(chan error, 1),
+		stop:     make(chan struct{}),
+	}
+}
+
+// serve starts the first worker, which runs c holding the read role, and
+// returns read's error once a worker has ended the read loop. Handlers may
+// still run.
+func (sc *scheduler) serve(c *call) error {
+	sc.workers.Add(1)
+	go sc.worker(c)
+	return <-sc.loopDone
+}
+
+// close stops the hand-off timer and ends the idle workers; with wait, it
+// waits for every worker (a worker running a handler ends after it).
+func (sc *scheduler) close(wait bool) {
+	if t := sc.handoff.Load(); t != nil {
+		t.Stop()
+	}
+	close(sc.stop)
+	if wait {
+		sc.workers.Wait()
+	}
+}
+
+// observe records that a handler ran for d. run calls it before writing
+// the answer, so the next request the host sends already sees it.
+func (sc *scheduler) observe(d time.Duration) { sc.slow.Store(d >= sc.bound) }
+
+// worker is a worker's life (see scheduler). A worker given a call c
+// starts by running it, holding the role.
+func (sc *scheduler) worker(c *call) {
+	defer sc.workers.Done()
+	for {
+		if c == nil {
+			var err error
+			if c, err = sc.read(); c == nil {
+				sc.loopDone <- err
+				return
+			}
+		}
+		held := sc.runHolding(c)
+		c = nil
+		if held {
+			continue // still the reader
+		}
+		if !sc.takeIdleSlot() {
+			return
+		}
+		select {
+		case <-sc.role:
+			sc.idleWorkers.Add(-1)
+		case <-sc.stop:
+			return
+		}
+	}
+}
+
+// runHolding runs c, which the caller read holding the read role, and
+// reports whether the caller still holds the role: unless handlers have
+// been slow lately, c runs first with the role kept, and the hand-off
+// timer takes it if c runs past bound.
+func (sc *scheduler) runHolding(c *call) bool {
+	if sc.slow.Load() {
+		sc.passRole()
+		sc.run(c)
+		return false
+	}
+	ep := sc.episode.Add(1)
+	sc.inline.Store(ep)
+	t := sc.handoff.Load()
+	if t == nil {
+		// Created here rather than at the start of the session: the first
+		// timer starts the runtime's poller, which a plugin's start-up
+		// need not wait for.
+		t = time.AfterFunc(sc.bound, sc.handoffFired)
+		sc.handoff.Store(t)
+	} else {
+		t.Reset(sc.bound)
+	}
+	sc.run(c)
+	if !sc.inline.CompareAndSwap(ep, 0) {
+		return false // the timer handed the role over
+	}
+	t.Stop()
+	return true
+}
+
+// handoffFired runs on the hand-off timer: if a handler still runs
+// holding the read role, the role moves on and later requests are handed
+// over at once.
+func (sc *scheduler) handoffFired() {
+	ep := sc.inline.Load()
+	if ep == 0 || !sc.inline.CompareAndSwap(ep, 0) {
+		return // the handler returned first
+	}
+	sc.slow.Store(true)
+	sc.passRole()
+}
+
+// passRole hands the read role to an idle worker, or to a new one when
+// none waits.
+func (sc *scheduler) passRole() {
+	select {
+	case sc.role <- struct{}{}:
+	default:
+		sc.workers.Add(1)
+		go sc.worker(nil)
+	}
+}
+
+// takeIdleSlot reserves one of the maxIdleWorkers idle places.
+func (sc *scheduler) takeIdleSlot() bool {
+	for {
+		n := sc.idleWorkers.Load()
+		if n >= maxIdleWorkers {
+			return false
+		}
+		if sc.idleWorkers.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
