@@ -6,8 +6,9 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/extkernel/extkernel/internal/homefile/homefiletest"
 )
 
 // file writes rel (slash-separated) in the named package with mode 0644.
@@ -167,9 +168,7 @@ func TestPlanWarnsUndigested(t *testing.T) {
 	h := newPlanHome(t)
 	from := snapshotOf(t, h.inputs())
 	fifo := filepath.Join(h.dir, "packages", "audit", "pipe")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Skip("mkfifo:", err)
-	}
+	homefiletest.Mkfifo(t, fifo)
 	p, err := NewPlan(from, h.inputs())
 	if err != nil {
 		t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -51,8 +50,6 @@ func (s spawnLog) pids(t testing.TB) []int {
 	}
 	return out
 }
-
-func alive(pid int) bool { return syscall.Kill(pid, 0) == nil }
 
 // rewrite writes p's manifest into home again (after the test changed p).
 func rewrite(t testing.TB, home string, p plug) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -249,40 +248,6 @@ func TestStaleRestartLeavesExhaustedPluginDown(t *testing.T) {
 	}
 	if st := k.Plugins()[0]; st.State != StateFailed || st.Reason != failed.Message {
 		t.Errorf("after a stale restart: %+v, want failed with %q", st, failed.Message)
-	}
-}
-
-func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
-	cfg := testConfig(writeHome(t, plug{name: "frozen"}))
-	cfg.Supervision = Supervision{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond,
-		HangTimeout: 2 * time.Second, CrashBudget: 3, CrashWindow: time.Minute, BackoffMin: time.Millisecond}
-	k := startKernel(t, cfg)
-	states := watchStates(t, k, "frozen")
-	pid := k.Current().Client("frozen").PID()
-
-	// A stopped process answers no ping: unresponsive; continued, it
-	// answers again: ready.
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	states.expect(t, StateUnresponsive)
-	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	states.expect(t, StateReady)
-
-	// Stopped past the hang timeout: killed and restarted.
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	states.expect(t, StateUnresponsive)
-	e := states.expect(t, StateRestarting)
-	if !strings.Contains(e.Message, sidecar.ErrUnresponsive.Error()) {
-		t.Errorf("restart reason = %q, want it to name %q", e.Message, sidecar.ErrUnresponsive)
-	}
-	states.expect(t, StateStarting, StateReady)
-	if k.Current().Client("frozen").PID() == pid {
-		t.Error("the hung process was not replaced")
 	}
 }
 

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/homefile/homefiletest"
 )
 
 // digestOf digests dir with a fresh cache whose clock is far in the
@@ -111,9 +113,7 @@ func TestFilesDigestRefuses(t *testing.T) {
 		says string
 	}{
 		{"fifo", func(t *testing.T, dir string) {
-			if err := syscall.Mkfifo(filepath.Join(dir, "lib", "pipe"), 0o644); err != nil {
-				t.Skip("mkfifo:", err)
-			}
+			homefiletest.Mkfifo(t, filepath.Join(dir, "lib", "pipe"))
 		}, ErrIrregularFile, "lib/pipe is a FIFO"},
 		{"socket", func(t *testing.T, dir string) {
 			fd, err := syscall.Socket(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)

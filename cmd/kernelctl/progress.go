@@ -10,7 +10,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mattn/go-isatty"
-	"golang.org/x/sys/unix"
 
 	"github.com/extkernel/extkernel/kernel"
 )
@@ -59,8 +58,8 @@ func newPrinter(out io.Writer) *printer {
 	tty, width := false, 0
 	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		tty, width = true, 80
-		if ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
-			width = int(ws.Col)
+		if cols, ok := terminalWidth(f); ok {
+			width = cols
 		}
 	}
 	return startPrinter(out, tty, width)

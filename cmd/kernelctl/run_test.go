@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -192,81 +190,6 @@ func wantLines(t *testing.T, name, got string, want ...string) {
 	}
 }
 
-// TestRunUntilCancelled runs without --once in-process: a plugin killed
-// while run waits is reported, and cancelling (what SIGINT does) stops
-// every plugin.
-func TestRunUntilCancelled(t *testing.T) {
-	buildDemo(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := newOutBuffer()
-	var stderr bytes.Buffer
-	code := make(chan int, 1)
-	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, &stderr) }()
-	t.Cleanup(func() { cancel(); <-code })
-
-	stdout.waitFor(t, "running; reload with SIGHUP")
-	kids := children(t)
-	if len(kids) != 4 {
-		t.Fatalf("plugin processes = %v, want 4 (audit, kvstore, memory, redactor)", kids)
-	}
-	memory := pidOf(t, kids, "memory")
-	if err := syscall.Kill(memory, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	stdout.waitFor(t, `crashed memory: plugin "memory" exited unexpectedly (signal: killed)`+"\n")
-
-	cancel()
-	select {
-	case c := <-code:
-		code <- c // for the cleanup
-		if c != exitOK {
-			t.Errorf("exit code = %d, want 0; stderr:\n%s", c, stderr.String())
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("run did not return after cancel")
-	}
-	if !strings.HasSuffix(stdout.String(), "stopping\nstopped\n") {
-		t.Errorf("stdout does not end with stopping, stopped:\n%s", stdout.String())
-	}
-	noChildren(t)
-}
-
-// TestRunSignal runs kernelctl in a subprocess (this test binary, see
-// TestMain) and stops it with a real signal: it exits 0 and every plugin
-// it started is gone.
-func TestRunSignal(t *testing.T) {
-	buildDemo(t)
-	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
-		t.Run(sig.String(), func(t *testing.T) {
-			cmd, stdout, stderr, exited := startKernelctl(t, "run", "--config", demoConfig)
-			plugins := childrenOf(t, cmd.Process.Pid)
-			if len(plugins) != 4 {
-				t.Fatalf("plugin processes = %v, want 4", plugins)
-			}
-			if err := cmd.Process.Signal(sig); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case err := <-exited:
-				exited <- err // for the cleanup
-				if err != nil {
-					t.Errorf("kernelctl: %v; stderr:\n%s", err, stderr.String())
-				}
-			case <-time.After(waitLimit):
-				t.Fatalf("kernelctl did not exit after %v", sig)
-			}
-			if !strings.HasSuffix(stdout.String(), "stopping\nstopped\n") {
-				t.Errorf("stdout does not end with stopping, stopped:\n%s", stdout.String())
-			}
-			for _, pid := range plugins {
-				if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
-					t.Errorf("plugin process %d outlived kernelctl", pid)
-				}
-			}
-		})
-	}
-}
-
 // outBuffer is a writer safe for concurrent use whose content can be
 // waited for.
 type outBuffer struct {
@@ -357,55 +280,6 @@ func copyDir(t *testing.T, src, dst string) {
 	t.Helper()
 	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestRunReloadOnSIGHUP changes the home under a running kernelctl and
-// sends SIGHUP: the applied plan is printed and the new generation's
-// snapshot recorded; a reload that cannot succeed is rolled back with its
-// problems and the running generation keeps serving.
-func TestRunReloadOnSIGHUP(t *testing.T) {
-	buildDemo(t)
-	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	copyDir(t, demoHome, home)
-	os.RemoveAll(filepath.Join(home, "state"))
-	cmd, stdout, stderr, exited := startKernelctl(t, "run", "--home", home, "--config", demoConfig)
-
-	writeManifest(t, home, "audit", func(m map[string]any) { m["version"] = "1.0.1" })
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	stdout.waitFor(t, "reload applied; generation 2 serving\n")
-	wantLines(t, "reload output", stdout.String(),
-		"  ~ audit     reloaded   1.0.0 -> 1.0.1  version 1.0.0 -> 1.0.1",
-		"    kvstore   unchanged  1.4.0")
-	if _, err := os.Stat(filepath.Join(home, "state", "snapshots", "2.json")); err != nil {
-		t.Errorf("snapshot of generation 2: %v", err)
-	}
-
-	writeManifest(t, home, "kvstore", func(m map[string]any) {
-		runtimeOf(m)["command"] = "./bin/missing"
-		runtimeOf(m)["required"] = true
-	})
-	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
-		t.Fatal(err)
-	}
-	stdout.waitFor(t, "reload rolled back; generation 2 keeps serving:")
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		exited <- err
-		if err != nil {
-			t.Errorf("kernelctl: %v; stderr:\n%s", err, stderr.String())
-		}
-	case <-time.After(waitLimit):
-		t.Fatal("kernelctl did not exit after SIGTERM")
-	}
-	if !strings.Contains(stdout.String(), `required plugin "kvstore" failed`) {
-		t.Errorf("the rollback does not name the failed plugin:\n%s", stdout.String())
 	}
 }
 

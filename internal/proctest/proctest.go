@@ -1,52 +1,11 @@
 // Package proctest helps tests prove that no process was left behind: it
-// lists a process's children from /proc.
+// lists a process's children. It reads /proc, so it knows them on Linux
+// only; elsewhere Children reports ok false and callers skip the check.
 package proctest
-
-import (
-	"os"
-	"path/filepath"
-	"strconv"
-	"strings"
-
-	"github.com/extkernel/extkernel/sidecar"
-)
 
 // Children returns the pids of the processes whose parent is ppid, zombies
 // included (an unreaped child is a leak too), except the host's reaper
 // (sidecar.ReaperName), which lives as long as the host process. ok is
-// false when /proc cannot be read, so callers can skip rather than pass
-// vacuously.
-func Children(ppid int) (pids []int, ok bool) {
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return nil, false
-	}
-	want := strconv.Itoa(ppid)
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// The command name may hold spaces; fields resume after the last ')'.
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == want && !isReaper(e.Name()) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids, true
-}
-
-// isReaper reports whether process pid runs as a host's reaper.
-func isReaper(pid string) bool {
-	cmdline, err := os.ReadFile(filepath.Join("/proc", pid, "cmdline"))
-	if err != nil {
-		return false
-	}
-	arg0, _, _ := strings.Cut(string(cmdline), "\x00")
-	return arg0 == sidecar.ReaperName
-}
+// false when the children cannot be listed (no /proc, or a system other
+// than Linux), so callers can skip rather than pass vacuously.
+func Children(ppid int) (pids []int, ok bool) { return children(ppid) }

@@ -1,0 +1,6 @@
+package api
+
+// nothing: a test file
+func Exported() {}
+
+type T struct{ Field int }

@@ -1,0 +1,5 @@
+package main
+
+func Skipped() {}
+
+func main() {}

@@ -1,0 +1,5 @@
+package helper
+
+type H struct{ A, b int }
+
+func (H) Do() {}
