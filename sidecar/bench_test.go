@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 // Benchmarks of the host side against hand-written floors run in the same

@@ -39,16 +39,16 @@ const (
 // and method. A crash returns the *CrashError; a call after Close returns an
 // error wrapping ErrClosed.
 func (c *Client) Call(ctx context.Context, method string, params, result any) error {
-	return c.call(ctx, method, params, result, callNormal)
+	return c.named(method, c.roundTrip(ctx, method, params, result, callNormal))
 }
 
 // Intercept runs the plugin's interceptor at point on payload and returns
 // its decision, which is checked to be one of the protocol's decisions.
 func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 	var res protocol.InterceptResult
-	err := c.Call(ctx, protocol.MethodIntercept, protocol.InterceptParams{Point: point, Payload: payload}, &res)
+	err := c.roundTrip(ctx, protocol.MethodIntercept, protocol.InterceptParams{Point: point, Payload: payload}, &res, callNormal)
 	if err != nil {
-		return protocol.InterceptResult{}, err
+		return protocol.InterceptResult{}, c.named(protocol.MethodIntercept, err)
 	}
 	switch res.Decision {
 	case protocol.DecisionContinue, protocol.DecisionModify, protocol.DecisionDeny:
@@ -61,8 +61,8 @@ func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMe
 // (strategy/invoke, provider/invoke, action/run) and returns the output.
 func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	var res protocol.OutputResult
-	if err := c.Call(ctx, method, params, &res); err != nil {
-		return nil, err
+	if err := c.roundTrip(ctx, method, params, &res, callNormal); err != nil {
+		return nil, c.named(method, err)
 	}
 	return res.Output, nil
 }
@@ -70,7 +70,7 @@ func (c *Client) Invoke(ctx context.Context, method string, params any) (json.Ra
 // Ping sends a heartbeat. Pings are written ahead of queued calls, so a
 // busy plugin's queue never delays them.
 func (c *Client) Ping(ctx context.Context) error {
-	return c.call(ctx, protocol.MethodPing, nil, nil, callUrgent)
+	return c.named(protocol.MethodPing, c.roundTrip(ctx, protocol.MethodPing, nil, nil, callUrgent))
 }
 
 // WithCallTimeout returns a copy of ctx under which every Client call times
@@ -114,10 +114,9 @@ func callTimeout(ctx context.Context) (time.Duration, bool) {
 	return tc.d, true
 }
 
-// call runs one request and wraps its errors, other than a crash (which
-// names the plugin already), with the plugin name and method.
-func (c *Client) call(ctx context.Context, method string, params, result any, kind callKind) error {
-	err := c.rawCall(ctx, method, params, result, kind)
+// named wraps the error of a call, other than a crash (which names the
+// plugin already), with the plugin name and method.
+func (c *Client) named(method string, err error) error {
 	if err == nil || isCrash(err) {
 		return err
 	}
@@ -131,10 +130,11 @@ func isCrash(err error) bool {
 	return errors.As(err, &ce)
 }
 
-// rawCall runs one request. Its errors are the *protocol.Error answered, the
+// roundTrip runs one request: the frame is encoded, the call registered
+// and the frame sent, then the answer awaited. Its errors are the *protocol.Error answered, the
 // *CrashError or ErrClosed, context.Cause(ctx) (context.DeadlineExceeded
 // when Options.CallTimeout ran out), or an encoding error.
-func (c *Client) rawCall(ctx context.Context, method string, params, result any, kind callKind) error {
+func (c *Client) roundTrip(ctx context.Context, method string, params, result any, kind callKind) error {
 	var timeout <-chan time.Time
 	d, own := callTimeout(ctx)
 	if _, ok := ctx.Deadline(); !ok || own {
@@ -335,10 +335,9 @@ func decodeResponse(m *protocol.Message, result any, redact func(string) string)
 // readLoop reads the plugin's stdout until it fails, dispatching each
 // message. Any failure is a fault that stops the plugin.
 func (c *Client) readLoop() {
-	defer c.wg.Done()
-	defer close(c.readDone)
+	defer c.readerDone()
 	defer c.limit.flush()
-	fr := protocol.NewFrameReader(c.stdout, c.opts.MaxFrame)
+	fr := protocol.NewFrameReader(c.proc.Stdout, c.opts.MaxFrame)
 	fr.SetRedact(c.opts.Redact)
 	for {
 		m, err := fr.ReadMessage()

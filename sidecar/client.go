@@ -4,15 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -30,15 +28,9 @@ type Client struct {
 	redact redactor    // Options.Redact: every plugin string passes it
 	limit  *logLimiter // rate limit of the plugin's log lines
 
-	// Set by spawn before any goroutine starts, then read-only.
-	cmd                   *exec.Cmd
-	pid                   int
-	stdin, stdout, stderr *os.File
-	stdinRaw              syscall.RawConn // stdin for direct writes, or nil (see send)
-	pipeInodes            [3]uint64       // of the stdio pipes (see killPipeHolders)
-	direct                directWrite     // used by the holder of the right to write
-	life                  context.Context // cancelled to SIGKILL the group
-	kill                  context.CancelFunc
+	// Set by launch before any goroutine starts, then read-only.
+	proc   *process.Process
+	direct *process.DirectWriter // stdin written by callers, or nil (see send)
 
 	id        uint64                     // unique in this host process, never reused
 	decl      *protocol.InitializeResult // set by Start before it returns
@@ -48,19 +40,19 @@ type Client struct {
 	epoch     time.Time    // monotonic origin of lastHeard
 	lastHeard atomic.Int64 // time since epoch of the last response read
 
-	faults    chan error    // capacity 1: the first reason to stop the plugin
-	exited    chan struct{} // closed when cmd.Wait returned
-	waitErr   error         // cmd.Wait's error, set before exited closes
-	dead      chan struct{} // closed when the client is terminal (Err != nil)
-	readDone  chan struct{} // closed when the stdout reader returned
-	errDone   chan struct{} // closed when the stderr reader returned
-	ready     chan struct{} // closed when Start succeeded
-	quiet     chan struct{} // closed when every goroutine but OnCrash's ended
-	stopping  chan struct{} // closed when Close starts
-	closeDone chan struct{} // closed when Close finished
-	closeOnce sync.Once
-	closeErr  error
-	wg        sync.WaitGroup // every goroutine but the supervisor
+	// life is cancelled, under mu, with the first fault as its cause
+	// (mu.faulted tells), or with errClosing when Close starts.
+	life context.Context
+	end  context.CancelCauseFunc
+
+	readers     atomic.Int32  // the stdout and stderr readers still running
+	readersDone chan struct{} // closed by the last reader to return
+	dead        chan struct{} // closed when the client is terminal (Err != nil)
+	quiet       chan struct{} // closed when every goroutine but OnCrash's ended
+	closeDone   chan struct{} // closed when Close finished
+	closeOnce   sync.Once
+	closeErr    error
+	wg          sync.WaitGroup // every goroutine but the supervisor
 
 	// mu guards the fields below. It is a leaf lock: nothing else is
 	// locked, and no I/O or callback runs, while it is held.
@@ -71,6 +63,9 @@ type Client struct {
 		closing bool  // Close started: termination is not a crash
 		down    bool  // the plugin exited or faulted: calls wait for err
 		armed   bool  // Start succeeded: a crash fires OnCrash
+		faulted bool  // life's cause is a fault
+		exited  bool  // the supervisor saw the exit
+		killed  bool  // the host killed the plugin for a fault
 	}
 }
 
@@ -83,7 +78,8 @@ type Client struct {
 //
 // On failure Start returns a *StartError, and the process, if any, has been
 // stopped and reaped. On success the caller owns the Client and MUST call
-// Close.
+// Close. On Windows it fails in PhaseSpawn with an error wrapping
+// errors.ErrUnsupported.
 func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, error) {
 	if err := precheck(pkg, opts.Limits); err != nil {
 		return nil, err
@@ -94,7 +90,6 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 	c := newClient(pkg, opts)
 	dataDir, phase, err := c.launch()
 	if err != nil {
-		c.kill()
 		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err}
 	}
 	c.run()
@@ -113,13 +108,12 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
-	close(c.ready)
 	return c, nil
 }
 
 // precheck rejects, before any process starts, a package that has no
 // runtime or whose kernel constraint rejects this host's protocol version,
-// and limits this OS cannot apply.
+// an OS that cannot run plugin processes, and limits this OS cannot apply.
 func precheck(pkg *pluginpkg.Package, limits Limits) error {
 	if pkg == nil || pkg.Manifest == nil {
 		return &StartError{Plugin: "", Phase: PhaseSpawn, Err: errors.New("no manifest")}
@@ -127,11 +121,14 @@ func precheck(pkg *pluginpkg.Package, limits Limits) error {
 	if pkg.Manifest.Runtime == nil {
 		return &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: errors.New("declarative package: no runtime to start")}
 	}
+	if err := process.Supported(); err != nil {
+		return &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: err}
+	}
 	if err := checkKernelConstraint(pkg); err != nil {
 		return &StartError{Plugin: pkg.Name, Phase: PhaseVersion, Err: err}
 	}
-	if !limits.isZero() && !limitsSupported {
-		return &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: errors.New("resource limits are supported on Linux only")}
+	if !limits.isZero() && !process.LimitsSupported {
+		return &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
 	}
 	return nil
 }
@@ -139,68 +136,55 @@ func precheck(pkg *pluginpkg.Package, limits Limits) error {
 func newClient(pkg *pluginpkg.Package, opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
-		id:        clientIDs.Add(1),
-		pkg:       pkg,
-		opts:      opts,
-		log:       opts.Logger.Named(pkg.Name),
-		tail:      newTail(opts.StderrLines),
-		out:       newOutQueue(),
-		faults:    make(chan error, 1),
-		exited:    make(chan struct{}),
-		dead:      make(chan struct{}),
-		readDone:  make(chan struct{}),
-		errDone:   make(chan struct{}),
-		ready:     make(chan struct{}),
-		quiet:     make(chan struct{}),
-		stopping:  make(chan struct{}),
-		closeDone: make(chan struct{}),
-		epoch:     time.Now(),
+		id:          clientIDs.Add(1),
+		pkg:         pkg,
+		opts:        opts,
+		log:         opts.Logger.Named(pkg.Name),
+		tail:        newTail(opts.StderrLines),
+		readersDone: make(chan struct{}),
+		dead:        make(chan struct{}),
+		quiet:       make(chan struct{}),
+		closeDone:   make(chan struct{}),
+		epoch:       time.Now(),
 	}
+	c.out = newOutQueue(c.startWriter)
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
-	c.life, c.kill = context.WithCancel(context.Background())
+	c.life, c.end = context.WithCancelCause(context.Background())
 	c.mu.pending = make(map[int64]chan *protocol.Message)
 	return c
 }
 
-// run starts the goroutines every spawned client owns: the process waiter,
-// the supervisor, the stdout and stderr readers, the stdin writer and the
-// heartbeat (which idles until Start succeeds).
+// run starts the goroutines every spawned client owns from the spawn on:
+// the supervisor (which waits for the exit) and the stdout and stderr
+// readers. The writer runs only while frames are queued (startWriter);
+// the heartbeat starts once Start succeeded (arm).
 func (c *Client) run() {
-	c.wg.Add(4)
-	if c.opts.HeartbeatInterval > 0 {
-		c.wg.Add(1)
-		go c.heartbeat()
-	}
-	go func() {
-		defer c.wg.Done()
-		awaitExit(c.pid)
-		c.waitErr = c.cmd.Wait() // the status is read from cmd.ProcessState
-		close(c.exited)
-	}()
+	c.readers.Store(2)
+	c.wg.Add(2)
 	go c.supervise()
 	go c.readLoop()
-	go func() {
-		defer c.wg.Done()
-		defer close(c.errDone)
-		forwardStderr(c.stderr, stderrSink{log: c.log, tail: c.tail, redact: c.redact, limit: c.limit})
-	}()
-	go c.writeLoop()
+	go c.readStderr()
 }
 
-// exitStatus returns the process's final state as os.ProcessState
-// reports it ("exit status 0", "signal: killed"), or, when the wait failed
-// and the state is unknown, says so with the wait's error. It must only
-// run after exited closed.
-func (c *Client) exitStatus() string {
-	if ps := c.cmd.ProcessState; ps != nil {
-		return ps.String()
+// readStderr forwards the plugin's stderr to its logger until it ends.
+func (c *Client) readStderr() {
+	defer c.readerDone()
+	forwardStderr(c.proc.Stderr, stderrSink{log: c.log, tail: c.tail, redact: c.redact, limit: c.limit})
+}
+
+// readerDone ends a reader: the last one closes readersDone.
+func (c *Client) readerDone() {
+	if c.readers.Add(-1) == 0 {
+		close(c.readersDone)
 	}
-	return fmt.Sprintf("exit status unknown: %v", c.waitErr)
+	c.wg.Done()
 }
 
-// arm makes a later crash fire OnCrash. It fails with the terminal error if
-// the plugin already died during the handshake.
+// arm makes a later crash fire OnCrash and starts the heartbeat. It fails
+// with the terminal error if the plugin already died during the handshake.
+// The heartbeat is added to wg under mu, before finish can set err, so
+// always before the supervisor waits for wg.
 func (c *Client) arm() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -208,6 +192,10 @@ func (c *Client) arm() error {
 		return c.mu.err
 	}
 	c.mu.armed = true
+	if c.opts.HeartbeatInterval > 0 {
+		c.wg.Add(1)
+		go c.heartbeat()
+	}
 	return nil
 }
 
@@ -233,7 +221,7 @@ func (c *Client) Package() *pluginpkg.Package { return c.pkg }
 func (c *Client) Declarations() *protocol.InitializeResult { return c.decl }
 
 // PID returns the plugin's process id, which is also its process group id.
-func (c *Client) PID() int { return c.pid }
+func (c *Client) PID() int { return c.proc.PID() }
 
 // Done returns a channel closed when the client is terminal: the plugin
 // crashed or Close stopped it. Err then says which.

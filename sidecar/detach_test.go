@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 import (
@@ -60,6 +62,7 @@ func helperPID(t *testing.T, dataDir string, pluginPID int, detached bool) int {
 // plugin's exit is the crash all the same, that Close is bounded, and that
 // the helper is killed: nothing is left and no goroutine hangs.
 func TestDetachedHelper(t *testing.T) {
+	needLinux(t, "search for the holders of a plugin's pipes")
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
 	tests := []struct {

@@ -56,7 +56,7 @@
 // moment in which the plugin's own startup code runs) it has the host's
 // limits. A failure stops the process and fails Start in PhaseLimits.
 // Limits are Linux only; elsewhere non-zero Limits fail Start before
-// anything runs.
+// anything runs (see Platforms).
 //
 // Close asks the plugin to shut down, closes its stdin, waits the shutdown
 // grace, SIGTERMs the process group, waits the kill grace and SIGKILLs the
@@ -84,9 +84,10 @@
 // plugins' own children would be orphaned): the first spawn starts the
 // host's reaper, one process per host process (argv[0] ReaperName),
 // re-executed from the host's own binary (/proc/self/exe) with
-// EXTKERNEL_REAPER set, which an init function of this package checks
-// before main runs (as moby's reexec does): any binary that imports this
-// package, test binaries included, can serve as its own reaper. The host
+// EXTKERNEL_REAPER set, which an init function of internal/process (which
+// this package imports) checks before main runs (as moby's reexec does):
+// any binary that imports this package, test binaries included, can serve
+// as its own reaper. The host
 // registers each plugin's process group on the reaper's stdin once it is
 // spawned and withdraws it once the group is gone, one small write each;
 // the reaper SIGKILLs every group still registered when its stdin reaches
@@ -106,23 +107,59 @@
 // caller owns the started clients. What a failure means (required or
 // optional, the cascade along requires edges) is package generation's.
 //
+// # Platforms
+//
+// Process mechanics live in internal/process. On Linux all of the above
+// applies. On darwin and the BSDs (and on Linux built with -tags
+// extkernel_portable, so CI runs this package's tests through the same
+// paths) the portable fallbacks apply, and these are lost:
+//
+//   - pipe holders: a helper that left the plugin's process group and
+//     keeps its stdout or stderr is not looked for nor killed; the host
+//     closes its ends after the drain timeout, and the helper lives on;
+//   - the host-death reaper: a plugin's own children can outlive a host
+//     killed with SIGKILL (the plugin itself sees stdin EOF);
+//   - descriptor pin exec: a pinned executable is exec'd by path, so a
+//     file swapped or rewritten between the check and the exec runs
+//     unverified;
+//   - the pidfd exit watch: each running plugin's exit watcher blocks a
+//     thread in wait(2) instead of parking in the runtime's poller;
+//   - limits: non-zero Options.Limits fail Start in PhaseLimits, before
+//     anything runs, with an error wrapping errors.ErrUnsupported;
+//   - the direct write: every frame goes through the writer goroutine.
+//
+// Process groups, SIGTERM and SIGKILL to the group, reaping, heartbeats
+// and everything above the process work as on Linux. On Windows, Start
+// fails in PhaseSpawn with an error wrapping errors.ErrUnsupported
+// ("plugin processes are not supported on windows"): a plugin's process
+// tree would need a job object, which is not implemented.
+//
 // # Concurrency
 //
 // Each Client owns these goroutines, all ended before Close returns (an
 // OnCrash callback still running is the one exception, so that OnCrash may
 // call Close):
 //
-//   - the waiter, blocked in exec.Cmd.Wait;
-//   - the supervisor, which turns an exit or a fault into the terminal
-//     error, kills and reaps the process group and fires OnCrash;
-//   - the stdout reader, which dispatches responses and notifications;
-//   - the stderr reader, which forwards lines to the plugin's logger;
-//   - the stdin writer, fed by a queue in which pings and cancellations go
-//     first, each write bounded by WriteStall. A caller writes its own
-//     frame instead when nothing is queued or being written, and only
-//     what the pipe takes at once: the rest goes to the writer, first, so
-//     a call never blocks in a write and frames never interleave;
-//   - the heartbeat, unless disabled, the only caller of OnHealth.
+//   - the supervisor, from the spawn: it waits for the exit (a fault
+//     kills the process group, from the goroutine that saw it), then
+//     kills and reaps the process group, lets the readers drain, makes
+//     the client terminal and fires OnCrash;
+//   - the stdout reader, which dispatches responses and notifications,
+//     and the stderr reader, which forwards lines to the plugin's logger;
+//     the last of the two to return closes one channel the supervisor
+//     waits on;
+//   - the heartbeat, from a successful Start on, unless disabled, the only
+//     caller of OnHealth;
+//   - the stdin writer, only while frames are queued: pings and
+//     cancellations go first, each write bounded by WriteStall. A caller
+//     writes its own frame instead when nothing is queued or being
+//     written, and only what the pipe takes at once: the rest goes to the
+//     writer, first, so a call never blocks in a write and frames never
+//     interleave.
+//
+// An idle running client thus costs four goroutines. The first fault (a
+// protocol error, a broken pipe, a stalled write, the hang timeout) is the
+// cause of one context.WithCancelCause, which Close cancels too.
 //
 // A Client has one lock, Client.mu, a leaf: no I/O, channel send or
 // callback runs while it is held. A batch's OnEvent calls are serialized by

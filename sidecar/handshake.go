@@ -45,7 +45,7 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		Session: c.opts.Session,
 	}
 	res := new(protocol.InitializeResult)
-	if err := c.rawCall(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
+	if err := c.roundTrip(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
 		var te *handshakeTimeoutError
 		var pe *protocol.Error
 		switch {

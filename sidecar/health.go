@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // Health is a running plugin's heartbeat state. A client starts
@@ -45,19 +47,16 @@ func (c *Client) silence() time.Duration {
 	return time.Since(c.epoch) - time.Duration(c.lastHeard.Load())
 }
 
-// heartbeat runs once Start succeeded. It pings the plugin every
-// HeartbeatInterval (a ping in flight delays the next one), reports
-// Unresponsive when a ping goes unanswered for HeartbeatTimeout and
-// Responsive when a later one is answered, and stops the plugin with
-// ErrUnresponsive once it has answered nothing for HangTimeout. It is the only
-// caller of OnHealth, so OnHealth never runs concurrently for one client.
+// heartbeat runs once Start succeeded (arm starts it) until a fault, Close
+// or the client's end. It
+// pings the plugin every HeartbeatInterval (a ping in flight delays the
+// next one), reports Unresponsive when a ping goes unanswered for
+// HeartbeatTimeout and Responsive when a later one is answered, and stops
+// the plugin with ErrUnresponsive once it has answered nothing for
+// HangTimeout. It is the only caller of OnHealth, so OnHealth never runs
+// concurrently for one client.
 func (c *Client) heartbeat() {
 	defer c.wg.Done()
-	select {
-	case <-c.ready:
-	case <-c.dead:
-		return
-	}
 	c.heard() // the handshake answer was the last traffic
 	tick := time.NewTicker(c.opts.HeartbeatInterval)
 	defer tick.Stop()
@@ -66,7 +65,7 @@ func (c *Client) heartbeat() {
 	health := Responsive
 	for {
 		select {
-		case <-c.stopping:
+		case <-c.life.Done():
 			return
 		case <-c.dead:
 			return
@@ -115,7 +114,7 @@ func (c *Client) heartbeatPing() (answered, ok bool) {
 	bound := min(c.opts.HeartbeatTimeout, c.opts.HangTimeout-c.silence())
 	ctx, cancel := context.WithTimeout(context.Background(), max(bound, 0))
 	defer cancel()
-	err := c.Ping(ctx)
+	err := c.roundTrip(ctx, protocol.MethodPing, nil, nil, callUrgent)
 	switch {
 	case err == nil:
 		return true, true

@@ -1,9 +1,10 @@
 package sidecar
 
-import "fmt"
+import "github.com/extkernel/extkernel/internal/process"
 
 // Limits are resource limits for a plugin process, applied to it with
-// prlimit(2) right after it starts, before the handshake; Linux only. Each
+// prlimit(2) right after it starts, before the handshake; Linux only (see
+// the package documentation, "Platforms"). Each
 // limit sets both the soft and the hard value, so the plugin cannot raise
 // it again; its children inherit it. Zero leaves a limit as the plugin
 // inherited it from the host.
@@ -21,24 +22,8 @@ func (l Limits) isZero() bool { return l == Limits{} }
 
 // applyLimits applies Options.Limits to the started process.
 func (c *Client) applyLimits() error {
-	l := c.opts.Limits
-	if l.isZero() {
+	if c.opts.Limits.isZero() {
 		return nil
 	}
-	for _, r := range []struct {
-		name     string
-		resource int
-		value    uint64
-	}{
-		{"open files", rlimitNOFILE, l.OpenFiles},
-		{"address space", rlimitAS, l.AddressSpace},
-	} {
-		if r.value == 0 {
-			continue
-		}
-		if err := setLimit(c.pid, r.resource, r.value); err != nil {
-			return fmt.Errorf("set %s limit to %d: %w", r.name, r.value, err)
-		}
-	}
-	return nil
+	return c.proc.SetLimits(process.Limits(c.opts.Limits))
 }

@@ -2,16 +2,11 @@ package sidecar
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -21,17 +16,23 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
+// testHostEnv, set to a package directory, makes the test binary a host
+// (runTestHost) instead of running tests.
+const testHostEnv = "SIDECAR_TEST_HOST"
+
+// runTestHost, set where the test host is built (reaper_test.go, Unix),
+// runs the test binary as a host of the package in dir and returns its
+// exit code.
+var runTestHost func(dir string) int
+
 // binDir holds the test plugins built once by TestMain: good (on the SDK)
 // and faulty (raw protocol, one fault per mode).
 var binDir string
 
 var binaries = []string{"good", "faulty"}
 
-// prSetChildSubreaper is PR_SET_CHILD_SUBREAPER for prctl(2).
-const prSetChildSubreaper = 36
-
 func TestMain(m *testing.M) {
-	if dir := os.Getenv(testHostEnv); dir != "" {
+	if dir := os.Getenv(testHostEnv); dir != "" && runTestHost != nil {
 		os.Exit(runTestHost(dir))
 	}
 	dir, err := os.MkdirTemp("", "sidecar-test-")
@@ -47,11 +48,8 @@ func TestMain(m *testing.M) {
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
-	// Orphaned grandchildren of plugins become our children, so the tests
-	// can check that Close kills and reaps them rather than leaving them to
-	// init.
-	if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, 1, 0); errno != 0 {
-		fmt.Fprintln(os.Stderr, "prctl(PR_SET_CHILD_SUBREAPER):", errno)
+	if err := becomeSubreaper(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(code int) {
@@ -161,73 +159,6 @@ func tailString(s string, n int) string {
 		return "..." + s[len(s)-n:]
 	}
 	return s
-}
-
-// closeClient closes c within the test bound and checks the process group
-// is gone.
-func closeClient(t *testing.T, c *Client) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	if err := c.Close(ctx); err != nil {
-		t.Errorf("Close: %v", err)
-	}
-	assertNoProcesses(t, c.PID())
-}
-
-// assertNoProcesses fails unless no process is a child of the test process
-// (but the host's reaper, which lives as long as the host) and none is in
-// one of the process groups pgids. /proc is scanned, so zombies count.
-func assertNoProcesses(t *testing.T, pgids ...int) {
-	t.Helper()
-	self, reaper := os.Getpid(), reaperPID()
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		ppid, pgrp, state, ok := procStat(pid)
-		if !ok {
-			continue
-		}
-		if ppid == self && pid != reaper {
-			t.Errorf("process %d (state %s) is still a child of the test", pid, state)
-		}
-		for _, g := range pgids {
-			if g != 0 && pgrp == g {
-				t.Errorf("process %d (state %s) is still in plugin process group %d", pid, state, g)
-			}
-		}
-	}
-}
-
-// procStat reads the parent, process group and state of pid.
-func procStat(pid int) (ppid, pgrp int, state string, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, f[0], true
-}
-
-// processGone reports whether pid no longer exists (not even as a zombie).
-func processGone(pid int) bool {
-	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // recv waits for a value on ch within the test bound.

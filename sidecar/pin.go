@@ -2,14 +2,14 @@ package sidecar
 
 import (
 	"os"
-	"syscall"
 
+	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // verifiedExe is the executable Start runs: for a pinned package, the file
 // opened once, hashed and exec'd through the same descriptor where the
-// system allows it (see execPath), so that a file swapped in after the
+// system allows it (see process.ExecPath), so that a file swapped in after the
 // check is not the one that runs.
 type verifiedExe struct {
 	// path is what to exec: the resolved command, or the descriptor's
@@ -18,8 +18,8 @@ type verifiedExe struct {
 	// f is the open file that was hashed, or nil without a pin.
 	f *os.File
 	// stamp identifies f's content as of before the hash (see
-	// contentStamp).
-	stamp contentStamp
+	// process.Stamp).
+	stamp process.Stamp
 }
 
 // release closes the descriptor, once the exec happened (or failed).
@@ -48,7 +48,7 @@ func (c *Client) verify(path string) (verifiedExe, error) {
 	if err != nil {
 		return verifiedExe{}, err
 	}
-	stamp, err := stampOf(f)
+	stamp, err := process.StampOf(f)
 	if err != nil {
 		f.Close()
 		return verifiedExe{}, err
@@ -62,7 +62,7 @@ func (c *Client) verify(path string) (verifiedExe, error) {
 		f.Close()
 		return verifiedExe{}, &PinMismatchError{Plugin: c.pkg.Name, Path: path, Pinned: c.pkg.Pin, Actual: sum}
 	}
-	return verifiedExe{path: execPath(f, path), f: f, stamp: stamp}, nil
+	return verifiedExe{path: process.ExecPath(f, path), f: f, stamp: stamp}, nil
 }
 
 // changed reports whether the hashed file was rewritten in place since
@@ -76,21 +76,9 @@ func (e verifiedExe) changed(pin string) bool {
 	if e.f == nil {
 		return false
 	}
-	if now, err := stampOf(e.f); err == nil && now == e.stamp {
+	if now, err := process.StampOf(e.f); err == nil && now == e.stamp {
 		return false
 	}
 	sum, err := pluginpkg.FileSHA256(e.f)
 	return err != nil || sum != pin
-}
-
-// discardProcess kills a process spawn started that must not run, waits
-// for it and closes the host's pipe ends. Nothing else of the client runs
-// yet.
-func (c *Client) discardProcess() {
-	_ = c.signalGroup(syscall.SIGKILL)
-	_ = c.cmd.Wait()
-	c.reapGroup()
-	for _, f := range []*os.File{c.stdin, c.stdout, c.stderr} {
-		f.Close()
-	}
 }

@@ -37,6 +37,9 @@ func TestPinRunsTheHashedFile(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			if tt.swap != "" || tt.rewrite != "" {
+				needLinux(t, "exec through the hashed descriptor")
+			}
 			pkg := addPackage(t, t.TempDir(), "p", tt.manifest)
 			for name, text := range tt.files {
 				if err := os.WriteFile(filepath.Join(pkg.Dir, name), []byte(text), 0o755); err != nil {

@@ -1,13 +1,8 @@
 package sidecar
 
-// ReaperName is the argv[0] of the reaper process (see the package
-// documentation, "The reaper"), by which tools and tests can recognise
-// it among a host's children.
-const ReaperName = "extkernel-reaper"
+import "github.com/extkernel/extkernel/internal/process"
 
-// reaperEnv is the environment variable, set to reaperMode, that makes a
-// process started from the host's executable run as the reaper.
-const (
-	reaperEnv  = "EXTKERNEL_REAPER"
-	reaperMode = "v1"
-)
+// ReaperName is the argv[0] of the reaper process (see the package
+// documentation), by which tools and tests can recognise it among a
+// host's children.
+const ReaperName = process.ReaperName

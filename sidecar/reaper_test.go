@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 import (
@@ -14,17 +16,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// testHostEnv, set to a package directory, makes the test binary a host
-// (see runTestHost) instead of running tests.
-const testHostEnv = "SIDECAR_TEST_HOST"
+func init() { runTestHost = testHost }
 
-// runTestHost starts the package in dir with data under dataRoot, prints
+// testHost starts the package in dir with data under dataRoot, prints
 // "<plugin pid> <helper pid> <reaper pid>" and runs until stdin ends (or
 // it is killed). It returns the exit code.
-func runTestHost(dir string) int {
+func testHost(dir string) int {
 	fail := func(err error) int {
 		fmt.Fprintln(os.Stderr, "test host:", err)
 		return 2
@@ -43,7 +44,7 @@ func runTestHost(dir string) int {
 	if err != nil {
 		return fail(err)
 	}
-	fmt.Printf("%d %s %d\n", c.PID(), strings.TrimSpace(string(helper)), reaperPID())
+	fmt.Printf("%d %s %d\n", c.PID(), strings.TrimSpace(string(helper)), process.ReaperPID())
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	_ = c.Close(context.Background())
 	return 0
@@ -55,6 +56,7 @@ func runTestHost(dir string) int {
 // the host's reaper, which killed the group, is gone too. Terminal signals
 // sent to the reaper first do not end it.
 func TestHostDeath(t *testing.T) {
+	needLinux(t, "reaper")
 	tests := []struct {
 		name string
 		end  func(t *testing.T, host *exec.Cmd, stdin io.Closer, reaper int)
@@ -167,12 +169,12 @@ func reapGroupOf(pgid int) {
 // groupGone reports whether no process (zombies included) is in process
 // group pgid.
 func groupGone(pgid int) bool {
-	names, err := readDirNames("/proc")
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return false
 	}
-	for _, name := range names {
-		pid, err := strconv.Atoi(name)
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}

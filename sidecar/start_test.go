@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 import (
@@ -11,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -92,6 +95,10 @@ func TestCommandEscapingThroughSymlink(t *testing.T) {
 func TestLimits(t *testing.T) {
 	opts, _ := testOptions(t)
 	opts.Limits = Limits{OpenFiles: 64, AddressSpace: 4 << 30}
+	if process.Portable {
+		testLimitsUnsupported(t, opts)
+		return
+	}
 	c := startGood(t, opts)
 	defer closeClient(t, c)
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", c.PID()))
@@ -126,6 +133,7 @@ func TestLimits(t *testing.T) {
 // TestLimitsRefused asks for more open files than the kernel allows any
 // process (fs.nr_open): Start fails in PhaseLimits and stops the process.
 func TestLimitsRefused(t *testing.T) {
+	needLinux(t, "resource limits")
 	opts, _ := testOptions(t)
 	opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
 	opts.Limits = Limits{OpenFiles: 1 << 40}
@@ -135,6 +143,18 @@ func TestLimitsRefused(t *testing.T) {
 	var se *StartError
 	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !strings.Contains(err.Error(), "set open files limit to 1099511627776") {
 		t.Fatalf("Start = %v, %v; want a limits StartError", c, err)
+	}
+	assertNoProcesses(t)
+}
+
+// testLimitsUnsupported checks that where limits cannot be applied (the
+// portable fallbacks), Start refuses them before anything runs, in
+// PhaseLimits, with an error wrapping errors.ErrUnsupported.
+func testLimitsUnsupported(t *testing.T, opts Options) {
+	c, err := Start(context.Background(), installFixture(t, "well-behaved"), opts)
+	var se *StartError
+	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Start = %v, %v; want a PhaseLimits StartError wrapping errors.ErrUnsupported", c, err)
 	}
 	assertNoProcesses(t)
 }

@@ -30,45 +30,65 @@ const drainTimeout = time.Second
 // client is terminal.
 var teardownHook func()
 
-// fault records the first reason to stop the plugin; later ones are
-// dropped.
+// errClosing is the cause of life's end when Close ended it.
+var errClosing = errors.New("closing")
+
+// fault stops the plugin for the first reason it must stop; later reasons,
+// and any while Close runs (Close escalates then), are dropped. From the
+// first fault on, calls wait for the *CrashError (mu.down). A plugin that
+// closed a pipe (pluginGone) gets exitAfterEOF to exit on its own first,
+// waited for on the faulting goroutine (a reader or the writer, which are
+// ending anyway). A fault seen after the exit only records its cause.
 func (c *Client) fault(err error) {
-	select {
-	case c.faults <- err:
-	default:
+	c.mu.Lock()
+	if c.mu.faulted || c.mu.closing || c.mu.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.faulted, c.mu.down = true, true
+	c.end(err) // under mu: the supervisor reads the cause when it sees faulted
+	exited := c.mu.exited
+	c.mu.Unlock()
+	if exited || (pluginGone(err) && c.exitsWithin(exitAfterEOF)) {
+		return
+	}
+	c.mu.Lock()
+	kill := !c.mu.exited
+	c.mu.killed = kill
+	c.mu.Unlock()
+	if kill {
+		c.log.Warn("stopping plugin", "cause", err)
+		_ = c.proc.Kill()
 	}
 }
 
-// supervise waits for the process to exit or for a fault, makes sure the
-// whole process group is gone and reaped, lets the readers drain, and then
-// makes the client terminal. The plugin's exit is the crash, whatever its
-// descendants still hold: from the moment it is seen, calls wait for the
-// *CrashError (markDown), and every later step is bounded.
-func (c *Client) supervise() {
-	var cause error
-	killed := false
+// exitsWithin reports whether the process exited within d.
+func (c *Client) exitsWithin(d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
 	select {
-	case <-c.exited:
-		c.markDown()
-	case cause = <-c.faults:
-		c.markDown()
-		killed = c.stopAfterFault(cause)
+	case <-c.proc.Done():
+		return true
+	case <-t.C:
+		return false
 	}
+}
+
+// supervise waits for the process to exit (a fault kills it), makes sure
+// the whole process group is gone and reaped, lets the readers drain, and
+// then makes the client terminal. The plugin's exit is the crash, whatever
+// its descendants still hold: from the moment it is seen, calls wait for
+// the *CrashError (mu.down), and every later step is bounded.
+func (c *Client) supervise() {
+	c.proc.Wait()
+	killed := c.exited()
 	c.stopWriter()
 	if teardownHook != nil {
 		teardownHook()
 	}
-	c.kill()
-	_ = c.signalGroup(syscall.SIGKILL) // grandchildren left in the group
-	c.reapGroup()
-	reaperRemove(c.pid)
+	c.proc.Reap()
 	c.drainReaders()
-	if cause == nil { // a protocol error read while draining still counts
-		select {
-		case cause = <-c.faults:
-		default:
-		}
-	}
+	cause := c.faultCause() // a protocol error read while draining counts
 	if !killed && pluginGone(cause) {
 		cause = nil // the exit explains it
 	}
@@ -80,16 +100,29 @@ func (c *Client) supervise() {
 	}
 }
 
-// markDown records that the plugin exited or faulted, unless Close is
-// stopping it: calls then wait for the *CrashError that finish sets
-// rather than fail with ErrClosed while the client tears down, and a Close
-// from now on only waits for the teardown.
-func (c *Client) markDown() {
+// exited records the exit: unless Close is stopping the plugin, calls now
+// wait for the *CrashError that finish sets rather than fail with
+// ErrClosed while the client tears down, and a Close from now on only
+// waits for the teardown. It reports whether the host killed the plugin
+// for a fault.
+func (c *Client) exited() (killed bool) {
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mu.exited = true
 	if !c.mu.closing {
 		c.mu.down = true
 	}
-	c.mu.Unlock()
+	return c.mu.killed
+}
+
+// faultCause returns the fault that stopped the plugin, or nil.
+func (c *Client) faultCause() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.mu.faulted {
+		return nil
+	}
+	return context.Cause(c.life)
 }
 
 // pluginGone reports whether a fault is the plugin closing its end of a
@@ -98,59 +131,38 @@ func pluginGone(cause error) bool {
 	return errors.Is(cause, ErrStdoutClosed) || errors.Is(cause, syscall.EPIPE)
 }
 
-// stopAfterFault stops a plugin that misbehaved, and returns once its
-// process exited, reporting whether the host killed it. A plugin that
-// closed a pipe gets exitAfterEOF to exit on its own first. While Close
-// runs, Close escalates instead.
-func (c *Client) stopAfterFault(cause error) (killed bool) {
-	if c.isClosing() {
-		<-c.exited
-		return false
-	}
-	if pluginGone(cause) {
-		t := time.NewTimer(exitAfterEOF)
-		defer t.Stop()
-		select {
-		case <-c.exited:
-			return false
-		case <-t.C:
-		}
-	}
-	c.log.Warn("stopping plugin", "cause", cause)
-	_ = c.signalGroup(syscall.SIGKILL)
-	<-c.exited
-	return true
-}
-
 // drainReaders lets both readers reach the end of their pipes, then closes
 // the host's read ends, which unblocks a reader that did not. A process
 // that left the plugin's group can hold the pipes open: if the readers are
 // not done within pipeHoldGrace, every process still holding one of the
-// plugin's pipes is killed (killPipeHolders, Linux only), and the readers
-// get drainTimeout more.
+// plugin's pipes is killed (Process.KillPipeHolders, Linux only), and the
+// readers get drainTimeout more.
 func (c *Client) drainReaders() {
-	if !c.readersDone(pipeHoldGrace) {
-		if pids := killPipeHolders(c.pipeInodes[:]); len(pids) > 0 {
+	if !c.readersDoneWithin(pipeHoldGrace) {
+		if pids := c.proc.KillPipeHolders(drainTimeout); len(pids) > 0 {
 			c.log.Warn("killed processes that held the plugin's pipes after it exited", "pids", pids)
 		}
-		c.readersDone(drainTimeout)
+		c.readersDoneWithin(drainTimeout)
 	}
-	c.stdout.Close()
-	c.stderr.Close()
+	c.proc.Stdout.Close()
+	c.proc.Stderr.Close()
 }
 
-// readersDone reports whether both readers returned within d.
-func (c *Client) readersDone(d time.Duration) bool {
+// readersDoneWithin reports whether both readers returned within d.
+func (c *Client) readersDoneWithin(d time.Duration) bool {
+	select {
+	case <-c.readersDone:
+		return true
+	default:
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
-	for _, done := range [...]chan struct{}{c.readDone, c.errDone} {
-		select {
-		case <-done:
-		case <-t.C:
-			return false
-		}
+	select {
+	case <-c.readersDone:
+		return true
+	case <-t.C:
+		return false
 	}
-	return true
 }
 
 // finish makes the client terminal: it sets Err, which fails every pending
@@ -162,7 +174,7 @@ func (c *Client) finish(cause error) *CrashError {
 	if c.mu.closing {
 		c.mu.err = ErrClosed
 	} else {
-		crash = &CrashError{Plugin: c.Name(), ClientID: c.id, ExitStatus: c.exitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
+		crash = &CrashError{Plugin: c.Name(), ClientID: c.id, ExitStatus: c.proc.ExitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
 		c.mu.err = crash
 		if !c.mu.armed {
 			crash = nil // Start reports it
@@ -234,9 +246,9 @@ func (c *Client) stop(ctx context.Context, polite bool) error {
 	alive := c.mu.err == nil && !c.mu.down
 	if alive {
 		c.mu.closing = true
+		c.end(errClosing) // the heartbeat stops
 	}
 	c.mu.Unlock()
-	close(c.stopping)
 	var err error
 	if alive {
 		err = c.terminate(ctx, polite && c.handshook.Load())
@@ -251,7 +263,7 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	gctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownGrace)
 	defer cancel()
 	if polite {
-		if err := c.call(gctx, protocol.MethodShutdown, nil, nil, callShutdown); err != nil {
+		if err := c.roundTrip(gctx, protocol.MethodShutdown, nil, nil, callShutdown); err != nil {
 			c.log.Debug("shutdown request failed", "error", err)
 		}
 	} else {
@@ -272,7 +284,7 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	} else {
 		c.log.Debug("stopping a plugin that was not sent shutdown (no completed handshake); sending SIGTERM")
 	}
-	_ = c.signalGroup(syscall.SIGTERM)
+	_ = c.proc.Terminate()
 	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
 	defer kcancel()
 	if c.waitExit(kctx) {
@@ -285,9 +297,8 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 // killNow SIGKILLs the process group and waits for the exit; it returns an
 // error wrapping ctx's when ctx is why the graceful steps were cut short.
 func (c *Client) killNow(ctx context.Context) error {
-	c.kill()
-	_ = c.signalGroup(syscall.SIGKILL)
-	<-c.exited
+	_ = c.proc.Kill()
+	<-c.proc.Done()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("plugin %q: close: killed: %w", c.Name(), err)
 	}
@@ -297,12 +308,12 @@ func (c *Client) killNow(ctx context.Context) error {
 // waitExit reports whether the process exited before ctx was done.
 func (c *Client) waitExit(ctx context.Context) bool {
 	select {
-	case <-c.exited:
+	case <-c.proc.Done():
 		return true
 	default:
 	}
 	select {
-	case <-c.exited:
+	case <-c.proc.Done():
 		return true
 	case <-ctx.Done():
 		return false

@@ -5,26 +5,29 @@ import (
 	"fmt"
 	"os"
 	"sync"
-	"syscall"
 	"time"
 )
 
 // outQueue orders the frames written to the plugin's stdin. A caller
 // writes its frame itself when nothing is queued or being written and the
 // pipe takes the frame at once (see Client.send); otherwise frames wait here
-// for the writer goroutine. Urgent frames (pings, $/cancel) are written
-// before any queued ordinary frame, so heartbeats never wait behind calls;
-// the rest of a frame a caller could not finish is written before either.
+// for the writer goroutine, which runs only while there is something to
+// write: the queue starts it (spawn, called with the lock held) and it
+// returns once the queue is empty. Urgent frames (pings, $/cancel) are
+// written before any queued ordinary frame, so heartbeats never wait
+// behind calls; the rest of a frame a caller could not finish is written
+// before either.
 type outQueue struct {
-	wake chan struct{} // capacity 1: something was queued or the queue closed
+	spawn func() // starts the writer goroutine; called with mu held
 
 	mu struct {
 		sync.Mutex
-		rest   []byte // the unwritten end of a frame a caller started
-		urgent fifo[[]byte]
-		normal fifo[queued]
-		busy   bool // a caller or the writer goroutine is writing a frame
-		closed bool
+		rest    []byte // the unwritten end of a frame a caller started
+		urgent  fifo[[]byte]
+		normal  fifo[queued]
+		busy    bool // a caller or the writer goroutine is writing a frame
+		running bool // the writer goroutine runs
+		closed  bool
 	}
 }
 
@@ -33,7 +36,7 @@ type queued struct {
 	frame []byte
 }
 
-func newOutQueue() *outQueue { return &outQueue{wake: make(chan struct{}, 1)} }
+func newOutQueue(spawn func()) *outQueue { return &outQueue{spawn: spawn} }
 
 // pushOrTake queues frame, unless take is set and nothing is queued or
 // being written: then it queues nothing and returns mine, and the caller
@@ -41,13 +44,12 @@ func newOutQueue() *outQueue { return &outQueue{wake: make(chan struct{}, 1)} }
 // ErrClosed once the queue is closed.
 func (q *outQueue) pushOrTake(urgent bool, id int64, frame []byte, take bool) (mine bool, err error) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	if q.mu.closed {
-		q.mu.Unlock()
 		return false, ErrClosed
 	}
 	if take && !q.mu.busy && q.emptyLocked() {
 		q.mu.busy = true
-		q.mu.Unlock()
 		return true, nil
 	}
 	if urgent {
@@ -55,8 +57,7 @@ func (q *outQueue) pushOrTake(urgent bool, id int64, frame []byte, take bool) (m
 	} else {
 		q.mu.normal.push(queued{id, frame})
 	}
-	q.mu.Unlock()
-	q.signal()
+	q.wakeLocked()
 	return false, nil
 }
 
@@ -64,26 +65,25 @@ func (q *outQueue) emptyLocked() bool {
 	return q.mu.rest == nil && q.mu.urgent.len() == 0 && q.mu.normal.len() == 0
 }
 
+// wakeLocked starts the writer goroutine when a frame waits, nobody
+// writes and it does not run.
+func (q *outQueue) wakeLocked() {
+	if !q.mu.running && !q.mu.busy && !q.mu.closed && !q.emptyLocked() {
+		q.mu.running = true
+		q.spawn()
+	}
+}
+
 // giveBack ends a caller's write: rest, if not nil, is the unwritten end
 // of its frame, which the writer goroutine writes next.
 func (q *outQueue) giveBack(rest []byte) {
 	q.mu.Lock()
+	defer q.mu.Unlock()
 	q.mu.busy = false
 	if rest != nil && !q.mu.closed {
 		q.mu.rest = rest
 	}
-	wake := !q.emptyLocked()
-	q.mu.Unlock()
-	if wake {
-		q.signal()
-	}
-}
-
-func (q *outQueue) signal() {
-	select {
-	case q.wake <- struct{}{}:
-	default:
-	}
+	q.wakeLocked()
 }
 
 // remove drops the queued request with the given id and reports whether it
@@ -96,29 +96,29 @@ func (q *outQueue) remove(id int64) bool {
 
 // pop returns the next frame for the writer goroutine, which then holds
 // the right to write until done: the rest of a caller's frame, then urgent
-// frames, then the others. ok is false when there is nothing to write or a
-// caller is writing; closed reports whether the queue was closed.
-func (q *outQueue) pop() (frame []byte, ok, closed bool) {
+// frames, then the others. ok is false when there is nothing to write, a
+// caller is writing or the queue is closed: the writer goroutine then
+// returns, and the queue starts it again when it is needed.
+func (q *outQueue) pop() (frame []byte, ok bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	switch {
-	case q.mu.closed:
-		return nil, false, true
-	case q.mu.busy:
-		return nil, false, false
+	case q.mu.closed, q.mu.busy:
 	case q.mu.rest != nil:
-		frame, q.mu.rest = q.mu.rest, nil
+		frame, q.mu.rest, ok = q.mu.rest, nil, true
 	default:
 		var it queued
 		if frame, ok = q.mu.urgent.pop(); !ok {
-			if it, ok = q.mu.normal.pop(); !ok {
-				return nil, false, false
-			}
+			it, ok = q.mu.normal.pop()
 			frame = it.frame
 		}
 	}
+	if !ok {
+		q.mu.running = false
+		return nil, false
+	}
 	q.mu.busy = true
-	return frame, true, false
+	return frame, true
 }
 
 // done ends the writer goroutine's write of a popped frame.
@@ -135,7 +135,6 @@ func (q *outQueue) close() {
 	q.mu.rest = nil
 	q.mu.urgent, q.mu.normal = fifo[[]byte]{}, fifo[queued]{}
 	q.mu.Unlock()
-	q.signal()
 }
 
 func (q *outQueue) isClosed() bool {
@@ -202,73 +201,37 @@ func (f *fifo[T]) removeFirst(match func(T) bool) bool {
 // bound applies as before). It fails with ErrClosed once the queue is
 // closed.
 func (c *Client) send(urgent bool, id int64, frame []byte) error {
-	mine, err := c.out.pushOrTake(urgent, id, frame, c.stdinRaw != nil)
+	mine, err := c.out.pushOrTake(urgent, id, frame, c.direct != nil)
 	if err != nil || !mine {
 		return err
 	}
-	c.out.giveBack(c.writeNow(frame))
+	var rest []byte
+	if n := c.direct.Write(frame); n < len(frame) {
+		rest = frame[n:]
+	}
+	c.out.giveBack(rest)
 	return nil
 }
 
-// writeNow writes as much of frame as the pipe takes without blocking and
-// returns the rest, nil when it was all written. Any error (a full pipe, an
-// expired write deadline, a closed or broken pipe) leaves the rest to the
-// writer goroutine, whose write reports it. Only the holder of the right
-// to write calls it, so c.direct is its own.
-func (c *Client) writeNow(frame []byte) (rest []byte) {
-	d := &c.direct
-	d.frame, d.n = frame, 0
-	_ = c.stdinRaw.Write(d.write)
-	n := d.n
-	d.frame = nil
-	if n == len(frame) {
-		return nil
-	}
-	return frame[n:]
+// startWriter starts the writer goroutine; the queue calls it with its
+// lock held, and never once it is closed, which happens before the
+// supervisor waits for the client's goroutines.
+func (c *Client) startWriter() {
+	c.wg.Add(1)
+	go c.writeLoop()
 }
 
-// directWrite is the state of writeNow, kept in the Client so that the
-// function it passes to syscall.RawConn.Write is allocated once.
-type directWrite struct {
-	frame []byte
-	n     int                   // bytes of frame written
-	write func(fd uintptr) bool // d.writeFD, bound once
-}
-
-// writeFD writes d.frame[d.n:] to fd until it is all written or the pipe
-// takes no more, and never asks to wait for the pipe.
-func (d *directWrite) writeFD(fd uintptr) bool {
-	for d.n < len(d.frame) {
-		m, err := syscall.Write(int(fd), d.frame[d.n:])
-		if m > 0 {
-			d.n += m
-		}
-		if err == syscall.EINTR {
-			continue
-		}
-		if err != nil || m <= 0 {
-			break
-		}
-	}
-	return true
-}
-
-// writeLoop writes the frames callers queued or left unfinished. Each is
-// written whole under a deadline of Options.WriteStall; a write that
-// stalls longer means the plugin stopped reading, and the plugin is
-// stopped as wedged. writeLoop closes stdin when the queue closes or a
-// write fails.
+// writeLoop writes the frames callers queued or left unfinished, and
+// returns once there is none. Each is written whole under a deadline of
+// Options.WriteStall; a write that stalls longer means the plugin stopped
+// reading, and the plugin is stopped as wedged. A failed write closes the
+// queue and stdin.
 func (c *Client) writeLoop() {
 	defer c.wg.Done()
-	defer c.stdin.Close()
 	for {
-		frame, ok, closed := c.out.pop()
-		if closed {
-			return
-		}
+		frame, ok := c.out.pop()
 		if !ok {
-			<-c.out.wake
-			continue
+			return
 		}
 		err := c.writeFrame(frame)
 		c.out.done()
@@ -276,16 +239,18 @@ func (c *Client) writeLoop() {
 			if !c.out.isClosed() {
 				c.fault(err)
 			}
+			c.stopWriter()
 			return
 		}
 	}
 }
 
 func (c *Client) writeFrame(frame []byte) error {
-	if err := c.stdin.SetWriteDeadline(time.Now().Add(c.opts.WriteStall)); err != nil {
+	stdin := c.proc.Stdin
+	if err := stdin.SetWriteDeadline(time.Now().Add(c.opts.WriteStall)); err != nil {
 		return fmt.Errorf("write stdin: %w", err)
 	}
-	if _, err := c.stdin.Write(frame); err != nil {
+	if _, err := stdin.Write(frame); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return fmt.Errorf("%w: a write blocked for more than %v", ErrWedged, c.opts.WriteStall)
 		}
@@ -294,9 +259,9 @@ func (c *Client) writeFrame(frame []byte) error {
 	return nil
 }
 
-// stopWriter closes the queue and interrupts a write in progress, so the
-// writer goroutine returns and closes stdin (the plugin sees EOF).
+// stopWriter closes the queue and stdin (the plugin sees EOF), which
+// interrupts a write in progress. Closing twice is harmless.
 func (c *Client) stopWriter() {
 	c.out.close()
-	_ = c.stdin.SetWriteDeadline(time.Unix(1, 0))
+	_ = c.proc.Stdin.Close()
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package sidecar
 
 import (
@@ -6,18 +8,20 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // TestOutQueueUrgentFirst checks that pings and cancels jump the queue of
-// ordinary calls, and that a queued request can be withdrawn unsent.
+// ordinary calls, that a queued request can be withdrawn unsent, and that
+// the writer goroutine is started once, when the first frame waits.
 func TestOutQueueUrgentFirst(t *testing.T) {
-	q := newOutQueue()
+	starts := 0
+	q := newOutQueue(func() { starts++ })
 	for i, f := range []string{"call1", "call2", "call3"} {
 		if _, err := q.pushOrTake(false, int64(i+1), []byte(f), false); err != nil {
 			t.Fatal(err)
@@ -26,13 +30,16 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 	if _, err := q.pushOrTake(true, 0, []byte("ping"), false); err != nil {
 		t.Fatal(err)
 	}
+	if starts != 1 {
+		t.Errorf("writer started %d times, want once", starts)
+	}
 	if !q.remove(2) || q.remove(2) {
 		t.Error("remove(2) should succeed once")
 	}
 	var got []string
 	for {
-		f, ok, closed := q.pop()
-		if !ok || closed {
+		f, ok := q.pop()
+		if !ok {
 			break
 		}
 		q.done()
@@ -41,20 +48,29 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 	if want := "ping call1 call3"; strings.Join(got, " ") != want {
 		t.Errorf("order = %q, want %q", strings.Join(got, " "), want)
 	}
+	if _, err := q.pushOrTake(false, 5, []byte("call5"), false); err != nil || starts != 2 {
+		t.Errorf("push to an empty queue whose writer returned: %v, %d starts; want the writer started again", err, starts)
+	}
 	q.close()
 	if _, err := q.pushOrTake(true, 0, []byte("late"), false); !errors.Is(err, ErrClosed) {
 		t.Errorf("push after close = %v, want ErrClosed", err)
 	}
-	if _, _, closed := q.pop(); !closed {
-		t.Error("pop after close should report closed")
+	if _, ok := q.pop(); ok || !q.isClosed() {
+		t.Error("pop after close should find nothing")
+	}
+	if starts != 2 {
+		t.Errorf("writer started %d times, want no start once closed", starts)
 	}
 }
 
 // TestOutQueueDirectWrite checks the right to write: a caller takes it
-// when nothing is queued or being written, later frames queue meanwhile,
-// and the rest of the caller's frame is written before any of them.
+// when nothing is queued or being written, later frames queue meanwhile
+// (without starting the writer goroutine, which the caller's giveBack
+// starts), and the rest of the caller's frame is written before any of
+// them.
 func TestOutQueueDirectWrite(t *testing.T) {
-	q := newOutQueue()
+	starts := 0
+	q := newOutQueue(func() { starts++ })
 	if mine, err := q.pushOrTake(false, 1, []byte("call1"), true); !mine || err != nil {
 		t.Fatalf("first frame: mine = %v, %v; want the right to write", mine, err)
 	}
@@ -64,13 +80,19 @@ func TestOutQueueDirectWrite(t *testing.T) {
 	if mine, _ := q.pushOrTake(true, 0, []byte("ping"), true); mine {
 		t.Fatal("ping taken while a frame is being written")
 	}
-	if _, ok, _ := q.pop(); ok {
+	if starts != 0 {
+		t.Errorf("writer started %d times while a caller writes, want 0", starts)
+	}
+	if _, ok := q.pop(); ok {
 		t.Fatal("the writer goroutine popped while a caller writes")
 	}
 	q.giveBack([]byte("ll1"))
+	if starts != 1 {
+		t.Errorf("writer started %d times after giveBack, want 1", starts)
+	}
 	var got []string
 	for {
-		f, ok, _ := q.pop()
+		f, ok := q.pop()
 		if !ok {
 			break
 		}
@@ -85,12 +107,18 @@ func TestOutQueueDirectWrite(t *testing.T) {
 	if want := "ll1 ping call2 late"; strings.Join(got, " ") != want {
 		t.Errorf("order = %q, want %q", strings.Join(got, " "), want)
 	}
+	if starts != 1 {
+		t.Errorf("writer started %d times while it ran, want 1", starts)
+	}
 	if mine, _ := q.pushOrTake(false, 10, []byte("call10"), true); !mine {
 		t.Error("an idle, empty queue did not give the right to write")
 	}
 	q.giveBack(nil)
-	if _, ok, _ := q.pop(); ok {
+	if _, ok := q.pop(); ok {
 		t.Error("a frame written whole was popped again")
+	}
+	if starts != 1 {
+		t.Errorf("writer started %d times for a frame written whole, want 1", starts)
 	}
 }
 
@@ -138,7 +166,7 @@ func TestConcurrentLargeCalls(t *testing.T) {
 	opts, _ := testOptions(t)
 	c := startGood(t, opts)
 	defer closeClient(t, c)
-	if runtime.GOOS == "linux" && c.stdinRaw == nil {
+	if !process.Portable && c.direct == nil {
 		t.Error("stdin is not written directly on Linux")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)

@@ -1,4 +1,6 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import (
 	"os"

@@ -1,4 +1,6 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import (
 	"bufio"
@@ -168,9 +170,9 @@ func reaperFailed(log hclog.Logger, err error) {
 	})
 }
 
-// reaperPID returns the running reaper's pid, or 0, once its start was
-// attempted.
-func reaperPID() int {
+// ReaperPID returns the running reaper's pid, or 0 if none runs, once its
+// start was attempted (it waits for a starting reaper).
+func ReaperPID() int {
 	reaper.mu.Lock()
 	ready := reaper.ready
 	reaper.mu.Unlock()

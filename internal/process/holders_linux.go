@@ -1,4 +1,6 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import (
 	"errors"
@@ -6,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -23,7 +26,7 @@ func pipeInode(fd int) uint64 {
 
 // killPipeHolders SIGKILLs every process other than the host that holds a
 // descriptor on one of the pipes whose inodes are given (0 entries are
-// ignored), found through /proc/*/fd, waits (bounded) for each to exit and
+// ignored), found through /proc/*/fd, waits (within bound) for each to exit and
 // reaps those that are the host's children (orphans re-parented to a child
 // subreaper). It returns their pids. A process of another user, or one
 // that closed or redirected the pipes, is not found.
@@ -32,7 +35,7 @@ func pipeInode(fd int) uint64 {
 // is forking holds copies of the host's descriptors until it execs, and
 // the lock (which os/exec holds across clone(CLONE_VFORK) until the exec)
 // keeps such a child from being mistaken for a holder.
-func killPipeHolders(inodes []uint64) []int {
+func killPipeHolders(inodes []uint64, bound time.Duration) []int {
 	targets := make(map[string]bool, len(inodes))
 	for _, ino := range inodes {
 		if ino != 0 {
@@ -45,7 +48,7 @@ func killPipeHolders(inodes []uint64) []int {
 	killed := signalPipeHolders(targets)
 	pids := make([]int, len(killed))
 	for i, k := range killed {
-		k.reap()
+		k.reap(bound)
 		pids[i] = k.pid
 	}
 	return pids
@@ -118,14 +121,14 @@ func killHolder(pid int, targets map[string]bool) (holder, bool) {
 	return holder{pid: pid, pidfd: pidfd}, true
 }
 
-// reap waits, within drainTimeout, for the killed holder to exit, so that
+// reap waits, within bound, for the killed holder to exit, so that
 // its descriptors are closed, and reaps it if it is the host's child.
 // Without a pidfd it waits only for a child.
-func (h holder) reap() {
+func (h holder) reap(bound time.Duration) {
 	child := parentOf(h.pid) == os.Getpid()
 	flags := 0
 	if h.pidfd >= 0 {
-		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(h.pidfd), Events: unix.POLLIN}}, int(drainTimeout.Milliseconds()))
+		_, _ = unix.Poll([]unix.PollFd{{Fd: int32(h.pidfd), Events: unix.POLLIN}}, int(bound.Milliseconds()))
 		unix.Close(h.pidfd)
 		flags = syscall.WNOHANG
 	}

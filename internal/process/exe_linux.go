@@ -1,4 +1,6 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import (
 	"bytes"
@@ -8,25 +10,25 @@ import (
 	"syscall"
 )
 
-// contentStamp tells, without reading a file, that its content may have
-// changed: the status-change time moves on every write or truncation (and
-// on changes of mode and links), and no unprivileged process can set it
-// back.
-type contentStamp struct {
+// Stamp tells, without reading a file, that its content may have changed:
+// the status-change time moves on every write or truncation (and on
+// changes of mode and links), and no unprivileged process can set it
+// back. Stamps compare with ==.
+type Stamp struct {
 	ctime syscall.Timespec
 	size  int64
 }
 
-// stampOf returns f's contentStamp.
-func stampOf(f *os.File) (contentStamp, error) {
+// StampOf returns f's Stamp.
+func StampOf(f *os.File) (Stamp, error) {
 	var st syscall.Stat_t
 	if err := syscall.Fstat(int(f.Fd()), &st); err != nil {
-		return contentStamp{}, fmt.Errorf("stat %s: %w", f.Name(), err)
+		return Stamp{}, fmt.Errorf("stat %s: %w", f.Name(), err)
 	}
-	return contentStamp{ctime: st.Ctim, size: st.Size}, nil
+	return Stamp{ctime: st.Ctim, size: st.Size}, nil
 }
 
-// execPath returns the path that execs the open file f, which was read
+// ExecPath returns the path that execs the open file f, which was read
 // from path: /proc/self/fd/N, so that the kernel runs the very file that
 // was hashed even if path now names another. The descriptor is
 // close-on-exec, which is fine for a binary (the kernel has opened it by
@@ -34,7 +36,7 @@ func stampOf(f *os.File) (contentStamp, error) {
 // "#!" line names reopens the path it is given, which is closed by then.
 // So a script, or a system without /proc, gets path back, and with it the
 // window between check and exec.
-func execPath(f *os.File, path string) string {
+func ExecPath(f *os.File, path string) string {
 	var magic [2]byte
 	if n, _ := f.ReadAt(magic[:], 0); n == 2 && bytes.Equal(magic[:], []byte("#!")) {
 		return path

@@ -1,4 +1,6 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import "golang.org/x/sys/unix"
 
@@ -7,8 +9,8 @@ const (
 	rlimitAS     = unix.RLIMIT_AS
 )
 
-// limitsSupported reports whether Options.Limits can be applied here.
-const limitsSupported = true
+// LimitsSupported reports whether SetLimits can apply limits here.
+const LimitsSupported = true
 
 // setLimit sets both the soft and the hard limit of resource for pid.
 func setLimit(pid, resource int, value uint64) error {

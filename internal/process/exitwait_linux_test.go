@@ -1,8 +1,10 @@
-package sidecar
+//go:build linux && !extkernel_portable
+
+package process
 
 import (
-	"context"
 	"errors"
+	"io"
 	"os/exec"
 	"strings"
 	"sync/atomic"
@@ -11,8 +13,6 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // startChild starts name with args, skipping the test when the kernel
@@ -168,8 +168,8 @@ func TestReadableRetriesEINTR(t *testing.T) {
 // ppoll interrupted by a signal, which it took for the exit), and cmd.Wait
 // failed at once with EAGAIN because the watcher had made the pidfd
 // os.Process waits on non-blocking. Here the first ppoll says "readable"
-// while the plugin runs: the plugin must still start, answer, and report
-// its real exit status.
+// while the process runs: Wait must still wait for the real exit (Done
+// stays open while the process answers) and report its real exit status.
 func TestExitWatcherWakesEarly(t *testing.T) {
 	var woke atomic.Int32
 	real := ppoll
@@ -179,40 +179,43 @@ func TestExitWatcherWakesEarly(t *testing.T) {
 		}
 		return real(fd)
 	})
-	opts, _ := testOptions(t)
-	crashes := make(chan *CrashError, 1)
-	opts.OnCrash = func(e *CrashError) { crashes <- e }
-	ctx, cancel := context.WithTimeout(context.Background(), within)
-	defer cancel()
-	c, err := Start(ctx, installFixture(t, "well-behaved"), opts)
-	if err != nil {
-		t.Fatalf("Start: %v", err)
+	p := startCat(t)
+	go p.Wait()
+	if _, err := p.Stdin.Write([]byte("hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	line := make([]byte, 3)
+	if _, err := io.ReadFull(p.Stdout, line); err != nil || string(line) != "hi\n" {
+		t.Fatalf("read %q, %v; want the echo of a running process", line, err)
 	}
 	if woke.Load() == 0 {
 		t.Fatal("the exit watcher never polled")
 	}
-	out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: []byte(`"hi"`)})
-	if err != nil || string(out) != `"hi"` {
-		t.Fatalf("Invoke = %s, %v; want \"hi\"", out, err)
+	select {
+	case <-p.Done():
+		t.Fatalf("Wait returned while the process runs: %s", p.ExitStatus())
+	default:
 	}
-	if err := c.signalGroup(syscall.SIGKILL); err != nil {
+	if err := p.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	ce := recv(t, crashes, "OnCrash")
-	if ce.ExitStatus != "signal: killed" || strings.Contains(ce.Error(), "<nil>") {
-		t.Errorf("crash = %v, want exit status signal: killed", ce)
+	select {
+	case <-p.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("Wait did not return after the kill")
 	}
-	closeClient(t, c)
-	if !errors.Is(c.Err(), error(ce)) {
-		t.Errorf("Err = %v, want the crash", c.Err())
+	if got := p.ExitStatus(); got != "signal: killed" || strings.Contains(got, "<nil>") {
+		t.Errorf("exit status %q, want signal: killed", got)
 	}
+	p.Reap()
+	closeEnds(p)
 }
 
-// TestExitStatusUnknown checks the exit status a crash reports when the
-// wait failed: what is known, never "<nil>".
+// TestExitStatusUnknown checks the exit status reported when the wait
+// failed: what is known, never "<nil>".
 func TestExitStatusUnknown(t *testing.T) {
-	c := &Client{cmd: new(exec.Cmd), waitErr: errors.New("waitid: no child processes")}
-	if got, want := c.exitStatus(), "exit status unknown: waitid: no child processes"; got != want {
-		t.Errorf("exitStatus = %q, want %q", got, want)
+	p := &Process{cmd: new(exec.Cmd), waitErr: errors.New("waitid: no child processes")}
+	if got, want := p.ExitStatus(), "exit status unknown: waitid: no child processes"; got != want {
+		t.Errorf("ExitStatus = %q, want %q", got, want)
 	}
 }
