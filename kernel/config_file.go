@@ -253,14 +253,14 @@ func (s fileSupervision) convert(add func(string, ...any)) Supervision {
 		BackoffMin: time.Duration(s.BackoffMin), BackoffMax: time.Duration(s.BackoffMax)}
 }
 
-func convertPolicy(in map[string]string, add func(string, ...any)) map[string]Policy {
+func convertPolicy(in map[string]string, add func(string, ...any)) map[string]FailurePolicy {
 	if len(in) == 0 {
 		return nil
 	}
-	out := make(map[string]Policy, len(in))
+	out := make(map[string]FailurePolicy, len(in))
 	for _, name := range sortedKeys(in) {
-		switch v := Policy(in[name]); v {
-		case PolicyRequired, PolicyOptional:
+		switch v := FailurePolicy(in[name]); v {
+		case FailureRequired, FailureOptional:
 			out[name] = v
 		default:
 			add("policy.%s: %q is not \"required\" or \"optional\"", name, in[name])

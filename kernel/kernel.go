@@ -226,9 +226,9 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 // required applies the config's policy override, else the manifest's.
 func (k *Kernel) required(p *pluginpkg.Package) bool {
 	switch k.cfg.Policy[p.Name] {
-	case PolicyRequired:
+	case FailureRequired:
 		return true
-	case PolicyOptional:
+	case FailureOptional:
 		return false
 	}
 	return generation.DefaultLaunch(p).Required
@@ -239,7 +239,7 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
 	for _, name := range sortedKeys(k.cfg.Policy) {
-		if k.cfg.Policy[name] == PolicyRequired {
+		if k.cfg.Policy[name] == FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}
 	}
@@ -252,7 +252,7 @@ func (k *Kernel) expected() []generation.Expected {
 // An operator's disable is honoured for them.
 func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot) {
 	for _, p := range from.Packages {
-		if p.Required && k.cfg.Policy[p.Name] == PolicyDefault {
+		if p.Required && k.cfg.Policy[p.Name] == FailureDefault {
 			in.Expect = append(in.Expect, generation.Expected{Name: p.Name, MayDisable: true,
 				Why: fmt.Sprintf("generation %d runs it as required (to remove it, disable it and reload first)", from.Generation)})
 		}

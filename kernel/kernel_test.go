@@ -335,7 +335,7 @@ func TestCascadeAlongRequires(t *testing.T) {
 	})
 	t.Run("policy override makes a plugin required", func(t *testing.T) {
 		cfg := testConfig(writeHome(t, store, user))
-		cfg.Policy = map[string]Policy{"store": PolicyRequired}
+		cfg.Policy = map[string]FailurePolicy{"store": FailureRequired}
 		k, _ := New(cfg)
 		defer k.Close(context.Background())
 		err := k.Start(context.Background())
