@@ -224,10 +224,10 @@ func (b *build) start(ctx context.Context) {
 		m := b.members[name]
 		m.Elapsed = o.Elapsed
 		switch o.State {
-		case sidecar.StateReady:
+		case sidecar.StartReady:
 			m.client = o.Client
 			b.started = append(b.started, o.Client)
-		case sidecar.StateFailed:
+		case sidecar.StartFailed:
 			err := b.abortedByRequired(o.Err)
 			b.markFailed(name, err.Error())
 			if m.Required {
@@ -241,7 +241,7 @@ func (b *build) start(ctx context.Context) {
 }
 
 // progress forwards a batch event to the observer, in the build's words.
-func (b *build) progress(e sidecar.Event) {
+func (b *build) progress(e sidecar.StartEvent) {
 	if b.in.Observer.OnEvent == nil {
 		return
 	}

@@ -36,7 +36,7 @@ func (b *build) cascade(ctx context.Context) bool {
 		if m.client != nil && !m.Adopted {
 			// Reported ready by its start: say it is gone again.
 			if b.in.Observer.OnEvent != nil {
-				b.in.Observer.OnEvent(sidecar.Event{Plugin: name, State: sidecar.StateFailed, Err: errors.New(m.Reason)})
+				b.in.Observer.OnEvent(sidecar.StartEvent{Plugin: name, State: sidecar.StartFailed, Err: errors.New(m.Reason)})
 			}
 			stop = append(stop, m.client)
 			b.started = remove(b.started, m.client)

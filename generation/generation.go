@@ -11,18 +11,18 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// Status is the outcome of one package in a generation.
-type Status string
+// MemberStatus is the outcome of one package in a generation.
+type MemberStatus string
 
 // Package statuses.
 const (
 	// StatusRunning: the sidecar started and completed its handshake.
-	StatusRunning Status = "running"
+	StatusRunning MemberStatus = "running"
 	// StatusDeclarative: the package has no runtime; nothing runs.
-	StatusDeclarative Status = "declarative"
+	StatusDeclarative MemberStatus = "declarative"
 	// StatusFailed: the package failed (or cascaded from a failure) and is
 	// optional; the generation runs without it.
-	StatusFailed Status = "failed"
+	StatusFailed MemberStatus = "failed"
 )
 
 // Member is one package of the closure and its outcome.
@@ -31,7 +31,7 @@ type Member struct {
 	// Required is the policy applied: Launch.Required, for a package with
 	// a runtime.
 	Required bool
-	Status   Status
+	Status   MemberStatus
 	// Adopted is set when the member was taken over from the previous
 	// generation instead of started: its client (Inputs.Adopt), or its
 	// failure (Inputs.KeepFailed).
@@ -44,7 +44,7 @@ type Member struct {
 }
 
 // newMember returns the member for p under in, with its launch value.
-func newMember(p *pluginpkg.Package, in *Inputs, status Status) *Member {
+func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	l := in.launch(p)
 	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l}
 	if p.Manifest.Runtime == nil {

@@ -232,7 +232,7 @@ func (r *chaosRig) observe(e Event) {
 		}
 	case e.Type == EventPluginState && e.State == string(StateFailed) && strings.HasPrefix(e.Message, "crashed "):
 		r.st.exhausted.Add(1)
-	case e.Type == EventPlugin && e.State == string(sidecar.StateStarting):
+	case e.Type == EventPlugin && e.State == string(sidecar.StartLaunching):
 		r.st.restarts.Add(1)
 		r.starts.add(startEntry{plugin: e.Plugin})
 	case e.Type == EventGenerationPublished:

@@ -353,8 +353,8 @@ func (k *Kernel) acquire() (*live, error) {
 
 // progress forwards sidecar start events to subscribers and tracks the
 // starting state.
-func (k *Kernel) progress(e sidecar.Event) {
-	if e.State == sidecar.StateStarting {
+func (k *Kernel) progress(e sidecar.StartEvent) {
+	if e.State == sidecar.StartLaunching {
 		k.setState(e.Plugin, StateStarting, "", nil)
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})

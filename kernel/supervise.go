@@ -11,32 +11,32 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// State is a plugin's supervision state.
-type State string
+// PluginState is a plugin's supervision state.
+type PluginState string
 
 // Plugin states, as Plugins reports them and EventPluginState announces.
 const (
 	// StateStarting: its sidecar is being started in a generation build.
-	StateStarting State = "starting"
+	StateStarting PluginState = "starting"
 	// StateReady: running and answering heartbeats.
-	StateReady State = "ready"
+	StateReady PluginState = "ready"
 	// StateUnresponsive: running, but a heartbeat went unanswered; past the
 	// hang timeout it is killed and restarted.
-	StateUnresponsive State = "unresponsive"
+	StateUnresponsive PluginState = "unresponsive"
 	// StateRestarting: it crashed and a restart is scheduled after backoff.
-	StateRestarting State = "restarting"
+	StateRestarting PluginState = "restarting"
 	// StateFailed: it is not running and will not be restarted
 	// automatically: it failed to start (optional), or crashed more often
 	// than the crash budget allows. Restarts of other plugins leave it
 	// failed. RestartPlugin retries it; a Reload retries one that failed to
 	// start, but one past its crash budget only when its package changed.
-	StateFailed State = "failed"
+	StateFailed PluginState = "failed"
 )
 
 // PluginStatus is one plugin's supervision state.
 type PluginStatus struct {
 	Plugin string
-	State  State
+	State  PluginState
 	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
 	Reason string
 	// Stderr holds the last stderr lines of a crashed plugin.
@@ -85,14 +85,14 @@ func (k *Kernel) Plugins() []PluginStatus {
 
 // setState records a transition and announces it. It must not be called
 // with supervisor.mu held.
-func (k *Kernel) setState(plugin string, st State, reason string, stderr []string) {
+func (k *Kernel) setState(plugin string, st PluginState, reason string, stderr []string) {
 	k.setStateUnless(plugin, st, reason, stderr, nil)
 }
 
 // setStateUnless is setState, unless skip (if not nil) reports true; skip
 // runs under supervisor.mu, so it is ordered with every other transition.
 // It reports whether skip did.
-func (k *Kernel) setStateUnless(plugin string, st State, reason string, stderr []string, skip func() bool) bool {
+func (k *Kernel) setStateUnless(plugin string, st PluginState, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
 	if skip != nil && skip() {

@@ -30,13 +30,13 @@ func watchStates(t *testing.T, k *Kernel, plugin string) *stateLog {
 
 // expect waits for the given states in order (other states may come in
 // between only where listed) and returns the last event.
-func (l *stateLog) expect(t *testing.T, states ...State) Event {
+func (l *stateLog) expect(t *testing.T, states ...PluginState) Event {
 	t.Helper()
 	var last Event
 	for _, want := range states {
 		select {
 		case e := <-l.ch:
-			if State(e.State) != want {
+			if PluginState(e.State) != want {
 				t.Fatalf("state %q (%s), want %q", e.State, e.Message, want)
 			}
 			last = e
@@ -49,13 +49,13 @@ func (l *stateLog) expect(t *testing.T, states ...State) Event {
 
 // until waits for the state want, skipping other states, and returns its
 // event.
-func (l *stateLog) until(t *testing.T, want State) Event {
+func (l *stateLog) until(t *testing.T, want PluginState) Event {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case e := <-l.ch:
-			if State(e.State) == want {
+			if PluginState(e.State) == want {
 				return e
 			}
 		case <-deadline:
