@@ -98,16 +98,16 @@ type Problem struct {
 // String returns "error: <message>" or "warning: <message>".
 func (p Problem) String() string { return p.Severity.String() + ": " + p.Message }
 
-// BuildError is returned by Builder.Build when at least one Error-severity
+// RegistryError is returned by Builder.Build when at least one Error-severity
 // problem was found. Use errors.As to reach it.
-type BuildError struct {
+type RegistryError struct {
 	// Problems lists every problem found, errors first, then warnings, each
 	// group sorted by kind, key and message.
 	Problems []Problem
 }
 
 // Error lists every problem, one per line, after a summary line.
-func (e *BuildError) Error() string {
+func (e *RegistryError) Error() string {
 	var errs, warns int
 	for _, p := range e.Problems {
 		if p.Severity == Warning {

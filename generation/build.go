@@ -75,7 +75,7 @@ type Inputs struct {
 // first, then their consequences (plugins aborted with the batch or
 // failed along requires edges), each group sorted; the
 // underlying typed errors (*sidecar.StartError, *UnavailableError,
-// *contribution.BuildError, ...) are reachable with errors.As.
+// *contribution.RegistryError, ...) are reachable with errors.As.
 type BuildError struct {
 	Number   uint64
 	Problems []string

@@ -145,7 +145,7 @@ func TestRequiredViolationsFailTheBuild(t *testing.T) {
 			}
 			defer k.Close(context.Background())
 			err = k.Start(context.Background())
-			var cbe *contribution.BuildError
+			var cbe *contribution.RegistryError
 			if !errors.As(err, &cbe) {
 				t.Fatalf("Start = %v, want a *contribution.BuildError", err)
 			}
