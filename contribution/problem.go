@@ -5,26 +5,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/extkernel/extkernel/internal/severity"
 )
 
-// Severity says whether a Problem fails the build.
-type Severity int
+// Severity says whether a Problem fails the build. It is the same type as
+// capability.Severity: one Severity across the module.
+type Severity = severity.Severity
 
 // Severities. The zero Severity is Error.
 const (
 	// Error problems fail the build.
-	Error Severity = iota
+	Error = severity.Error
 	// Warning problems are reported by Registry.Warnings; the build succeeds.
-	Warning
+	Warning = severity.Warning
 )
-
-// String returns "error" or "warning".
-func (s Severity) String() string {
-	if s == Warning {
-		return "warning"
-	}
-	return "error"
-}
 
 // Code classifies a Problem so callers can branch on it.
 type Code int
