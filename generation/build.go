@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -184,7 +186,7 @@ func (b *build) resolve() bool {
 	if err := cl.Err(); err != nil {
 		b.errs = append(b.errs, err)
 	}
-	for _, name := range sortedNames(b.in.KeepFailed) {
+	for _, name := range slices.Sorted(maps.Keys(b.in.KeepFailed)) {
 		if m := b.members[name]; m != nil && m.Status != StatusDeclarative {
 			m.Adopted = true
 			b.markFailed(name, b.in.KeepFailed[name])
@@ -291,15 +293,6 @@ func remove(cs []*sidecar.Client, c *sidecar.Client) []*sidecar.Client {
 			out = append(out, x)
 		}
 	}
-	return out
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -238,7 +240,7 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 // when one of them is not installed, does not load, or is disabled.
 func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
-	for _, name := range sortedKeys(k.cfg.Policy) {
+	for _, name := range slices.Sorted(maps.Keys(k.cfg.Policy)) {
 		if k.cfg.Policy[name] == FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}

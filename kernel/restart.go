@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/sidecar"
@@ -112,12 +113,7 @@ func restartSet(g *generation.Generation, plugin string) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for name := range set {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // carryOver returns what a rebuild of g that restarts only names carries
