@@ -7,6 +7,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -53,8 +54,14 @@ func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	return m
 }
 
-// Client returns the member's sidecar, or nil when it does not run.
-func (m *Member) Client() *sidecar.Client { return m.client }
+// Client returns the member's sidecar, or nil when it does not run. It is
+// for the kernel only: a call through it would skip the kernel's leases and
+// drain rules, so it takes a token that only this module holds (hosts read
+// a plugin's PID and state from kernel.Plugins). It panics without it.
+func (m *Member) Client(tok access.Token) *sidecar.Client {
+	tok.Check("generation: Member.Client")
+	return m.client
+}
 
 // Generation is one immutable runtime generation. Create it with Build.
 type Generation struct {
@@ -95,8 +102,10 @@ func (g *Generation) Members() []*Member { return g.members }
 // Member returns the named member, or nil.
 func (g *Generation) Member(name string) *Member { return g.byName[name] }
 
-// Client returns the running sidecar of the named plugin, or nil.
-func (g *Generation) Client(name string) *sidecar.Client {
+// Client returns the running sidecar of the named plugin, or nil. Like
+// Member.Client it is for the kernel only, and panics without its token.
+func (g *Generation) Client(tok access.Token, name string) *sidecar.Client {
+	tok.Check("generation: Generation.Client")
 	if m := g.byName[name]; m != nil {
 		return m.client
 	}
@@ -127,8 +136,10 @@ func (g *Generation) Fingerprints() map[string]Fingerprint {
 	return out
 }
 
-// Clients returns the running clients in name order.
-func (g *Generation) Clients() []*sidecar.Client {
+// Clients returns the running clients in name order. Like Member.Client
+// it is for the kernel only, and panics without its token.
+func (g *Generation) Clients(tok access.Token) []*sidecar.Client {
+	tok.Check("generation: Generation.Clients")
 	var out []*sidecar.Client
 	for _, m := range g.members {
 		if m.client != nil {

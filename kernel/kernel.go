@@ -15,6 +15,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -75,7 +76,9 @@ func New(cfg Config) (*Kernel, error) {
 
 // Current returns the published generation, or nil before Start and after
 // Close. It takes no lock. The generation may be retired at any time after
-// it returns; use the dispatch methods to call plugins safely.
+// it returns; use the dispatch methods to call plugins safely. It hands out
+// no sidecar client (a call through one would skip the kernel's leases):
+// Plugins reports each plugin's state and PID.
 func (k *Kernel) Current() *generation.Generation {
 	if l := k.current.Load(); l != nil {
 		return l.gen
@@ -266,7 +269,7 @@ func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot)
 func (k *Kernel) publish(g *generation.Generation) {
 	var keep []string
 	for _, m := range g.Members() {
-		if m.Adopted && m.Client() != nil {
+		if m.Adopted && m.Client(access.Grant) != nil {
 			keep = append(keep, m.Package.Name)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -129,8 +130,8 @@ func carryOver(g *generation.Generation, names []string) (map[string]*sidecar.Cl
 		name := m.Package.Name
 		switch {
 		case restart[name]:
-		case m.Client() != nil:
-			adopt[name] = m.Client()
+		case m.Client(access.Grant) != nil:
+			adopt[name] = m.Client(access.Grant)
 		case m.Status == generation.StatusFailed:
 			failed[name] = m.Reason
 		}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -44,6 +45,10 @@ type PluginStatus struct {
 	// Crashes counts crashes within the current crash window.
 	Crashes int
 	Since   time.Time
+	// PID is the process ID of the plugin's sidecar in the current
+	// generation, or zero when none is running there. The process is the
+	// kernel's: call the plugin through the kernel's dispatch methods.
+	PID int
 }
 
 // supervisor tracks plugin states and restarts crashed plugins. Lock order:
@@ -70,6 +75,7 @@ func newSupervisor() *supervisor {
 
 // Plugins returns every plugin's supervision state, sorted by name.
 func (k *Kernel) Plugins() []PluginStatus {
+	g := k.Current()
 	s := k.super
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,6 +83,7 @@ func (k *Kernel) Plugins() []PluginStatus {
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
+		cp.PID = runningPID(g, st.Plugin)
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
@@ -126,7 +133,7 @@ func (k *Kernel) published(g *generation.Generation) {
 			k.setState(name, StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusRunning:
 			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
-				c := m.Client()
+				c := m.Client(access.Grant)
 				cause := c.Err()
 				if cause == nil {
 					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
@@ -159,7 +166,7 @@ func (k *Kernel) isCurrent(plugin string, id uint64) bool {
 	if g == nil {
 		return false
 	}
-	c := g.Client(plugin)
+	c := g.Client(access.Grant, plugin)
 	return c != nil && c.ID() == id
 }
 
@@ -274,7 +281,7 @@ func down(m *generation.Member) bool {
 	if m == nil || m.Status == generation.StatusDeclarative {
 		return false
 	}
-	c := m.Client()
+	c := m.Client(access.Grant)
 	if c == nil {
 		return true
 	}
@@ -362,5 +369,23 @@ func (k *Kernel) settle(before map[string]PluginStatus) {
 			continue
 		}
 		k.setState(name, prev.State, prev.Reason, prev.Stderr)
+	}
+}
+
+// runningPID is the PID of plugin's sidecar in g, or zero when g is nil or
+// the plugin has no live process in it.
+func runningPID(g *generation.Generation, plugin string) int {
+	if g == nil {
+		return 0
+	}
+	c := g.Client(access.Grant, plugin)
+	if c == nil {
+		return 0
+	}
+	select {
+	case <-c.Done():
+		return 0
+	default:
+		return c.PID()
 	}
 }
