@@ -6,6 +6,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/internal/ident"
+	"github.com/extkernel/extkernel/internal/severity"
 )
 
 // Key names a capability, such as "storage.kv". It follows the
@@ -72,23 +73,16 @@ type Choice struct {
 	Candidates int
 }
 
-// Severity says whether a Problem stops a generation.
-type Severity int
+// Severity says whether a Problem stops a generation. It is the same type
+// as contribution.Severity: one Severity across the module.
+type Severity = severity.Severity
 
 const (
 	// Error problems make Closure.Err non-nil.
-	Error Severity = iota
+	Error = severity.Error
 	// Warning problems are reported but do not stop startup.
-	Warning
+	Warning = severity.Warning
 )
-
-// String returns "error" or "warning".
-func (s Severity) String() string {
-	if s == Warning {
-		return "warning"
-	}
-	return "error"
-}
 
 // ProblemKind classifies a Problem so callers can branch on it.
 type ProblemKind int

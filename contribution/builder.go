@@ -56,7 +56,7 @@ func (b *Builder) Add(cs ...Contribution) {
 
 // Build validates every contribution added so far, applies each kind's
 // conflict policy and returns an immutable Registry. It never stops at the
-// first problem: on failure it returns a nil Registry and a *BuildError
+// first problem: on failure it returns a nil Registry and a *RegistryError
 // listing every problem, errors and warnings. On success, warnings are
 // available from Registry.Warnings. Build may be called again after further
 // Adds; each call returns a new, independent snapshot.
@@ -69,7 +69,7 @@ func (b *Builder) Build() (*Registry, error) {
 	sortProblems(s.problems)
 	for _, p := range s.problems {
 		if p.Severity == Error {
-			return nil, &BuildError{Problems: s.problems}
+			return nil, &RegistryError{Problems: s.problems}
 		}
 	}
 	reg.warnings = s.problems

@@ -87,7 +87,7 @@
 //	"summarizer" (handshake); name its owner in the host config's slot_owners
 //
 // If any problem is an Error, Build returns a nil Registry and a
-// *BuildError whose Problems lists every problem, errors first (use
+// *RegistryError whose Problems lists every problem, errors first (use
 // errors.As). Otherwise the warnings are available from Registry.Warnings. A
 // contribution that is invalid on its own (CodeInvalid) takes no further part
 // in the build, so one mistake is not reported twice.

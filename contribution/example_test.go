@@ -42,7 +42,7 @@ func ExampleBuilder() {
 	// provider plugin/memory/recall: true
 }
 
-func ExampleBuildError() {
+func ExampleRegistryError() {
 	b := contribution.NewBuilder(contribution.HostSpec{
 		Slots: []contribution.Slot{"context.compactor"},
 	})
@@ -52,7 +52,7 @@ func ExampleBuildError() {
 		contribution.NewInterceptor(contribution.PluginSource("audit", "1.0.0", contribution.OriginHandshake), "tool.before", 0, 0),
 	)
 	_, err := b.Build()
-	var be *contribution.BuildError
+	var be *contribution.RegistryError
 	if errors.As(err, &be) {
 		for _, p := range be.Problems {
 			fmt.Println(p)

@@ -39,9 +39,9 @@ func mustBuild(t *testing.T, spec HostSpec, cs ...Contribution) *Registry {
 // problemsOf returns the problems of a failed build as "severity code: message".
 func problemsOf(t *testing.T, err error) []string {
 	t.Helper()
-	var be *BuildError
+	var be *RegistryError
 	if !errors.As(err, &be) {
-		t.Fatalf("Build error = %v, want *BuildError", err)
+		t.Fatalf("Build error = %v, want *RegistryError", err)
 	}
 	return render(be.Problems)
 }

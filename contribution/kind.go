@@ -24,17 +24,17 @@ const (
 	KindAction Kind = "action"
 )
 
-// Policy is how a kind resolves several contributions with the same key.
+// KindPolicy is how a kind resolves several contributions with the same key.
 // It is declared once per kind, in its KindSpec.
-type Policy int
+type KindPolicy int
 
-// Policies. The zero Policy is invalid.
+// Kind policies. The zero KindPolicy is invalid.
 const (
 	// Ordered allows any number of contributions per key, from different
 	// plugins, and runs them in the effective order: priority descending
 	// (HIGHER runs FIRST), then plugin name ascending, then declaration
 	// order (Seq) ascending.
-	Ordered Policy = iota + 1
+	Ordered KindPolicy = iota + 1
 	// Exclusive allows one owner per key. Two plugins claiming one key fail
 	// the build, unless the host names the owner in HostSpec.SlotOwners.
 	Exclusive
@@ -44,7 +44,7 @@ const (
 )
 
 // String returns "ordered", "exclusive" or "unique".
-func (p Policy) String() string {
+func (p KindPolicy) String() string {
 	switch p {
 	case Ordered:
 		return "ordered"
@@ -88,7 +88,7 @@ func (t Target) String() string {
 // A kind is declared once; the built-in kinds' specs are fixed.
 type KindSpec struct {
 	Kind   Kind
-	Policy Policy
+	Policy KindPolicy
 	Target Target
 }
 

@@ -5,26 +5,21 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/extkernel/extkernel/internal/severity"
 )
 
-// Severity says whether a Problem fails the build.
-type Severity int
+// Severity says whether a Problem fails the build. It is the same type as
+// capability.Severity: one Severity across the module.
+type Severity = severity.Severity
 
 // Severities. The zero Severity is Error.
 const (
 	// Error problems fail the build.
-	Error Severity = iota
+	Error = severity.Error
 	// Warning problems are reported by Registry.Warnings; the build succeeds.
-	Warning
+	Warning = severity.Warning
 )
-
-// String returns "error" or "warning".
-func (s Severity) String() string {
-	if s == Warning {
-		return "warning"
-	}
-	return "error"
-}
 
 // Code classifies a Problem so callers can branch on it.
 type Code int
@@ -98,16 +93,16 @@ type Problem struct {
 // String returns "error: <message>" or "warning: <message>".
 func (p Problem) String() string { return p.Severity.String() + ": " + p.Message }
 
-// BuildError is returned by Builder.Build when at least one Error-severity
+// RegistryError is returned by Builder.Build when at least one Error-severity
 // problem was found. Use errors.As to reach it.
-type BuildError struct {
+type RegistryError struct {
 	// Problems lists every problem found, errors first, then warnings, each
 	// group sorted by kind, key and message.
 	Problems []Problem
 }
 
 // Error lists every problem, one per line, after a summary line.
-func (e *BuildError) Error() string {
+func (e *RegistryError) Error() string {
 	var errs, warns int
 	for _, p := range e.Problems {
 		if p.Severity == Warning {

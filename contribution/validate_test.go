@@ -165,7 +165,7 @@ func TestBuildReportsEveryProblem(t *testing.T) {
 		`warning unknown-target: "audit" (handshake) contributes interceptor to point "tool.nowhere", which the host does not declare; it is ignored (declared points: tool.before, tool.after, prompt.submit)`,
 		`warning owner-not-claiming: slot "memory.store": the host config's slot_owners names "ghost" as owner, but "ghost" does not claim it; no plugin claims it, so the host's default runs`,
 	})
-	var be *BuildError
+	var be *RegistryError
 	_ = errors.As(err, &be)
 	if got := be.Error(); !strings.HasPrefix(got, "contribution registry: 6 errors, 2 warnings\n\terror: host spec: points[3]") {
 		t.Errorf("Error() = %q", got)

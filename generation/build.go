@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -75,7 +77,7 @@ type Inputs struct {
 // first, then their consequences (plugins aborted with the batch or
 // failed along requires edges), each group sorted; the
 // underlying typed errors (*sidecar.StartError, *UnavailableError,
-// *contribution.BuildError, ...) are reachable with errors.As.
+// *contribution.RegistryError, ...) are reachable with errors.As.
 type BuildError struct {
 	Number   uint64
 	Problems []string
@@ -184,7 +186,7 @@ func (b *build) resolve() bool {
 	if err := cl.Err(); err != nil {
 		b.errs = append(b.errs, err)
 	}
-	for _, name := range sortedNames(b.in.KeepFailed) {
+	for _, name := range slices.Sorted(maps.Keys(b.in.KeepFailed)) {
 		if m := b.members[name]; m != nil && m.Status != StatusDeclarative {
 			m.Adopted = true
 			b.markFailed(name, b.in.KeepFailed[name])
@@ -224,10 +226,10 @@ func (b *build) start(ctx context.Context) {
 		m := b.members[name]
 		m.Elapsed = o.Elapsed
 		switch o.State {
-		case sidecar.StateReady:
+		case sidecar.StartReady:
 			m.client = o.Client
 			b.started = append(b.started, o.Client)
-		case sidecar.StateFailed:
+		case sidecar.StartFailed:
 			err := b.abortedByRequired(o.Err)
 			b.markFailed(name, err.Error())
 			if m.Required {
@@ -241,7 +243,7 @@ func (b *build) start(ctx context.Context) {
 }
 
 // progress forwards a batch event to the observer, in the build's words.
-func (b *build) progress(e sidecar.Event) {
+func (b *build) progress(e sidecar.StartEvent) {
 	if b.in.Observer.OnEvent == nil {
 		return
 	}
@@ -291,15 +293,6 @@ func remove(cs []*sidecar.Client, c *sidecar.Client) []*sidecar.Client {
 			out = append(out, x)
 		}
 	}
-	return out
-}
-
-func sortedNames[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
 	return out
 }
 

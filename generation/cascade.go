@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/sidecar"
@@ -26,7 +28,7 @@ func (b *build) cascade(ctx context.Context) bool {
 		return false
 	}
 	var stop []*sidecar.Client
-	for _, name := range sortedNames(b.failed) {
+	for _, name := range slices.Sorted(maps.Keys(b.failed)) {
 		m := b.members[name]
 		if m.Status == StatusFailed {
 			continue
@@ -36,7 +38,7 @@ func (b *build) cascade(ctx context.Context) bool {
 		if m.client != nil && !m.Adopted {
 			// Reported ready by its start: say it is gone again.
 			if b.in.Observer.OnEvent != nil {
-				b.in.Observer.OnEvent(sidecar.Event{Plugin: name, State: sidecar.StateFailed, Err: errors.New(m.Reason)})
+				b.in.Observer.OnEvent(sidecar.StartEvent{Plugin: name, State: sidecar.StartFailed, Err: errors.New(m.Reason)})
 			}
 			stop = append(stop, m.client)
 			b.started = remove(b.started, m.client)
@@ -53,7 +55,7 @@ func (b *build) cascade(ctx context.Context) bool {
 // consequence when it failed because another did, and reports whether the
 // build may go on.
 func (b *build) checkRequired() bool {
-	for _, name := range sortedNames(b.failed) {
+	for _, name := range slices.Sorted(maps.Keys(b.failed)) {
 		if !b.members[name].Required {
 			continue
 		}
@@ -82,7 +84,7 @@ func cascadeFailures(cl *capability.Closure, failed map[string]string) []string 
 		}
 	}
 	var added []string
-	queue := sortedNames(failed)
+	queue := slices.Sorted(maps.Keys(failed))
 	for len(queue) > 0 {
 		name := queue[0]
 		queue = queue[1:]

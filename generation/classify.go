@@ -2,6 +2,8 @@ package generation
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/extkernel/extkernel/contribution"
@@ -42,7 +44,7 @@ func classify(a, b *Snapshot, keepDown map[string]string) []Change {
 	}
 	propagate(b, byName, kept)
 	out := make([]Change, 0, len(byName))
-	for _, name := range sortedNames(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		out = append(out, *byName[name])
 	}
 	return out
@@ -90,7 +92,7 @@ func propagate(b *Snapshot, byName map[string]*Change, kept map[string]bool) {
 		}
 	}
 	var queue []string
-	for _, name := range sortedNames(byName) {
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
 		if c := byName[name].Class; c == ClassAdded || c == ClassReloaded {
 			queue = append(queue, name)
 		}
@@ -181,7 +183,7 @@ func unionKeys[V any](a, b map[string]V) []string {
 	for k := range b {
 		seen[k] = true
 	}
-	return sortedNames(seen)
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func nonNil(s []string) []string {

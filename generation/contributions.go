@@ -26,7 +26,7 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 			}
 			return reg, true
 		}
-		var be *contribution.BuildError
+		var be *contribution.RegistryError
 		out := map[string]string{}
 		if errors.As(err, &be) {
 			out = b.isolate(be.Problems)

@@ -7,22 +7,23 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// Status is the outcome of one package in a generation.
-type Status string
+// MemberStatus is the outcome of one package in a generation.
+type MemberStatus string
 
 // Package statuses.
 const (
 	// StatusRunning: the sidecar started and completed its handshake.
-	StatusRunning Status = "running"
+	StatusRunning MemberStatus = "running"
 	// StatusDeclarative: the package has no runtime; nothing runs.
-	StatusDeclarative Status = "declarative"
+	StatusDeclarative MemberStatus = "declarative"
 	// StatusFailed: the package failed (or cascaded from a failure) and is
 	// optional; the generation runs without it.
-	StatusFailed Status = "failed"
+	StatusFailed MemberStatus = "failed"
 )
 
 // Member is one package of the closure and its outcome.
@@ -31,7 +32,7 @@ type Member struct {
 	// Required is the policy applied: Launch.Required, for a package with
 	// a runtime.
 	Required bool
-	Status   Status
+	Status   MemberStatus
 	// Adopted is set when the member was taken over from the previous
 	// generation instead of started: its client (Inputs.Adopt), or its
 	// failure (Inputs.KeepFailed).
@@ -44,7 +45,7 @@ type Member struct {
 }
 
 // newMember returns the member for p under in, with its launch value.
-func newMember(p *pluginpkg.Package, in *Inputs, status Status) *Member {
+func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	l := in.launch(p)
 	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l}
 	if p.Manifest.Runtime == nil {
@@ -53,8 +54,14 @@ func newMember(p *pluginpkg.Package, in *Inputs, status Status) *Member {
 	return m
 }
 
-// Client returns the member's sidecar, or nil when it does not run.
-func (m *Member) Client() *sidecar.Client { return m.client }
+// Client returns the member's sidecar, or nil when it does not run. It is
+// for the kernel only: a call through it would skip the kernel's leases and
+// drain rules, so it takes a token that only this module holds (hosts read
+// a plugin's PID and state from kernel.Plugins). It panics without it.
+func (m *Member) Client(tok access.Token) *sidecar.Client {
+	tok.Check("generation: Member.Client")
+	return m.client
+}
 
 // Generation is one immutable runtime generation. Create it with Build.
 type Generation struct {
@@ -95,8 +102,10 @@ func (g *Generation) Members() []*Member { return g.members }
 // Member returns the named member, or nil.
 func (g *Generation) Member(name string) *Member { return g.byName[name] }
 
-// Client returns the running sidecar of the named plugin, or nil.
-func (g *Generation) Client(name string) *sidecar.Client {
+// Client returns the running sidecar of the named plugin, or nil. Like
+// Member.Client it is for the kernel only, and panics without its token.
+func (g *Generation) Client(tok access.Token, name string) *sidecar.Client {
+	tok.Check("generation: Generation.Client")
 	if m := g.byName[name]; m != nil {
 		return m.client
 	}
@@ -127,8 +136,10 @@ func (g *Generation) Fingerprints() map[string]Fingerprint {
 	return out
 }
 
-// Clients returns the running clients in name order.
-func (g *Generation) Clients() []*sidecar.Client {
+// Clients returns the running clients in name order. Like Member.Client
+// it is for the kernel only, and panics without its token.
+func (g *Generation) Clients(tok access.Token) []*sidecar.Client {
+	tok.Check("generation: Generation.Clients")
 	var out []*sidecar.Client
 	for _, m := range g.members {
 		if m.client != nil {

@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 )
@@ -97,7 +99,7 @@ func hashInputs(fps map[string]Fingerprint, in Inputs) string {
 		io.WriteString(h, s)
 		h.Write([]byte{0})
 	}
-	for _, name := range sortedNames(fps) {
+	for _, name := range slices.Sorted(maps.Keys(fps)) {
 		f := fps[name]
 		field(name)
 		field(f.Version)

@@ -45,7 +45,7 @@ type Observer struct {
 	// member reported ready and then removed by the build (left out for
 	// its declarations, or failed along requires) is reported again, as
 	// failed with its reason.
-	OnEvent func(sidecar.Event)
+	OnEvent func(sidecar.StartEvent)
 	// OnCrash, OnHealth and OnNotify become every started client's
 	// (sidecar.Options).
 	OnCrash  func(*sidecar.CrashError)

@@ -2,6 +2,8 @@ package generation
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -263,7 +265,7 @@ func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl 
 	}
 	to.Contributions = kept
 	out := map[string]string{}
-	for _, slot := range sortedNames(claims) {
+	for _, slot := range slices.Sorted(maps.Keys(claims)) {
 		names := claims[slot]
 		owner, named := owners[contribution.Slot(slot)]
 		if len(names) < 2 || named && contains(names, owner) {
@@ -301,7 +303,7 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 		failed[name] = leftOutReason(rule)
 	}
 	cascadeFailures(cl, failed)
-	for _, name := range sortedNames(failed) {
+	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		switch pkg := to.pkg(name); {
 		case out[name] != "":
 			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, failed[name]))

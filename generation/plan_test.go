@@ -171,7 +171,7 @@ func TestPlanDownMember(t *testing.T) {
 	for _, tt := range []struct {
 		name   string
 		down   string // the member that is down in the snapshot
-		status Status
+		status MemberStatus
 		keep   bool
 		change func(h *planHome)
 		want   map[string]string // class and reasons of every package not unchanged

@@ -24,11 +24,11 @@ const MaxSnapshotSize = 16 << 20
 
 // StatusCrashed is a snapshot-only status: the member was running but its
 // sidecar has exited since.
-const StatusCrashed Status = "crashed"
+const StatusCrashed MemberStatus = "crashed"
 
 // StatusPlanned is the status of a package in a plan's desired side: it
 // would run, but nothing has started.
-const StatusPlanned Status = "planned"
+const StatusPlanned MemberStatus = "planned"
 
 // Snapshot is the stable, versioned JSON form of a generation (see
 // docs/snapshot.md). Diff compares two of them; NewPlan compares one with
@@ -50,12 +50,12 @@ type Snapshot struct {
 
 // SnapshotPackage is one member of a snapshot.
 type SnapshotPackage struct {
-	Name        string      `json:"name"`
-	Version     string      `json:"version"`
-	Status      Status      `json:"status"`
-	Required    bool        `json:"required"`
-	Reason      string      `json:"reason,omitempty"`
-	Fingerprint Fingerprint `json:"fingerprint"`
+	Name        string       `json:"name"`
+	Version     string       `json:"version"`
+	Status      MemberStatus `json:"status"`
+	Required    bool         `json:"required"`
+	Reason      string       `json:"reason,omitempty"`
+	Fingerprint Fingerprint  `json:"fingerprint"`
 	// DependsOn lists the members this one's requirements resolved to.
 	DependsOn []string `json:"depends_on,omitempty"`
 	// Intercepts and Replaces are the manifest's authorizations.

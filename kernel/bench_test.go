@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -48,7 +49,7 @@ func BenchmarkChain(b *testing.B) {
 		}
 	})
 	b.Run("direct", func(b *testing.B) {
-		clients := k.Current().Clients()
+		clients := k.Current().Clients(access.Grant)
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, c := range clients {
@@ -84,7 +85,7 @@ func BenchmarkPublish1000(b *testing.B) {
 		cur := k.current.Load().gen
 		in := k.inputs(nil, map[string]*sidecar.Client{})
 		for _, m := range cur.Members() {
-			in.Adopt[m.Package.Name] = m.Client()
+			in.Adopt[m.Package.Name] = m.Client(access.Grant)
 		}
 		g, err := k.build(ctx, in)
 		if err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -232,7 +233,7 @@ func (r *chaosRig) observe(e Event) {
 		}
 	case e.Type == EventPluginState && e.State == string(StateFailed) && strings.HasPrefix(e.Message, "crashed "):
 		r.st.exhausted.Add(1)
-	case e.Type == EventPlugin && e.State == string(sidecar.StateStarting):
+	case e.Type == EventPlugin && e.State == string(sidecar.StartLaunching):
 		r.st.restarts.Add(1)
 		r.starts.add(startEntry{plugin: e.Plugin})
 	case e.Type == EventGenerationPublished:
@@ -411,7 +412,7 @@ func (r *chaosRig) killer(ctx context.Context) {
 		case <-time.After(time.Duration(50+rand.IntN(100)) * time.Millisecond):
 		}
 		var alive []*sidecar.Client
-		for _, c := range r.k.Current().Clients() {
+		for _, c := range r.k.Current().Clients(access.Grant) {
 			select {
 			case <-c.Done():
 			default:

@@ -37,16 +37,16 @@ const (
 	DefaultCallDeadline = 30 * time.Second
 )
 
-// Policy overrides a package's required/optional default from its manifest.
-type Policy string
+// FailurePolicy overrides a package's required/optional default from its manifest.
+type FailurePolicy string
 
 const (
-	// PolicyDefault keeps the manifest's runtime.required.
-	PolicyDefault Policy = ""
-	// PolicyRequired makes a failure of the package fail the generation.
-	PolicyRequired Policy = "required"
-	// PolicyOptional turns a failure of the package into a warning.
-	PolicyOptional Policy = "optional"
+	// FailureDefault keeps the manifest's runtime.required.
+	FailureDefault FailurePolicy = ""
+	// FailureRequired makes a failure of the package fail the generation.
+	FailureRequired FailurePolicy = "required"
+	// FailureOptional turns a failure of the package into a warning.
+	FailureOptional FailurePolicy = "optional"
 )
 
 // HostInfo identifies the host program to plugins.
@@ -122,7 +122,7 @@ type Config struct {
 	// startup (default 30s).
 	StartupBudget time.Duration
 	// Policy overrides required/optional per package name.
-	Policy map[string]Policy
+	Policy map[string]FailurePolicy
 	// SlotOwners names the package that owns a slot when several claim it.
 	SlotOwners map[contribution.Slot]string
 	Deadlines  Deadlines

@@ -233,7 +233,7 @@ func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map
 		return nil
 	}
 	out := make(map[string]string, len(in))
-	for _, key := range sortedKeys(in) {
+	for _, key := range slices.Sorted(maps.Keys(in)) {
 		var v string
 		if err := json.Unmarshal(in[key], &v); err != nil {
 			add("session.%s: must be a string, got %s", key, in[key])
@@ -253,14 +253,14 @@ func (s fileSupervision) convert(add func(string, ...any)) Supervision {
 		BackoffMin: time.Duration(s.BackoffMin), BackoffMax: time.Duration(s.BackoffMax)}
 }
 
-func convertPolicy(in map[string]string, add func(string, ...any)) map[string]Policy {
+func convertPolicy(in map[string]string, add func(string, ...any)) map[string]FailurePolicy {
 	if len(in) == 0 {
 		return nil
 	}
-	out := make(map[string]Policy, len(in))
-	for _, name := range sortedKeys(in) {
-		switch v := Policy(in[name]); v {
-		case PolicyRequired, PolicyOptional:
+	out := make(map[string]FailurePolicy, len(in))
+	for _, name := range slices.Sorted(maps.Keys(in)) {
+		switch v := FailurePolicy(in[name]); v {
+		case FailureRequired, FailureOptional:
 			out[name] = v
 		default:
 			add("policy.%s: %q is not \"required\" or \"optional\"", name, in[name])
@@ -274,7 +274,7 @@ func convertOwners(in map[string]string, add func(string, ...any)) map[contribut
 		return nil
 	}
 	out := make(map[contribution.Slot]string, len(in))
-	for _, slot := range sortedKeys(in) {
+	for _, slot := range slices.Sorted(maps.Keys(in)) {
 		if err := contribution.Slot(slot).Validate(); err != nil {
 			add("slot_owners.%s: %v", slot, err)
 			continue
@@ -295,13 +295,13 @@ func convertEnv(in map[string]map[string]fileEnvVar, add func(string, ...any)) m
 		return nil
 	}
 	out := map[string]map[string]EnvVar{}
-	for _, pkg := range sortedKeys(in) {
+	for _, pkg := range slices.Sorted(maps.Keys(in)) {
 		if err := pluginpkg.ValidateName(pkg); err != nil {
 			add("plugin_env.%s: %v", pkg, err)
 			continue
 		}
 		out[pkg] = map[string]EnvVar{}
-		for _, name := range sortedKeys(in[pkg]) {
+		for _, name := range slices.Sorted(maps.Keys(in[pkg])) {
 			if !validEnvName(name) || strings.HasPrefix(name, pluginpkg.ReservedEnvPrefix) {
 				add("plugin_env.%s.%s: %q is not a usable environment variable name (letters, digits, '_'; not EXTKERNEL_*)", pkg, name, name)
 				continue
@@ -340,15 +340,11 @@ func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[strin
 		}
 		return uint64(*v)
 	}
-	for _, pkg := range sortedKeys(in) {
+	for _, pkg := range slices.Sorted(maps.Keys(in)) {
 		out[pkg] = sidecar.Limits{
 			AddressSpace: positive("limits."+pkg+".address_space", in[pkg].AddressSpace),
 			OpenFiles:    positive("limits."+pkg+".open_files", in[pkg].OpenFiles),
 		}
 	}
 	return out
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	return slices.Sorted(maps.Keys(m))
 }

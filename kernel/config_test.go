@@ -24,7 +24,7 @@ func TestLoadConfigDemo(t *testing.T) {
 	if len(cfg.Capabilities) != 2 || cfg.Capabilities[0].Key != "host.log" || cfg.Capabilities[0].Version.String() != "1.0.0" {
 		t.Errorf("Capabilities = %v", cfg.Capabilities)
 	}
-	if cfg.Policy["audit"] != PolicyOptional {
+	if cfg.Policy["audit"] != FailureOptional {
 		t.Errorf("Policy = %v", cfg.Policy)
 	}
 	if cfg.Deadlines.Intercept != 5*time.Second || cfg.StartupBudget != 30*time.Second {

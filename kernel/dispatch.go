@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -141,7 +142,7 @@ func (k *Kernel) interceptOne(ctx context.Context, m *generation.Member, point c
 
 // running returns the member's client if it is alive.
 func running(m *generation.Member) (*sidecar.Client, error) {
-	c := m.Client()
+	c := m.Client(access.Grant)
 	if c == nil {
 		return nil, ErrPluginDown
 	}

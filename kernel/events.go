@@ -25,7 +25,7 @@ const (
 	// EventWarning reports one warning of a published generation.
 	EventWarning EventType = "warning"
 	// EventPluginState reports a supervision state change: State is one of
-	// the State constants, Message the reason.
+	// the PluginState constants, Message the reason.
 	EventPluginState EventType = "plugin-state"
 	// EventNotify carries a plugin's notify notification (protocol.md
 	// §5.10): Name is its event name, Data its data. It is delivered from
@@ -48,7 +48,9 @@ type Event struct {
 	Time       time.Time
 	Generation uint64
 	Plugin     string
-	// State is the plugin's start state, for EventPlugin.
+	// State is the plugin's start state (a sidecar.StartState), for
+	// EventPlugin, or its supervision state (a PluginState), for
+	// EventPluginState.
 	State   string
 	Elapsed time.Duration
 	Message string

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -64,7 +65,7 @@ func TestRequiredPackageUnavailableFailsStart(t *testing.T) {
 			home := writeHome(t, plug{name: "p1", env: map[string]string{"SCRIPT_PROVIDERS": "get"}}, plug{name: "other"})
 			tt.spoil(t, home, "p1")
 			cfg := testConfig(home)
-			cfg.Policy = map[string]Policy{"p1": PolicyRequired}
+			cfg.Policy = map[string]FailurePolicy{"p1": FailureRequired}
 			k, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -98,28 +99,28 @@ func TestRequiredPackageUnavailableRollsBackReload(t *testing.T) {
 	const fromManifest = "generation 1 runs it as required"
 	tests := []struct {
 		name     string
-		required bool   // by its manifest
-		policy   Policy // config
+		required bool          // by its manifest
+		policy   FailurePolicy // config
 		spoil    func(t *testing.T, home, name string)
 		want     string // "" when the reload must succeed without p1
 	}{
-		{"config: manifest breaks", false, PolicyRequired, breakManifest, `packages/p1/plugin.json: `},
-		{"config: directory vanishes", false, PolicyRequired, removePackage, `packages/p1: not installed`},
-		{"config: disabled", false, PolicyRequired, disablePackage, `state.json: disabled by the operator`},
-		{"manifest: manifest breaks", true, PolicyDefault, breakManifest, fromManifest},
-		{"manifest: directory vanishes", true, PolicyDefault, removePackage, fromManifest},
-		{"manifest: disabled is honoured", true, PolicyDefault, disablePackage, ""},
-		{"config optional overrides the manifest", true, PolicyOptional, removePackage, ""},
+		{"config: manifest breaks", false, FailureRequired, breakManifest, `packages/p1/plugin.json: `},
+		{"config: directory vanishes", false, FailureRequired, removePackage, `packages/p1: not installed`},
+		{"config: disabled", false, FailureRequired, disablePackage, `state.json: disabled by the operator`},
+		{"manifest: manifest breaks", true, FailureDefault, breakManifest, fromManifest},
+		{"manifest: directory vanishes", true, FailureDefault, removePackage, fromManifest},
+		{"manifest: disabled is honoured", true, FailureDefault, disablePackage, ""},
+		{"config optional overrides the manifest", true, FailureOptional, removePackage, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home := writeHome(t, plug{name: "p1", required: tt.required, env: map[string]string{"SCRIPT_PROVIDERS": "get"}},
 				plug{name: "other"})
 			cfg := testConfig(home)
-			cfg.Policy = map[string]Policy{"p1": tt.policy}
+			cfg.Policy = map[string]FailurePolicy{"p1": tt.policy}
 			k := startKernel(t, cfg)
 			g1 := k.Current()
-			pid := g1.Client("p1").PID()
+			pid := g1.Client(access.Grant, "p1").PID()
 			tt.spoil(t, home, "p1")
 			res, err := k.Reload(context.Background())
 			if tt.want == "" {
@@ -139,7 +140,7 @@ func TestRequiredPackageUnavailableRollsBackReload(t *testing.T) {
 			if err != nil || string(out) != `"still here"` {
 				t.Errorf("call to p1 after the rollback: %s, %v", out, err)
 			}
-			if c := k.Current().Client("p1"); c.PID() != pid || !alive(pid) {
+			if c := k.Current().Client(access.Grant, "p1"); c.PID() != pid || !alive(pid) {
 				t.Error("p1's sidecar was replaced or stopped")
 			}
 			if plan, err := k.Plan(context.Background()); err != nil || !strings.Contains(strings.Join(plan.Problems, "\n"), tt.want) {

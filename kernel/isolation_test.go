@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/proctest"
 )
 
@@ -99,8 +100,8 @@ func TestOptionalPluginIsolation(t *testing.T) {
 			}
 			warnings := strings.Join(g.Warnings(), "\n")
 			for name, wants := range tt.leftOut {
-				if m := g.Member(name); m.Status != generation.StatusFailed || m.Client() != nil {
-					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, m.Client())
+				if m := g.Member(name); m.Status != generation.StatusFailed || m.Client(access.Grant) != nil {
+					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, m.Client(access.Grant))
 				}
 				for _, w := range wants {
 					if !strings.Contains(warnings, w) {
@@ -145,7 +146,7 @@ func TestRequiredViolationsFailTheBuild(t *testing.T) {
 			}
 			defer k.Close(context.Background())
 			err = k.Start(context.Background())
-			var cbe *contribution.BuildError
+			var cbe *contribution.RegistryError
 			if !errors.As(err, &cbe) {
 				t.Fatalf("Start = %v, want a *contribution.BuildError", err)
 			}

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -73,7 +76,9 @@ func New(cfg Config) (*Kernel, error) {
 
 // Current returns the published generation, or nil before Start and after
 // Close. It takes no lock. The generation may be retired at any time after
-// it returns; use the dispatch methods to call plugins safely.
+// it returns; use the dispatch methods to call plugins safely. It hands out
+// no sidecar client (a call through one would skip the kernel's leases):
+// Plugins reports each plugin's state and PID.
 func (k *Kernel) Current() *generation.Generation {
 	if l := k.current.Load(); l != nil {
 		return l.gen
@@ -226,9 +231,9 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 // required applies the config's policy override, else the manifest's.
 func (k *Kernel) required(p *pluginpkg.Package) bool {
 	switch k.cfg.Policy[p.Name] {
-	case PolicyRequired:
+	case FailureRequired:
 		return true
-	case PolicyOptional:
+	case FailureOptional:
 		return false
 	}
 	return generation.DefaultLaunch(p).Required
@@ -238,8 +243,8 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 // when one of them is not installed, does not load, or is disabled.
 func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
-	for _, name := range sortedKeys(k.cfg.Policy) {
-		if k.cfg.Policy[name] == PolicyRequired {
+	for _, name := range slices.Sorted(maps.Keys(k.cfg.Policy)) {
+		if k.cfg.Policy[name] == FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}
 	}
@@ -252,7 +257,7 @@ func (k *Kernel) expected() []generation.Expected {
 // An operator's disable is honoured for them.
 func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot) {
 	for _, p := range from.Packages {
-		if p.Required && k.cfg.Policy[p.Name] == PolicyDefault {
+		if p.Required && k.cfg.Policy[p.Name] == FailureDefault {
 			in.Expect = append(in.Expect, generation.Expected{Name: p.Name, MayDisable: true,
 				Why: fmt.Sprintf("generation %d runs it as required (to remove it, disable it and reload first)", from.Generation)})
 		}
@@ -264,7 +269,7 @@ func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot)
 func (k *Kernel) publish(g *generation.Generation) {
 	var keep []string
 	for _, m := range g.Members() {
-		if m.Adopted && m.Client() != nil {
+		if m.Adopted && m.Client(access.Grant) != nil {
 			keep = append(keep, m.Package.Name)
 		}
 	}
@@ -353,8 +358,8 @@ func (k *Kernel) acquire() (*live, error) {
 
 // progress forwards sidecar start events to subscribers and tracks the
 // starting state.
-func (k *Kernel) progress(e sidecar.Event) {
-	if e.State == sidecar.StateStarting {
+func (k *Kernel) progress(e sidecar.StartEvent) {
+	if e.State == sidecar.StartLaunching {
 		k.setState(e.Plugin, StateStarting, "", nil)
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})

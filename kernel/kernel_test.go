@@ -204,9 +204,9 @@ func TestStrategySlots(t *testing.T) {
 		defer k.Close(context.Background())
 		err = k.Start(context.Background())
 		var be *generation.BuildError
-		var cbe *contribution.BuildError
+		var cbe *contribution.RegistryError
 		if !errors.As(err, &be) || !errors.As(err, &cbe) {
-			t.Fatalf("err = %v, want *generation.BuildError wrapping *contribution.BuildError", err)
+			t.Fatalf("err = %v, want *generation.BuildError wrapping *contribution.RegistryError", err)
 		}
 		if !strings.Contains(err.Error(), `"memory"`) || !strings.Contains(err.Error(), `"summarizer"`) {
 			t.Errorf("err does not name both claimants: %v", err)
@@ -254,7 +254,7 @@ func TestUnknownPointStrictAndLenient(t *testing.T) {
 		k, _ := New(cfg)
 		defer k.Close(context.Background())
 		err := k.Start(context.Background())
-		var cbe *contribution.BuildError
+		var cbe *contribution.RegistryError
 		if !errors.As(err, &cbe) || !strings.Contains(err.Error(), "tool.sideways") {
 			t.Fatalf("err = %v", err)
 		}
@@ -335,7 +335,7 @@ func TestCascadeAlongRequires(t *testing.T) {
 	})
 	t.Run("policy override makes a plugin required", func(t *testing.T) {
 		cfg := testConfig(writeHome(t, store, user))
-		cfg.Policy = map[string]Policy{"store": PolicyRequired}
+		cfg.Policy = map[string]FailurePolicy{"store": FailureRequired}
 		k, _ := New(cfg)
 		defer k.Close(context.Background())
 		err := k.Start(context.Background())

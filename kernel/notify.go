@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -10,7 +11,7 @@ import (
 // the current generation gets zero.
 func (k *Kernel) notified(plugin string, id uint64, n protocol.NotifyParams) {
 	var number uint64
-	if g := k.Current(); g != nil && g.Client(plugin) != nil && g.Client(plugin).ID() == id {
+	if g := k.Current(); g != nil && g.Client(access.Grant, plugin) != nil && g.Client(access.Grant, plugin).ID() == id {
 		number = g.Number()
 	} else {
 		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -150,7 +151,7 @@ func TestNotifyAttribution(t *testing.T) {
 	cfg.PluginEnv = map[string]map[string]EnvVar{"notifier": {"TOKEN": {Value: secret, Secret: true}}}
 	k := startKernel(t, cfg)
 	events := notifyEvents(t, k)
-	id := k.Current().Client("notifier").ID()
+	id := k.Current().Client(access.Grant, "notifier").ID()
 	tests := []struct {
 		name     string
 		plugin   string

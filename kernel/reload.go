@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -89,7 +90,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 	}
 	in.Adopt, in.KeepFailed = map[string]*sidecar.Client{}, keptDown(l.gen, plan, in.KeepFailed)
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if c := l.gen.Client(name); c != nil {
+		if c := l.gen.Client(access.Grant, name); c != nil {
 			in.Adopt[name] = c // running, or down and kept down as it is
 		}
 	}
@@ -110,7 +111,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*Rel
 func keptDown(g *generation.Generation, plan *generation.Plan, held map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if reason, ok := held[name]; ok && g.Client(name) == nil {
+		if reason, ok := held[name]; ok && g.Client(access.Grant, name) == nil {
 			if m := g.Member(name); m != nil && m.Reason != "" {
 				reason = m.Reason
 			}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -112,12 +114,7 @@ func restartSet(g *generation.Generation, plugin string) []string {
 			}
 		}
 	}
-	out := make([]string, 0, len(set))
-	for name := range set {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(set))
 }
 
 // carryOver returns what a rebuild of g that restarts only names carries
@@ -133,8 +130,8 @@ func carryOver(g *generation.Generation, names []string) (map[string]*sidecar.Cl
 		name := m.Package.Name
 		switch {
 		case restart[name]:
-		case m.Client() != nil:
-			adopt[name] = m.Client()
+		case m.Client(access.Grant) != nil:
+			adopt[name] = m.Client(access.Grant)
 		case m.Status == generation.StatusFailed:
 			failed[name] = m.Reason
 		}

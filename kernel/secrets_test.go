@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -140,7 +141,7 @@ func TestLimitsAndEnvReachThePlugin(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "limited", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}))
 	cfg.Limits = map[string]sidecar.Limits{"limited": {OpenFiles: 64}}
 	k := startKernel(t, cfg)
-	pid := k.Current().Client("limited").PID()
+	pid := k.Current().Client(access.Grant, "limited").PID()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
 	if err != nil {
 		t.Skipf("no /proc limits: %v", err)

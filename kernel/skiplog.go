@@ -8,6 +8,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 )
 
 // skipLog logs the skips of optional interceptors once per state instead
@@ -32,7 +33,7 @@ type skipState struct {
 
 // memberClientID identifies the process a member runs, or 0.
 func memberClientID(m *generation.Member) uint64 {
-	if c := m.Client(); c != nil {
+	if c := m.Client(access.Grant); c != nil {
 		return c.ID()
 	}
 	return 0

@@ -8,35 +8,36 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// State is a plugin's supervision state.
-type State string
+// PluginState is a plugin's supervision state.
+type PluginState string
 
 // Plugin states, as Plugins reports them and EventPluginState announces.
 const (
 	// StateStarting: its sidecar is being started in a generation build.
-	StateStarting State = "starting"
+	StateStarting PluginState = "starting"
 	// StateReady: running and answering heartbeats.
-	StateReady State = "ready"
+	StateReady PluginState = "ready"
 	// StateUnresponsive: running, but a heartbeat went unanswered; past the
 	// hang timeout it is killed and restarted.
-	StateUnresponsive State = "unresponsive"
+	StateUnresponsive PluginState = "unresponsive"
 	// StateRestarting: it crashed and a restart is scheduled after backoff.
-	StateRestarting State = "restarting"
+	StateRestarting PluginState = "restarting"
 	// StateFailed: it is not running and will not be restarted
 	// automatically: it failed to start (optional), or crashed more often
 	// than the crash budget allows. Restarts of other plugins leave it
 	// failed. RestartPlugin retries it; a Reload retries one that failed to
 	// start, but one past its crash budget only when its package changed.
-	StateFailed State = "failed"
+	StateFailed PluginState = "failed"
 )
 
 // PluginStatus is one plugin's supervision state.
 type PluginStatus struct {
 	Plugin string
-	State  State
+	State  PluginState
 	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
 	Reason string
 	// Stderr holds the last stderr lines of a crashed plugin.
@@ -44,6 +45,10 @@ type PluginStatus struct {
 	// Crashes counts crashes within the current crash window.
 	Crashes int
 	Since   time.Time
+	// PID is the process ID of the plugin's sidecar in the current
+	// generation, or zero when none is running there. The process is the
+	// kernel's: call the plugin through the kernel's dispatch methods.
+	PID int
 }
 
 // supervisor tracks plugin states and restarts crashed plugins. Lock order:
@@ -70,6 +75,7 @@ func newSupervisor() *supervisor {
 
 // Plugins returns every plugin's supervision state, sorted by name.
 func (k *Kernel) Plugins() []PluginStatus {
+	g := k.Current()
 	s := k.super
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -77,6 +83,7 @@ func (k *Kernel) Plugins() []PluginStatus {
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
+		cp.PID = runningPID(g, st.Plugin)
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
@@ -85,14 +92,14 @@ func (k *Kernel) Plugins() []PluginStatus {
 
 // setState records a transition and announces it. It must not be called
 // with supervisor.mu held.
-func (k *Kernel) setState(plugin string, st State, reason string, stderr []string) {
+func (k *Kernel) setState(plugin string, st PluginState, reason string, stderr []string) {
 	k.setStateUnless(plugin, st, reason, stderr, nil)
 }
 
 // setStateUnless is setState, unless skip (if not nil) reports true; skip
 // runs under supervisor.mu, so it is ordered with every other transition.
 // It reports whether skip did.
-func (k *Kernel) setStateUnless(plugin string, st State, reason string, stderr []string, skip func() bool) bool {
+func (k *Kernel) setStateUnless(plugin string, st PluginState, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
 	if skip != nil && skip() {
@@ -126,7 +133,7 @@ func (k *Kernel) published(g *generation.Generation) {
 			k.setState(name, StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusRunning:
 			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
-				c := m.Client()
+				c := m.Client(access.Grant)
 				cause := c.Err()
 				if cause == nil {
 					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
@@ -159,7 +166,7 @@ func (k *Kernel) isCurrent(plugin string, id uint64) bool {
 	if g == nil {
 		return false
 	}
-	c := g.Client(plugin)
+	c := g.Client(access.Grant, plugin)
 	return c != nil && c.ID() == id
 }
 
@@ -274,7 +281,7 @@ func down(m *generation.Member) bool {
 	if m == nil || m.Status == generation.StatusDeclarative {
 		return false
 	}
-	c := m.Client()
+	c := m.Client(access.Grant)
 	if c == nil {
 		return true
 	}
@@ -362,5 +369,23 @@ func (k *Kernel) settle(before map[string]PluginStatus) {
 			continue
 		}
 		k.setState(name, prev.State, prev.Reason, prev.Stderr)
+	}
+}
+
+// runningPID is the PID of plugin's sidecar in g, or zero when g is nil or
+// the plugin has no live process in it.
+func runningPID(g *generation.Generation, plugin string) int {
+	if g == nil {
+		return 0
+	}
+	c := g.Client(access.Grant, plugin)
+	if c == nil {
+		return 0
+	}
+	select {
+	case <-c.Done():
+		return 0
+	default:
+		return c.PID()
 	}
 }

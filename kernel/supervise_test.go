@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -30,13 +31,13 @@ func watchStates(t *testing.T, k *Kernel, plugin string) *stateLog {
 
 // expect waits for the given states in order (other states may come in
 // between only where listed) and returns the last event.
-func (l *stateLog) expect(t *testing.T, states ...State) Event {
+func (l *stateLog) expect(t *testing.T, states ...PluginState) Event {
 	t.Helper()
 	var last Event
 	for _, want := range states {
 		select {
 		case e := <-l.ch:
-			if State(e.State) != want {
+			if PluginState(e.State) != want {
 				t.Fatalf("state %q (%s), want %q", e.State, e.Message, want)
 			}
 			last = e
@@ -49,13 +50,13 @@ func (l *stateLog) expect(t *testing.T, states ...State) Event {
 
 // until waits for the state want, skipping other states, and returns its
 // event.
-func (l *stateLog) until(t *testing.T, want State) Event {
+func (l *stateLog) until(t *testing.T, want PluginState) Event {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case e := <-l.ch:
-			if State(e.State) == want {
+			if PluginState(e.State) == want {
 				return e
 			}
 		case <-deadline:
@@ -79,8 +80,8 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
 	first := k.Current()
-	oldID := first.Client("crashy").ID()
-	steadyID := first.Client("steady").ID()
+	oldID := first.Client(access.Grant, "crashy").ID()
+	steadyID := first.Client(access.Grant, "steady").ID()
 
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, StateRestarting, StateStarting, StateReady)
@@ -88,10 +89,10 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	if g.Number() != first.Number()+1 {
 		t.Fatalf("generation %d after the restart, want %d", g.Number(), first.Number()+1)
 	}
-	if c := g.Client("crashy"); c == nil || c.ID() == oldID {
+	if c := g.Client(access.Grant, "crashy"); c == nil || c.ID() == oldID {
 		t.Fatalf("crashy was not restarted with a new process")
 	}
-	if g.Client("steady").ID() != steadyID || !g.Member("steady").Adopted {
+	if g.Client(access.Grant, "steady").ID() != steadyID || !g.Member("steady").Adopted {
 		t.Error("steady was restarted; it must be adopted")
 	}
 	snap := g.Snapshot()
@@ -125,6 +126,9 @@ func TestCrashBudget(t *testing.T) {
 	st := k.Plugins()[0]
 	if st.State != StateFailed || len(st.Stderr) == 0 && st.Reason == "" {
 		t.Errorf("status = %+v", st)
+	}
+	if st.PID != 0 {
+		t.Errorf("PID = %d for a plugin failed past its crash budget, want 0", st.PID)
 	}
 	// It stays failed: calls skip it (optional) ...
 	res, err := k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
@@ -256,7 +260,7 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	cfg.Supervision = fastSupervision()
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
-	oldID := k.Current().Client("crashy").ID()
+	oldID := k.Current().Client(access.Grant, "crashy").ID()
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, StateRestarting, StateStarting, StateReady)
 	g := k.Current()
@@ -298,6 +302,40 @@ func TestBackoff(t *testing.T) {
 	}{{1, 100 * time.Millisecond}, {2, 200 * time.Millisecond}, {3, 400 * time.Millisecond}, {6, time.Second}} {
 		if got := backoff(100*time.Millisecond, time.Second, tt.crashes); got != tt.want {
 			t.Errorf("backoff(%d) = %v, want %v", tt.crashes, got, tt.want)
+		}
+	}
+}
+
+// TestPluginsReportPID holds that a host reads a plugin's process ID from
+// Plugins, now that the generation's clients are the kernel's alone: the
+// running plugin's live PID, zero for one that failed to start.
+func TestPluginsReportPID(t *testing.T) {
+	cfg := testConfig(writeHome(t, plug{name: "broken", env: map[string]string{"SCRIPT_START": "exit"}}, plug{name: "fine"}))
+	k := startKernel(t, cfg)
+	byName := map[string]PluginStatus{}
+	for _, st := range k.Plugins() {
+		byName[st.Plugin] = st
+	}
+	tests := []struct {
+		plugin  string
+		running bool
+	}{
+		{"broken", false},
+		{"fine", true},
+	}
+	for _, tt := range tests {
+		st, ok := byName[tt.plugin]
+		if !ok {
+			t.Fatalf("Plugins() has no %s", tt.plugin)
+		}
+		if !tt.running {
+			if st.PID != 0 {
+				t.Errorf("%s: PID %d, want 0 (not running)", tt.plugin, st.PID)
+			}
+			continue
+		}
+		if want := k.Current().Client(access.Grant, tt.plugin).PID(); st.PID != want || st.PID <= 0 || !alive(st.PID) {
+			t.Errorf("%s: PID %d, want the live process %d", tt.plugin, st.PID, want)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -20,7 +21,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		HangTimeout: 2 * time.Second, CrashBudget: 3, CrashWindow: time.Minute, BackoffMin: time.Millisecond}
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "frozen")
-	pid := k.Current().Client("frozen").PID()
+	pid := k.Current().Client(access.Grant, "frozen").PID()
 
 	// A stopped process answers no ping: unresponsive; continued, it
 	// answers again: ready.
@@ -43,7 +44,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		t.Errorf("restart reason = %q, want it to name %q", e.Message, sidecar.ErrUnresponsive)
 	}
 	states.expect(t, StateStarting, StateReady)
-	if k.Current().Client("frozen").PID() == pid {
+	if k.Current().Client(access.Grant, "frozen").PID() == pid {
 		t.Error("the hung process was not replaced")
 	}
 }

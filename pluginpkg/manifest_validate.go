@@ -1,7 +1,8 @@
 package pluginpkg
 
 import (
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 
@@ -80,12 +81,7 @@ func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 	for i, a := range rt.Args {
 		rule(f.child("args").index(i), checkText(a))
 	}
-	keys := make([]string, 0, len(rt.Env))
-	for k := range rt.Env {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(rt.Env)) {
 		rule(f.child("env"), checkEnvName(k))
 		rule(f.child("env").child(k), checkText(rt.Env[k]))
 	}

@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
@@ -91,12 +92,7 @@ func decodeState(path string, data []byte) (*state, error) {
 		return nil, corrupt("unsupported format %d (this build reads %d)", *raw.Format, StateFormatVersion)
 	}
 	st := &state{Format: StateFormatVersion, Packages: make(map[string]stateEntry, len(raw.Packages))}
-	names := make([]string, 0, len(raw.Packages))
-	for name := range raw.Packages {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
+	for _, name := range slices.Sorted(maps.Keys(raw.Packages)) {
 		e := raw.Packages[name]
 		if e.Pin != "" && !validPinValue(e.Pin) {
 			return nil, corrupt("packages[%q].pin: %q is neither 64 lower-case hex digits nor \"package:<64 hex>:<64 hex>\"", name, e.Pin)

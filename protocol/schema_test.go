@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -143,15 +144,6 @@ func literal(e ast.Expr) string {
 	return "?"
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 func TestSchemaMethodTable(t *testing.T) {
 	doc := loadSchema(t)
 	if doc.ProtocolVersion != Version {
@@ -162,13 +154,13 @@ func TestSchemaMethodTable(t *testing.T) {
 		consts = append(consts, v)
 	}
 	sort.Strings(consts)
-	if got := sortedKeys(doc.Methods); !slices.Equal(got, consts) {
+	if got := slices.Sorted(maps.Keys(doc.Methods)); !slices.Equal(got, consts) {
 		t.Errorf("schema methods %q, Method* constants %q", got, consts)
 	}
-	if got := sortedKeys(goMethods); !slices.Equal(got, consts) {
+	if got := slices.Sorted(maps.Keys(goMethods)); !slices.Equal(got, consts) {
 		t.Errorf("test table methods %q, Method* constants %q", got, consts)
 	}
-	for _, name := range sortedKeys(goMethods) {
+	for _, name := range slices.Sorted(maps.Keys(goMethods)) {
 		gm, sm := goMethods[name], doc.Methods[name]
 		wantKind := "request"
 		if gm.notification {
@@ -198,7 +190,7 @@ func checkRef(t *testing.T, what string, n *schemaNode, typ reflect.Type) {
 func TestSchemaErrorCodes(t *testing.T) {
 	doc := loadSchema(t)
 	consts := goConsts(t, "Code")
-	if got, want := sortedKeys(doc.ErrorCodes), sortedKeys(consts); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(doc.ErrorCodes)), slices.Sorted(maps.Keys(consts)); !slices.Equal(got, want) {
 		t.Fatalf("schema error codes %q, Code* constants %q", got, want)
 	}
 	for name, v := range consts {
@@ -210,7 +202,7 @@ func TestSchemaErrorCodes(t *testing.T) {
 
 func TestSchemaTimeouts(t *testing.T) {
 	doc := loadSchema(t)
-	if got, want := sortedKeys(doc.Timeouts), sortedKeys(goTimeouts); !slices.Equal(got, want) {
+	if got, want := slices.Sorted(maps.Keys(doc.Timeouts)), slices.Sorted(maps.Keys(goTimeouts)); !slices.Equal(got, want) {
 		t.Fatalf("schema timeouts %q, Go %q", got, want)
 	}
 	for name, want := range goTimeouts {
@@ -234,7 +226,7 @@ func TestSchemaMatchesGoTypes(t *testing.T) {
 	doc := loadSchema(t)
 	c := &typeChecker{t: t, defs: doc.Defs, seen: map[reflect.Type]bool{}}
 	roots := []reflect.Type{typeOf[Message](), typeOf[Error]()}
-	for _, name := range sortedKeys(goMethods) {
+	for _, name := range slices.Sorted(maps.Keys(goMethods)) {
 		roots = append(roots, goMethods[name].params)
 		if r := goMethods[name].result; r != nil {
 			roots = append(roots, r)
@@ -285,7 +277,7 @@ func (c *typeChecker) checkStruct(typ reflect.Type) {
 	}
 	sort.Strings(names)
 	sort.Strings(required)
-	if got := sortedKeys(def.Properties); !slices.Equal(got, names) {
+	if got := slices.Sorted(maps.Keys(def.Properties)); !slices.Equal(got, names) {
 		c.t.Errorf("%s: schema properties %q, json tags %q", typ.Name(), got, names)
 	}
 	got := slices.Clone(def.Required)

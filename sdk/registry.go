@@ -3,7 +3,6 @@ package sdk
 import (
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/extkernel/extkernel/protocol"
@@ -67,11 +66,7 @@ func (r *registry) initResult(name, version string) protocol.InitializeResult {
 // ("point", "slot", "provider", "action") the plugin did not declare. It
 // lists the declared names, sorted, so the mismatch is visible.
 func unknownTarget[V any](kind, name string, declared map[string]V) *protocol.Error {
-	names := make([]string, 0, len(declared))
-	for n := range declared {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(declared))
 	list := "none"
 	if len(names) > 0 {
 		list = strings.Join(names, ", ")

@@ -24,27 +24,27 @@ const (
 // starting, or not yet launched, when a batch's startup budget ran out.
 var ErrBudgetExhausted = errors.New("startup budget exhausted")
 
-// State is where a plugin is in a batch start.
-type State string
+// StartState is where a plugin is in a batch start.
+type StartState string
 
-// States reported in Events and Outcomes.
+// Start states reported in StartEvents and Outcomes.
 const (
-	StateStarting State = "starting"
-	StateReady    State = "ready"
-	StateFailed   State = "failed"
-	// StateSkipped: nothing to start (a declarative package).
-	StateSkipped State = "skipped"
+	StartLaunching StartState = "starting"
+	StartReady     StartState = "ready"
+	StartFailed    StartState = "failed"
+	// StartSkipped: nothing to start (a declarative package).
+	StartSkipped StartState = "skipped"
 )
 
-// Event reports progress of one plugin in a batch start: starting, then
+// StartEvent reports progress of one plugin in a batch start: starting, then
 // ready or failed; or skipped, or failed without starting (not launched).
-type Event struct {
+type StartEvent struct {
 	Plugin string
-	State  State
+	State  StartState
 	// Elapsed is the time since the plugin was launched (zero for
 	// starting, skipped, and failures before launch).
 	Elapsed time.Duration
-	// Err is the failure, for StateFailed.
+	// Err is the failure, for StartFailed.
 	Err error
 }
 
@@ -71,16 +71,16 @@ type BatchOptions struct {
 	// OnEvent, if set, receives progress events. Calls are serialized
 	// (never concurrent) but come from the batch's goroutines; it must not
 	// block.
-	OnEvent func(Event)
+	OnEvent func(StartEvent)
 }
 
 // Outcome is what became of one Spec of a batch.
 type Outcome struct {
 	Package *pluginpkg.Package
-	// State is StateReady, StateFailed or StateSkipped (a package without
+	// State is StartReady, StartFailed or StartSkipped (a package without
 	// runtime: no process).
-	State State
-	// Client is the running plugin, for StateReady. The caller owns it.
+	State StartState
+	// Client is the running plugin, for StartReady. The caller owns it.
 	Client  *Client
 	Err     error
 	Elapsed time.Duration
@@ -157,13 +157,13 @@ func StartBatch(ctx context.Context, specs []Spec, opts BatchOptions) []Outcome 
 		s, o := &specs[i], &out[i]
 		o.Package = s.Package
 		if s.Package.Manifest != nil && s.Package.Manifest.Runtime == nil {
-			o.State = StateSkipped
-			b.emit(Event{Plugin: s.Package.Name, State: StateSkipped})
+			o.State = StartSkipped
+			b.emit(StartEvent{Plugin: s.Package.Name, State: StartSkipped})
 			continue
 		}
 		if err := acquire(bctx, sem); err != nil {
-			o.State, o.Err = StateFailed, abortedBy(s.Package.Name, err)
-			b.emit(Event{Plugin: s.Package.Name, State: StateFailed, Err: o.Err})
+			o.State, o.Err = StartFailed, abortedBy(s.Package.Name, err)
+			b.emit(StartEvent{Plugin: s.Package.Name, State: StartFailed, Err: o.Err})
 			continue
 		}
 		wg.Add(1)
@@ -180,11 +180,11 @@ func StartBatch(ctx context.Context, specs []Spec, opts BatchOptions) []Outcome 
 // batch is the shared state of one StartBatch.
 type batch struct {
 	eventMu sync.Mutex
-	onEvent func(Event)
+	onEvent func(StartEvent)
 	cancel  context.CancelCauseFunc
 }
 
-func (b *batch) emit(e Event) {
+func (b *batch) emit(e StartEvent) {
 	if b.onEvent == nil {
 		return
 	}
@@ -215,21 +215,21 @@ func acquire(ctx context.Context, sem *semaphore.Weighted) error {
 // marked CancelBatchOnFailure cancels the rest of the batch.
 func (b *batch) startOne(ctx context.Context, s *Spec, o *Outcome) {
 	name := s.Package.Name
-	b.emit(Event{Plugin: name, State: StateStarting})
+	b.emit(StartEvent{Plugin: name, State: StartLaunching})
 	begin := time.Now()
 	c, err := Start(ctx, s.Package, s.Options)
 	o.Elapsed = time.Since(begin)
 	if err != nil {
 		err = abortedBy(name, err)
-		o.State, o.Err = StateFailed, err
+		o.State, o.Err = StartFailed, err
 		if s.CancelBatchOnFailure {
 			b.cancel(&batchCancelled{name})
 		}
-		b.emit(Event{Plugin: name, State: StateFailed, Elapsed: o.Elapsed, Err: err})
+		b.emit(StartEvent{Plugin: name, State: StartFailed, Elapsed: o.Elapsed, Err: err})
 		return
 	}
-	o.State, o.Client = StateReady, c
-	b.emit(Event{Plugin: name, State: StateReady, Elapsed: o.Elapsed})
+	o.State, o.Client = StartReady, c
+	b.emit(StartEvent{Plugin: name, State: StartReady, Elapsed: o.Elapsed})
 }
 
 // CloseAll closes clients in parallel, each as Client.Close does, and

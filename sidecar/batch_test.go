@@ -24,7 +24,7 @@ type eventLog struct {
 	max      int
 }
 
-func (l *eventLog) on(e Event) {
+func (l *eventLog) on(e StartEvent) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.starting == nil {
@@ -32,10 +32,10 @@ func (l *eventLog) on(e Event) {
 	}
 	l.events = append(l.events, e.Plugin+":"+string(e.State))
 	switch e.State {
-	case StateStarting:
+	case StartLaunching:
 		l.starting[e.Plugin] = true
 		l.max = max(l.max, len(l.starting))
-	case StateReady, StateFailed:
+	case StartReady, StartFailed:
 		delete(l.starting, e.Plugin)
 	}
 }
@@ -181,7 +181,7 @@ func TestStartBatchBudgetIsShared(t *testing.T) {
 	out := StartBatch(context.Background(), specs, BatchOptions{PoolSize: 2, Budget: time.Second, OnEvent: events.on})
 	defer closeBatch(t, ready(out))
 	for i, o := range out {
-		if o.State != StateFailed || !errors.Is(o.Err, ErrBudgetExhausted) {
+		if o.State != StartFailed || !errors.Is(o.Err, ErrBudgetExhausted) {
 			t.Errorf("%s: %s %v, want failed on the budget", o.Package.Name, o.State, o.Err)
 			continue
 		}

@@ -48,8 +48,8 @@ func ExampleStartBatch() {
 	out := sidecar.StartBatch(context.Background(), specs, sidecar.BatchOptions{
 		PoolSize: 4,
 		Budget:   30 * time.Second,
-		OnEvent: func(e sidecar.Event) {
-			if e.State != sidecar.StateStarting {
+		OnEvent: func(e sidecar.StartEvent) {
+			if e.State != sidecar.StartLaunching {
 				fmt.Println("event:", e.Plugin, e.State)
 			}
 		},

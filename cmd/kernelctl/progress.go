@@ -174,7 +174,7 @@ func (p *printer) stateLine(e kernel.Event) (string, bool) {
 		p.states = map[string]string{}
 	}
 	p.states[e.Plugin] = e.State
-	switch kernel.State(e.State) {
+	switch kernel.PluginState(e.State) {
 	case kernel.StateUnresponsive, kernel.StateRestarting:
 		return fmt.Sprintf("%s %s: %s", e.State, e.Plugin, e.Message), true
 	case kernel.StateFailed:

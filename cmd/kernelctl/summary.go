@@ -210,7 +210,7 @@ func memberCounts(ms []memberJSON) string {
 		counts[m.Status]++
 	}
 	var parts []string
-	for _, s := range []generation.Status{generation.StatusRunning, generation.StatusDeclarative, generation.StatusFailed} {
+	for _, s := range []generation.MemberStatus{generation.StatusRunning, generation.StatusDeclarative, generation.StatusFailed} {
 		if n := counts[string(s)]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
