@@ -51,12 +51,23 @@ func quote(b []byte) string {
 	return strconv.Quote(string(b))
 }
 
+// Read buffer sizes of a FrameReader: it starts small, so that an idle
+// plugin's reader holds little memory, and switches to the large size once a
+// frame did not fit the small buffer (fewer reads for large frames).
+const (
+	frameBufSmall = 4 << 10
+	frameBufLarge = 64 << 10
+)
+
 // FrameReader reads newline-delimited JSON-RPC messages with a size bound.
 type FrameReader struct {
-	r    *bufio.Reader
-	max  int
-	line int
-	buf  []byte
+	src   io.Reader
+	r     *bufio.Reader
+	big   bool // r has the large buffer
+	toBig bool // a frame did not fit the small buffer: switch when r is empty
+	max   int
+	line  int
+	buf   []byte
 
 	redact func(string) string // see SetRedact; nil means none
 }
@@ -67,7 +78,24 @@ func NewFrameReader(r io.Reader, max int) *FrameReader {
 	if max <= 0 {
 		max = DefaultMaxFrame
 	}
-	return &FrameReader{r: bufio.NewReaderSize(r, 64<<10), max: max}
+	return &FrameReader{src: r, r: bufio.NewReaderSize(r, frameBufSmall), max: max}
+}
+
+// growReader moves to the large read buffer after a frame larger than the
+// small one, at the end of the first frame (that one or a later one) after
+// which the small buffer holds nothing unread, so that no input is lost.
+func (fr *FrameReader) growReader() {
+	if fr.big {
+		return
+	}
+	if len(fr.buf) > frameBufSmall {
+		fr.toBig = true
+	}
+	if !fr.toBig || fr.r.Buffered() > 0 {
+		return
+	}
+	fr.r = bufio.NewReaderSize(fr.src, frameBufLarge)
+	fr.big = true
 }
 
 // SetRedact makes the reader pass the whole offending line (as much of it
@@ -110,6 +138,7 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 			}
 			break
 		}
+		fr.growReader()
 		fr.line++
 		line := bytes.TrimRight(fr.buf, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -121,8 +150,8 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 
 // grow makes room for n more bytes in the line buffer, whose capacity
 // never exceeds max+1 (a frame and its newline): the memory a reader holds
-// is bounded by the frame limit and its fixed-size bufio.Reader, whatever
-// the input.
+// is bounded by the frame limit and its bufio.Reader (4 KiB, or 64 KiB once
+// a frame was larger), whatever the input.
 func (fr *FrameReader) grow(n int) {
 	need := len(fr.buf) + n
 	if need <= cap(fr.buf) {
