@@ -70,18 +70,19 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	in, _, err := k.plan(l.gen.Snapshot())
+	from := l.gen.Snapshot()
+	in, err := k.planInputs(from)
 	if err != nil {
 		return nil, err
 	}
-	return k.apply(ctx, l, in)
+	return k.apply(ctx, l, from, in)
 }
 
-// apply plans from the current generation l to in and, if anything
-// changed, builds and publishes the new generation adopting unchanged
-// sidecars. It must be called with buildMu held.
-func (k *Kernel) apply(ctx context.Context, l *live, in generation.Inputs) (*ReloadResult, error) {
-	plan, err := generation.NewPlan(l.gen.Snapshot(), in)
+// apply plans from the current generation l (whose snapshot is from) to in
+// and, if anything changed, builds and publishes the new generation
+// adopting unchanged sidecars. It must be called with buildMu held.
+func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, in generation.Inputs) (*ReloadResult, error) {
+	plan, err := generation.NewPlan(from, in)
 	if err != nil {
 		return nil, fmt.Errorf("kernel: plan: %w", err)
 	}
@@ -146,17 +147,28 @@ func (k *Kernel) load() (generation.Inputs, error) {
 // the snapshot's required members expected, plugins past their crash
 // budget kept down.
 func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
-	in, err := k.load()
+	in, err := k.planInputs(from)
 	if err != nil {
 		return in, nil, err
 	}
-	k.expectRunning(&in, from)
-	in.KeepFailed = k.super.heldDown()
 	plan, err := generation.NewPlan(from, in)
 	if err != nil {
 		return in, nil, fmt.Errorf("kernel: plan: %w", err)
 	}
 	return in, plan, nil
+}
+
+// planInputs loads the home into the inputs a reload from the snapshot
+// from builds: the snapshot's required members expected, plugins past their
+// crash budget kept down.
+func (k *Kernel) planInputs(from *generation.Snapshot) (generation.Inputs, error) {
+	in, err := k.load()
+	if err != nil {
+		return in, err
+	}
+	k.expectRunning(&in, from)
+	in.KeepFailed = k.super.heldDown()
+	return in, nil
 }
 
 // PlanFrom plans from a snapshot (such as the one `kernelctl run` writes
