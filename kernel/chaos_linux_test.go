@@ -1,11 +1,9 @@
 package kernel
 
 import (
-	"fmt"
-	"os"
-	"strings"
-
 	"golang.org/x/sys/unix"
+
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // leftOrphans returns the detached helpers (pids of `sleep` processes that
@@ -31,18 +29,8 @@ func leftOrphans(pids []int) []int {
 // isHelper reports whether pid is a detached helper TestChaos's plugins
 // start, not an unrelated process that reused its pid.
 func isHelper(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	// pid (comm) state ppid pgrp session ...
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 || !strings.HasSuffix(s[:i], "(sleep") {
-		return false
-	}
-	f := strings.Fields(s[i+1:])
-	return len(f) > 3 && f[3] == fmt.Sprint(pid)
+	st, err := procstat.Read(pid)
+	return err == nil && st.Comm == "sleep" && st.Session == pid
 }
 
 // exits waits up to ms milliseconds for the process of pidfd fd to exit.

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -47,12 +48,12 @@ func helperPID(t *testing.T, dataDir string, pluginPID int, detached bool) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, pgrp, _, ok := procStat(pid)
-	if !ok {
-		t.Fatalf("helper %d is not running", pid)
+	st, err := procstat.Read(pid)
+	if err != nil {
+		t.Fatalf("helper %d is not running: %v", pid, err)
 	}
-	if detached != (pgrp != pluginPID) {
-		t.Fatalf("helper %d is in process group %d, plugin %d: want detached %v", pid, pgrp, pluginPID, detached)
+	if detached != (st.PGRP != pluginPID) {
+		t.Fatalf("helper %d is in process group %d, plugin %d: want detached %v", pid, st.PGRP, pluginPID, detached)
 	}
 	return pid
 }

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -312,8 +313,8 @@ func TestGrandchildIsKilled(t *testing.T) {
 	if err := syscall.Kill(gpid, 0); err != nil {
 		t.Fatalf("grandchild %d not running before Close: %v", gpid, err)
 	}
-	if _, pgrp, _, _ := procStat(gpid); pgrp != c.PID() {
-		t.Fatalf("grandchild is in process group %d, want the plugin's %d", pgrp, c.PID())
+	if st, _ := procstat.Read(gpid); st.PGRP != c.PID() {
+		t.Fatalf("grandchild is in process group %d, want the plugin's %d", st.PGRP, c.PID())
 	}
 	closeClient(t, c)
 	if !processGone(gpid) {

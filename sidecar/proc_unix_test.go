@@ -5,14 +5,13 @@ package sidecar
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // closeClient closes c within the test bound and checks the process group
@@ -43,39 +42,19 @@ func assertNoProcesses(t *testing.T, pgids ...int) {
 		if err != nil {
 			continue
 		}
-		ppid, pgrp, state, ok := procStat(pid)
-		if !ok {
+		st, err := procstat.Read(pid)
+		if err != nil {
 			continue
 		}
-		if ppid == self && pid != reaper {
-			t.Errorf("process %d (state %s) is still a child of the test", pid, state)
+		if st.PPID == self && pid != reaper {
+			t.Errorf("process %d (state %s) is still a child of the test", pid, st.State)
 		}
 		for _, g := range pgids {
-			if g != 0 && pgrp == g {
-				t.Errorf("process %d (state %s) is still in plugin process group %d", pid, state, g)
+			if g != 0 && st.PGRP == g {
+				t.Errorf("process %d (state %s) is still in plugin process group %d", pid, st.State, g)
 			}
 		}
 	}
-}
-
-// procStat reads the parent, process group and state of pid.
-func procStat(pid int) (ppid, pgrp int, state string, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, f[0], true
 }
 
 // processGone reports whether pid no longer exists (not even as a zombie).

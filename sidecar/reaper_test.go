@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -122,8 +123,8 @@ func startTestHost(t *testing.T) (host *exec.Cmd, stdin io.WriteCloser, pgid, he
 		_ = host.Wait()
 		t.Fatalf("test host printed %q: %v, %v", line, err, serr)
 	}
-	if _, pgrp, _, _ := procStat(helper); pgrp != pgid {
-		t.Errorf("the plugin's child %d is in process group %d, want %d", helper, pgrp, pgid)
+	if st, _ := procstat.Read(helper); st.PGRP != pgid {
+		t.Errorf("the plugin's child %d is in process group %d, want %d", helper, st.PGRP, pgid)
 	}
 	return host, stdin, pgid, helper, reaper
 }
@@ -178,7 +179,7 @@ func groupGone(pgid int) bool {
 		if err != nil {
 			continue
 		}
-		if _, pgrp, _, ok := procStat(pid); ok && pgrp == pgid {
+		if st, err := procstat.Read(pid); err == nil && st.PGRP == pgid {
 			return false
 		}
 	}

@@ -3,15 +3,13 @@ package benchkit
 import (
 	"context"
 	"errors"
-	"fmt"
-	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // Latencies holds one duration per call of a benchmark, in a slice
@@ -143,27 +141,12 @@ func PluginCPU(b *testing.B, pid int) (report func()) {
 // ProcessCPU returns the user and system CPU time process pid has used,
 // from /proc/<pid>/stat.
 func ProcessCPU(pid int) (time.Duration, error) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0, err
 	}
-	// The fields after the parenthesized command name start with the
-	// state; utime and stime are the 14th and 15th fields of the line.
-	s := string(data)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields after the command", pid, len(fields))
-	}
-	var ticks int64
-	for _, f := range fields[11:13] {
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
-		}
-		ticks += n
-	}
 	const tick = 10 * time.Millisecond // 1/USER_HZ
-	return time.Duration(ticks) * tick, nil
+	return time.Duration(st.UTime+st.STime) * tick, nil
 }
 
 // Starter starts a set of plugins and returns the function that stops

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // startChild starts name with args, skipping the test when the kernel
@@ -101,7 +103,7 @@ func TestAwaitExitAfterExit(t *testing.T) {
 	for range 200 {
 		cmd := startChild(t, "true")
 		for deadline := time.Now().Add(10 * time.Second); ; {
-			if _, _, state, ok := procStat(cmd.Process.Pid); ok && state == "Z" {
+			if st, err := procstat.Read(cmd.Process.Pid); err == nil && st.State == "Z" {
 				break
 			}
 			if time.Now().After(deadline) {

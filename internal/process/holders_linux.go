@@ -6,11 +6,12 @@ import (
 	"errors"
 	"os"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // pipeInode returns the inode of the pipe fd is an end of, or 0. Both ends
@@ -145,17 +146,11 @@ func (h holder) reap(bound time.Duration) {
 
 // parentOf returns the parent pid of pid, or 0.
 func parentOf(pid int) int {
-	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	st, err := procstat.Read(pid)
 	if err != nil {
 		return 0
 	}
-	s := string(data)
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 2 {
-		return 0
-	}
-	ppid, _ := strconv.Atoi(f[1])
-	return ppid
+	return st.PPID
 }
 
 func readDirNames(dir string) ([]string, error) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -152,24 +151,4 @@ func TestLimits(t *testing.T) {
 		}
 	}
 	t.Error("no open files limit in /proc/<pid>/limits")
-}
-
-// procStat reads the parent, process group and state of pid from /proc.
-func procStat(pid int) (ppid, pgrp int, state string, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, 0, "", false
-	}
-	s := string(data)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, 0, "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 3 {
-		return 0, 0, "", false
-	}
-	ppid, _ = strconv.Atoi(f[1])
-	pgrp, _ = strconv.Atoi(f[2])
-	return ppid, pgrp, f[0], true
 }

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -16,20 +17,16 @@ func children(ppid int) (pids []int, ok bool) {
 	if err != nil {
 		return nil, false
 	}
-	want := strconv.Itoa(ppid)
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
 			continue
 		}
-		data, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		st, err := procstat.Read(pid)
 		if err != nil {
 			continue
 		}
-		// The command name may hold spaces; fields resume after the last ')'.
-		s := string(data)
-		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(fields) > 1 && fields[1] == want && !isReaper(e.Name()) {
+		if st.PPID == ppid && !isReaper(e.Name()) {
 			pids = append(pids, pid)
 		}
 	}
