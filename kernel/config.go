@@ -222,10 +222,14 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// resolve checks the embedder settings of c, whose Home New has made
-// absolute, makes its DataRoot absolute and copies its Session, which every
-// client reads.
+// resolve makes c's Home and DataRoot absolute, checks its handshake
+// timeout and copies its Session, which every client reads.
 func (c Config) resolve() (Config, error) {
+	home, err := filepath.Abs(c.Home)
+	if err != nil {
+		return c, fmt.Errorf("kernel: config: home %s: %w", c.Home, err)
+	}
+	c.Home = home
 	c.Session = maps.Clone(c.Session)
 	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > protocol.MaxHandshakeTimeout {
 		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, protocol.MaxHandshakeTimeout)

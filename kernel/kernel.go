@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"path/filepath"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -61,12 +60,8 @@ func New(cfg Config) (*Kernel, error) {
 	if cfg.PoolSize < 0 {
 		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
 	}
-	home, err := filepath.Abs(cfg.Home)
+	cfg, err := cfg.resolve()
 	if err != nil {
-		return nil, fmt.Errorf("kernel: config: home %s: %w", cfg.Home, err)
-	}
-	cfg.Home = home
-	if cfg, err = cfg.resolve(); err != nil {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
