@@ -6,9 +6,9 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Launch is everything the host gives one package's sidecar, decided by the

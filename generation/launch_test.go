@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // oldDigest is Fingerprint.Config as versions before Launch computed it

@@ -13,8 +13,8 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // planHome is a home of manifests (no processes are started by planning).

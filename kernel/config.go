@@ -12,8 +12,8 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ConfigFormat is the config file format version this build reads.

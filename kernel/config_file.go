@@ -16,9 +16,9 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // fileConfig is the schema of kernel.json (docs/config.md). Its json tags

@@ -11,8 +11,8 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/access"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ErrUnknownTarget is wrapped by dispatch errors naming a provider or action

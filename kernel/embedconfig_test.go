@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestConfigSessionAndDataRoot starts a plugin that returns the initialize

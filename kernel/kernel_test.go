@@ -11,7 +11,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 func startKernel(t *testing.T, cfg Config) *Kernel {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // PluginState is a plugin's supervision state.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // stateLog collects EventPluginState events of one plugin.

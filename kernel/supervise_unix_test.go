@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // TestHeartbeatUnresponsiveThenKilled freezes a plugin with SIGSTOP: it

@@ -20,9 +20,9 @@ import (
 
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
 	"github.com/extkernel/extkernel/internal/benchkit"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // root is the main module's directory.

@@ -14,7 +14,6 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // doctorOutput is the --json schema of `kernelctl doctor` (docs/cli.md).
@@ -92,7 +91,7 @@ func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
 			continue
 		}
 		checkExecutable(p, add)
-		if err := sidecar.CheckKernelRange(p); err != nil {
+		if err := p.Manifest.CheckKernel(); err != nil {
 			add("problem", p.Name, "protocol", err.Error())
 		}
 	}

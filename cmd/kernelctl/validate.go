@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // validateOutput is the --json schema of `kernelctl validate` (docs/cli.md).
@@ -161,7 +160,7 @@ func kernelRangeWarning(m *pluginpkg.Manifest) string {
 	if m.Runtime == nil {
 		return ""
 	}
-	if err := sidecar.CheckKernelRange(&pluginpkg.Package{Name: m.Name, Manifest: m}); err != nil {
+	if err := m.CheckKernel(); err != nil {
 		return err.Error()
 	}
 	return ""

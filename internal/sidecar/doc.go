@@ -169,7 +169,7 @@
 //
 // Start returns a *StartError whose Phase says where it failed; its Err is
 // a *PinMismatchError or a hashing error (PhaseVerify), an error from
-// prlimit (PhaseLimits), a *VersionError (PhaseVersion), a
+// prlimit (PhaseLimits), a *protocol.VersionError (PhaseVersion), a
 // *DeclarationError (PhaseDeclarations), a *CrashError or a context error
 // (PhaseHandshake). A running plugin that exits, closes stdout, writes
 // anything that is not a protocol message, a frame over the size limit, a

@@ -74,15 +74,15 @@ func TestStartFaults(t *testing.T) {
 			}
 		}},
 		{fixture: "bad-version", phase: PhaseVersion, check: func(t *testing.T, err error) {
-			var ve *VersionError
+			var ve *protocol.VersionError
 			if !errors.As(err, &ve) || ve.Wanted != "2.0.0" || ve.Upgrade != "host" {
-				t.Errorf("err = %v, want a *VersionError asking to upgrade the host", err)
+				t.Errorf("err = %v, want a *protocol.VersionError asking to upgrade the host", err)
 			}
 		}},
 		{fixture: "old-kernel", phase: PhaseVersion, check: func(t *testing.T, err error) {
-			var ve *VersionError
+			var ve *protocol.VersionError
 			if !errors.As(err, &ve) || ve.Wanted != "^2.0" || ve.Upgrade != "host" {
-				t.Errorf("err = %v, want a *VersionError asking to upgrade the host", err)
+				t.Errorf("err = %v, want a *protocol.VersionError asking to upgrade the host", err)
 			}
 		}},
 		{fixture: "undeclared", phase: PhaseDeclarations, check: func(t *testing.T, err error) {

@@ -11,37 +11,6 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-func TestKernelConstraint(t *testing.T) {
-	tests := []struct {
-		constraint string
-		upgrade    string // "" means accepted
-	}{
-		{"^1.0", ""},
-		{">=1.0.0, <2.0.0", ""},
-		{"^2.0", "host"},
-		{">1.0.0", "host"},
-		{"~0.9", "plugin"},
-		{"<1.0.0", "plugin"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.constraint, func(t *testing.T) {
-			c, err := semver.NewConstraint(tt.constraint)
-			if err != nil {
-				t.Fatal(err)
-			}
-			pkg := &pluginpkg.Package{Name: "p", Manifest: &pluginpkg.Manifest{Kernel: c, KernelText: tt.constraint}}
-			err = checkKernelConstraint(pkg)
-			var ve *VersionError
-			switch {
-			case tt.upgrade == "" && err != nil:
-				t.Errorf("err = %v, want accepted", err)
-			case tt.upgrade != "" && (!errors.As(err, &ve) || ve.Upgrade != tt.upgrade || ve.Wanted != tt.constraint):
-				t.Errorf("err = %v, want upgrade the %s", err, tt.upgrade)
-			}
-		})
-	}
-}
-
 func TestAnsweredProtocolVersion(t *testing.T) {
 	tests := []struct {
 		answered, upgrade string
@@ -60,7 +29,7 @@ func TestAnsweredProtocolVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		err := checkProtocolVersion("p", tt.answered)
-		var ve *VersionError
+		var ve *protocol.VersionError
 		switch {
 		case tt.ok && err != nil:
 			t.Errorf("%s: err = %v, want accepted", tt.answered, err)

@@ -124,7 +124,7 @@ func precheck(pkg *pluginpkg.Package, limits Limits) error {
 	if err := process.Supported(); err != nil {
 		return &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: err}
 	}
-	if err := checkKernelConstraint(pkg); err != nil {
+	if err := pkg.Manifest.CheckKernel(); err != nil {
 		return &StartError{Plugin: pkg.Name, Phase: PhaseVersion, Err: err}
 	}
 	if !limits.isZero() && !process.LimitsSupported {

@@ -50,7 +50,7 @@ const (
 	PhaseLimits = "limits"
 	// PhaseVersion: the manifest's kernel constraint rejects this host's
 	// protocol version, or the plugin answered an incompatible one. The
-	// error is a *VersionError.
+	// error is a *protocol.VersionError.
 	PhaseVersion = "version"
 	// PhaseHandshake: initialize failed (the plugin exited, timed out,
 	// answered with an error or broke the protocol).
@@ -171,24 +171,6 @@ func (e *PinMismatchError) detail() string {
 			e.Changed, e.Pinned, e.Actual)
 	}
 	return fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; re-pin it if the change is intended", e.Path, e.Actual, e.Pinned)
-}
-
-// VersionError reports incompatible protocol versions and says which side to
-// upgrade.
-type VersionError struct {
-	Plugin string
-	// Host is the protocol version this host speaks (protocol.Version).
-	Host string
-	// Wanted is what the plugin wants: its manifest's kernel constraint, or
-	// the protocol_version it answered.
-	Wanted string
-	// Upgrade is "host" or "plugin".
-	Upgrade string
-}
-
-// Error returns a sentence saying which side to upgrade.
-func (e *VersionError) Error() string {
-	return fmt.Sprintf("plugin wants protocol %s but this host speaks %s: upgrade the %s", e.Wanted, e.Host, e.Upgrade)
 }
 
 // stderrTailInMessage bounds how many stderr lines an error message quotes;

@@ -107,29 +107,7 @@ func (e *handshakeTimeoutError) Is(target error) bool {
 // regular expression, a few microseconds of every start.
 var hostVersion = sync.OnceValue(func() *semver.Version { return semver.MustParse(protocol.Version) })
 
-// checkKernelConstraint reports a *VersionError when the manifest's kernel
-// constraint rejects protocol.Version.
-func checkKernelConstraint(pkg *pluginpkg.Package) error {
-	k := pkg.Manifest.Kernel
-	host := hostVersion()
-	if k == nil || k.Check(host) {
-		return nil
-	}
-	upgrade := "plugin"
-	for _, v := range []semver.Version{host.IncPatch(), host.IncMinor(), host.IncMajor(), host.IncMajor().IncMajor()} {
-		if k.Check(&v) {
-			upgrade = "host"
-			break
-		}
-	}
-	wanted := pkg.Manifest.KernelText
-	if wanted == "" {
-		wanted = k.String()
-	}
-	return &VersionError{Plugin: pkg.Name, Host: protocol.Version, Wanted: wanted, Upgrade: upgrade}
-}
-
-// checkProtocolVersion reports a *VersionError unless the plugin answered a
+// checkProtocolVersion reports a *protocol.VersionError unless the plugin answered a
 // protocol version with the host's major. The answer is read as
 // semver.NewVersion reads it (so "v1" or "1.2" is accepted); a strict
 // MAJOR.MINOR.PATCH, the usual answer, is parsed without NewVersion's
@@ -150,7 +128,7 @@ func checkProtocolVersion(plugin, answered string) error {
 	if v.Major() > host.Major() {
 		upgrade = "host"
 	}
-	return &VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
+	return &protocol.VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
 }
 
 // checkDeclarations returns every declaration in res that the manifest does
