@@ -16,25 +16,27 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// ConfigFormat is the config file format version this build reads.
-const ConfigFormat = 1
+// configFormat is the config file format version this build reads.
+const configFormat = 1
 
-// MaxConfigSize is the largest config file LoadConfig reads, in bytes
+// maxConfigSize is the largest config file LoadConfig reads, in bytes
 // (docs/config.md).
-const MaxConfigSize = 1 << 20
+const maxConfigSize = 1 << 20
 
-// Defaults applied by Config.withDefaults and documented in docs/config.md.
-// The pool size and startup budget are sidecar.DefaultPoolSize and
-// sidecar.DefaultBudget, the heartbeat and hang timeouts
-// sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
+// Defaults applied by Config.withDefaults, documented on Config's fields
+// and in docs/config.md. The pool size and startup budget are
+// sidecar.DefaultPoolSize and sidecar.DefaultBudget, the heartbeat and hang
+// timeouts sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
 // DefaultHangTimeout, the handshake timeout protocol.DefaultHandshakeTimeout:
-// each default has one owner, the package that applies it.
+// each default has one owner, the package that applies it. None is
+// exported: a host reads a default in the docs, and leaves the field zero
+// to get it.
 const (
-	DefaultDrainTimeout = 30 * time.Second
-	// DefaultInterceptDeadline bounds one interceptor call.
-	DefaultInterceptDeadline = 5 * time.Second
-	// DefaultCallDeadline bounds one strategy, provider or action call.
-	DefaultCallDeadline = 30 * time.Second
+	defaultDrainTimeout = 30 * time.Second
+	// defaultInterceptDeadline bounds one interceptor call.
+	defaultInterceptDeadline = 5 * time.Second
+	// defaultCallDeadline bounds one strategy, provider or action call.
+	defaultCallDeadline = 30 * time.Second
 )
 
 // FailurePolicy overrides a package's required/optional default from its manifest.
@@ -49,14 +51,8 @@ const (
 	FailureOptional FailurePolicy = "optional"
 )
 
-// HostInfo identifies the host program to plugins.
-type HostInfo struct {
-	Name    string
-	Version string
-}
-
 // Deadlines bound each kind of dispatched call. Zero fields take the
-// defaults documented in docs/config.md.
+// defaults: 5s for Intercept, 30s for the others (docs/config.md).
 type Deadlines struct {
 	Intercept time.Duration
 	Strategy  time.Duration
@@ -96,7 +92,8 @@ type Config struct {
 	// so the home, data and state paths the kernel uses and sends to
 	// plugins are absolute.
 	Home string
-	Host HostInfo
+	// Host identifies the host program to plugins in initialize.
+	Host protocol.HostInfo
 	// Capabilities are provided by the host itself.
 	Capabilities []capability.Provided
 	// Points and Slots are the interception points and strategy slots the
@@ -196,15 +193,15 @@ func (c Config) withDefaults() Config {
 		c.StartupBudget = sidecar.DefaultBudget
 	}
 	if c.DrainTimeout == 0 {
-		c.DrainTimeout = DefaultDrainTimeout
+		c.DrainTimeout = defaultDrainTimeout
 	}
 	for _, d := range []*time.Duration{&c.Deadlines.Strategy, &c.Deadlines.Provider, &c.Deadlines.Action} {
 		if *d == 0 {
-			*d = DefaultCallDeadline
+			*d = defaultCallDeadline
 		}
 	}
 	if c.Deadlines.Intercept == 0 {
-		c.Deadlines.Intercept = DefaultInterceptDeadline
+		c.Deadlines.Intercept = defaultInterceptDeadline
 	}
 	c.Supervision = c.Supervision.withDefaults()
 	if c.Logger == nil {
@@ -247,10 +244,10 @@ func (c Config) resolve() (Config, error) {
 // Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The
 // heartbeat defaults are the sidecar's, which pings.
 const (
-	DefaultCrashBudget = 3
-	DefaultCrashWindow = 5 * time.Minute
-	DefaultBackoffMin  = 200 * time.Millisecond
-	DefaultBackoffMax  = 30 * time.Second
+	defaultCrashBudget = 3
+	defaultCrashWindow = 5 * time.Minute
+	defaultBackoffMin  = 200 * time.Millisecond
+	defaultBackoffMax  = 30 * time.Second
 )
 
 func (s Supervision) withDefaults() Supervision {
@@ -262,11 +259,11 @@ func (s Supervision) withDefaults() Supervision {
 	def(&s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
 	def(&s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
 	def(&s.HangTimeout, sidecar.DefaultHangTimeout)
-	def(&s.CrashWindow, DefaultCrashWindow)
-	def(&s.BackoffMin, DefaultBackoffMin)
-	def(&s.BackoffMax, DefaultBackoffMax)
+	def(&s.CrashWindow, defaultCrashWindow)
+	def(&s.BackoffMin, defaultBackoffMin)
+	def(&s.BackoffMax, defaultBackoffMax)
 	if s.CrashBudget == 0 {
-		s.CrashBudget = DefaultCrashBudget
+		s.CrashBudget = defaultCrashBudget
 	}
 	return s
 }

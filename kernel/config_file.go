@@ -97,10 +97,10 @@ type fileLimits struct {
 // LoadConfig reads a JSON config file. Relative paths in it (home) are
 // resolved against the file's directory, and the home is returned absolute.
 // Every problem is reported in one *ConfigError; unknown keys are errors
-// naming the key. A file larger than MaxConfigSize, or one that is not a
+// naming the key. A file larger than 1 MiB, or one that is not a
 // regular file, is refused without being read.
 func LoadConfig(path string) (Config, error) {
-	data, err := homefile.Read(path, MaxConfigSize)
+	data, err := homefile.Read(path, maxConfigSize)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
@@ -163,9 +163,9 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 		DrainTimeout: time.Duration(fc.DrainTimeout), HandshakeTimeout: time.Duration(fc.HandshakeTimeout)}
 	switch {
 	case fc.Format == nil:
-		add("format: missing (this build reads format %d)", ConfigFormat)
-	case *fc.Format != ConfigFormat:
-		add("format: %d is not supported (this build reads format %d)", *fc.Format, ConfigFormat)
+		add("format: missing (this build reads format %d)", configFormat)
+	case *fc.Format != configFormat:
+		add("format: %d is not supported (this build reads format %d)", *fc.Format, configFormat)
 	}
 	cfg.Home = absolute(fc.Home, dir)
 	cfg.DataRoot = absolute(fc.DataRoot, dir)
@@ -174,7 +174,7 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	}
 	cfg.Session = convertSession(fc.Session, add)
 	if fc.Host != nil {
-		cfg.Host = HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
+		cfg.Host = protocol.HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
 	}
 	cfg.Capabilities = convertCapabilities(fc.Capabilities, add)
 	for i, s := range fc.Points {

@@ -31,7 +31,7 @@ func TestLoadConfigDemo(t *testing.T) {
 		t.Errorf("durations = %v, %v", cfg.Deadlines.Intercept, cfg.StartupBudget)
 	}
 	d := cfg.withDefaults()
-	if d.Deadlines.Strategy != DefaultCallDeadline || d.DrainTimeout != DefaultDrainTimeout || d.PoolSize != 4 {
+	if d.Deadlines.Strategy != defaultCallDeadline || d.DrainTimeout != defaultDrainTimeout || d.PoolSize != 4 {
 		t.Errorf("withDefaults = %+v", d)
 	}
 }

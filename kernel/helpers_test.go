@@ -17,6 +17,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/proctest"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // scriptedBin is the test plugin binary, built once in TestMain.
@@ -163,7 +164,7 @@ func linkOrCopy(t testing.TB, src, dst string) {
 func testConfig(home string) Config {
 	return Config{
 		Home:         home,
-		Host:         HostInfo{Name: "test-host", Version: "1.0.0"},
+		Host:         protocol.HostInfo{Name: "test-host", Version: "1.0.0"},
 		Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}},
 		Points:       []contribution.Point{"tool.before", "tool.after"},
 		Slots:        []contribution.Slot{"context.compactor"},

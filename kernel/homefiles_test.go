@@ -36,7 +36,7 @@ var homeFiles = []homeFile{
 			}
 			return err
 		}},
-	{"config", MaxConfigSize,
+	{"config", maxConfigSize,
 		func(home string) string { return filepath.Join(home, "kernel.json") },
 		func(_ *testing.T, _, path string) error { _, err := LoadConfig(path); return err }},
 	{"snapshot", generation.MaxSnapshotSize,

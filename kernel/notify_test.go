@@ -175,7 +175,7 @@ func TestNotifyAttribution(t *testing.T) {
 			if strings.Contains(logged, secret) {
 				t.Errorf("the secret was logged:\n%s", logged)
 			}
-			if got := strings.Contains(logged, "leak "+Redacted); got != tt.wantLogs {
+			if got := strings.Contains(logged, "leak "+redactedText); got != tt.wantLogs {
 				t.Errorf("logged the redacted event name: %v, want %v; logs:\n%s", got, tt.wantLogs, logged)
 			}
 		})

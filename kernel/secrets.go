@@ -5,20 +5,20 @@ import (
 	"strings"
 )
 
-// Redacted replaces every secret value in logs and error messages.
-const Redacted = "[REDACTED]"
+// redactedText replaces every secret value in logs and error messages.
+const redactedText = "[REDACTED]"
 
 // EnvVar is one environment variable the host gives a plugin. A Secret
 // value is passed to the plugin but never appears in logs, error messages,
 // snapshots or fingerprints: wherever plugin text is logged or quoted, it is
-// replaced by Redacted.
+// replaced by redactedText.
 type EnvVar struct {
 	Value  string
 	Secret bool
 }
 
 // redactor returns a function replacing every secret value of env with
-// Redacted, longest first, or nil when there is no secret.
+// redactedText, longest first, or nil when there is no secret.
 func redactor(env map[string]map[string]EnvVar) func(string) string {
 	var secrets []string
 	for _, vars := range env {
@@ -39,7 +39,7 @@ func redactor(env map[string]map[string]EnvVar) func(string) string {
 	})
 	pairs := make([]string, 0, 2*len(secrets))
 	for _, s := range secrets {
-		pairs = append(pairs, s, Redacted)
+		pairs = append(pairs, s, redactedText)
 	}
 	r := strings.NewReplacer(pairs...)
 	return r.Replace

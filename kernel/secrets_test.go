@@ -97,7 +97,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 		if strings.Contains(l, secret) {
 			t.Errorf("secret leaked: %s", l)
 		}
-		if strings.Contains(l, Redacted) {
+		if strings.Contains(l, redactedText) {
 			redacted++
 		}
 	}
