@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // closeBudget bounds how long `run` waits for in-flight calls when it stops.
@@ -58,6 +59,12 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if err != nil {
 		return err
 	}
+	lock, err := lockRun(g, cfg.Home)
+	if err != nil {
+		k.Close(ctx) // nothing started: Close only marks it closed
+		return err
+	}
+	defer lock.Unlock()
 	progressOut := g.stdout
 	if g.json {
 		progressOut = g.stderr
@@ -146,6 +153,21 @@ func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 		fmt.Fprintf(&b, "reload applied; generation %d serving\n", res.Generation.Number())
 	}
 	p.print(b.String())
+}
+
+// lockRun takes the home's run lock for the kernel's lifetime: a second
+// kernel on one home would start the same plugins on one state and data
+// directory. Another holder is an exit 1 naming its pid; a lock left by a
+// process that is gone is recovered, with a note on stderr.
+func lockRun(g *globals, home string) (*pluginpkg.RunLock, error) {
+	lock, err := pluginpkg.LockRun(home)
+	if err != nil {
+		return nil, &exitError{code: exitFailed, err: err}
+	}
+	if pid := lock.StalePID(); pid != 0 {
+		fmt.Fprintf(g.stderr, "kernelctl: recovered the run lock of home %s, left by pid %d which is gone\n", home, pid)
+	}
+	return lock, nil
 }
 
 // newKernel builds the kernel from the flags and the config; plugin and

@@ -139,3 +139,63 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 		t.Errorf("the rollback does not name the failed plugin:\n%s", stdout.String())
 	}
 }
+
+// TestRunRefusesSecondKernel runs a kernel on the demo home and checks that
+// a second `run` on the same home is refused with the holder's pid (here,
+// this process), starts nothing, and leaves the first one serving.
+func TestRunRefusesSecondKernel(t *testing.T) {
+	buildDemo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout := newOutBuffer()
+	var stderr bytes.Buffer
+	code := make(chan int, 1)
+	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, &stderr) }()
+	t.Cleanup(func() { cancel(); <-code })
+	stdout.waitFor(t, "running; reload with SIGHUP")
+	before := children(t)
+
+	var out2, err2 bytes.Buffer
+	c := runContext(context.Background(), []string{"run", "--config", demoConfig, "--once"}, &out2, &err2)
+	home, _ := filepath.Abs(filepath.Join("..", "..", "testdata", "demo", "home"))
+	want := "home " + home + " is in use by another kernel (pid " + strconv.Itoa(os.Getpid()) + ")"
+	if c != exitFailed || !strings.Contains(err2.String(), want) {
+		t.Errorf("second run: exit %d, stderr %q; want exit 1 naming %q", c, err2.String(), want)
+	}
+	if out2.Len() != 0 {
+		t.Errorf("second run printed %q, want nothing on stdout", out2.String())
+	}
+	if after := children(t); len(after) != len(before) {
+		t.Errorf("plugin processes %v after the refused run, want %v", after, before)
+	}
+	cancel()
+	if c := <-code; c != exitOK {
+		t.Errorf("first run: exit %d; stderr:\n%s", c, stderr.String())
+	}
+	code <- exitOK
+	noChildren(t)
+}
+
+// TestRunRecoversStaleLock kills a running kernelctl with SIGKILL, so that
+// it leaves its run lock file behind, and checks that the next run takes
+// the lock over, says so on stderr, and runs.
+func TestRunRecoversStaleLock(t *testing.T) {
+	buildDemo(t)
+	cmd, _, _, exited := startKernelctl(t, "run", "--config", demoConfig)
+	pid := cmd.Process.Pid
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-exited:
+		exited <- err // for the cleanup
+	case <-time.After(waitLimit):
+		t.Fatal("kernelctl did not exit after SIGKILL")
+	}
+	var stdout, stderr bytes.Buffer
+	c := runContext(context.Background(), []string{"run", "--config", demoConfig, "--once"}, &stdout, &stderr)
+	want := "left by pid " + strconv.Itoa(pid) + " which is gone"
+	if c != exitOK || !strings.Contains(stderr.String(), want) {
+		t.Errorf("run after SIGKILL: exit %d, stderr %q; want exit 0 and a note containing %q", c, stderr.String(), want)
+	}
+	noChildren(t)
+}
