@@ -33,7 +33,9 @@ type doctorFinding struct {
 
 func newDoctorCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "doctor",
+		Use: "doctor",
+		Example: `  kernelctl doctor --config kernel.json
+  kernelctl doctor --home ~/.extkernel --json`,
 		Short: "Diagnose a home without starting anything",
 		Long: `Check everything that can be checked without starting a plugin: manifests that
 do not load, requirements that cannot be resolved, runtime commands that are

@@ -47,7 +47,9 @@ type warningJSON struct {
 
 func newListCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "list",
+		Use: "list",
+		Example: `  kernelctl list --home ~/.extkernel
+  kernelctl list --config kernel.json --json`,
 		Short: "List installed packages",
 		Long:  "List the packages installed in the home: version, enabled, runtime or declarative, provides and requires, and a warning for every package that could not be loaded.",
 		Args:  cobra.NoArgs,

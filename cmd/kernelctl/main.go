@@ -64,7 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root := newRootCmd(stdout, stderr)
 	root.SetArgs(args)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
@@ -78,7 +78,9 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	fmt.Fprintf(stderr, "kernelctl: %v\n", err)
 	var ue *usageError
 	if errors.As(err, &ue) || isCobraUsage(err) {
-		fmt.Fprintln(stderr, "Run 'kernelctl --help' for usage.")
+		// Point at the help of the command that failed: a flag error in
+		// `kernelctl run` is explained by `kernelctl run --help`.
+		fmt.Fprintf(stderr, "Run '%s --help' for usage.\n", cmd.CommandPath())
 		return exitUsage
 	}
 	return exitFailed

@@ -2,12 +2,19 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
@@ -89,8 +96,9 @@ func TestUsageErrors(t *testing.T) {
 		args       []string
 		wantStderr string
 	}{
-		{"unknown command", []string{"frobnicate"}, `kernelctl: unknown command "frobnicate" for "kernelctl"`},
-		{"unknown flag", []string{"list", "--hmoe", "x"}, "kernelctl: unknown flag: --hmoe"},
+		{"unknown command", []string{"frobnicate"}, `kernelctl: unknown command "frobnicate" for "kernelctl"` + "\nRun 'kernelctl --help' for usage.\n"},
+		{"unknown flag", []string{"list", "--hmoe", "x"}, "kernelctl: unknown flag: --hmoe\nRun 'kernelctl list --help' for usage.\n"},
+		{"bad log level", []string{"list", "--log-level", "loud"}, `kernelctl: --log-level "loud" is not a log level: want trace, debug, info, warn, error or off` + "\nRun 'kernelctl list --help' for usage.\n"},
 		{"extra argument", []string{"list", "extra"}, `kernelctl: unknown command "extra" for "kernelctl list"`},
 		{"enable without name", []string{"enable"}, "kernelctl: requires at least 1 arg(s), only received 0"},
 		{"validate missing path", []string{"validate", "/nonexistent/plugin.json"}, "kernelctl: validate: stat /nonexistent/plugin.json: no such file or directory"},
@@ -105,6 +113,72 @@ func TestUsageErrors(t *testing.T) {
 				t.Errorf("stderr = %q, want prefix %q", stderr.String(), tt.wantStderr)
 			}
 		})
+	}
+}
+
+// TestEveryCommandHasExamples walks the command tree: every command a user
+// runs shows an Example: section in its help.
+func TestEveryCommandHasExamples(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, sub := range c.Commands() {
+			if !sub.IsAvailableCommand() || sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			if strings.TrimSpace(sub.Example) == "" {
+				t.Errorf("%s has no Example", sub.CommandPath())
+			}
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(&bytes.Buffer{}, &bytes.Buffer{}))
+}
+
+// TestVersion checks both forms of `kernelctl version`: the protocol and Go
+// versions this binary was built with, and the JSON document of docs/cli.md.
+func TestVersion(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"version"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit code = %d; stderr %q", code, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSuffix(stdout.String(), "\n"), "\n")
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "kernelctl ") || lines[1] != "protocol "+protocol.Version || lines[2] != runtime.Version() {
+		t.Errorf("version printed %q", stdout.String())
+	}
+	stdout.Reset()
+	if code := run([]string{"version", "--json"}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("--json: exit code = %d; stderr %q", code, stderr.String())
+	}
+	var got map[string]string
+	if err := json.Unmarshal(stdout.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	if got["protocol"] != protocol.Version || got["go"] != runtime.Version() || got["kernelctl"] == "" {
+		t.Errorf("version --json = %v", got)
+	}
+}
+
+// TestLogLevel checks that EXTKERNEL_LOG is read when --log-level is unset,
+// that the flag wins, and that a bad EXTKERNEL_LOG is an exit 1 naming it.
+func TestLogLevel(t *testing.T) {
+	t.Setenv("EXTKERNEL_LOG", "debug")
+	g := &globals{}
+	if err := g.checkLogLevel(); err != nil || g.level() != hclog.Debug {
+		t.Errorf("EXTKERNEL_LOG=debug: %v, level %v", err, g.level())
+	}
+	g.logLevel = "ERROR"
+	if err := g.checkLogLevel(); err != nil || g.level() != hclog.Error {
+		t.Errorf("--log-level ERROR: %v, level %v", err, g.level())
+	}
+	t.Setenv("EXTKERNEL_LOG", "")
+	if g := (&globals{}); g.level() != hclog.Warn {
+		t.Errorf("default level = %v, want warn", g.level())
+	}
+	t.Setenv("EXTKERNEL_LOG", "chatty")
+	var stdout, stderr bytes.Buffer
+	code := run([]string{"list", "--home", demoHome}, &stdout, &stderr)
+	if want := `kernelctl: EXTKERNEL_LOG "chatty" is not a log level: want trace, debug, info, warn, error or off` + "\n"; code != exitFailed || stderr.String() != want {
+		t.Errorf("EXTKERNEL_LOG=chatty: exit %d, stderr %q; want 1, %q", code, stderr.String(), want)
 	}
 }
 

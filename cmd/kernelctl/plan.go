@@ -71,7 +71,9 @@ func writeSnapshots(home string, g *generation.Generation) error {
 
 func newPlanCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "plan",
+		Use: "plan",
+		Example: `  kernelctl plan --config kernel.json
+  kernelctl plan --config kernel.json --json`,
 		Short: "Show what a reload would change",
 		Long: `Compare the last published generation (the snapshot 'kernelctl run' keeps in
 <home>/state/current.json; none means an empty generation 0) with what the home
@@ -105,8 +107,9 @@ build.`,
 
 func newDiffCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "diff A B",
-		Short: "Compare two generation snapshots",
+		Use:     "diff A B",
+		Example: `  kernelctl diff ~/.extkernel/state/snapshots/1.json ~/.extkernel/state/snapshots/2.json`,
+		Short:   "Compare two generation snapshots",
 		Long: `Compare two generation snapshots (files written by 'kernelctl run' under
 <home>/state/) with the same classification as 'plan'. Exit code: 0 no
 differences, 2 differences, 1 error.`,

@@ -83,7 +83,7 @@ func TestPlanDiffErrors(t *testing.T) {
 	}{
 		{[]string{"diff", bad, bad}, exitFailed, "kernelctl: snapshot " + bad + ": format 9 is not supported (this build reads format 1)\n"},
 		{[]string{"diff", filepath.Join(dir, "none.json"), bad}, exitFailed, "kernelctl: snapshot: open " + filepath.Join(dir, "none.json") + ": no such file or directory\n"},
-		{[]string{"diff", bad}, exitUsage, "kernelctl: accepts 2 arg(s), received 1\nRun 'kernelctl --help' for usage.\n"},
+		{[]string{"diff", bad}, exitUsage, "kernelctl: accepts 2 arg(s), received 1\nRun 'kernelctl diff --help' for usage.\n"},
 	}
 	for _, tt := range tests {
 		var stdout, stderr bytes.Buffer

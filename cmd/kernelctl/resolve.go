@@ -40,7 +40,9 @@ type resolveProblem struct {
 
 func newResolveCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "resolve [NAME...]",
+		Use: "resolve [NAME...]",
+		Example: `  kernelctl resolve --config kernel.json
+  kernelctl resolve --config kernel.json memory`,
 		Short: "Explain the capability closure",
 		Long: `Resolve the capability closure of the named packages (default: every enabled
 package) and print its members, the provider chosen for every requirement, and

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/kernel"
@@ -18,6 +19,7 @@ type globals struct {
 	home       string
 	configPath string
 	json       bool
+	logLevel   string
 	stdout     io.Writer
 	stderr     io.Writer
 }
@@ -38,10 +40,49 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pf.StringVar(&g.home, "home", "", "extkernel home directory (default: the config's home, $EXTKERNEL_HOME, or ~/.extkernel)")
 	pf.StringVar(&g.configPath, "config", "", "host config file (JSON, see docs/config.md)")
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
+	pf.StringVar(&g.logLevel, "log-level", "", "level of kernel and plugin logs on stderr: trace, debug, info, warn, error or off (default: $EXTKERNEL_LOG, else warn)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return g.checkLogLevel() }
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
-		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g))
+		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
+		newVersionCmd(g))
 	return root
+}
+
+// logLevels are the names --log-level and EXTKERNEL_LOG accept.
+var logLevels = map[string]hclog.Level{
+	"trace": hclog.Trace, "debug": hclog.Debug, "info": hclog.Info,
+	"warn": hclog.Warn, "error": hclog.Error, "off": hclog.Off,
+}
+
+// checkLogLevel checks --log-level, or EXTKERNEL_LOG when the flag is unset.
+func (g *globals) checkLogLevel() error {
+	src, name := "--log-level", g.logLevel
+	if name == "" {
+		src, name = "EXTKERNEL_LOG", os.Getenv("EXTKERNEL_LOG")
+	}
+	if _, ok := logLevels[strings.ToLower(name)]; name != "" && !ok {
+		err := fmt.Errorf("%s %q is not a log level: want trace, debug, info, warn, error or off", src, name)
+		if src == "EXTKERNEL_LOG" {
+			return &exitError{code: exitFailed, err: err}
+		}
+		return &usageError{err}
+	}
+	return nil
+}
+
+// level is the level of the kernel's and plugins' logs on stderr:
+// --log-level, else EXTKERNEL_LOG, else warn. checkLogLevel has
+// validated both.
+func (g *globals) level() hclog.Level {
+	name := g.logLevel
+	if name == "" {
+		name = os.Getenv("EXTKERNEL_LOG")
+	}
+	if l, ok := logLevels[strings.ToLower(name)]; ok {
+		return l
+	}
+	return hclog.Warn
 }
 
 // isCobraUsage reports whether err is one of cobra's argument errors.

@@ -25,7 +25,10 @@ const closeBudget = 10 * time.Second
 func newRunCmd(g *globals) *cobra.Command {
 	var once bool
 	cmd := &cobra.Command{
-		Use:   "run",
+		Use: "run",
+		Example: `  kernelctl run --config kernel.json
+  kernelctl run --config kernel.json --once --json
+  kernelctl run --config kernel.json --log-level debug`,
 		Short: "Start a generation and keep it running",
 		Long: `Start a runtime generation on the home: start every plugin of the closure,
 showing each one's progress, then print the published generation's
@@ -171,7 +174,7 @@ func lockRun(g *globals, home string) (*pluginpkg.RunLock, error) {
 }
 
 // newKernel builds the kernel from the flags and the config; plugin and
-// kernel logs of level warn and above go to stderr. Its generations are
+// kernel logs of the --log-level (default warn) and above go to stderr. Its generations are
 // numbered on from the last one recorded in the home.
 func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
 	cfg, err := g.configWithHome()
@@ -183,7 +186,7 @@ func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
 		return nil, cfg, err
 	}
 	cfg.FirstGeneration = last + 1
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: hclog.Warn})
+	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: g.level()})
 	k, err := kernel.New(cfg)
 	return k, cfg, err
 }

@@ -15,10 +15,11 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 		op, past = pluginpkg.Disable, "disabled"
 	}
 	return &cobra.Command{
-		Use:   verb + " NAME...",
-		Short: fmt.Sprintf("Mark installed packages %s", past),
-		Long:  fmt.Sprintf("Mark installed packages %s in the home's state file (written atomically).", past),
-		Args:  cobra.MinimumNArgs(1),
+		Use:     verb + " NAME...",
+		Short:   fmt.Sprintf("Mark installed packages %s", past),
+		Long:    fmt.Sprintf("Mark installed packages %s in the home's state file (written atomically).", past),
+		Example: fmt.Sprintf("  kernelctl %s audit\n  kernelctl %s audit memory --home ~/.extkernel", verb, verb),
+		Args:    cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			cfg, err := g.configWithHome()
 			if err != nil {
@@ -41,7 +42,10 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 func newPinCmd(g *globals) *cobra.Command {
 	var clear, executable bool
 	cmd := &cobra.Command{
-		Use:   "pin NAME [PIN]",
+		Use: "pin NAME [PIN]",
+		Example: `  kernelctl pin redactor
+  kernelctl pin redactor --executable
+  kernelctl pin redactor --clear`,
 		Short: "Pin a package's files and command",
 		Long: `Pin a package, recorded in the home's state file: the kernel verifies the pin
 right before every start and refuses to start a package that differs, naming

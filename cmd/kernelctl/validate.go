@@ -33,7 +33,10 @@ type problemField struct {
 
 func newValidateCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "validate [DIR|FILE...]",
+		Use: "validate [DIR|FILE...]",
+		Example: `  kernelctl validate --home ~/.extkernel
+  kernelctl validate ./my-plugin
+  kernelctl validate ./my-plugin/plugin.json --json`,
 		Short: "Validate package manifests",
 		Long: `Validate plugin.json manifests and print every problem with its field path.
 
