@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -41,7 +42,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "block"})
+			_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "block"})
 			done <- err
 		}()
 		<-blocking

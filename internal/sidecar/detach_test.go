@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/procstat"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // installShell installs the bash plugin testdata/plugins/shell as package
@@ -116,7 +116,7 @@ func crashOnCall(t *testing.T, c *Client, crashes <-chan *CrashError) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+	_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 	var ce *CrashError
 	if !errors.As(err, &ce) || ce.ExitStatus != "exit status 2" || ce.Cause != nil ||
 		!slices.Contains(ce.Stderr, "exiting; the helper keeps my stdout and stderr") {
