@@ -13,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -27,7 +28,7 @@ const maxConfigSize = 1 << 20
 // and in docs/config.md. The pool size and startup budget are
 // sidecar.DefaultPoolSize and sidecar.DefaultBudget, the heartbeat and hang
 // timeouts sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
-// DefaultHangTimeout, the handshake timeout protocol.DefaultHandshakeTimeout:
+// DefaultHangTimeout, the handshake timeout wire.DefaultHandshakeTimeout:
 // each default has one owner, the package that applies it. None is
 // exported: a host reads a default in the docs, and leaves the field zero
 // to get it.
@@ -141,8 +142,8 @@ type Config struct {
 	Logger hclog.Logger
 	// HandshakeTimeout bounds the handshake of each plugin whose manifest
 	// sets no runtime.handshake_timeout (config key handshake_timeout).
-	// Zero means protocol.DefaultHandshakeTimeout (10s); it may not exceed
-	// protocol.MaxHandshakeTimeout (60s).
+	// Zero means the protocol's default handshake timeout (10s); it may not
+	// exceed 60s, the largest a manifest may set (docs/protocol.md §9).
 	HandshakeTimeout time.Duration
 	// Session is the session context sent to every plugin in initialize
 	// (config key session), e.g. a workspace or a user; nil sends none.
@@ -211,7 +212,7 @@ func (c Config) withDefaults() Config {
 		c.FirstGeneration = 1
 	}
 	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = protocol.DefaultHandshakeTimeout
+		c.HandshakeTimeout = wire.DefaultHandshakeTimeout
 	}
 	if c.DataRoot == "" {
 		c.DataRoot = filepath.Join(c.Home, "data")
@@ -228,8 +229,8 @@ func (c Config) resolve() (Config, error) {
 	}
 	c.Home = home
 	c.Session = maps.Clone(c.Session)
-	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > protocol.MaxHandshakeTimeout {
-		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, protocol.MaxHandshakeTimeout)
+	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > wire.MaxHandshakeTimeout {
+		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, wire.MaxHandshakeTimeout)
 	}
 	if c.DataRoot != "" {
 		root, err := filepath.Abs(c.DataRoot)

@@ -17,8 +17,9 @@ import (
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
 	"github.com/extkernel/extkernel/internal/sidecar"
-	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // fileConfig is the schema of kernel.json (docs/config.md). Its json tags
@@ -169,8 +170,8 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	}
 	cfg.Home = absolute(fc.Home, dir)
 	cfg.DataRoot = absolute(fc.DataRoot, dir)
-	if cfg.HandshakeTimeout > protocol.MaxHandshakeTimeout {
-		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, protocol.MaxHandshakeTimeout)
+	if cfg.HandshakeTimeout > wire.MaxHandshakeTimeout {
+		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, wire.MaxHandshakeTimeout)
 	}
 	cfg.Session = convertSession(fc.Session, add)
 	if fc.Host != nil {

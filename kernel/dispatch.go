@@ -12,6 +12,7 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -194,8 +195,8 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 	}
 	m := l.gen.Member(owner.Source.Plugin)
 	res.Owner = owner.Source.Plugin
-	out, err := k.invoke(ctx, m, k.cfg.Deadlines.Strategy, protocol.MethodStrategyInvoke,
-		protocol.StrategyInvokeParams{Slot: string(slot), Input: input})
+	out, err := k.invoke(ctx, m, k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
+		wire.StrategyInvokeParams{Slot: string(slot), Input: input})
 	if err != nil {
 		perr := &PluginError{Plugin: res.Owner, Kind: contribution.KindStrategy, Key: string(slot), Required: m.Required, Err: err}
 		if m.Required || ctx.Err() != nil {
@@ -223,7 +224,7 @@ func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMess
 			}
 		}
 		p := c.Payload.(contribution.Provider)
-		return protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: p.Ref, Input: input}, nil
+		return wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: p.Ref, Input: input}, nil
 	})
 }
 
@@ -234,7 +235,7 @@ func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMess
 func (k *Kernel) RunAction(ctx context.Context, id string, uiContext json.RawMessage) (json.RawMessage, error) {
 	return k.callUnique(ctx, contribution.KindAction, id, func(_ *live, c contribution.Contribution) (string, any, error) {
 		a := c.Payload.(contribution.Action)
-		return protocol.MethodActionRun, protocol.ActionRunParams{ID: a.ID, Context: uiContext}, nil
+		return wire.MethodActionRun, wire.ActionRunParams{ID: a.ID, Context: uiContext}, nil
 	})
 }
 

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -121,7 +122,7 @@ func TestNewEmbedderSettings(t *testing.T) {
 		check   func(t *testing.T, c Config)
 	}{
 		{name: "defaults", cfg: Config{Home: "/h"}, check: func(t *testing.T, c Config) {
-			if c.HandshakeTimeout != protocol.DefaultHandshakeTimeout || c.DataRoot != "/h/data" || c.ValidateProviderInput {
+			if c.HandshakeTimeout != wire.DefaultHandshakeTimeout || c.DataRoot != "/h/data" || c.ValidateProviderInput {
 				t.Errorf("defaults: handshake %v, data root %q, validate %v", c.HandshakeTimeout, c.DataRoot, c.ValidateProviderInput)
 			}
 		}},

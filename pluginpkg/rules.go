@@ -12,7 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // Limits of the manifest schema. docs/manifest.md documents each.
@@ -196,8 +196,8 @@ func checkTimeout(d time.Duration, text string) string {
 	switch {
 	case d <= 0:
 		return fmt.Sprintf("must be greater than 0, got %s", text)
-	case d > protocol.MaxHandshakeTimeout:
-		return fmt.Sprintf("must be at most %ds, got %s", protocol.MaxHandshakeTimeout/time.Second, text)
+	case d > wire.MaxHandshakeTimeout:
+		return fmt.Sprintf("must be at most %ds, got %s", wire.MaxHandshakeTimeout/time.Second, text)
 	}
 	return ""
 }

@@ -2,6 +2,10 @@ package protocol
 
 import "fmt"
 
+// Version is the protocol version this package implements. It is checked
+// against a manifest's "kernel" constraint and sent in initialize.
+const Version = "1.0.0"
+
 // VersionError reports that a plugin and this host speak incompatible
 // protocol versions, and says which side to upgrade. It is returned both
 // for a manifest whose "kernel" range excludes Version (before anything is

@@ -15,19 +15,20 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // These tests run the Python and Node.js example plugins as real processes
-// and play the host against them with protocol.FrameReader/FrameWriter.
+// and play the host against them with wire.FrameReader/FrameWriter.
 
 // process is a plugin process and the host's ends of its pipes.
 type process struct {
 	t      *testing.T
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
-	fw     *protocol.FrameWriter
-	msgs   chan *protocol.Message
+	fw     *wire.FrameWriter
+	msgs   chan *wire.Message
 	readEr chan error
 	stderr *lockedBuffer
 }
@@ -68,7 +69,7 @@ func startProcess(t *testing.T, interpreter, dir string, args ...string) *proces
 		"EXTKERNEL_PLUGIN_NAME=example", "EXTKERNEL_PLUGIN_VERSION=1.0.0", "EXTKERNEL_PLUGIN_DIR=" + abs,
 		"EXTKERNEL_DATA_DIR=" + t.TempDir(), "EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
 	}
-	p := &process{t: t, cmd: cmd, msgs: make(chan *protocol.Message, 16), readEr: make(chan error, 1), stderr: &lockedBuffer{}}
+	p := &process{t: t, cmd: cmd, msgs: make(chan *wire.Message, 16), readEr: make(chan error, 1), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
@@ -80,10 +81,10 @@ func startProcess(t *testing.T, interpreter, dir string, args ...string) *proces
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p.fw = protocol.NewFrameWriter(p.stdin)
+	p.fw = wire.NewFrameWriter(p.stdin)
 	go func() {
 		defer close(p.msgs)
-		fr := protocol.NewFrameReader(stdout, 0)
+		fr := wire.NewFrameReader(stdout, 0)
 		for {
 			m, err := fr.ReadMessage()
 			if err != nil {
@@ -110,10 +111,10 @@ func startProcess(t *testing.T, interpreter, dir string, args ...string) *proces
 
 func (p *process) send(id any, method string, params any) {
 	p.t.Helper()
-	var m *protocol.Message
+	var m *wire.Message
 	var err error
 	if id == nil {
-		m, err = protocol.NewNotification(method, params)
+		m, err = wire.NewNotification(method, params)
 	} else {
 		raw, _ := json.Marshal(id)
 		m, err = newRequest(raw, method, params)
@@ -126,7 +127,7 @@ func (p *process) send(id any, method string, params any) {
 	}
 }
 
-func (p *process) recv() *protocol.Message {
+func (p *process) recv() *wire.Message {
 	p.t.Helper()
 	select {
 	case m, ok := <-p.msgs:
@@ -142,7 +143,7 @@ func (p *process) recv() *protocol.Message {
 
 // expect checks that the next message answers id with result want (compact
 // JSON), or with error code when code != 0.
-func (p *process) expect(id int, want string, code int) *protocol.Message {
+func (p *process) expect(id int, want string, code int) *wire.Message {
 	p.t.Helper()
 	m := p.recv()
 	switch {
@@ -191,12 +192,12 @@ func TestCrossLanguageExamples(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
-			p.send(1, protocol.MethodPing, nil)
+			p.send(1, wire.MethodPing, nil)
 			p.expect(1, "", protocol.CodeNotInitialized)
 
 			params := initParams(protocol.Version)
 			params.Plugin.Name = tt.plugin
-			p.send(2, protocol.MethodInitialize, params)
+			p.send(2, wire.MethodInitialize, params)
 			var res protocol.InitializeResult
 			if err := json.Unmarshal(p.expect(2, "", 0).Result, &res); err != nil {
 				t.Fatal(err)
@@ -214,29 +215,29 @@ func TestCrossLanguageExamples(t *testing.T) {
 				t.Errorf("initialize result\n got %+v\nwant %+v", res, wantDecl)
 			}
 
-			p.send(3, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"command":"API_KEY=xyz make"}`)})
+			p.send(3, wire.MethodIntercept, wire.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"command":"API_KEY=xyz make"}`)})
 			p.expect(3, `{"decision":"modify","payload":{"command":"API_KEY=[redacted] make"}}`, 0)
-			p.send(4, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.after"})
+			p.send(4, wire.MethodIntercept, wire.InterceptParams{Point: "tool.after"})
 			p.expect(4, "", protocol.CodeUnknownTarget)
-			p.send(5, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":[1,"two"]}`)})
+			p.send(5, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":[1,"two"]}`)})
 			p.expect(5, `{"output":{"q":[1,"two"]}}`, 0)
-			p.send(6, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "wordcount", Input: json.RawMessage(`3`)})
+			p.send(6, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "wordcount", Input: json.RawMessage(`3`)})
 			p.expect(6, "", protocol.CodeInvalidParams)
 
 			// A slow call does not hold up ping, and $/cancel ends it.
-			p.send(7, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "slow"})
-			p.send(8, protocol.MethodPing, nil)
+			p.send(7, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "slow"})
+			p.send(8, wire.MethodPing, nil)
 			p.expect(8, `{}`, 0)
-			p.send(nil, protocol.MethodCancel, protocol.CancelParams{ID: json.RawMessage(`7`)})
+			p.send(nil, wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(`7`)})
 			p.expect(7, "", protocol.CodeRequestCancelled)
 
-			p.send(9, protocol.MethodActionRun, protocol.ActionRunParams{ID: "hello", Context: json.RawMessage(`"ann"`)})
-			if m := p.recv(); m.Method != protocol.MethodNotify || !jsonEqual(m.Params, `{"event":"greeted","data":{"who":"ann"}}`) {
+			p.send(9, wire.MethodActionRun, wire.ActionRunParams{ID: "hello", Context: json.RawMessage(`"ann"`)})
+			if m := p.recv(); m.Method != wire.MethodNotify || !jsonEqual(m.Params, `{"event":"greeted","data":{"who":"ann"}}`) {
 				t.Fatalf("got %s, want the greeted notification", frame(m))
 			}
 			p.expect(9, `{"output":{"greeting":"hello ann"}}`, 0)
 
-			p.send(10, protocol.MethodShutdown, nil)
+			p.send(10, wire.MethodShutdown, nil)
 			p.expect(10, `{}`, 0)
 			p.exit()
 			if log := p.stderr.String(); !strings.Contains(log, `"@message":`) {
@@ -255,10 +256,10 @@ func TestCrossLanguageEndOfInput(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
-			p.send(1, protocol.MethodInitialize, initParams(protocol.Version))
+			p.send(1, wire.MethodInitialize, initParams(protocol.Version))
 			p.expect(1, "", 0)
-			p.send(2, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "slow"})
-			p.send(3, protocol.MethodPing, nil)
+			p.send(2, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "slow"})
+			p.send(3, wire.MethodPing, nil)
 			p.expect(3, `{}`, 0)
 			p.stdin.Close()
 			m := p.expect(2, "", protocol.CodeRequestCancelled)
@@ -289,13 +290,13 @@ func TestDocMinimalPlugin(t *testing.T) {
 	}
 	p := startProcess(t, "python3", dir, "hello.py")
 	params := initParams(protocol.Version)
-	p.send(1, protocol.MethodInitialize, params)
+	p.send(1, wire.MethodInitialize, params)
 	p.expect(1, `{"protocol_version":"1.0.0","name":"hello","version":"1.0.0","interceptors":[{"point":"tool.before"}]}`, 0)
-	p.send(2, protocol.MethodIntercept, protocol.InterceptParams{Point: "tool.before"})
+	p.send(2, wire.MethodIntercept, wire.InterceptParams{Point: "tool.before"})
 	p.expect(2, `{"decision":"continue"}`, 0)
-	p.send(3, protocol.MethodIntercept, protocol.InterceptParams{Point: "x"})
+	p.send(3, wire.MethodIntercept, wire.InterceptParams{Point: "x"})
 	p.expect(3, "", protocol.CodeUnknownTarget)
-	p.send(4, protocol.MethodShutdown, nil)
+	p.send(4, wire.MethodShutdown, nil)
 	p.expect(4, `{}`, 0)
 	p.exit()
 }

@@ -22,17 +22,17 @@ type callFunc func(s *session, ctx context.Context, params json.RawMessage) (any
 // routes maps the concurrent host-to-plugin methods to their implementation.
 // initialize, ping, shutdown and $/cancel are answered by the read loop.
 var routes = map[string]callFunc{
-	protocol.MethodIntercept:      (*session).intercept,
-	protocol.MethodStrategyInvoke: (*session).strategy,
-	protocol.MethodProviderInvoke: (*session).provider,
-	protocol.MethodActionRun:      (*session).action,
+	wire.MethodIntercept:      (*session).intercept,
+	wire.MethodStrategyInvoke: (*session).strategy,
+	wire.MethodProviderInvoke: (*session).provider,
+	wire.MethodActionRun:      (*session).action,
 }
 
 // dispatch handles one message from the read loop. It returns the call a
 // request for a handler registered (to be run by the caller, see
 // scheduler), and reports whether the message was a shutdown request, after
 // which nothing more is read.
-func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
+func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 	switch {
 	case m.IsResponse():
 		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
@@ -41,7 +41,7 @@ func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 		s.notification(m)
 		return nil, false
 	}
-	if m.Method == protocol.MethodInitialize {
+	if m.Method == wire.MethodInitialize {
 		s.initialize(m)
 		return nil, false
 	}
@@ -50,9 +50,9 @@ func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 		return nil, false
 	}
 	switch m.Method {
-	case protocol.MethodPing:
+	case wire.MethodPing:
 		s.reply(m.ID, emptyObject)
-	case protocol.MethodShutdown:
+	case wire.MethodShutdown:
 		s.log.Debug("shutdown requested")
 		s.reply(m.ID, emptyObject)
 		return nil, true
@@ -69,12 +69,12 @@ func (s *session) dispatch(m *protocol.Message) (c *call, shutdown bool) {
 
 // notification handles a host notification. Only $/cancel is defined;
 // others are ignored, as JSON-RPC prescribes.
-func (s *session) notification(m *protocol.Message) {
-	if m.Method != protocol.MethodCancel {
+func (s *session) notification(m *wire.Message) {
+	if m.Method != wire.MethodCancel {
 		s.log.Debug("ignoring notification", "method", m.Method)
 		return
 	}
-	var p protocol.CancelParams
+	var p wire.CancelParams
 	if err := wire.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
 		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
 		return
@@ -90,7 +90,7 @@ func (s *session) notification(m *protocol.Message) {
 
 // initialize answers the handshake, synchronously so that the next frame
 // already sees its outcome.
-func (s *session) initialize(m *protocol.Message) {
+func (s *session) initialize(m *wire.Message) {
 	if s.initd.Load() {
 		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "initialize: already initialized"))
 		return
@@ -105,7 +105,7 @@ func (s *session) initialize(m *protocol.Message) {
 		return
 	}
 	if s.onInit != nil {
-		_, err := s.invoke(protocol.MethodInitialize, func() (any, error) {
+		_, err := s.invoke(wire.MethodInitialize, func() (any, error) {
 			return nil, s.onInit(s.handlers, params)
 		})
 		if err != nil {
@@ -154,7 +154,7 @@ func major(v string) (int, error) {
 
 // register records request m, to be run by fn, as in flight and returns
 // its call, or answers it and returns nil when its id is already in flight.
-func (s *session) register(m *protocol.Message, fn callFunc) *call {
+func (s *session) register(m *wire.Message, fn callFunc) *call {
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancel(s.handlers)
 	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, ctx: ctx, fn: fn, params: m.Params}

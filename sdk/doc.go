@@ -1,7 +1,8 @@
 // Package sdk is the Go SDK for writing extkernel plugins: the plugin side
-// of the protocol in package protocol (specified in docs/protocol.md). It
-// depends on protocol, the standard library and go-hclog only, never on the
-// host packages.
+// of the protocol specified in docs/protocol.md, in the vocabulary of
+// package protocol. It depends on protocol, the module's internal wire
+// mechanics (internal/wire, internal/jsonscan), the standard library and
+// go-hclog only, never on the host packages.
 //
 // A plugin is a program that creates a Plugin, registers its declarations
 // and handlers, and calls Serve:
@@ -70,6 +71,6 @@
 // A call naming a point, slot, provider or action the plugin did not
 // declare gets CodeUnknownTarget, an unknown method CodeMethodNotFound,
 // malformed params CodeInvalidParams. A malformed frame is answered with an
-// error whose id is null and serving continues; a frame over
-// protocol.DefaultMaxFrame or a failed write ends ServeIO with an error.
+// error whose id is null and serving continues; a frame over the 4 MiB
+// limit (docs/protocol.md §1) or a failed write ends ServeIO with an error.
 package sdk

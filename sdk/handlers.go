@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // intercept runs the interceptor at the requested point and checks its
 // decision.
 func (s *session) intercept(ctx context.Context, raw json.RawMessage) (any, error) {
-	var params protocol.InterceptParams
+	var params wire.InterceptParams
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
@@ -58,7 +59,7 @@ func checkDecision(res *protocol.InterceptResult) *protocol.Error {
 
 // strategy runs the plugin's implementation of the requested slot.
 func (s *session) strategy(ctx context.Context, raw json.RawMessage) (any, error) {
-	var params protocol.StrategyInvokeParams
+	var params wire.StrategyInvokeParams
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
@@ -71,7 +72,7 @@ func (s *session) strategy(ctx context.Context, raw json.RawMessage) (any, error
 
 // provider runs the requested provider.
 func (s *session) provider(ctx context.Context, raw json.RawMessage) (any, error) {
-	var params protocol.ProviderInvokeParams
+	var params wire.ProviderInvokeParams
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (s *session) provider(ctx context.Context, raw json.RawMessage) (any, error
 
 // action runs the requested UI action with its context as input.
 func (s *session) action(ctx context.Context, raw json.RawMessage) (any, error) {
-	var params protocol.ActionRunParams
+	var params wire.ActionRunParams
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}

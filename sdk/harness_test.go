@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"go.uber.org/goleak"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -37,8 +38,8 @@ type harness struct {
 	inR    *io.PipeReader // the plugin's stdin
 	inW    *io.PipeWriter
 	outR   *io.PipeReader // the plugin's stdout
-	fw     *protocol.FrameWriter
-	msgs   chan *protocol.Message
+	fw     *wire.FrameWriter
+	msgs   chan *wire.Message
 	done   chan error
 	cancel context.CancelFunc
 
@@ -54,8 +55,8 @@ func serve(t *testing.T, p *Plugin) *harness {
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
-	h := &harness{t: t, inR: inR, inW: inW, outR: outR, fw: protocol.NewFrameWriter(inW),
-		msgs: make(chan *protocol.Message, 64), done: make(chan error, 1), cancel: cancel}
+	h := &harness{t: t, inR: inR, inW: inW, outR: outR, fw: wire.NewFrameWriter(inW),
+		msgs: make(chan *wire.Message, 64), done: make(chan error, 1), cancel: cancel}
 	go func() {
 		err := p.ServeIO(ctx, inR, outW)
 		outW.Close()
@@ -63,7 +64,7 @@ func serve(t *testing.T, p *Plugin) *harness {
 	}()
 	go func() {
 		defer close(h.msgs)
-		fr := protocol.NewFrameReader(outR, 0)
+		fr := wire.NewFrameReader(outR, 0)
 		for {
 			m, err := fr.ReadMessage()
 			if err != nil {
@@ -115,7 +116,7 @@ func (h *harness) returned() bool {
 	}
 }
 
-func (h *harness) send(m *protocol.Message) {
+func (h *harness) send(m *wire.Message) {
 	h.t.Helper()
 	if err := h.fw.WriteMessage(m); err != nil {
 		h.t.Fatalf("send %s: %v", m.Method, err)
@@ -135,8 +136,8 @@ func (h *harness) call(id int, method string, params any) {
 
 // newRequest returns a request with id, method and params, marshalled
 // (nil params are omitted).
-func newRequest(id json.RawMessage, method string, params any) (*protocol.Message, error) {
-	m, err := protocol.NewNotification(method, params)
+func newRequest(id json.RawMessage, method string, params any) (*wire.Message, error) {
+	m, err := wire.NewNotification(method, params)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +147,7 @@ func newRequest(id json.RawMessage, method string, params any) (*protocol.Messag
 
 func (h *harness) cancelCall(id int) {
 	h.t.Helper()
-	m, err := protocol.NewNotification(protocol.MethodCancel, protocol.CancelParams{ID: json.RawMessage(strconv.Itoa(id))})
+	m, err := wire.NewNotification(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(strconv.Itoa(id))})
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func (h *harness) cancelCall(id int) {
 }
 
 // recv returns the next message the plugin wrote.
-func (h *harness) recv() *protocol.Message {
+func (h *harness) recv() *wire.Message {
 	h.t.Helper()
 	select {
 	case m, ok := <-h.msgs:
@@ -169,7 +170,7 @@ func (h *harness) recv() *protocol.Message {
 }
 
 // response returns the next message, checking it answers id.
-func (h *harness) response(id int) *protocol.Message {
+func (h *harness) response(id int) *wire.Message {
 	h.t.Helper()
 	m := h.recv()
 	if string(m.ID) != strconv.Itoa(id) {
@@ -200,7 +201,7 @@ func (h *harness) error(id, code int, msg string) {
 
 func (h *harness) initialize(id int) *protocol.InitializeResult {
 	h.t.Helper()
-	h.call(id, protocol.MethodInitialize, initParams(protocol.Version))
+	h.call(id, wire.MethodInitialize, initParams(protocol.Version))
 	m := h.response(id)
 	if m.Error != nil {
 		h.t.Fatalf("initialize: %v", m.Error)
@@ -221,7 +222,7 @@ func initParams(version string) protocol.InitializeParams {
 	}
 }
 
-func frame(m *protocol.Message) string {
+func frame(m *wire.Message) string {
 	b, _ := json.Marshal(m)
 	return string(b)
 }

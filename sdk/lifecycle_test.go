@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -50,7 +51,7 @@ func wait[T any](t *testing.T, ch <-chan T, what string) T {
 	return zero
 }
 
-func invoke(ref string) protocol.ProviderInvokeParams { return protocol.ProviderInvokeParams{Ref: ref} }
+func invoke(ref string) wire.ProviderInvokeParams { return wire.ProviderInvokeParams{Ref: ref} }
 
 func TestCallsAreMultiplexed(t *testing.T) {
 	p := New("tester", "1.0.0")
@@ -69,8 +70,8 @@ func TestCallsAreMultiplexed(t *testing.T) {
 	})
 	h := serve(t, p)
 	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("first"))
-	h.call(3, protocol.MethodProviderInvoke, invoke("second"))
+	h.call(2, wire.MethodProviderInvoke, invoke("first"))
+	h.call(3, wire.MethodProviderInvoke, invoke("second"))
 	// "first" can only finish because "second" ran while it was blocked;
 	// once unblocked, the two answers race, so compare them by id.
 	got := map[string]string{}
@@ -93,14 +94,14 @@ func serveBlocked(t *testing.T) (*blocker, *harness) {
 	p.Provider("block", "", b.handler)
 	h := serve(t, p)
 	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	h.call(2, wire.MethodProviderInvoke, invoke("block"))
 	wait(t, b.started, "handler start")
 	return b, h
 }
 
 func TestPingIsNotQueued(t *testing.T) {
 	b, h := serveBlocked(t)
-	h.call(3, protocol.MethodPing, nil)
+	h.call(3, wire.MethodPing, nil)
 	h.result(3, `{}`)
 	close(b.release)
 	h.result(2, `{"output":"released"}`)
@@ -115,13 +116,13 @@ func TestCancel(t *testing.T) {
 	}
 	h.cancelCall(2)  // already answered: ignored
 	h.cancelCall(99) // never sent: ignored
-	h.call(3, protocol.MethodPing, nil)
+	h.call(3, wire.MethodPing, nil)
 	h.result(3, `{}`)
 }
 
 func TestDuplicateRequestID(t *testing.T) {
 	b, h := serveBlocked(t)
-	h.call(2, protocol.MethodProviderInvoke, invoke("block"))
+	h.call(2, wire.MethodProviderInvoke, invoke("block"))
 	h.error(2, protocol.CodeInvalidRequest, "request id 2 is already in flight")
 	close(b.release)
 	h.result(2, `{"output":"released"}`)
@@ -129,7 +130,7 @@ func TestDuplicateRequestID(t *testing.T) {
 
 func TestShutdownWaitsForHandlers(t *testing.T) {
 	b, h := serveBlocked(t)
-	h.call(3, protocol.MethodShutdown, nil)
+	h.call(3, wire.MethodShutdown, nil)
 	h.result(3, `{}`)
 	if h.returned() {
 		t.Fatal("ServeIO returned while a handler was in flight")
@@ -187,9 +188,9 @@ func TestStuckHandler(t *testing.T) {
 	})
 	h := serve(t, p)
 	h.initialize(1)
-	h.call(2, protocol.MethodProviderInvoke, invoke("stuck"))
+	h.call(2, wire.MethodProviderInvoke, invoke("stuck"))
 	wait(t, started, "handler start")
-	h.call(3, protocol.MethodShutdown, nil)
+	h.call(3, wire.MethodShutdown, nil)
 	h.result(3, `{}`)
 	if err := h.wait(); !errors.Is(err, ErrHandlersStuck) || !strings.HasPrefix(err.Error(), "sdk: 1 handlers did not return") {
 		t.Fatalf("ServeIO = %v, want 1 ErrHandlersStuck", err)
@@ -258,9 +259,9 @@ func TestMalformedFrames(t *testing.T) {
 func TestFrameTooLargeEndsServe(t *testing.T) {
 	h := serve(t, New("tester", "1.0.0"))
 	go func() { // the rest of the line is never read; cleanup unblocks it
-		_, _ = io.WriteString(h.inW, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", protocol.DefaultMaxFrame)+"\"}\n")
+		_, _ = io.WriteString(h.inW, `{"jsonrpc":"2.0","method":"x","params":"`+strings.Repeat("a", wire.DefaultMaxFrame)+"\"}\n")
 	}()
-	if err := h.wait(); !errors.Is(err, protocol.ErrFrameTooLarge) {
+	if err := h.wait(); !errors.Is(err, wire.ErrFrameTooLarge) {
 		t.Fatalf("ServeIO = %v, want ErrFrameTooLarge", err)
 	}
 }
@@ -268,7 +269,7 @@ func TestFrameTooLargeEndsServe(t *testing.T) {
 func TestWriteFailureEndsServe(t *testing.T) {
 	h := serve(t, New("tester", "1.0.0"))
 	h.outR.Close()
-	h.call(1, protocol.MethodPing, nil)
+	h.call(1, wire.MethodPing, nil)
 	if err := h.wait(); !errors.Is(err, io.ErrClosedPipe) || !strings.HasPrefix(err.Error(), "write to host: ") {
 		t.Fatalf("ServeIO = %v, want a write error", err)
 	}
@@ -292,9 +293,9 @@ func TestWorkersAreReused(t *testing.T) {
 	const calls = 50
 	ids := map[string]bool{}
 	for i := range calls {
-		h.call(2+i, protocol.MethodProviderInvoke, invoke("gid"))
+		h.call(2+i, wire.MethodProviderInvoke, invoke("gid"))
 		m := h.response(2 + i)
-		var res protocol.OutputResult
+		var res wire.OutputResult
 		if err := json.Unmarshal(m.Result, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -325,8 +326,8 @@ func TestSlowHandlerHandsOverAtOnce(t *testing.T) {
 	h.initialize(1)
 	ran := func(id int, ref string) string {
 		t.Helper()
-		h.call(id, protocol.MethodProviderInvoke, invoke(ref))
-		var res protocol.OutputResult
+		h.call(id, wire.MethodProviderInvoke, invoke(ref))
+		var res wire.OutputResult
 		if err := json.Unmarshal(h.response(id).Result, &res); err != nil {
 			t.Fatal(err)
 		}
@@ -359,7 +360,7 @@ func TestManyConcurrentCalls(t *testing.T) {
 	h := serve(t, p)
 	h.initialize(1)
 	for i := range n {
-		h.call(2+i, protocol.MethodProviderInvoke, invoke("block"))
+		h.call(2+i, wire.MethodProviderInvoke, invoke("block"))
 	}
 	for range n {
 		wait(t, started, "handler start")
@@ -377,7 +378,7 @@ func TestManyConcurrentCalls(t *testing.T) {
 		t.Fatalf("%d distinct answers, want %d", len(got), n)
 	}
 	for i := range 2 * n {
-		h.call(1000+i, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage("1")})
+		h.call(1000+i, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage("1")})
 		h.result(1000+i, `{"output":1}`)
 	}
 	h.inW.Close()

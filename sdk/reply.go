@@ -11,7 +11,7 @@ import (
 )
 
 // write sends m; a failure aborts the session (the host is gone).
-func (s *session) write(m *protocol.Message) {
+func (s *session) write(m *wire.Message) {
 	if err := s.fw.WriteMessage(m); err != nil {
 		s.cancelAbort(fmt.Errorf("write to host: %w", err))
 	}
@@ -80,5 +80,5 @@ func (r *resultJSON) free() {
 
 // replyError answers request id with e.
 func (s *session) replyError(id json.RawMessage, e *protocol.Error) {
-	s.write(protocol.NewErrorResponse(id, e))
+	s.write(wire.NewErrorResponse(id, e))
 }

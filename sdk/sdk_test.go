@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -58,30 +59,30 @@ func TestCalls(t *testing.T) {
 		code    int    // or error code
 		message string // contained in the error message
 	}{
-		{name: "intercept continue", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"ls"}`)}, want: `{"decision":"continue"}`},
-		{name: "intercept modify", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"secret"}`)}, want: `{"decision":"modify","payload":{"text":"[redacted]"}}`},
-		{name: "intercept deny", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"rm -rf /"}`)}, want: `{"decision":"deny","reason":"destructive command"}`},
-		{name: "intercept unknown point", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown point "nope" (declared: bad.decision, bad.modify, tool.after, tool.before)`},
-		{name: "intercept handler error", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "tool.after"}, code: protocol.CodePluginError, message: "audit log unavailable"},
-		{name: "intercept unknown decision", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "bad.decision"}, code: protocol.CodePluginError, message: `unknown decision "maybe"`},
-		{name: "intercept unmarshalable modify", method: protocol.MethodIntercept, params: protocol.InterceptParams{Point: "bad.modify"}, code: protocol.CodePluginError, message: "modify without a payload: marshal payload: json: unsupported type"},
-		{name: "strategy", method: protocol.MethodStrategyInvoke, params: protocol.StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1,2]`)}, want: `{"output":[1,2]}`},
-		{name: "strategy unknown slot", method: protocol.MethodStrategyInvoke, params: protocol.StrategyInvokeParams{Slot: "x.y"}, code: protocol.CodeUnknownTarget, message: `unknown slot "x.y" (declared: context.compactor)`},
-		{name: "provider", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":"a"}`)}, want: `{"output":{"q":"a"}}`},
-		{name: "provider nil output", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "nil"}, want: `{}`},
-		{name: "provider unknown", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown provider "nope"`},
-		{name: "provider error", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "fail"}, code: protocol.CodePluginError, message: "disk full"},
-		{name: "provider coded error", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "coded"}, code: protocol.CodeInvalidParams, message: "want a path"},
-		{name: "provider panic", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "panic"}, code: protocol.CodeInternalError, message: "provider/invoke handler panicked: boom"},
-		{name: "still alive after panic", method: protocol.MethodPing, params: struct{}{}, want: `{}`},
-		{name: "provider unmarshalable output", method: protocol.MethodProviderInvoke, params: protocol.ProviderInvokeParams{Ref: "func"}, code: protocol.CodeInternalError, message: "marshal output"},
-		{name: "action", method: protocol.MethodActionRun, params: protocol.ActionRunParams{ID: "hello", Context: json.RawMessage(`"world"`)}, want: `{"output":{"greeting":"hello \"world\""}}`},
-		{name: "action unknown", method: protocol.MethodActionRun, params: protocol.ActionRunParams{ID: "bye"}, code: protocol.CodeUnknownTarget, message: `unknown action "bye" (declared: hello)`},
-		{name: "ping", method: protocol.MethodPing, want: `{}`},
+		{name: "intercept continue", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"ls"}`)}, want: `{"decision":"continue"}`},
+		{name: "intercept modify", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"secret"}`)}, want: `{"decision":"modify","payload":{"text":"[redacted]"}}`},
+		{name: "intercept deny", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"text":"rm -rf /"}`)}, want: `{"decision":"deny","reason":"destructive command"}`},
+		{name: "intercept unknown point", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown point "nope" (declared: bad.decision, bad.modify, tool.after, tool.before)`},
+		{name: "intercept handler error", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "tool.after"}, code: protocol.CodePluginError, message: "audit log unavailable"},
+		{name: "intercept unknown decision", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "bad.decision"}, code: protocol.CodePluginError, message: `unknown decision "maybe"`},
+		{name: "intercept unmarshalable modify", method: wire.MethodIntercept, params: wire.InterceptParams{Point: "bad.modify"}, code: protocol.CodePluginError, message: "modify without a payload: marshal payload: json: unsupported type"},
+		{name: "strategy", method: wire.MethodStrategyInvoke, params: wire.StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1,2]`)}, want: `{"output":[1,2]}`},
+		{name: "strategy unknown slot", method: wire.MethodStrategyInvoke, params: wire.StrategyInvokeParams{Slot: "x.y"}, code: protocol.CodeUnknownTarget, message: `unknown slot "x.y" (declared: context.compactor)`},
+		{name: "provider", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"q":"a"}`)}, want: `{"output":{"q":"a"}}`},
+		{name: "provider nil output", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "nil"}, want: `{}`},
+		{name: "provider unknown", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown provider "nope"`},
+		{name: "provider error", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "fail"}, code: protocol.CodePluginError, message: "disk full"},
+		{name: "provider coded error", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "coded"}, code: protocol.CodeInvalidParams, message: "want a path"},
+		{name: "provider panic", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "panic"}, code: protocol.CodeInternalError, message: "provider/invoke handler panicked: boom"},
+		{name: "still alive after panic", method: wire.MethodPing, params: struct{}{}, want: `{}`},
+		{name: "provider unmarshalable output", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "func"}, code: protocol.CodeInternalError, message: "marshal output"},
+		{name: "action", method: wire.MethodActionRun, params: wire.ActionRunParams{ID: "hello", Context: json.RawMessage(`"world"`)}, want: `{"output":{"greeting":"hello \"world\""}}`},
+		{name: "action unknown", method: wire.MethodActionRun, params: wire.ActionRunParams{ID: "bye"}, code: protocol.CodeUnknownTarget, message: `unknown action "bye" (declared: hello)`},
+		{name: "ping", method: wire.MethodPing, want: `{}`},
 		{name: "unknown method", method: "tool/run", params: struct{}{}, code: protocol.CodeMethodNotFound, message: `method "tool/run" not found`},
-		{name: "missing params", method: protocol.MethodIntercept, code: protocol.CodeInvalidParams, message: "missing params"},
-		{name: "invalid params", method: protocol.MethodProviderInvoke, params: []int{1}, code: protocol.CodeInvalidParams, message: "invalid params"},
-		{name: "second initialize", method: protocol.MethodInitialize, params: initParams(protocol.Version), code: protocol.CodeInvalidRequest, message: "already initialized"},
+		{name: "missing params", method: wire.MethodIntercept, code: protocol.CodeInvalidParams, message: "missing params"},
+		{name: "invalid params", method: wire.MethodProviderInvoke, params: []int{1}, code: protocol.CodeInvalidParams, message: "invalid params"},
+		{name: "second initialize", method: wire.MethodInitialize, params: initParams(protocol.Version), code: protocol.CodeInvalidRequest, message: "already initialized"},
 	}
 	h := serve(t, fixture())
 	h.initialize(1)
@@ -108,9 +109,9 @@ func TestHandshake(t *testing.T) {
 		return nil
 	})
 	h := serve(t, p)
-	h.call(1, protocol.MethodPing, nil)
+	h.call(1, wire.MethodPing, nil)
 	h.error(1, protocol.CodeNotInitialized, "ping before initialize")
-	h.call(2, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo"})
+	h.call(2, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo"})
 	h.error(2, protocol.CodeNotInitialized, "provider/invoke before initialize")
 
 	res := h.initialize(3)
@@ -154,9 +155,9 @@ func TestHandshakeErrors(t *testing.T) {
 			p := New("tester", "1.0.0")
 			p.OnInitialize(func(context.Context, protocol.InitializeParams) error { return tt.hookErr })
 			h := serve(t, p)
-			h.call(1, protocol.MethodInitialize, initParams(tt.version))
+			h.call(1, wire.MethodInitialize, initParams(tt.version))
 			h.error(1, tt.code, tt.message)
-			h.call(2, protocol.MethodPing, nil)
+			h.call(2, wire.MethodPing, nil)
 			h.error(2, protocol.CodeNotInitialized, "before initialize")
 		})
 	}
@@ -215,7 +216,7 @@ func TestOutputEncoding(t *testing.T) {
 		{ref: "empty", want: `{"output":null}`},
 		{ref: "string", want: `{"output":"a\nb"}`},
 	} {
-		h.call(2+i, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: tt.ref})
+		h.call(2+i, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: tt.ref})
 		if tt.code != 0 {
 			h.error(2+i, tt.code, "marshal output")
 		} else {

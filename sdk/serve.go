@@ -13,12 +13,13 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // Drain bounds. After shutdown or end of input, in-flight handlers get
 // drainWait to finish; then their contexts are cancelled and they get
-// cancelWait more. Together they stay under protocol.DefaultShutdownGrace,
+// cancelWait more. Together they stay under wire.DefaultShutdownGrace,
 // so a well-behaved plugin exits before the host sends SIGTERM.
 const (
 	drainWait  = 1000 * time.Millisecond
@@ -72,10 +73,11 @@ func (p *Plugin) Serve() {
 // frames to w, which receives nothing else. It returns nil after a shutdown
 // request or at the end of r, once in-flight handlers have finished
 // (bounded, see the package doc). It returns ctx's error when ctx is done,
-// a write error when w fails, and an error wrapping a *protocol.FrameError
-// (and protocol.ErrFrameTooLarge) for an oversized frame. When ctx is done or a write fails and r is an io.Closer, r is
-// closed to end a blocked read. Every goroutine ServeIO started has ended
-// when it returns, unless the error wraps ErrHandlersStuck.
+// a write error when w fails, and an error quoting the line number and
+// first bytes of an oversized frame. When ctx is done or a write fails and
+// r is an io.Closer, r is closed to end a blocked read. Every goroutine
+// ServeIO started has ended when it returns, unless the error wraps
+// ErrHandlersStuck.
 func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	s, err := p.startSession(ctx, w)
 	if err != nil {
@@ -85,7 +87,7 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	stopCloser := closeOnDone(s.abort, r)
 	defer stopCloser()
 
-	s.fr = protocol.NewFrameReader(r, 0)
+	s.fr = wire.NewFrameReader(r, 0)
 	// The handshake is read and answered on this goroutine; the first
 	// request for a handler starts the first worker. So a plugin answers
 	// initialize without starting a goroutine (in a fresh process, a
@@ -109,7 +111,7 @@ type session struct {
 	reg    registry
 	onInit InitializeFunc
 	log    hclog.Logger
-	fw     *protocol.FrameWriter
+	fw     *wire.FrameWriter
 	initd  atomic.Bool // initialize answered
 	// handshake orders the initialize answer before any notify: initialize
 	// holds it to write the answer and set initd; notify holds it shared.
@@ -120,8 +122,8 @@ type session struct {
 	handlers    context.Context // parent of every handler's context
 	cancelAll   context.CancelFunc
 
-	fr     *protocol.FrameReader // read by the holder of the read role
-	sched  *scheduler            // who reads, who runs each handler
+	fr     *wire.FrameReader // read by the holder of the read role
+	sched  *scheduler        // who reads, who runs each handler
 	bounds bounds
 
 	mu struct {
@@ -150,7 +152,7 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	if p.mu.serving != nil {
 		return nil, ErrAlreadyServing
 	}
-	s := &session{p: p, reg: p.mu.reg.clone(), onInit: p.mu.onInit, log: p.mu.logger, fw: protocol.NewFrameWriter(w)}
+	s := &session{p: p, reg: p.mu.reg.clone(), onInit: p.mu.onInit, log: p.mu.logger, fw: wire.NewFrameWriter(w)}
 	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
 	s.handlers, s.cancelAll = context.WithCancel(s.abort)
 	s.mu.calls = map[string]*call{}
@@ -206,8 +208,8 @@ func (s *session) readUntilCall() (*call, error) {
 			}
 			return nil, fmt.Errorf("read from host: %w", err)
 		}
-		m := new(protocol.Message)
-		if err := protocol.DecodeMessage(line, m); err != nil {
+		m := new(wire.Message)
+		if err := wire.DecodeMessage(line, m); err != nil {
 			s.malformed(line, err)
 			continue
 		}
@@ -235,7 +237,7 @@ func (s *session) malformed(line []byte, err error) {
 	if !json.Valid(line) {
 		code = protocol.CodeParseError
 	}
-	s.write(protocol.NewErrorResponse(protocol.NullID, protocol.Errorf(code, "%v: %q", err, q)))
+	s.write(wire.NewErrorResponse(wire.NullID, protocol.Errorf(code, "%v: %q", err, q)))
 }
 
 // drain waits for in-flight handlers: drainWait, then cancels them all and
@@ -305,7 +307,7 @@ func (s *session) notify(params protocol.NotifyParams) error {
 	if s.abort.Err() != nil {
 		return ErrNotServing
 	}
-	m, err := protocol.NewNotification(protocol.MethodNotify, params)
+	m, err := wire.NewNotification(wire.MethodNotify, params)
 	if err != nil {
 		return err
 	}

@@ -21,8 +21,8 @@ import (
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // root is the main module's directory.
@@ -213,7 +213,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			return err
 		})
 	})
-	params := protocol.ProviderInvokeParams{Ref: "echo", Input: input}
+	params := wire.ProviderInvokeParams{Ref: "echo", Input: input}
 	check := func(out []byte, err error) error {
 		if err == nil && !bytes.Equal(out, input) {
 			err = fmt.Errorf("echo returned %s", out)
@@ -232,7 +232,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		})
 		benchkit.RoundTrip(b, c.PID(), func() error {
-			return check(c.Invoke(ctx, protocol.MethodProviderInvoke, params))
+			return check(c.Invoke(ctx, wire.MethodProviderInvoke, params))
 		})
 	})
 	b.Run("jsonfloor", func(b *testing.B) {
@@ -246,8 +246,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 			}
 		})
 		benchkit.RoundTrip(b, c.PID(), func() error {
-			var res protocol.OutputResult
-			err := c.Call(protocol.MethodProviderInvoke, params, &res)
+			var res wire.OutputResult
+			err := c.Call(wire.MethodProviderInvoke, params, &res)
 			return check(res.Output, err)
 		})
 	})

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // JSONClient is the floor of a multiplexed JSON-RPC client over a plugin's
@@ -80,7 +80,7 @@ func (c *JSONClient) PID() int { return c.p.PID() }
 // discards it). An error answer is returned as its *protocol.Error.
 func (c *JSONClient) Call(method string, params, result any) error {
 	id := c.next.Add(1)
-	line, err := json.Marshal(wireRequest{JSONRPC: protocol.JSONRPCVersion, ID: id, Method: method, Params: params})
+	line, err := json.Marshal(wireRequest{JSONRPC: wire.JSONRPCVersion, ID: id, Method: method, Params: params})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -84,7 +85,7 @@ type wireResponse struct {
 // hand-written code, without checking the declarations against a
 // manifest.
 func (p *Proc) Handshake() (*protocol.InitializeResult, error) {
-	line, err := json.Marshal(wireRequest{JSONRPC: protocol.JSONRPCVersion, Method: protocol.MethodInitialize,
+	line, err := json.Marshal(wireRequest{JSONRPC: wire.JSONRPCVersion, Method: wire.MethodInitialize,
 		Params: protocol.InitializeParams{
 			ProtocolVersion: protocol.Version,
 			Host:            protocol.HostInfo{Name: "bench", Version: "0.0.0"},

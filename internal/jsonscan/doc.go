@@ -16,8 +16,8 @@
 // message and add a dependency to every plugin built on the SDK, and the
 // tokenizers (jsonparser, gjson) do not validate what they skip.
 //
-// The package knows nothing of the protocol: package protocol uses it for
-// the envelope, package internal/wire for params and results. The day
+// The package knows nothing of the protocol: package internal/wire uses it
+// for the envelope and for params and results. The day
 // encoding/json/v2 is the default and within about 1.3x of this path on
 // the benchmarks of internal/wire, this package can be deleted.
 //

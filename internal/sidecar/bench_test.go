@@ -21,12 +21,12 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/benchkit"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // benchManifest authorizes the ten declarations of both benchmark plugins.
-const benchManifest = "../testdata/bench/sdkplugin/plugin.json"
+const benchManifest = "../../testdata/bench/sdkplugin/plugin.json"
 
 // benchPool is the pool of every cold start, sidecar and floor alike.
 const benchPool = 4
@@ -34,11 +34,11 @@ const benchPool = 4
 // benchInput is the input every round trip echoes (65 bytes).
 var benchInput = json.RawMessage(`{"tool":"read_file","args":{"path":"/tmp/notes.txt","limit":100}}`)
 
-var benchParams = protocol.ProviderInvokeParams{Ref: "echo", Input: benchInput}
+var benchParams = wire.ProviderInvokeParams{Ref: "echo", Input: benchInput}
 
 var benchBins = sync.OnceValues(func() (string, error) {
 	dir := filepath.Join(binDir, "bench")
-	return dir, benchkit.Build("..", dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
+	return dir, benchkit.Build("../..", dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
 })
 
 // benchBinaries returns the paths of the floor and SDK plugin binaries,
@@ -204,7 +204,7 @@ type benchEcho struct {
 func clientEcho(c *Client) benchEcho {
 	ctx := context.Background()
 	return benchEcho{pid: c.PID(), call: func() error {
-		out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, benchParams)
+		out, err := c.Invoke(ctx, wire.MethodProviderInvoke, benchParams)
 		return checkEcho(out, err)
 	}}
 }
@@ -212,8 +212,8 @@ func clientEcho(c *Client) benchEcho {
 // floorEcho makes echo calls through the floor's JSON client.
 func floorEcho(c *benchkit.JSONClient) benchEcho {
 	return benchEcho{pid: c.PID(), call: func() error {
-		var res protocol.OutputResult
-		err := c.Call(protocol.MethodProviderInvoke, benchParams, &res)
+		var res wire.OutputResult
+		err := c.Call(wire.MethodProviderInvoke, benchParams, &res)
 		return checkEcho(res.Output, err)
 	}}
 }
@@ -267,8 +267,8 @@ func BenchmarkRoundTrip(b *testing.B) {
 				b.Error(err)
 			}
 		})
-		line, err := json.Marshal(protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage("1"),
-			Method: protocol.MethodProviderInvoke, Params: mustMarshal(b, benchParams)})
+		line, err := json.Marshal(wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage("1"),
+			Method: wire.MethodProviderInvoke, Params: mustMarshal(b, benchParams)})
 		if err != nil {
 			b.Fatal(err)
 		}

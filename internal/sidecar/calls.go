@@ -46,21 +46,21 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 // its decision, which is checked to be one of the protocol's decisions.
 func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 	var res protocol.InterceptResult
-	err := c.roundTrip(ctx, protocol.MethodIntercept, protocol.InterceptParams{Point: point, Payload: payload}, &res, callNormal)
+	err := c.roundTrip(ctx, wire.MethodIntercept, wire.InterceptParams{Point: point, Payload: payload}, &res, callNormal)
 	if err != nil {
-		return protocol.InterceptResult{}, c.named(protocol.MethodIntercept, err)
+		return protocol.InterceptResult{}, c.named(wire.MethodIntercept, err)
 	}
 	switch res.Decision {
 	case protocol.DecisionContinue, protocol.DecisionModify, protocol.DecisionDeny:
 		return res, nil
 	}
-	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), protocol.MethodIntercept, point, c.redact(res.Decision))
+	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), wire.MethodIntercept, point, c.redact(res.Decision))
 }
 
-// Invoke calls a method whose result is a protocol.OutputResult
+// Invoke calls a method whose result is a wire.OutputResult
 // (strategy/invoke, provider/invoke, action/run) and returns the output.
 func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
-	var res protocol.OutputResult
+	var res wire.OutputResult
 	if err := c.roundTrip(ctx, method, params, &res, callNormal); err != nil {
 		return nil, c.named(method, err)
 	}
@@ -70,7 +70,7 @@ func (c *Client) Invoke(ctx context.Context, method string, params any) (json.Ra
 // Ping sends a heartbeat. Pings are written ahead of queued calls, so a
 // busy plugin's queue never delays them.
 func (c *Client) Ping(ctx context.Context) error {
-	return c.named(protocol.MethodPing, c.roundTrip(ctx, protocol.MethodPing, nil, nil, callUrgent))
+	return c.named(wire.MethodPing, c.roundTrip(ctx, wire.MethodPing, nil, nil, callUrgent))
 }
 
 // WithCallTimeout returns a copy of ctx under which every Client call times
@@ -150,7 +150,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 	if err != nil {
 		return err
 	}
-	ch := replyChans.Get().(chan *protocol.Message)
+	ch := replyChans.Get().(chan *wire.Message)
 	if err := c.register(id, ch, kind); err != nil {
 		replyChans.Put(ch)
 		if err == errDown {
@@ -186,7 +186,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 }
 
 // replyChans pools the channels a call receives its response on.
-var replyChans = sync.Pool{New: func() any { return make(chan *protocol.Message, 1) }}
+var replyChans = sync.Pool{New: func() any { return make(chan *wire.Message, 1) }}
 
 // timers pools the timers of Options.CallTimeout, which spare a call
 // without a deadline a context.WithTimeout.
@@ -222,7 +222,7 @@ func encodeRequest(id int64, method string, params any) ([]byte, error) {
 }
 
 // encodeFrame encodes m as one newline-terminated frame.
-func encodeFrame(m *protocol.Message) ([]byte, error) {
+func encodeFrame(m *wire.Message) ([]byte, error) {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -234,7 +234,7 @@ func encodeFrame(m *protocol.Message) ([]byte, error) {
 
 // register records a pending call, unless the client is terminal or
 // closing, or the plugin is down (errDown).
-func (c *Client) register(id int64, ch chan *protocol.Message, kind callKind) error {
+func (c *Client) register(id int64, ch chan *wire.Message, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
@@ -307,9 +307,9 @@ func (c *Client) cancelRemote(id int64) {
 	if c.out.remove(id) {
 		return
 	}
-	frame, err := encodeFrame(&protocol.Message{
-		JSONRPC: protocol.JSONRPCVersion,
-		Method:  protocol.MethodCancel,
+	frame, err := encodeFrame(&wire.Message{
+		JSONRPC: wire.JSONRPCVersion,
+		Method:  wire.MethodCancel,
 		Params:  json.RawMessage(`{"id":` + strconv.FormatInt(id, 10) + `}`),
 	})
 	if err == nil {
@@ -319,7 +319,7 @@ func (c *Client) cancelRemote(id int64) {
 
 // decodeResponse decodes a result into result, or returns the error
 // answer with its message and data redacted.
-func decodeResponse(m *protocol.Message, result any, redact func(string) string) error {
+func decodeResponse(m *wire.Message, result any, redact func(string) string) error {
 	if m.Error != nil {
 		return redactor(redact).errorAnswer(m.Error)
 	}
@@ -337,7 +337,7 @@ func decodeResponse(m *protocol.Message, result any, redact func(string) string)
 func (c *Client) readLoop() {
 	defer c.readerDone()
 	defer c.limit.flush()
-	fr := protocol.NewFrameReader(c.proc.Stdout, c.opts.MaxFrame)
+	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.MaxFrame)
 	fr.SetRedact(c.opts.Redact)
 	for {
 		m, err := fr.ReadMessage()
@@ -361,7 +361,7 @@ func (c *Client) readLoop() {
 // readError turns a failure to read stdout into the fault it stands for.
 // The quote of a malformed line is redacted.
 func (c *Client) readError(err error) error {
-	var fe *protocol.FrameError
+	var fe *wire.FrameError
 	switch {
 	case errors.As(err, &fe):
 		return fmt.Errorf("%w: stdout %w", ErrProtocol, c.redact.frameError(fe))
@@ -373,7 +373,7 @@ func (c *Client) readError(err error) error {
 
 // dispatch handles one message from the plugin. It returns a protocol
 // violation, which stops the plugin.
-func (c *Client) dispatch(m *protocol.Message) error {
+func (c *Client) dispatch(m *wire.Message) error {
 	switch {
 	case m.IsResponse():
 		if err := c.checkInitAnswer(m); err != nil {
@@ -389,14 +389,14 @@ func (c *Client) dispatch(m *protocol.Message) error {
 		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, c.redact(m.Method))
 	case m.IsRequest():
 		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host method %q is not available", m.Method)})
-	case m.Method == protocol.MethodLog:
-		var p protocol.LogParams
+	case m.Method == wire.MethodLog:
+		var p wire.LogParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			c.log.Warn("malformed log notification", "error", c.redact.err(err))
 			return nil
 		}
 		c.logNotification(p)
-	case m.Method == protocol.MethodNotify:
+	case m.Method == wire.MethodNotify:
 		var p protocol.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			c.log.Warn("malformed notify notification", "error", c.redact.err(err))
@@ -405,7 +405,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 		if c.opts.OnNotify != nil {
 			c.opts.OnNotify(c.Name(), c.id, p)
 		}
-	case m.Method == protocol.MethodCancel:
+	case m.Method == wire.MethodCancel:
 		// The host serves no plugin requests yet: nothing to cancel.
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
@@ -416,7 +416,7 @@ func (c *Client) dispatch(m *protocol.Message) error {
 // deliver hands a response to its pending call. A response nobody waits
 // for (a late answer to a cancelled call) is dropped. Any response counts
 // as a sign of life for the hang timeout.
-func (c *Client) deliver(m *protocol.Message) {
+func (c *Client) deliver(m *wire.Message) {
 	c.heard()
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil {
@@ -438,7 +438,7 @@ func (c *Client) deliver(m *protocol.Message) {
 }
 
 func (c *Client) reply(id json.RawMessage, e *protocol.Error) {
-	frame, err := encodeFrame(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: id, Error: e})
+	frame, err := encodeFrame(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Error: e})
 	if err == nil {
 		_ = c.send(false, 0, frame)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -58,7 +59,7 @@ type Client struct {
 	// locked, and no I/O or callback runs, while it is held.
 	mu struct {
 		sync.Mutex
-		pending map[int64]chan *protocol.Message
+		pending map[int64]chan *wire.Message
 		err     error // terminal error, set once before dead closes
 		closing bool  // Close started: termination is not a crash
 		down    bool  // the plugin exited or faulted: calls wait for err
@@ -72,7 +73,7 @@ type Client struct {
 // Start spawns pkg's runtime and completes the handshake. The handshake is
 // bounded by the per-plugin timeout (the manifest's
 // runtime.handshake_timeout, else Options.HandshakeTimeout, else
-// protocol.DefaultHandshakeTimeout) and by ctx, typically the generation's
+// wire.DefaultHandshakeTimeout) and by ctx, typically the generation's
 // startup budget. ctx bounds only the start: the running client lives
 // until Close or a crash.
 //
@@ -151,7 +152,7 @@ func newClient(pkg *pluginpkg.Package, opts Options) *Client {
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
 	c.life, c.end = context.WithCancelCause(context.Background())
-	c.mu.pending = make(map[int64]chan *protocol.Message)
+	c.mu.pending = make(map[int64]chan *wire.Message)
 	return c
 }
 

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -57,9 +58,9 @@ func TestGoodPluginCalls(t *testing.T) {
 			params any
 			want   string
 		}{
-			{protocol.MethodStrategyInvoke, protocol.StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1,2]`)}, `{"compacted":[1,2]}`},
-			{protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)}, `"hi"`},
-			{protocol.MethodActionRun, protocol.ActionRunParams{ID: "greet"}, `"hello"`},
+			{wire.MethodStrategyInvoke, wire.StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1,2]`)}, `{"compacted":[1,2]}`},
+			{wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)}, `"hi"`},
+			{wire.MethodActionRun, wire.ActionRunParams{ID: "greet"}, `"hello"`},
 		}
 		for _, tt := range tests {
 			out, err := c.Invoke(ctx, tt.method, tt.params)
@@ -69,12 +70,12 @@ func TestGoodPluginCalls(t *testing.T) {
 		}
 	})
 	t.Run("remote error", func(t *testing.T) {
-		_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "fail"})
+		_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "fail"})
 		var pe *protocol.Error
 		if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.HasPrefix(err.Error(), `plugin "good": provider/invoke: failed on purpose`) {
 			t.Errorf("err = %v, want a wrapped *protocol.Error", err)
 		}
-		_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "nope"})
+		_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "nope"})
 		if !errors.As(err, &pe) || pe.Code != protocol.CodeUnknownTarget {
 			t.Errorf("unknown ref: err = %v, want code %d", err, protocol.CodeUnknownTarget)
 		}
@@ -87,7 +88,7 @@ func TestGoodPluginCalls(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				in := json.RawMessage(fmt.Sprintf(`%d`, i))
-				out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: in})
+				out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: in})
 				if err == nil && string(out) != string(in) {
 					err = fmt.Errorf("call %d got %s", i, out)
 				}
@@ -114,7 +115,7 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 	defer closeClient(t, c)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "env"})
+	out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "env"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +166,7 @@ func TestNotifyAndLogs(t *testing.T) {
 	c := startGood(t, opts)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "notify", Input: json.RawMessage(`"x"`)}); err != nil {
+	if _, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "notify", Input: json.RawMessage(`"x"`)}); err != nil {
 		t.Fatal(err)
 	}
 	if n := recv(t, notes, "notify"); n.Event != "hello" || string(n.Data) != `"x"` {
@@ -196,7 +197,7 @@ func TestLogNotification(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "log"}); err != nil {
+	if _, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "log"}); err != nil {
 		t.Fatal(err)
 	}
 	closeClient(t, c)
@@ -218,7 +219,7 @@ func TestCancellation(t *testing.T) {
 	block := func(ctx context.Context, in string) <-chan error {
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "block", Input: json.RawMessage(in)})
+			_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "block", Input: json.RawMessage(in)})
 			done <- err
 		}()
 		return done
@@ -252,7 +253,7 @@ func TestCancellation(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`3`)}); err != nil || string(out) != "3" || c.Err() != nil {
+	if out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`3`)}); err != nil || string(out) != "3" || c.Err() != nil {
 		t.Errorf("after cancellations: echo = %s, %v; Err = %v", out, err, c.Err())
 	}
 }
@@ -299,8 +300,8 @@ func TestCloseDuringCalls(t *testing.T) {
 	errs := make(chan error, 8)
 	for i := range 8 {
 		go func() {
-			_, err := c.Invoke(context.Background(), protocol.MethodProviderInvoke,
-				protocol.ProviderInvokeParams{Ref: "block", Input: json.RawMessage(fmt.Sprint(i))})
+			_, err := c.Invoke(context.Background(), wire.MethodProviderInvoke,
+				wire.ProviderInvokeParams{Ref: "block", Input: json.RawMessage(fmt.Sprint(i))})
 			errs <- err
 		}()
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -41,7 +42,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 		}
 		done := make(chan error, 1)
 		go func() {
-			_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "block"})
+			_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "block"})
 			done <- err
 		}()
 		<-blocking
@@ -79,7 +80,7 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // benchGoodPackage installs the good test plugin in a fresh home.
 func benchGoodPackage(b *testing.B) *pluginpkg.Package {
 	b.Helper()
-	manifest, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "good", pluginpkg.ManifestFile))
+	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "good", pluginpkg.ManifestFile))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // TestCallsDuringCrashTeardown checks that calls made while a crashed
@@ -38,7 +38,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 	defer cancel()
 	crashed := make(chan error, 1)
 	go func() {
-		_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+		_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 		crashed <- err
 	}()
 	recv(t, inWindow, "teardown")
@@ -48,7 +48,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 	}{
 		{"Ping", func() error { return c.Ping(ctx) }},
 		{"Call", func() error {
-			return c.Call(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"}, nil)
+			return c.Call(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"}, nil)
 		}},
 		{"Intercept", func() error {
 			_, err := c.Intercept(ctx, "tool.before", json.RawMessage(`{}`))
@@ -102,7 +102,7 @@ func TestCallsRacingCrash(t *testing.T) {
 			}
 		}()
 	}
-	if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"}); !isCrash(err) {
+	if _, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"}); !isCrash(err) {
 		t.Errorf("crashing call = %v, want a *CrashError", err)
 	}
 	wg.Wait()

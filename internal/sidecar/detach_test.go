@@ -15,8 +15,8 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/procstat"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // installShell installs the bash plugin testdata/plugins/shell as package
@@ -26,7 +26,7 @@ func installShell(t *testing.T, home, name, mode string) *pluginpkg.Package {
 	manifest := fmt.Sprintf(`{"format": 1, "name": %q, "version": "0.1.0",
   "runtime": {"command": "./plugin.sh", "args": [%q]}}`, name, mode)
 	pkg := addPackage(t, home, name, manifest)
-	script, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "shell", "plugin.sh"))
+	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "shell", "plugin.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func crashOnCall(t *testing.T, c *Client, crashes <-chan *CrashError) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+	_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 	var ce *CrashError
 	if !errors.As(err, &ce) || ce.ExitStatus != "exit status 2" || ce.Cause != nil ||
 		!slices.Contains(ce.Stderr, "exiting; the helper keeps my stdout and stderr") {

@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // installScript installs the bash-script fixture (manifest and plugin.sh)
@@ -26,7 +26,7 @@ func installScript(t *testing.T) (*pluginpkg.Package, string) {
 	copyFile(t, bash, filepath.Join(pathDir, "bash"), 0o755)
 	t.Setenv("PATH", pathDir)
 	pkg := installFixture(t, "bash-script")
-	copyFile(t, filepath.Join("..", "testdata", "plugins", "bash-script", "plugin.sh"), filepath.Join(pkg.Dir, "plugin.sh"), 0o644)
+	copyFile(t, filepath.Join("..", "..", "testdata", "plugins", "bash-script", "plugin.sh"), filepath.Join(pkg.Dir, "plugin.sh"), 0o644)
 	return pkg, filepath.Join(pathDir, "bash")
 }
 
@@ -91,7 +91,7 @@ func TestPackagePin(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Start = %v", err)
 				}
-				out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "version"})
+				out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "version"})
 				if err != nil || string(out) != `"v1"` {
 					t.Errorf("provider/invoke = %s, %v", out, err)
 				}

@@ -177,7 +177,7 @@
 // answers nothing for HangTimeout ends in a *CrashError: every pending call fails with it at once,
 // and so does every later one; a call made while the crashed client is torn
 // down waits for it (within the call's deadline) rather than fail otherwise. Its Cause wraps
-// ErrProtocol (and the *protocol.FrameError quoting the bytes), ErrWedged
+// ErrProtocol (and the *wire.FrameError quoting the bytes), ErrWedged
 // or ErrUnresponsive, or is nil when the process exited on its own. Error
 // answers from the plugin are *protocol.Error values, wrapped with the
 // plugin name and method. Calls after Close fail with ErrClosed. In a

@@ -13,7 +13,7 @@ var ErrClosed = errors.New("sidecar: client closed")
 
 // ErrProtocol is wrapped by every protocol violation a plugin commits: a
 // line on stdout that is not a JSON-RPC message (together with the
-// *protocol.FrameError that quotes it), an oversized frame, or a request or
+// *wire.FrameError that quotes it), an oversized frame, or a request or
 // notification sent before the handshake completed.
 var ErrProtocol = errors.New("protocol error")
 

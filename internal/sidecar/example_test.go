@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 func ExampleStart() {
@@ -60,8 +60,8 @@ func ExampleStartBatch() {
 		return
 	}
 	defer c.Close(context.Background())
-	res, err := c.Invoke(context.Background(), protocol.MethodProviderInvoke,
-		protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)})
+	res, err := c.Invoke(context.Background(), wire.MethodProviderInvoke,
+		wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)})
 	fmt.Println(string(res), err)
 	// Output:
 	// event: good ready

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/procstat"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -51,7 +52,7 @@ func TestStartFaults(t *testing.T) {
 			}
 		}},
 		{fixture: "banner", phase: PhaseHandshake, check: func(t *testing.T, err error) {
-			var fe *protocol.FrameError
+			var fe *wire.FrameError
 			if !errors.Is(err, ErrProtocol) || !errors.As(err, &fe) || fe.Quote != strconv.Quote("Starting faulty plugin v2...") {
 				t.Errorf("err = %v, want ErrProtocol with a FrameError quoting the banner", err)
 			}
@@ -133,20 +134,20 @@ func TestRunningFaults(t *testing.T) {
 		check   func(t *testing.T, ce *CrashError)
 	}{
 		{fixture: "invalid-json", check: func(t *testing.T, ce *CrashError) {
-			var fe *protocol.FrameError
+			var fe *wire.FrameError
 			if !errors.Is(ce, ErrProtocol) || !errors.As(ce, &fe) || !strings.Contains(fe.Quote, "oops") {
 				t.Errorf("err = %v, want ErrProtocol with a FrameError quoting the line", ce)
 			}
 		}},
 		{fixture: "duplicate-id", check: func(t *testing.T, ce *CrashError) {
-			var fe *protocol.FrameError
-			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, protocol.ErrDuplicateMember) || !errors.As(ce, &fe) ||
+			var fe *wire.FrameError
+			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, wire.ErrDuplicateMember) || !errors.As(ce, &fe) ||
 				!strings.Contains(ce.Error(), `invalid message: duplicate member "id"`) {
 				t.Errorf("err = %v, want ErrProtocol wrapping ErrDuplicateMember", ce)
 			}
 		}},
 		{fixture: "oversized", opts: func(o *Options) { o.MaxFrame = 1 << 20 }, check: func(t *testing.T, ce *CrashError) {
-			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, protocol.ErrFrameTooLarge) {
+			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, wire.ErrFrameTooLarge) {
 				t.Errorf("err = %v, want ErrProtocol wrapping ErrFrameTooLarge", ce)
 			}
 		}},
@@ -191,7 +192,7 @@ func TestRunningFaults(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer closeClient(t, c)
-			_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x", Input: tt.input})
+			_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x", Input: tt.input})
 			var ce *CrashError
 			if !errors.As(err, &ce) || ce.Plugin != tt.fixture {
 				t.Fatalf("call err = %v, want a *CrashError", err)
@@ -258,7 +259,7 @@ func TestCallNeverAnswered(t *testing.T) {
 			ctx, cancel := tt.ctx()
 			defer cancel()
 			began := time.Now()
-			_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+			_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 			if took := time.Since(began); took > within {
 				t.Fatalf("the call took %v: the 300ms bound did not end it", took)
 			}
@@ -332,7 +333,7 @@ func TestStderrFlood(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	// The plugin answers once it wrote every line: the host kept reading.
-	out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+	out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 	if err != nil || string(out) != `"flooded"` {
 		t.Fatalf("call during flood = %s, %v", out, err)
 	}
@@ -371,7 +372,7 @@ func TestOnCrashMayClose(t *testing.T) {
 	client.Store(c)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"}); err == nil {
+	if _, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"}); err == nil {
 		t.Fatal("call succeeded on a crashing plugin")
 	}
 	if err := recv(t, closed, "Close from OnCrash"); err != nil {
@@ -396,7 +397,7 @@ func TestClientIDInCrashReports(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"})
+		_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 		var ce *CrashError
 		if !errors.As(err, &ce) || ce.ClientID != c.ID() {
 			t.Errorf("call err = %#v, want a *CrashError with ClientID %d", err, c.ID())

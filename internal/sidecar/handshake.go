@@ -13,6 +13,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -23,7 +24,7 @@ func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 	if rt := c.pkg.Manifest.Runtime; rt.HandshakeTimeout > 0 {
 		d, source = rt.HandshakeTimeout, "runtime.handshake_timeout"
 	}
-	return min(d, protocol.MaxHandshakeTimeout), source
+	return min(d, wire.MaxHandshakeTimeout), source
 }
 
 // handshake sends initialize and checks the answer, redacted: the answer
@@ -45,7 +46,7 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		Session: c.opts.Session,
 	}
 	res := new(protocol.InitializeResult)
-	if err := c.roundTrip(hctx, protocol.MethodInitialize, params, res, callInit); err != nil {
+	if err := c.roundTrip(hctx, wire.MethodInitialize, params, res, callInit); err != nil {
 		var te *handshakeTimeoutError
 		var pe *protocol.Error
 		switch {
@@ -76,7 +77,7 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 // only request the host has sent is initialize, so the plugin answered with
 // the wrong id (which would otherwise be dropped and reported as no answer
 // within the handshake timeout).
-func (c *Client) checkInitAnswer(m *protocol.Message) error {
+func (c *Client) checkInitAnswer(m *wire.Message) error {
 	if c.handshook.Load() {
 		return nil
 	}

@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // Health is a running plugin's heartbeat state. A client starts
@@ -114,7 +114,7 @@ func (c *Client) heartbeatPing() (answered, ok bool) {
 	bound := min(c.opts.HeartbeatTimeout, c.opts.HangTimeout-c.silence())
 	ctx, cancel := context.WithTimeout(context.Background(), max(bound, 0))
 	defer cancel()
-	err := c.roundTrip(ctx, protocol.MethodPing, nil, nil, callUrgent)
+	err := c.roundTrip(ctx, wire.MethodPing, nil, nil, callUrgent)
 	switch {
 	case err == nil:
 		return true, true

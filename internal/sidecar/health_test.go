@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // healthEvent is one OnHealth or OnCrash call, in the order they came.
@@ -90,7 +90,7 @@ func TestStalledPluginRecovers(t *testing.T) {
 	if ev := recv(t, events, "responsive"); ev.what != "responsive" || ev.id != c.ID() {
 		t.Fatalf("second event = %+v, want responsive for client %d", ev, c.ID())
 	}
-	out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x", Input: json.RawMessage(`"back"`)})
+	out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x", Input: json.RawMessage(`"back"`)})
 	if err != nil || string(out) != `"back"` || c.Err() != nil {
 		t.Errorf("after recovery: Invoke = %s, %v; Err = %v", out, err, c.Err())
 	}

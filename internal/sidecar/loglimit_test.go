@@ -12,7 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // fakeClock is a clock that moves only by step on each reading.
@@ -89,7 +89,7 @@ func TestLogRateLimit(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			if _, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "x"}); err != nil {
+			if _, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"}); err != nil {
 				t.Fatal(err)
 			}
 			closeClient(t, c) // the readers have ended and flushed the count

@@ -6,10 +6,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// Defaults the zero Options stand for, beyond those in package protocol.
+// Defaults the zero Options stand for, beyond those in package internal/wire.
 const (
 	// DefaultStderrLines is how many stderr lines a client keeps for error
 	// messages.
@@ -54,23 +55,23 @@ type Options struct {
 	Env map[string]string
 	// Session is the session context sent in initialize.
 	Session map[string]string
-	// HandshakeTimeout replaces protocol.DefaultHandshakeTimeout for
+	// HandshakeTimeout replaces wire.DefaultHandshakeTimeout for
 	// plugins whose manifest sets no runtime.handshake_timeout. Either is
-	// capped at protocol.MaxHandshakeTimeout.
+	// capped at wire.MaxHandshakeTimeout.
 	HandshakeTimeout time.Duration
 	// CallTimeout bounds a call whose context has no deadline; zero means
-	// protocol.DefaultCallTimeout.
+	// wire.DefaultCallTimeout.
 	CallTimeout time.Duration
 	// ShutdownGrace is how long Close lets the plugin answer shutdown and
 	// exit after stdin closes before SIGTERM; zero means
-	// protocol.DefaultShutdownGrace.
+	// wire.DefaultShutdownGrace.
 	ShutdownGrace time.Duration
 	// KillGrace is how long Close waits after SIGTERM before SIGKILL; zero
-	// means protocol.DefaultKillGrace.
+	// means wire.DefaultKillGrace.
 	KillGrace time.Duration
 	// WriteStall bounds one write to the plugin's stdin; a plugin that
 	// does not read for that long is stopped as wedged. Zero means
-	// protocol.DefaultWriteStall.
+	// wire.DefaultWriteStall.
 	WriteStall time.Duration
 	// HeartbeatInterval is the time between heartbeat pings after the
 	// handshake (a ping still in flight delays the next); zero means
@@ -94,7 +95,7 @@ type Options struct {
 	// zero value changes nothing.
 	Limits Limits
 	// MaxFrame bounds one frame from the plugin; zero means
-	// protocol.DefaultMaxFrame.
+	// wire.DefaultMaxFrame.
 	MaxFrame int
 	// StderrLines is how many stderr lines are kept for errors; zero means
 	// DefaultStderrLines.
@@ -161,11 +162,11 @@ func (o Options) withDefaults() Options {
 			*d = v
 		}
 	}
-	def(&o.HandshakeTimeout, protocol.DefaultHandshakeTimeout)
-	def(&o.CallTimeout, protocol.DefaultCallTimeout)
-	def(&o.ShutdownGrace, protocol.DefaultShutdownGrace)
-	def(&o.KillGrace, protocol.DefaultKillGrace)
-	def(&o.WriteStall, protocol.DefaultWriteStall)
+	def(&o.HandshakeTimeout, wire.DefaultHandshakeTimeout)
+	def(&o.CallTimeout, wire.DefaultCallTimeout)
+	def(&o.ShutdownGrace, wire.DefaultShutdownGrace)
+	def(&o.KillGrace, wire.DefaultKillGrace)
+	def(&o.WriteStall, wire.DefaultWriteStall)
 	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
 	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
 	def(&o.HangTimeout, DefaultHangTimeout)
@@ -174,7 +175,7 @@ func (o Options) withDefaults() Options {
 		o.Redact = func(s string) string { return s }
 	}
 	if o.MaxFrame <= 0 {
-		o.MaxFrame = protocol.DefaultMaxFrame
+		o.MaxFrame = wire.DefaultMaxFrame
 	}
 	if o.LogBurst <= 0 {
 		o.LogBurst = DefaultLogBurst

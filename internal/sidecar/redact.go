@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -120,7 +121,7 @@ func (r redactor) errorAnswer(e *protocol.Error) *protocol.Error {
 // cause are redacted. (The FrameReader redacts the whole line before it
 // quotes its start; the quote is redacted again here in case it was made
 // by a reader without a redactor.)
-func (r redactor) frameError(fe *protocol.FrameError) *protocol.FrameError {
+func (r redactor) frameError(fe *wire.FrameError) *wire.FrameError {
 	cp := *fe
 	cp.Quote = r.quote(fe.Quote)
 	cp.Err = r.err(fe.Err)
@@ -169,7 +170,7 @@ type redactedError struct {
 func (e *redactedError) Error() string { return e.msg }
 
 // Is reports whether the original error matches target (errors.Is), so
-// that sentinels such as protocol.ErrFrameTooLarge still match. There is
+// that sentinels such as wire.ErrFrameTooLarge still match. There is
 // no Unwrap: the original text is not reachable through the chain.
 func (e *redactedError) Is(target error) bool { return errors.Is(e.cause, target) }
 
@@ -226,7 +227,7 @@ func each[T any](in []T, f func(int, T) T) []T {
 
 // logNotification logs a log notification, its message, field keys and
 // string values redacted, unless the rate limit suppresses it.
-func (c *Client) logNotification(p protocol.LogParams) {
+func (c *Client) logNotification(p wire.LogParams) {
 	if c.limit.allow() {
 		logFields(c.log, p.Level, c.redact(p.Message), c.redact.fields(p.Fields))
 	}

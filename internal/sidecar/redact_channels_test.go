@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -47,7 +48,7 @@ func TestRedactEveryChannel(t *testing.T) {
 			return err
 		}, want: `invalid decision "allow [REDACTED]"`},
 		{name: "error message and data", handshake: "text", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "error"})
+			_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "error"})
 			var pe *protocol.Error
 			if !errors.As(err, &pe) {
 				return err
@@ -57,7 +58,7 @@ func TestRedactEveryChannel(t *testing.T) {
 		{name: "log field keys, long stderr line", handshake: "text", call: quietCall,
 			wantLog: `"[REDACTED]":"as a key"`},
 		{name: "stdout quote", handshake: "text", call: func(ctx context.Context, c *Client) error {
-			_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "stdout"})
+			_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "stdout"})
 			return err
 		}, want: `debug: token [REDACTED]`},
 	}
@@ -114,7 +115,7 @@ func TestRedactEveryChannel(t *testing.T) {
 // quietCall makes the plugin leak through its log notification and stderr,
 // then answer.
 func quietCall(ctx context.Context, c *Client) error {
-	_, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "quiet"})
+	_, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "quiet"})
 	return err
 }
 

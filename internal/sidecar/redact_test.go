@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -49,7 +50,7 @@ func TestRedact(t *testing.T) {
 			}
 		}},
 		{name: "stdout", ref: "stdout", check: func(t *testing.T, c *Client, err error) {
-			var fe *protocol.FrameError
+			var fe *wire.FrameError
 			if !errors.Is(err, ErrProtocol) || !errors.As(err, &fe) || !strings.Contains(fe.Quote, "debug: token "+redacted) {
 				t.Errorf("err = %v, want ErrProtocol quoting the redacted line", err)
 			}
@@ -77,7 +78,7 @@ func TestRedact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: tt.ref})
+				_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: tt.ref})
 				closeClient(t, c) // every log line is written once Close returns
 				texts = append(texts, c.StderrTail()...)
 				if c.Err() != nil {
@@ -128,7 +129,7 @@ func TestRedactControl(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "crash"})
+	_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "crash"})
 	closeClient(t, c)
 	if err == nil || !strings.Contains(err.Error(), testSecret) || !strings.Contains(logs.String(), testSecret) {
 		t.Errorf("without Redact the secret is not in the crash (%v) or the log", err)

@@ -7,7 +7,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // exitAfterEOF is how long a plugin that closed its stdout or stdin gets
@@ -263,7 +263,7 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 	gctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownGrace)
 	defer cancel()
 	if polite {
-		if err := c.roundTrip(gctx, protocol.MethodShutdown, nil, nil, callShutdown); err != nil {
+		if err := c.roundTrip(gctx, wire.MethodShutdown, nil, nil, callShutdown); err != nil {
 			c.log.Debug("shutdown request failed", "error", err)
 		}
 	} else {

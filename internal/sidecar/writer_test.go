@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/process"
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // TestOutQueueUrgentFirst checks that pings and cancels jump the queue of
@@ -179,7 +179,7 @@ func TestConcurrentLargeCalls(t *testing.T) {
 			for i := range 10 {
 				size := 10 + (g*10+i)*20000 // up to 800 kB
 				in := json.RawMessage(`"` + strings.Repeat(string(rune('a'+g)), size) + `"`)
-				out, err := c.Invoke(ctx, protocol.MethodProviderInvoke, protocol.ProviderInvokeParams{Ref: "echo", Input: in})
+				out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo", Input: in})
 				if err != nil || !bytes.Equal(out, in) {
 					t.Errorf("caller %d call %d: %d bytes back, %v; want its %d-byte input", g, i, len(out), err, len(in))
 					return

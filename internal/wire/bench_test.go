@@ -23,7 +23,7 @@ const benchInput = `{"tool":"read_file","args":{"path":"/tmp/notes.txt","limit":
 
 var (
 	// requestFrame is a provider/invoke request as the host writes it.
-	requestFrame = AppendRequest(nil, 7, protocol.MethodProviderInvoke, []byte(`{"ref":"echo","input":`+benchInput+`}`))
+	requestFrame = AppendRequest(nil, 7, MethodProviderInvoke, []byte(`{"ref":"echo","input":`+benchInput+`}`))
 	// responseFrame is its answer as the SDK writes it.
 	responseFrame = AppendResult(nil, json.RawMessage("7"), []byte(`{"output":`+benchInput+`}`))
 	// initResultFrame is a plugin's answer to initialize with one
@@ -34,15 +34,15 @@ var (
 // decoder decodes one frame into a Message, then its params or result.
 type decoder struct {
 	name    string
-	message func(line []byte, m *protocol.Message) error
+	message func(line []byte, m *Message) error
 	value   func(data []byte, v any) error
 }
 
 // decoders are the decoders compared; bench_jsonv2_test.go adds v2's.
 var decoders = []decoder{
-	{name: "hand", message: protocol.DecodeMessage, value: Decode},
-	{name: "encoding-json", message: func(line []byte, m *protocol.Message) error {
-		*m = protocol.Message{}
+	{name: "hand", message: DecodeMessage, value: Decode},
+	{name: "encoding-json", message: func(line []byte, m *Message) error {
+		*m = Message{}
 		return json.Unmarshal(line, m)
 	}, value: json.Unmarshal},
 }
@@ -53,7 +53,7 @@ func benchDecode(b *testing.B, frame []byte, target func() any) {
 	for _, d := range decoders {
 		b.Run(d.name, func(b *testing.B) {
 			b.ReportAllocs()
-			var m protocol.Message
+			var m Message
 			for b.Loop() {
 				if err := d.message(frame, &m); err != nil {
 					b.Fatal(err)
@@ -73,13 +73,13 @@ func benchDecode(b *testing.B, frame []byte, target func() any) {
 // BenchmarkDecodeRequest is the SDK's side of a call: a provider/invoke
 // frame and its params.
 func BenchmarkDecodeRequest(b *testing.B) {
-	benchDecode(b, requestFrame, func() any { return new(protocol.ProviderInvokeParams) })
+	benchDecode(b, requestFrame, func() any { return new(ProviderInvokeParams) })
 }
 
 // BenchmarkDecodeResponse is the host's side of a call: the response frame
 // and its output.
 func BenchmarkDecodeResponse(b *testing.B) {
-	benchDecode(b, responseFrame, func() any { return new(protocol.OutputResult) })
+	benchDecode(b, responseFrame, func() any { return new(OutputResult) })
 }
 
 // BenchmarkDecodeInitializeResult is the host's side of a handshake: the
@@ -97,15 +97,15 @@ func TestDecodersAgree(t *testing.T) {
 		frame  []byte
 		target func() any
 	}{
-		{"request", requestFrame, func() any { return new(protocol.ProviderInvokeParams) }},
-		{"response", responseFrame, func() any { return new(protocol.OutputResult) }},
+		{"request", requestFrame, func() any { return new(ProviderInvokeParams) }},
+		{"response", responseFrame, func() any { return new(OutputResult) }},
 		{"initialize result", initResultFrame, func() any { return new(protocol.InitializeResult) }},
 	}
 	for _, f := range frames {
 		t.Run(f.name, func(t *testing.T) {
 			var want string
 			for _, d := range decoders {
-				var m protocol.Message
+				var m Message
 				if err := d.message(f.frame, &m); err != nil {
 					t.Fatalf("%s: %v", d.name, err)
 				}

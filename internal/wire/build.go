@@ -6,11 +6,10 @@ import (
 	"strconv"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // AppendRequest appends the frame of a request to dst, without the
-// newline: the bytes protocol.FrameWriter.WriteMessage writes (before its
+// newline: the bytes FrameWriter.WriteMessage writes (before its
 // newline) for the Message with JSONRPCVersion, id, method and params,
 // except that method is encoded as json.Marshal encodes a string
 // (jsonscan.AppendString: <, > and & escaped, which WriteMessage leaves
@@ -51,14 +50,14 @@ func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
 // null.
 func appendID(dst []byte, id json.RawMessage) []byte {
 	if len(id) == 0 {
-		return append(dst, protocol.NullID...)
+		return append(dst, NullID...)
 	}
 	if id[0] != '{' && id[0] != '[' {
 		return append(dst, id...)
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, id); err != nil {
-		return append(dst, protocol.NullID...) // not JSON: cannot be an id read from a frame
+		return append(dst, NullID...) // not JSON: cannot be an id read from a frame
 	}
 	return append(dst, buf.Bytes()...)
 }

@@ -6,24 +6,22 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // TestAppendFrames holds AppendRequest and AppendResult to the bytes
 // WriteMessage writes for the same message; a method holding <, > or & is
 // encoded as json.Marshal encodes it (escaped), and decodes back the same.
 func TestAppendFrames(t *testing.T) {
-	encode := func(m *protocol.Message) string {
+	encode := func(m *Message) string {
 		var buf bytes.Buffer
-		if err := protocol.NewFrameWriter(&buf).WriteMessage(m); err != nil {
+		if err := NewFrameWriter(&buf).WriteMessage(m); err != nil {
 			t.Fatal(err)
 		}
 		return strings.TrimSuffix(buf.String(), "\n")
 	}
-	for _, method := range []string{protocol.MethodProviderInvoke, "", `a"b\c`, "tab\there\n", "<&>", "caf\u00e9 \u2028", "bad \xff utf8", "\x00\x1f\x7f"} {
+	for _, method := range []string{MethodProviderInvoke, "", `a"b\c`, "tab\there\n", "<&>", "caf\u00e9 \u2028", "bad \xff utf8", "\x00\x1f\x7f"} {
 		for _, params := range []string{"", `{"ref":"echo","input":{"a":[1,2]}}`, `"<b>"`, "null"} {
-			m := &protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage("42"), Method: method, Params: json.RawMessage(params)}
+			m := &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage("42"), Method: method, Params: json.RawMessage(params)}
 			got := string(AppendRequest([]byte("x"), 42, method, []byte(params)))
 			written := encode(m)
 			want := "x" + written
@@ -36,11 +34,11 @@ func TestAppendFrames(t *testing.T) {
 			if method == "" {
 				continue // a request without a method is not a valid message
 			}
-			var back, wantBack protocol.Message
-			if err := protocol.DecodeMessage([]byte(got[1:]), &back); err != nil {
+			var back, wantBack Message
+			if err := DecodeMessage([]byte(got[1:]), &back); err != nil {
 				t.Fatalf("AppendRequest(%q, %q): %v", method, params, err)
 			}
-			if err := protocol.DecodeMessage([]byte(written), &wantBack); err != nil {
+			if err := DecodeMessage([]byte(written), &wantBack); err != nil {
 				t.Fatalf("WriteMessage(%q, %q): %v", method, params, err)
 			}
 			if !reflect.DeepEqual(back, wantBack) {
@@ -51,12 +49,12 @@ func TestAppendFrames(t *testing.T) {
 	for _, id := range []string{"7", `"a b"`, "null", "-1.5e3", `{"a" : [1, 2]}`, "[ 1 ,\r2 ]"} {
 		for _, result := range []string{"{}", `{"output":{"a":"<b>"}}`, "null"} {
 			got := string(AppendResult(nil, json.RawMessage(id), []byte(result)))
-			want := encode(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(id), Result: json.RawMessage(result)})
+			want := encode(&Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(id), Result: json.RawMessage(result)})
 			if got != want {
 				t.Errorf("AppendResult(%q, %q) = %s, want %s", id, result, got, want)
 			}
-			var m protocol.Message
-			if err := protocol.DecodeMessage([]byte(got), &m); err != nil {
+			var m Message
+			if err := DecodeMessage([]byte(got), &m); err != nil {
 				t.Errorf("AppendResult(%q, %q): %v", id, result, err)
 			}
 		}

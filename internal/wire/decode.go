@@ -26,40 +26,40 @@ type field = jsonscan.Field
 // knownStrings are the strings decoded without allocating, as the
 // envelope's: the protocol's version and method names.
 var knownStrings = []string{
-	protocol.JSONRPCVersion, protocol.MethodIntercept, protocol.MethodStrategyInvoke, protocol.MethodProviderInvoke,
-	protocol.MethodActionRun, protocol.MethodPing, protocol.MethodCancel, protocol.MethodLog, protocol.MethodNotify,
+	JSONRPCVersion, MethodIntercept, MethodStrategyInvoke, MethodProviderInvoke,
+	MethodActionRun, MethodPing, MethodCancel, MethodLog, MethodNotify,
 }
 
 // decodeFast tries the fast path for v, which it writes only on success.
 func decodeFast(data []byte, v any) bool {
 	fields := func(fs ...field) bool { return jsonscan.DecodeFields(data, knownStrings, fs) }
 	switch p := v.(type) {
-	case *protocol.OutputResult:
-		return into(p, p.Output == nil, func(r *protocol.OutputResult) bool {
+	case *OutputResult:
+		return into(p, p.Output == nil, func(r *OutputResult) bool {
 			return fields(field{Key: "output", Raw: &r.Output})
 		})
-	case *protocol.ProviderInvokeParams:
-		return into(p, p.Ref == "" && p.Input == nil, func(r *protocol.ProviderInvokeParams) bool {
+	case *ProviderInvokeParams:
+		return into(p, p.Ref == "" && p.Input == nil, func(r *ProviderInvokeParams) bool {
 			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input})
 		})
-	case *protocol.StrategyInvokeParams:
-		return into(p, p.Slot == "" && p.Input == nil, func(r *protocol.StrategyInvokeParams) bool {
+	case *StrategyInvokeParams:
+		return into(p, p.Slot == "" && p.Input == nil, func(r *StrategyInvokeParams) bool {
 			return fields(field{Key: "slot", Str: &r.Slot}, field{Key: "input", Raw: &r.Input})
 		})
-	case *protocol.ActionRunParams:
-		return into(p, p.ID == "" && p.Context == nil, func(r *protocol.ActionRunParams) bool {
+	case *ActionRunParams:
+		return into(p, p.ID == "" && p.Context == nil, func(r *ActionRunParams) bool {
 			return fields(field{Key: "id", Str: &r.ID}, field{Key: "context", Raw: &r.Context})
 		})
-	case *protocol.InterceptParams:
-		return into(p, p.Point == "" && p.Payload == nil, func(r *protocol.InterceptParams) bool {
+	case *InterceptParams:
+		return into(p, p.Point == "" && p.Payload == nil, func(r *InterceptParams) bool {
 			return fields(field{Key: "point", Str: &r.Point}, field{Key: "payload", Raw: &r.Payload})
 		})
 	case *protocol.InterceptResult:
 		return into(p, p.Decision == "" && p.Payload == nil && p.Reason == "", func(r *protocol.InterceptResult) bool {
 			return fields(field{Key: "decision", Str: &r.Decision}, field{Key: "payload", Raw: &r.Payload}, field{Key: "reason", Str: &r.Reason})
 		})
-	case *protocol.CancelParams:
-		return into(p, p.ID == nil, func(r *protocol.CancelParams) bool { return fields(field{Key: "id", Raw: &r.ID}) })
+	case *CancelParams:
+		return into(p, p.ID == nil, func(r *CancelParams) bool { return fields(field{Key: "id", Raw: &r.ID}) })
 	case *protocol.InitializeResult:
 		zero := p.ProtocolVersion == "" && p.Name == "" && p.Version == "" && p.Provides == nil &&
 			p.Interceptors == nil && p.Strategies == nil && p.Providers == nil && p.Actions == nil

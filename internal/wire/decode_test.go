@@ -17,26 +17,26 @@ const maxScanDepth = jsonscan.MaxDepth
 // for.
 func decodeTargets() []any {
 	return []any{
-		new(protocol.OutputResult), new(protocol.ProviderInvokeParams), new(protocol.StrategyInvokeParams), new(protocol.ActionRunParams),
-		new(protocol.InterceptParams), new(protocol.InterceptResult), new(protocol.CancelParams), new(protocol.InitializeParams),
+		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
+		new(InterceptParams), new(protocol.InterceptResult), new(CancelParams), new(protocol.InitializeParams),
 		new(protocol.InitializeResult),
 	}
 }
 
 // checkAgainstEncodingJSON checks every fast path on data against
 // encoding/json: whatever the fast path accepts, encoding/json decodes to
-// the same value, and a message protocol.DecodeMessage accepts is json.Unmarshal's.
+// the same value, and a message DecodeMessage accepts is json.Unmarshal's.
 // (The scanner itself is checked by package jsonscan's FuzzScan.)
 func checkAgainstEncodingJSON(t *testing.T, data []byte) {
 	t.Helper()
-	var m protocol.Message
-	if protocol.DecodeMessage(data, &m) == nil {
-		var want protocol.Message
+	var m Message
+	if DecodeMessage(data, &m) == nil {
+		var want Message
 		if err := json.Unmarshal(data, &want); err != nil {
 			t.Fatalf("DecodeMessage decoded a message encoding/json refuses (%v): %q", err, data)
 		}
 		if !reflect.DeepEqual(m, want) {
-			t.Fatalf("message %q: protocol.DecodeMessage %+v, encoding/json %+v", data, m, want)
+			t.Fatalf("message %q: DecodeMessage %+v, encoding/json %+v", data, m, want)
 		}
 	}
 	for _, v := range decodeTargets() {
@@ -148,9 +148,9 @@ func TestFastDecodeAgreesWithEncodingJSON(t *testing.T) {
 
 // TestFastPathIsTaken checks that what the host and the SDK write is
 // decoded by the fast path, for params and results with no allocation but
-// the strings. (protocol.DecodeMessage's own fast path is checked in protocol.)
+// the strings. (DecodeMessage's own fast path is checked in envelope_test.go.)
 func TestFastPathIsTaken(t *testing.T) {
-	params, _ := json.Marshal(protocol.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"text":"hello, world","n":42}`)})
+	params, _ := json.Marshal(ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`{"text":"hello, world","n":42}`)})
 	initParams := []byte(`{"protocol_version":"1.0.0","host":{"name":"kernel","version":"1.4.2"},` +
 		`"plugin":{"name":"p","version":"1.0.0","data_dir":"/data/p"},"config":{"k":[1]},"session":{"id":"s1"}}`)
 	if !decodeFast(initParams, new(protocol.InitializeParams)) {
@@ -160,16 +160,16 @@ func TestFastPathIsTaken(t *testing.T) {
 	if !decodeFast(initResult, new(protocol.InitializeResult)) {
 		t.Fatalf("fast path refused %s", initResult)
 	}
-	var p protocol.ProviderInvokeParams
+	var p ProviderInvokeParams
 	if !decodeFast(params, &p) || p.Ref != "echo" {
 		t.Fatalf("fast path refused %s", params)
 	}
-	if n := testing.AllocsPerRun(100, func() { p = protocol.ProviderInvokeParams{}; _ = Decode(params, &p) }); n != 1 {
+	if n := testing.AllocsPerRun(100, func() { p = ProviderInvokeParams{}; _ = Decode(params, &p) }); n != 1 {
 		t.Errorf("Decode(%s): %v allocations, want 1 (the ref)", params, n)
 	}
 	out := []byte(`{"output":{"text":"hello, world","n":42}}`)
-	var r protocol.OutputResult
-	if n := testing.AllocsPerRun(100, func() { r = protocol.OutputResult{}; _ = Decode(out, &r) }); n != 0 {
+	var r OutputResult
+	if n := testing.AllocsPerRun(100, func() { r = OutputResult{}; _ = Decode(out, &r) }); n != 0 {
 		t.Errorf("Decode(%s): %v allocations, want 0", out, n)
 	}
 }

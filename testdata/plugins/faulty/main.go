@@ -1,7 +1,7 @@
-// Command faulty is a raw extkernel plugin, written against package protocol
-// without the SDK, that misbehaves in the way its first argument names. The
-// sidecar tests start it for real, one manifest directory per fault under
-// testdata/plugins.
+// Command faulty is a raw extkernel plugin, written against packages
+// protocol and internal/wire without the SDK, that misbehaves in the way its
+// first argument names. The sidecar tests start it for real, one manifest
+// directory per fault under testdata/plugins.
 //
 // Modes: exit-early, no-handshake, slow-handshake, banner, invalid-json,
 // oversized, crash-in-call, no-answer, ignore-sigterm, grandchild,
@@ -27,13 +27,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 var (
 	floodDone = make(chan struct{})
-	in        = protocol.NewFrameReader(os.Stdin, 0)
-	out       = protocol.NewFrameWriter(os.Stdout)
+	in        = wire.NewFrameReader(os.Stdin, 0)
+	out       = wire.NewFrameWriter(os.Stdout)
 	mode      string
 	secret    string // leak-secret: the config's secret
 )
@@ -81,7 +82,7 @@ func sleepForever() {
 	}
 }
 
-func read() *protocol.Message {
+func read() *wire.Message {
 	m, err := in.ReadMessage()
 	if err != nil {
 		if err != io.EOF {
@@ -92,7 +93,7 @@ func read() *protocol.Message {
 	return m
 }
 
-func send(m *protocol.Message) {
+func send(m *wire.Message) {
 	if err := out.WriteMessage(m); err != nil {
 		fmt.Fprintln(os.Stderr, "write:", err)
 		os.Exit(1)
@@ -101,12 +102,12 @@ func send(m *protocol.Message) {
 
 func respond(id json.RawMessage, result any) {
 	raw, _ := json.Marshal(result)
-	send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: id, Result: raw})
+	send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Result: raw})
 }
 
 func notify(method string, params any) {
 	raw, _ := json.Marshal(params)
-	send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, Method: method, Params: raw})
+	send(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: method, Params: raw})
 }
 
 // handshake reads initialize and answers it as the mode dictates.
@@ -122,11 +123,11 @@ func handshake() {
 	case "slow-handshake":
 		time.Sleep(3 * time.Second)
 	case "request-first":
-		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: json.RawMessage(`"p1"`), Method: "host/info"})
+		send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(`"p1"`), Method: "host/info"})
 	case "bad-version":
 		res.ProtocolVersion = "2.0.0"
 	case "init-error":
-		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+		send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID,
 			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "bad config: missing key"}})
 		_, _ = io.Copy(io.Discard, os.Stdin)
 		os.Exit(0)
@@ -143,7 +144,7 @@ func handshake() {
 		leakHandshake(&res, cfg.Handshake)
 		if cfg.Fail == "initialize" {
 			fmt.Fprintln(os.Stderr, "fatal: token", secret, "was refused")
-			send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+			send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID,
 				Error: &protocol.Error{Code: protocol.CodePluginError, Message: "bad token " + secret}})
 			_, _ = io.Copy(io.Discard, os.Stdin)
 			os.Exit(0)
@@ -169,18 +170,18 @@ func serve() {
 			break
 		}
 		switch m.Method {
-		case protocol.MethodPing:
+		case wire.MethodPing:
 			if mode != "hang" {
 				respond(m.ID, struct{}{})
 			}
-		case protocol.MethodShutdown:
+		case wire.MethodShutdown:
 			if mode != "hang" {
 				respond(m.ID, struct{}{})
 			}
-		case protocol.MethodCancel:
-			var p protocol.CancelParams
+		case wire.MethodCancel:
+			var p wire.CancelParams
 			_ = json.Unmarshal(m.Params, &p)
-			notify(protocol.MethodNotify, protocol.NotifyParams{Event: "cancelled", Data: p.ID})
+			notify(wire.MethodNotify, protocol.NotifyParams{Event: "cancelled", Data: p.ID})
 		default:
 			if m.IsRequest() {
 				call(m)
@@ -193,7 +194,7 @@ func serve() {
 }
 
 // call answers one ordinary request.
-func call(m *protocol.Message) {
+func call(m *wire.Message) {
 	switch mode {
 	case "hang", "no-answer":
 		return
@@ -207,7 +208,7 @@ func call(m *protocol.Message) {
 		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","id":` + string(m.ID) + `,"result":{"output":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n")
 	case "flood-stderr":
 		<-floodDone
-		respond(m.ID, protocol.OutputResult{Output: json.RawMessage(`"flooded"`)})
+		respond(m.ID, wire.OutputResult{Output: json.RawMessage(`"flooded"`)})
 	case "crash-in-call":
 		fmt.Fprintln(os.Stderr, "panic: boom in", m.Method)
 		os.Exit(2)
@@ -220,9 +221,9 @@ func call(m *protocol.Message) {
 		}
 		_ = json.Unmarshal(m.Params, &p)
 		if p.Ref == "log" {
-			notify(protocol.MethodLog, protocol.LogParams{Level: "warn", Message: "from plugin", Fields: map[string]any{"k": "v"}})
+			notify(wire.MethodLog, wire.LogParams{Level: "warn", Message: "from plugin", Fields: map[string]any{"k": "v"}})
 		}
-		respond(m.ID, protocol.OutputResult{Output: p.Input})
+		respond(m.ID, wire.OutputResult{Output: p.Input})
 	}
 }
 
@@ -293,28 +294,28 @@ func leakHandshake(res *protocol.InitializeResult, how string) {
 // ("error"), a plain answer ("quiet"), a line on stdout that is not a
 // frame with the secret across the 120 bytes a quote shows ("stdout"), or
 // a crash (anything else).
-func leak(m *protocol.Message) {
+func leak(m *wire.Message) {
 	var p struct {
 		Ref string `json:"ref"`
 	}
 	_ = json.Unmarshal(m.Params, &p)
-	notify(protocol.MethodLog, protocol.LogParams{Level: "warn", Message: "using " + secret,
+	notify(wire.MethodLog, wire.LogParams{Level: "warn", Message: "using " + secret,
 		Fields: map[string]any{"token": secret, "nested": map[string]any{"list": []any{secret, 1}, secret: "as a key"}}})
-	notify(protocol.MethodNotify, protocol.NotifyParams{Event: "leak", Data: json.RawMessage(strconv.Quote(secret))})
+	notify(wire.MethodNotify, protocol.NotifyParams{Event: "leak", Data: json.RawMessage(strconv.Quote(secret))})
 	fmt.Fprintln(os.Stderr, "token="+secret)
 	half := len(secret) / 2
 	fmt.Fprintln(os.Stderr, strings.Repeat("x", 16<<10-half)+secret+strings.Repeat("y", 4<<10))
 	escaped := strings.ReplaceAll(secret, "-", `\u002d`)
 	fmt.Fprintf(os.Stderr, `{"@level":"error","@message":"auth failed for %s","token":"%s","n":1}`+"\n", secret, escaped)
 	switch {
-	case m.Method == protocol.MethodIntercept:
+	case m.Method == wire.MethodIntercept:
 		respond(m.ID, protocol.InterceptResult{Decision: "allow " + secret})
 	case p.Ref == "error":
-		send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+		send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID,
 			Error: &protocol.Error{Code: protocol.CodePluginError, Message: "rejected " + secret,
 				Data: json.RawMessage(`{"token":` + strconv.Quote(secret) + `,` + strconv.Quote(secret) + `:[1]}`)}})
 	case p.Ref == "quiet":
-		respond(m.ID, protocol.OutputResult{Output: json.RawMessage(`"ok"`)})
+		respond(m.ID, wire.OutputResult{Output: json.RawMessage(`"ok"`)})
 	case p.Ref == "stdout":
 		fmt.Println("debug: token " + secret + strings.Repeat(" ", 120-len("debug: token ")-half) + secret)
 	default:

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
 )
@@ -119,7 +120,7 @@ func hostileLine() (string, []byte) {
 		return "garbage", []byte("this is not JSON\n")
 	case 1:
 		return "oversized", []byte(`{"jsonrpc":"2.0","method":"log","params":{"message":"` +
-			strings.Repeat("x", protocol.DefaultMaxFrame) + "\"}}\n")
+			strings.Repeat("x", wire.DefaultMaxFrame) + "\"}}\n")
 	default:
 		return "duplicate-id", []byte(`{"jsonrpc":"2.0","id":1,"id":2,"result":{}}` + "\n")
 	}

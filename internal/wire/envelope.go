@@ -1,4 +1,4 @@
-package protocol
+package wire
 
 import (
 	"bytes"
@@ -6,9 +6,9 @@ import (
 	"github.com/extkernel/extkernel/internal/jsonscan"
 )
 
-// knownStrings are the strings the envelope's fast decoding returns
+// envelopeStrings are the strings the envelope's fast decoding returns
 // without allocating: the JSON-RPC version and the method names.
-var knownStrings = []string{
+var envelopeStrings = []string{
 	JSONRPCVersion, MethodIntercept, MethodStrategyInvoke, MethodProviderInvoke, MethodActionRun,
 	MethodPing, MethodCancel, MethodLog, MethodNotify, MethodInitialize, MethodShutdown,
 }
@@ -19,7 +19,7 @@ var knownStrings = []string{
 // decodes with encoding/json.
 func decodeMessageFast(line []byte, m *Message) bool {
 	cp := bytes.Clone(line)
-	return jsonscan.DecodeFields(cp, knownStrings, []jsonscan.Field{
+	return jsonscan.DecodeFields(cp, envelopeStrings, []jsonscan.Field{
 		{Key: "jsonrpc", Str: &m.JSONRPC},
 		{Key: "id", Raw: &m.ID},
 		{Key: "method", Str: &m.Method},

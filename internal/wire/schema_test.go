@@ -1,4 +1,4 @@
-package protocol
+package wire
 
 import (
 	"encoding/json"
@@ -15,11 +15,17 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // schemaPath is the machine-readable method table these tests hold to the
 // Go types, so spec and code cannot drift.
-const schemaPath = "../docs/protocol.schema.json"
+const schemaPath = "../../docs/protocol.schema.json"
+
+// goDirs are the packages whose constants the method table is held to:
+// this one (Method*, the timeouts) and protocol (Code*).
+var goDirs = []string{".", "../../protocol"}
 
 // goMethod is the Go side of one method table row.
 type goMethod struct {
@@ -33,8 +39,8 @@ func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // goMethods is every method with the Go types of its params and result.
 var goMethods = map[string]goMethod{
-	MethodInitialize:     {"host-to-plugin", false, typeOf[InitializeParams](), typeOf[InitializeResult]()},
-	MethodIntercept:      {"host-to-plugin", false, typeOf[InterceptParams](), typeOf[InterceptResult]()},
+	MethodInitialize:     {"host-to-plugin", false, typeOf[protocol.InitializeParams](), typeOf[protocol.InitializeResult]()},
+	MethodIntercept:      {"host-to-plugin", false, typeOf[InterceptParams](), typeOf[protocol.InterceptResult]()},
 	MethodStrategyInvoke: {"host-to-plugin", false, typeOf[StrategyInvokeParams](), typeOf[OutputResult]()},
 	MethodProviderInvoke: {"host-to-plugin", false, typeOf[ProviderInvokeParams](), typeOf[OutputResult]()},
 	MethodActionRun:      {"host-to-plugin", false, typeOf[ActionRunParams](), typeOf[OutputResult]()},
@@ -42,7 +48,7 @@ var goMethods = map[string]goMethod{
 	MethodShutdown:       {"host-to-plugin", false, typeOf[Empty](), typeOf[Empty]()},
 	MethodCancel:         {"both", true, typeOf[CancelParams](), nil},
 	MethodLog:            {"plugin-to-host", true, typeOf[LogParams](), nil},
-	MethodNotify:         {"plugin-to-host", true, typeOf[NotifyParams](), nil},
+	MethodNotify:         {"plugin-to-host", true, typeOf[protocol.NotifyParams](), nil},
 }
 
 // goTimeouts names every default timeout as the schema's "timeouts" does.
@@ -96,14 +102,18 @@ func loadSchema(t *testing.T) *schemaDoc {
 	return &doc
 }
 
-// goConsts returns the constants of this package's non-test files whose
+// goConsts returns the constants of the non-test files of goDirs whose
 // names start with prefix, with their literal values as written (a string's
 // quotes removed, a negative number's sign kept).
 func goConsts(t *testing.T, prefix string) map[string]string {
 	t.Helper()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
+	var files []string
+	for _, dir := range goDirs {
+		matches, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, matches...)
 	}
 	fset := token.NewFileSet()
 	out := map[string]string{}
@@ -146,8 +156,8 @@ func literal(e ast.Expr) string {
 
 func TestSchemaMethodTable(t *testing.T) {
 	doc := loadSchema(t)
-	if doc.ProtocolVersion != Version {
-		t.Errorf("schema protocol_version = %q, Version = %q", doc.ProtocolVersion, Version)
+	if doc.ProtocolVersion != protocol.Version {
+		t.Errorf("schema protocol_version = %q, protocol.Version = %q", doc.ProtocolVersion, protocol.Version)
 	}
 	var consts []string
 	for _, v := range goConsts(t, "Method") {
@@ -225,7 +235,7 @@ func TestSchemaTimeouts(t *testing.T) {
 func TestSchemaMatchesGoTypes(t *testing.T) {
 	doc := loadSchema(t)
 	c := &typeChecker{t: t, defs: doc.Defs, seen: map[reflect.Type]bool{}}
-	roots := []reflect.Type{typeOf[Message](), typeOf[Error]()}
+	roots := []reflect.Type{typeOf[Message](), typeOf[protocol.Error]()}
 	for _, name := range slices.Sorted(maps.Keys(goMethods)) {
 		roots = append(roots, goMethods[name].params)
 		if r := goMethods[name].result; r != nil {

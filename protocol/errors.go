@@ -5,29 +5,6 @@ import (
 	"fmt"
 )
 
-// JSONRPCVersion is the value of every message's "jsonrpc" member.
-const JSONRPCVersion = "2.0"
-
-// Message is one JSON-RPC 2.0 message: a request (ID and Method), a
-// notification (Method, no ID) or a response (ID and Result or Error).
-type Message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *Error          `json:"error,omitempty"`
-}
-
-// IsRequest reports whether m is a request (has a method and an id).
-func (m *Message) IsRequest() bool { return m.Method != "" && len(m.ID) > 0 }
-
-// IsNotification reports whether m is a notification (a method, no id).
-func (m *Message) IsNotification() bool { return m.Method != "" && len(m.ID) == 0 }
-
-// IsResponse reports whether m is a response (an id, no method).
-func (m *Message) IsResponse() bool { return m.Method == "" && len(m.ID) > 0 }
-
 // Error codes. The -32700..-32600 range is JSON-RPC 2.0's; the rest are
 // extkernel's, documented in docs/protocol.md.
 const (
@@ -61,3 +38,8 @@ type Error struct {
 
 // Error returns "message (code N)".
 func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code int, format string, a ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
+}

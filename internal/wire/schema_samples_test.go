@@ -1,4 +1,4 @@
-package protocol
+package wire
 
 import (
 	"encoding/json"
@@ -8,6 +8,8 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // compileDefs compiles the schema file and returns a validator per $defs
@@ -46,27 +48,27 @@ func mustRequest(t *testing.T, id, method string, params any) *Message {
 func TestSchemaValidatesGoValues(t *testing.T) {
 	def := compileDefs(t)
 	five := -5
-	full := InitializeResult{
-		ProtocolVersion: Version, Name: "redactor", Version: "1.2.0",
-		Provides:     []CapabilityDecl{{Capability: "text.redact", Version: "1.0.0"}},
-		Interceptors: []InterceptorDecl{{Point: "tool.before"}, {Point: "tool.after", Priority: &five}},
-		Strategies:   []StrategyDecl{{Slot: "context.compactor"}},
-		Providers:    []ProviderDecl{{Ref: "count", Description: "counts", Schema: json.RawMessage(`{"type":"string"}`)}},
-		Actions:      []ActionDecl{{ID: "open", Title: "Open", Placement: "toolbar"}},
+	full := protocol.InitializeResult{
+		ProtocolVersion: protocol.Version, Name: "redactor", Version: "1.2.0",
+		Provides:     []protocol.CapabilityDecl{{Capability: "text.redact", Version: "1.0.0"}},
+		Interceptors: []protocol.InterceptorDecl{{Point: "tool.before"}, {Point: "tool.after", Priority: &five}},
+		Strategies:   []protocol.StrategyDecl{{Slot: "context.compactor"}},
+		Providers:    []protocol.ProviderDecl{{Ref: "count", Description: "counts", Schema: json.RawMessage(`{"type":"string"}`)}},
+		Actions:      []protocol.ActionDecl{{ID: "open", Title: "Open", Placement: "toolbar"}},
 	}
 	valid := []struct {
 		def   string
 		value any
 	}{
-		{"InitializeParams", InitializeParams{ProtocolVersion: Version, Host: HostInfo{Name: "h", Version: "0.1.0"},
-			Plugin: PluginInfo{Name: "p", Version: "1.0.0", DataDir: "/d"}, Config: json.RawMessage(`{"k":1}`), Session: map[string]string{"user": "ann"}}},
-		{"InitializeParams", InitializeParams{ProtocolVersion: "1.0.0", Plugin: PluginInfo{Name: "p", Version: "1.0.0"}}},
+		{"InitializeParams", protocol.InitializeParams{ProtocolVersion: protocol.Version, Host: protocol.HostInfo{Name: "h", Version: "0.1.0"},
+			Plugin: protocol.PluginInfo{Name: "p", Version: "1.0.0", DataDir: "/d"}, Config: json.RawMessage(`{"k":1}`), Session: map[string]string{"user": "ann"}}},
+		{"InitializeParams", protocol.InitializeParams{ProtocolVersion: "1.0.0", Plugin: protocol.PluginInfo{Name: "p", Version: "1.0.0"}}},
 		{"InitializeResult", full},
-		{"InitializeResult", InitializeResult{ProtocolVersion: "1.0.0", Name: "p", Version: "0.0.1"}},
+		{"InitializeResult", protocol.InitializeResult{ProtocolVersion: "1.0.0", Name: "p", Version: "0.0.1"}},
 		{"InterceptParams", InterceptParams{Point: "tool.before", Payload: json.RawMessage(`{"cmd":"ls"}`)}},
-		{"InterceptResult", InterceptResult{Decision: DecisionContinue}},
-		{"InterceptResult", InterceptResult{Decision: DecisionModify, Payload: json.RawMessage(`null`)}},
-		{"InterceptResult", InterceptResult{Decision: DecisionDeny, Reason: "no"}},
+		{"InterceptResult", protocol.InterceptResult{Decision: protocol.DecisionContinue}},
+		{"InterceptResult", protocol.InterceptResult{Decision: protocol.DecisionModify, Payload: json.RawMessage(`null`)}},
+		{"InterceptResult", protocol.InterceptResult{Decision: protocol.DecisionDeny, Reason: "no"}},
 		{"StrategyInvokeParams", StrategyInvokeParams{Slot: "context.compactor", Input: json.RawMessage(`[1]`)}},
 		{"ProviderInvokeParams", ProviderInvokeParams{Ref: "count"}},
 		{"ActionRunParams", ActionRunParams{ID: "open", Context: json.RawMessage(`{"file":"a.go"}`)}},
@@ -75,11 +77,11 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"CancelParams", CancelParams{ID: json.RawMessage(`7`)}},
 		{"CancelParams", CancelParams{ID: json.RawMessage(`"req-7"`)}},
 		{"LogParams", LogParams{Level: "warn", Message: "slow", Fields: map[string]any{"ms": 900}}},
-		{"NotifyParams", NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
+		{"NotifyParams", protocol.NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
 		{"Empty", Empty{}},
-		{"Error", Errorf(CodeUnknownTarget, "unknown point %q", "x")},
+		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
-		{"Message", NewErrorResponse(nil, Errorf(CodeParseError, "bad"))},
+		{"Message", NewErrorResponse(nil, protocol.Errorf(protocol.CodeParseError, "bad"))},
 		{"Message", &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(`"a"`), Result: json.RawMessage(`{}`)}},
 	}
 	for i, tt := range valid {
