@@ -18,8 +18,8 @@ import (
 	"github.com/extkernel/extkernel/internal/jsonfile"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // fileConfig is the schema of kernel.json (docs/config.md). Its json tags
