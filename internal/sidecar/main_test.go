@@ -42,7 +42,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"../testdata/plugins/good", "../testdata/plugins/faulty")
+		"../../testdata/plugins/good", "../../testdata/plugins/faulty")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test plugins: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -66,7 +66,7 @@ const within = 15 * time.Second
 // home, links the test binaries next to it and returns the parsed package.
 func installFixture(t *testing.T, name string) *pluginpkg.Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", name, pluginpkg.ManifestFile))
+	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", name, pluginpkg.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
