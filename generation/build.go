@@ -203,10 +203,14 @@ func (b *build) markFailed(name, reason string) {
 }
 
 // start launches every member that runs, is not failed and not adopted,
-// and records each outcome. A required member's failure cancels the rest
-// of the batch: the build fails anyway.
+// and records each outcome. A member whose manifest rules out a start
+// (checkManifest) fails without launching, reported starting then failed
+// as the batch reports a start that fails. A required member's failure
+// cancels the rest of the batch, or, when its manifest ruled it out, the
+// whole batch: the build fails anyway.
 func (b *build) start(ctx context.Context) {
 	var specs []sidecar.Spec
+	refused := false // a required member's manifest ruled it out
 	for _, name := range b.closure.Members {
 		m := b.members[name]
 		if _, bad := b.failed[name]; bad || m.Status == StatusDeclarative {
@@ -216,29 +220,44 @@ func (b *build) start(ctx context.Context) {
 			m.client, m.Adopted = c, true
 			continue
 		}
-		specs = append(specs, sidecar.Spec{Package: m.Package, Options: b.in.clientOptions(m.launch),
+		if err := checkManifest(m.Package); err != nil {
+			b.progress(sidecar.StartEvent{Plugin: name, State: sidecar.StartLaunching})
+			b.progress(sidecar.StartEvent{Plugin: name, State: sidecar.StartFailed, Err: err})
+			b.startFailed(m, err)
+			refused = refused || m.Required
+			continue
+		}
+		specs = append(specs, sidecar.Spec{Plugin: sidecarPlugin(m.Package), Options: b.in.clientOptions(m.launch),
 			CancelBatchOnFailure: m.Required})
+	}
+	if refused {
+		return
 	}
 	out := sidecar.StartBatch(ctx, specs, sidecar.BatchOptions{PoolSize: b.in.PoolSize, Budget: b.in.Budget,
 		OnEvent: b.progress})
 	for _, o := range out {
-		name := o.Package.Name
-		m := b.members[name]
+		m := b.members[o.Plugin]
 		m.Elapsed = o.Elapsed
 		switch o.State {
 		case sidecar.StartReady:
 			m.client = o.Client
 			b.started = append(b.started, o.Client)
 		case sidecar.StartFailed:
-			err := b.abortedByRequired(o.Err)
-			b.markFailed(name, err.Error())
-			if m.Required {
-				b.errs = append(b.errs, err)
-			}
-			if err != o.Err {
-				b.aborted[name], b.consequence[name] = true, true
-			}
+			b.startFailed(m, o.Err)
 		}
+	}
+}
+
+// startFailed records that m's start failed with startErr.
+func (b *build) startFailed(m *Member, startErr error) {
+	name := m.Package.Name
+	err := b.abortedByRequired(startErr)
+	b.markFailed(name, err.Error())
+	if m.Required {
+		b.errs = append(b.errs, err)
+	}
+	if err != startErr {
+		b.aborted[name], b.consequence[name] = true, true
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"slices"
 
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
@@ -59,6 +60,53 @@ func (in *Inputs) launch(p *pluginpkg.Package) Launch {
 		return l
 	}
 	return DefaultLaunch(p)
+}
+
+// sidecarPlugin is what the sidecar of p is started from: its runtime and
+// what its manifest authorizes the handshake to declare, read from the
+// manifest here, once, since the sidecar reads no manifest. The interceptor
+// priority bounds are package contribution's.
+func sidecarPlugin(p *pluginpkg.Package) sidecar.Plugin {
+	m := p.Manifest
+	out := sidecar.Plugin{Name: p.Name, Dir: p.Dir, ManifestPath: p.ManifestPath, Pin: p.Pin,
+		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
+	if m.Version != nil {
+		out.Version = m.Version.String()
+	}
+	if len(m.Provides) > 0 {
+		out.Provides = make([]sidecar.Capability, len(m.Provides))
+		for i, c := range m.Provides {
+			out.Provides[i] = sidecar.Capability{Key: string(c.Key), Version: c.Version}
+		}
+	}
+	if rt := m.Runtime; rt != nil {
+		out.Command, out.Args, out.Env, out.HandshakeTimeout = rt.Command, rt.Args, rt.Env, rt.HandshakeTimeout
+		out.Intercepts = idStrings(rt.Intercepts)
+		out.Replaces = idStrings(rt.Replaces)
+	}
+	return out
+}
+
+func idStrings[T ~string](ids []T) []string {
+	if len(ids) == 0 {
+		return nil
+	}
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = string(id)
+	}
+	return out
+}
+
+// checkManifest returns why p's manifest alone rules out starting it: its
+// kernel range rejects this host's protocol version, a *sidecar.StartError
+// in PhaseVersion wrapping the *protocol.VersionError. Build makes the check
+// before it hands the member to the batch, nil when it may start.
+func checkManifest(p *pluginpkg.Package) error {
+	if err := p.Manifest.CheckKernel(); err != nil {
+		return &sidecar.StartError{Plugin: p.Name, Phase: sidecar.PhaseVersion, Err: err}
+	}
+	return nil
 }
 
 // clientOptions returns the options a member's client starts with: the
