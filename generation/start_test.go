@@ -30,7 +30,7 @@ func TestKernelRangeRefused(t *testing.T) {
 			}
 			in := h.inputs()
 			var events []string
-			in.Observer.OnEvent = func(e sidecar.StartEvent) {
+			in.Observer.OnEvent = func(e StartEvent) {
 				msg := ""
 				if e.Err != nil {
 					msg = ": " + e.Err.Error()
