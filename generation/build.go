@@ -44,21 +44,26 @@ type Inputs struct {
 	// package and the file. Launch decides the policy of those that did
 	// load.
 	Expect []Expected
-	// PoolSize and Budget bound the start (sidecar.BatchOptions); zero
-	// means the sidecar defaults.
+	// PoolSize bounds how many plugins start at once (zero means 4), and
+	// Budget the whole start, shared by every plugin in it (zero means
+	// 30s).
 	PoolSize int
 	Budget   time.Duration
-	// Client is the Options every client starts with. Build replaces its
-	// Config, Env and Limits with the member's Launch, and its OnCrash,
-	// OnHealth and OnNotify with Observer's.
-	Client sidecar.Options
-	// Observer receives progress events and the clients' reports.
+	// Client is what every sidecar starts with; each member's Launch adds
+	// its config, environment and limits.
+	Client ClientOptions
+	// Observer receives progress events and the sidecars' reports.
 	Observer Observer
-	// Adopt maps package names to clients to reuse instead of starting
-	// (the member is Adopted). A client that has exited since is adopted
-	// as it is: the member stays down, as it was. A failed Build never
-	// stops them.
-	Adopt map[string]*sidecar.Client
+	// Previous is the generation this build succeeds, whose sidecars
+	// Adopt names; nil for a first generation.
+	Previous *Generation
+	// Adopt names members of Previous whose sidecar the new generation
+	// reuses instead of starting one (the member is Adopted). A sidecar
+	// that has exited since is adopted as it is: the member stays down, as
+	// it was. A name whose member in Previous has no sidecar is started as
+	// usual. A failed Build never stops adopted sidecars; a successful one
+	// owns them from then on (Previous must Release them).
+	Adopt []string
 	// KeepFailed maps package names to the reason each is not running, to
 	// carry a failure over from the previous generation: Build does not
 	// start them and records each as a failed (and Adopted) member with
@@ -75,9 +80,9 @@ type Inputs struct {
 // BuildError reports a generation that could not be built. Every process the
 // build started has been stopped. Problems lists every reason: root causes
 // first, then their consequences (plugins aborted with the batch or
-// failed along requires edges), each group sorted; the
-// underlying typed errors (*sidecar.StartError, *UnavailableError,
-// *contribution.RegistryError, ...) are reachable with errors.As.
+// failed along requires edges), each group sorted; the underlying typed
+// errors (*UnavailableError, *contribution.RegistryError, a
+// *protocol.VersionError, ...) are reachable with errors.As.
 type BuildError struct {
 	Number   uint64
 	Problems []string
@@ -106,14 +111,15 @@ type build struct {
 	consequences []string          // problems that follow from those in problems
 	aborted      map[string]bool   // members whose start was aborted with the batch
 	started      []*sidecar.Client // started by this build, to stop on failure
+	options      sidecar.Options   // what every client starts with (Inputs.sidecarOptions)
 	problems     []string
 	errs         []error
 	warnings     []string
 }
 
 // Build resolves, starts and validates a new generation. On failure it
-// returns a *BuildError and leaves no process it started behind; clients in
-// in.Adopt are never stopped by Build. A Build whose ctx is done before it
+// returns a *BuildError and leaves no process it started behind; sidecars
+// named by in.Adopt are never stopped by Build. A Build whose ctx is done before it
 // completes fails, its BuildError wrapping context.Cause(ctx).
 //
 // Each step is one call: resolve the closure, cascade what failed before
@@ -138,7 +144,7 @@ func Build(ctx context.Context, in Inputs) (*Generation, error) {
 
 func newBuild(in Inputs) *build {
 	return &build{in: in, members: map[string]*Member{}, failed: map[string]string{}, leftOut: map[string]bool{},
-		consequence: map[string]bool{}, aborted: map[string]bool{}}
+		consequence: map[string]bool{}, aborted: map[string]bool{}, options: in.sidecarOptions()}
 }
 
 // fail stops what the build started and returns its BuildError.
@@ -203,43 +209,79 @@ func (b *build) markFailed(name, reason string) {
 }
 
 // start launches every member that runs, is not failed and not adopted,
-// and records each outcome. A required member's failure cancels the rest
-// of the batch: the build fails anyway.
+// and records each outcome. A member whose manifest rules out a start
+// (checkManifest) fails without launching, reported starting then failed
+// as the batch reports a start that fails. A required member's failure
+// cancels the rest of the batch, or, when its manifest ruled it out, the
+// whole batch: the build fails anyway.
 func (b *build) start(ctx context.Context) {
 	var specs []sidecar.Spec
+	refused := false // a required member's manifest ruled it out
+	adopt := b.adoptable()
 	for _, name := range b.closure.Members {
 		m := b.members[name]
 		if _, bad := b.failed[name]; bad || m.Status == StatusDeclarative {
 			continue
 		}
-		if c := b.in.Adopt[name]; c != nil {
-			m.client, m.Adopted = c, true
+		if c := adopt[name]; c != nil {
+			m.setClient(c)
+			m.Adopted = true
 			continue
 		}
-		specs = append(specs, sidecar.Spec{Package: m.Package, Options: b.in.clientOptions(m.launch),
+		if err := checkManifest(m.Package); err != nil {
+			b.report(StartEvent{Plugin: name, State: StartLaunching})
+			b.report(StartEvent{Plugin: name, State: StartFailed, Err: err})
+			b.startFailed(m, err)
+			refused = refused || m.Required
+			continue
+		}
+		specs = append(specs, sidecar.Spec{Plugin: sidecarPlugin(m.Package), Options: memberOptions(b.options, m.launch),
 			CancelBatchOnFailure: m.Required})
+	}
+	if refused {
+		return
 	}
 	out := sidecar.StartBatch(ctx, specs, sidecar.BatchOptions{PoolSize: b.in.PoolSize, Budget: b.in.Budget,
 		OnEvent: b.progress})
 	for _, o := range out {
-		name := o.Package.Name
-		m := b.members[name]
+		m := b.members[o.Plugin]
 		m.Elapsed = o.Elapsed
 		switch o.State {
 		case sidecar.StartReady:
-			m.client = o.Client
+			m.setClient(o.Client)
 			b.started = append(b.started, o.Client)
 		case sidecar.StartFailed:
-			err := b.abortedByRequired(o.Err)
-			b.markFailed(name, err.Error())
-			if m.Required {
-				b.errs = append(b.errs, err)
-			}
-			if err != o.Err {
-				b.aborted[name], b.consequence[name] = true, true
-			}
+			b.startFailed(m, o.Err)
 		}
 	}
+}
+
+// startFailed records that m's start failed with startErr.
+func (b *build) startFailed(m *Member, startErr error) {
+	name := m.Package.Name
+	err := b.abortedByRequired(startErr)
+	b.markFailed(name, err.Error())
+	if m.Required {
+		b.errs = append(b.errs, err)
+	}
+	if err != startErr {
+		b.aborted[name], b.consequence[name] = true, true
+	}
+}
+
+// adoptable returns the sidecars in.Adopt names, by name: those of
+// in.Previous's members that have one.
+func (b *build) adoptable() map[string]*sidecar.Client {
+	if b.in.Previous == nil || len(b.in.Adopt) == 0 {
+		return nil
+	}
+	out := make(map[string]*sidecar.Client, len(b.in.Adopt))
+	for _, name := range b.in.Adopt {
+		if m := b.in.Previous.Member(name); m != nil && m.client() != nil {
+			out[name] = m.client()
+		}
+	}
+	return out
 }
 
 // progress forwards a batch event to the observer, in the build's words.
@@ -250,7 +292,14 @@ func (b *build) progress(e sidecar.StartEvent) {
 	if e.Err != nil {
 		e.Err = b.abortedByRequired(e.Err)
 	}
-	b.in.Observer.OnEvent(e)
+	b.report(StartEvent{Plugin: e.Plugin, State: StartState(e.State), Elapsed: e.Elapsed, Err: e.Err})
+}
+
+// report passes e to the observer, if it has OnEvent.
+func (b *build) report(e StartEvent) {
+	if b.in.Observer.OnEvent != nil {
+		b.in.Observer.OnEvent(e)
+	}
 }
 
 // abortedByRequired words the failure of a plugin whose start was aborted

@@ -35,15 +35,13 @@ func (b *build) cascade(ctx context.Context) bool {
 		}
 		m.Status, m.Reason = StatusFailed, b.failed[name]
 		b.warnings = append(b.warnings, b.failureWarning(name))
-		if m.client != nil && !m.Adopted {
+		if c := m.client(); c != nil && !m.Adopted {
 			// Reported ready by its start: say it is gone again.
-			if b.in.Observer.OnEvent != nil {
-				b.in.Observer.OnEvent(sidecar.StartEvent{Plugin: name, State: sidecar.StartFailed, Err: errors.New(m.Reason)})
-			}
-			stop = append(stop, m.client)
-			b.started = remove(b.started, m.client)
+			b.report(StartEvent{Plugin: name, State: StartFailed, Err: errors.New(m.Reason)})
+			stop = append(stop, c)
+			b.started = remove(b.started, c)
 		}
-		m.client = nil
+		m.setClient(nil)
 	}
 	if err := sidecar.CloseAll(context.WithoutCancel(ctx), stop); err != nil {
 		b.warnings = append(b.warnings, "stopping failed optional plugins: "+err.Error())

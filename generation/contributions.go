@@ -51,10 +51,10 @@ func (b *build) buildRegistry() (*contribution.Registry, error) {
 	bld := contribution.NewBuilder(b.in.Spec)
 	for _, name := range b.closure.Members {
 		m := b.members[name]
-		if m.client == nil {
+		if m.client() == nil {
 			continue
 		}
-		bld.Add(Contributions(m, m.client.Declarations())...)
+		bld.Add(Contributions(m, m.client().Declarations())...)
 	}
 	return bld.Build()
 }
@@ -81,7 +81,7 @@ func (b *build) isolate(problems []contribution.Problem) map[string]string {
 		var optional []string
 		for _, src := range p.Sources {
 			m := b.members[src.Plugin]
-			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || m.client == nil {
+			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || m.client() == nil {
 				continue
 			}
 			if !slices.Contains(optional, src.Plugin) {

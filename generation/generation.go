@@ -7,7 +7,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/access"
+	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -34,15 +34,28 @@ type Member struct {
 	Required bool
 	Status   MemberStatus
 	// Adopted is set when the member was taken over from the previous
-	// generation instead of started: its client (Inputs.Adopt), or its
+	// generation instead of started: its sidecar (Inputs.Adopt), or its
 	// failure (Inputs.KeepFailed).
 	Adopted bool
 	// Reason explains a failure, for StatusFailed.
 	Reason  string
 	Elapsed time.Duration
-	client  *sidecar.Client
 	launch  Launch // what its sidecar is given, as fingerprinted
+	// clientHolder holds the member's sidecar, nil when it does not run:
+	// only this module reaches it (package clients), so that every call
+	// to a plugin goes through the kernel's leases.
+	clientHolder
 }
+
+// clientHolder is embedded under this name so that no exported field or
+// method of Member names it.
+type clientHolder = clients.Holder
+
+// client returns the member's sidecar, or nil.
+func (m *Member) client() *sidecar.Client { return clients.Of(m) }
+
+// setClient makes c the member's sidecar (nil: none).
+func (m *Member) setClient(c *sidecar.Client) { clients.Set(m, c) }
 
 // newMember returns the member for p under in, with its launch value.
 func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
@@ -52,15 +65,6 @@ func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 		m.Status = StatusDeclarative
 	}
 	return m
-}
-
-// Client returns the member's sidecar, or nil when it does not run. It is
-// for the kernel only: a call through it would skip the kernel's leases and
-// drain rules, so it takes a token that only this module holds (hosts read
-// a plugin's PID and state from kernel.Plugins). It panics without it.
-func (m *Member) Client(tok access.Token) *sidecar.Client {
-	tok.Check("generation: Member.Client")
-	return m.client
 }
 
 // Generation is one immutable runtime generation. Create it with Build.
@@ -102,16 +106,6 @@ func (g *Generation) Members() []*Member { return g.members }
 // Member returns the named member, or nil.
 func (g *Generation) Member(name string) *Member { return g.byName[name] }
 
-// Client returns the running sidecar of the named plugin, or nil. Like
-// Member.Client it is for the kernel only, and panics without its token.
-func (g *Generation) Client(tok access.Token, name string) *sidecar.Client {
-	tok.Check("generation: Generation.Client")
-	if m := g.byName[name]; m != nil {
-		return m.client
-	}
-	return nil
-}
-
 // Registry is the validated contribution snapshot.
 func (g *Generation) Registry() *contribution.Registry { return g.registry }
 
@@ -136,19 +130,6 @@ func (g *Generation) Fingerprints() map[string]Fingerprint {
 	return out
 }
 
-// Clients returns the running clients in name order. Like Member.Client
-// it is for the kernel only, and panics without its token.
-func (g *Generation) Clients(tok access.Token) []*sidecar.Client {
-	tok.Check("generation: Generation.Clients")
-	var out []*sidecar.Client
-	for _, m := range g.members {
-		if m.client != nil {
-			out = append(out, m.client)
-		}
-	}
-	return out
-}
-
 // Close stops every client the generation still owns (all but the
 // released ones), in parallel, and returns their errors joined. It is
 // idempotent.
@@ -157,8 +138,8 @@ func (g *Generation) Close(ctx context.Context) error {
 		g.mu.Lock()
 		var owned []*sidecar.Client
 		for _, m := range g.members {
-			if m.client != nil && !g.released[m.Package.Name] {
-				owned = append(owned, m.client)
+			if c := m.client(); c != nil && !g.released[m.Package.Name] {
+				owned = append(owned, c)
 			}
 		}
 		g.mu.Unlock()

@@ -6,16 +6,14 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // oldDigest is Fingerprint.Config as versions before Launch computed it
 // (config, then the host's env with secrets masked and the limits), so
 // that snapshots they wrote still compare equal.
-func oldDigest(config json.RawMessage, env map[string]string, secret map[string]bool, l sidecar.Limits) string {
+func oldDigest(config json.RawMessage, env map[string]string, secret map[string]bool, l Limits) string {
 	var extra []byte
-	if len(env) > 0 || l != (sidecar.Limits{}) {
+	if len(env) > 0 || l != (Limits{}) {
 		masked := map[string]string{}
 		for n, v := range env {
 			masked[n] = v
@@ -25,7 +23,7 @@ func oldDigest(config json.RawMessage, env map[string]string, secret map[string]
 		}
 		extra, _ = json.Marshal(struct {
 			Env    map[string]string `json:"env,omitempty"`
-			Limits sidecar.Limits    `json:"limits"`
+			Limits Limits            `json:"limits"`
 		}{masked, l})
 	}
 	if len(config) == 0 && len(extra) == 0 {
@@ -47,7 +45,7 @@ func TestLaunchDigest(t *testing.T) {
 	const secret = "s3cr3t-value-0042"
 	cfg := json.RawMessage(`{"verbose":true,"html":"<b>&"}`)
 	env := map[string]string{"MODE": "strict", "URL": "http://x/?a=1&b=<2>"}
-	lim := sidecar.Limits{OpenFiles: 64, AddressSpace: 1 << 32}
+	lim := Limits{OpenFiles: 64, AddressSpace: 1 << 32}
 	tests := []struct {
 		name string
 		l    Launch
@@ -55,8 +53,8 @@ func TestLaunchDigest(t *testing.T) {
 	}{
 		{"empty", Launch{}, ""},
 		{"required only", Launch{Required: true}, ""},
-		{"config", Launch{Config: cfg}, oldDigest(cfg, nil, nil, sidecar.Limits{})},
-		{"env", Launch{Env: env}, oldDigest(nil, env, nil, sidecar.Limits{})},
+		{"config", Launch{Config: cfg}, oldDigest(cfg, nil, nil, Limits{})},
+		{"env", Launch{Env: env}, oldDigest(nil, env, nil, Limits{})},
 		{"limits", Launch{Limits: lim}, oldDigest(nil, nil, nil, lim)},
 		{"all", Launch{Config: cfg, Env: env, Limits: lim}, oldDigest(cfg, env, nil, lim)},
 	}

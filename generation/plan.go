@@ -120,8 +120,8 @@ func Diff(a, b *Snapshot) *Plan {
 }
 
 // NewPlan compares the generation described by from with what in (disk and
-// config) now asks for, without starting anything. in.Adopt, in.Client,
-// in.Observer and in.Number are ignored. A package of from that is down
+// config) now asks for, without starting anything. in.Previous, in.Adopt,
+// in.Client, in.Observer and in.Number are ignored. A package of from that is down
 // (failed or crashed) is reloaded, to be started again, unless
 // in.KeepFailed names it and it did not change itself: then it is
 // unchanged, its one reason says "not running in generation N (...); kept

@@ -13,7 +13,6 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -120,7 +119,7 @@ func TestPlanReasons(t *testing.T) {
 			in.Launch = map[string]Launch{"audit": {Env: map[string]string{"TOKEN": "t0"}, SecretEnv: []string{"TOKEN"}}}
 		}, map[string]string{"audit": "reloaded: config changed"}},
 		{"limits", func(_ *planHome, in *Inputs) {
-			in.Launch = map[string]Launch{"audit": {Limits: sidecar.Limits{OpenFiles: 64}}}
+			in.Launch = map[string]Launch{"audit": {Limits: Limits{OpenFiles: 64}}}
 		}, map[string]string{"audit": "reloaded: config changed"}},
 		{"policy", func(_ *planHome, in *Inputs) {
 			in.Launch = map[string]Launch{"audit": {Required: true}}

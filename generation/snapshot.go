@@ -85,7 +85,7 @@ func (g *Generation) Snapshot() *Snapshot {
 	s := *g.snap
 	s.Packages = append([]SnapshotPackage(nil), g.snap.Packages...)
 	for i, m := range g.members {
-		if c := m.client; c != nil && s.Packages[i].Status == StatusRunning {
+		if c := m.client(); c != nil && s.Packages[i].Status == StatusRunning {
 			select {
 			case <-c.Done():
 				s.Packages[i].Status = StatusCrashed

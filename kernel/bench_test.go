@@ -10,8 +10,6 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // benchKernel starts a kernel on plugs and closes it when b ends.
@@ -49,7 +47,7 @@ func BenchmarkChain(b *testing.B) {
 		}
 	})
 	b.Run("direct", func(b *testing.B) {
-		clients := k.Current().Clients(access.Grant)
+		clients := runningClients(k.Current())
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, c := range clients {
@@ -83,9 +81,10 @@ func BenchmarkPublish1000(b *testing.B) {
 	for b.Loop() {
 		k.buildMu.Lock()
 		cur := k.current.Load().gen
-		in := k.inputs(nil, map[string]*sidecar.Client{})
+		in := k.inputs(nil)
+		in.Previous = cur
 		for _, m := range cur.Members() {
-			in.Adopt[m.Package.Name] = m.Client(access.Grant)
+			in.Adopt = append(in.Adopt, m.Package.Name)
 		}
 		g, err := k.build(ctx, in)
 		if err != nil {

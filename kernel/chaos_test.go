@@ -20,7 +20,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
@@ -412,7 +411,7 @@ func (r *chaosRig) killer(ctx context.Context) {
 		case <-time.After(time.Duration(50+rand.IntN(100)) * time.Millisecond):
 		}
 		var alive []*sidecar.Client
-		for _, c := range r.k.Current().Clients(access.Grant) {
+		for _, c := range runningClients(r.k.Current()) {
 			select {
 			case <-c.Done():
 			default:

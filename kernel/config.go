@@ -12,6 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -134,7 +135,7 @@ type Config struct {
 	// every log line and error message.
 	PluginEnv map[string]map[string]EnvVar
 	// Limits holds optional per-package resource limits (Linux only).
-	Limits map[string]sidecar.Limits
+	Limits map[string]generation.Limits
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage

@@ -14,9 +14,9 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
@@ -326,11 +326,11 @@ func validEnvName(s string) bool {
 }
 
 // convertLimits checks limits: each one set is a positive integer.
-func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[string]sidecar.Limits {
+func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[string]generation.Limits {
 	if len(in) == 0 {
 		return nil
 	}
-	out := map[string]sidecar.Limits{}
+	out := map[string]generation.Limits{}
 	positive := func(field string, v *int64) uint64 {
 		if v == nil {
 			return 0
@@ -342,7 +342,7 @@ func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[strin
 		return uint64(*v)
 	}
 	for _, pkg := range slices.Sorted(maps.Keys(in)) {
-		out[pkg] = sidecar.Limits{
+		out[pkg] = generation.Limits{
 			AddressSpace: positive("limits."+pkg+".address_space", in[pkg].AddressSpace),
 			OpenFiles:    positive("limits."+pkg+".open_files", in[pkg].OpenFiles),
 		}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
+	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -141,9 +141,25 @@ func (k *Kernel) interceptOne(ctx context.Context, m *generation.Member, point c
 	return c.Intercept(sidecar.WithCallTimeout(ctx, k.cfg.Deadlines.Intercept), string(point), payload)
 }
 
+// clientOf returns m's sidecar, or nil when m is nil or does not run. The
+// kernel reaches sidecars only through it and clientNamed (package clients:
+// generation's exported API names none), and calls them only under a
+// lease.
+func clientOf(m *generation.Member) *sidecar.Client {
+	if m == nil {
+		return nil
+	}
+	return clients.Of(m)
+}
+
+// clientNamed returns the sidecar of plugin in g, or nil.
+func clientNamed(g *generation.Generation, plugin string) *sidecar.Client {
+	return clientOf(g.Member(plugin))
+}
+
 // running returns the member's client if it is alive.
 func running(m *generation.Member) (*sidecar.Client, error) {
-	c := m.Client(access.Grant)
+	c := clientOf(m)
 	if c == nil {
 		return nil, ErrPluginDown
 	}

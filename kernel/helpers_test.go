@@ -16,7 +16,9 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/proctest"
+	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -188,4 +190,16 @@ func noChildren(t *testing.T) {
 	if kids := children(t); len(kids) > 0 {
 		t.Errorf("child processes left behind: %v", kids)
 	}
+}
+
+// runningClients returns the sidecars of g's members that have one, in
+// name order.
+func runningClients(g *generation.Generation) []*sidecar.Client {
+	var out []*sidecar.Client
+	for _, m := range g.Members() {
+		if c := clientOf(m); c != nil {
+			out = append(out, c)
+		}
+	}
+	return out
 }

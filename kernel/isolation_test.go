@@ -10,7 +10,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/proctest"
 )
 
@@ -100,8 +99,8 @@ func TestOptionalPluginIsolation(t *testing.T) {
 			}
 			warnings := strings.Join(g.Warnings(), "\n")
 			for name, wants := range tt.leftOut {
-				if m := g.Member(name); m.Status != generation.StatusFailed || m.Client(access.Grant) != nil {
-					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, m.Client(access.Grant))
+				if m := g.Member(name); m.Status != generation.StatusFailed || clientOf(m) != nil {
+					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, clientOf(m))
 				}
 				for _, w := range wants {
 					if !strings.Contains(warnings, w) {

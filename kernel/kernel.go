@@ -14,8 +14,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -93,7 +91,7 @@ func (k *Kernel) Start(ctx context.Context) error {
 	case k.started:
 		return ErrAlreadyStarted
 	}
-	g, err := k.build(ctx, k.inputs(nil, nil))
+	g, err := k.build(ctx, k.inputs(nil))
 	if err != nil {
 		return err
 	}
@@ -129,7 +127,7 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		return nil, err
 	}
 	k.number = in.Number
-	in.Adopt, in.KeepFailed, in.Plan = nil, nil, nil
+	in.Previous, in.Adopt, in.KeepFailed, in.Plan = nil, nil, nil, nil
 	k.lastInputs = in
 	return g, nil
 }
@@ -177,7 +175,7 @@ func (b *buildCancel) cancelAll() {
 // loads the home). Every startup decision is made here, once, and passed
 // down as data: each package's launch value (launches), the redaction
 // (k.redact, computed once in New). The observer's functions only report.
-func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Client) generation.Inputs {
+func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 	c := k.cfg
 	return generation.Inputs{
 		Installed: inst,
@@ -186,11 +184,10 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed, adopt map[string]*sidecar.Cli
 		Spec: contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners,
 			Kinds: c.Kinds},
 		Expect:   k.expected(),
-		Adopt:    adopt,
 		PoolSize: c.PoolSize,
 		Budget:   c.StartupBudget,
 		Observer: generation.Observer{OnEvent: k.progress, OnCrash: k.crashed, OnHealth: k.health, OnNotify: k.notified},
-		Client: sidecar.Options{
+		Client: generation.ClientOptions{
 			Logger:      c.Logger,
 			HostName:    c.Host.Name,
 			HostVersion: c.Host.Version,
@@ -264,7 +261,7 @@ func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot)
 func (k *Kernel) publish(g *generation.Generation) {
 	var keep []string
 	for _, m := range g.Members() {
-		if m.Adopted && m.Client(access.Grant) != nil {
+		if m.Adopted && clientOf(m) != nil {
 			keep = append(keep, m.Package.Name)
 		}
 	}
@@ -353,8 +350,8 @@ func (k *Kernel) acquire() (*live, error) {
 
 // progress forwards sidecar start events to subscribers and tracks the
 // starting state.
-func (k *Kernel) progress(e sidecar.StartEvent) {
-	if e.State == sidecar.StartLaunching {
+func (k *Kernel) progress(e generation.StartEvent) {
+	if e.State == generation.StartLaunching {
 		k.setState(e.Plugin, StateStarting, "", nil)
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})

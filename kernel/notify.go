@@ -1,7 +1,6 @@
 package kernel
 
 import (
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -11,7 +10,7 @@ import (
 // the current generation gets zero.
 func (k *Kernel) notified(plugin string, id uint64, n protocol.NotifyParams) {
 	var number uint64
-	if g := k.Current(); g != nil && g.Client(access.Grant, plugin) != nil && g.Client(access.Grant, plugin).ID() == id {
+	if g := k.Current(); g != nil && clientNamed(g, plugin) != nil && clientNamed(g, plugin).ID() == id {
 		number = g.Number()
 	} else {
 		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,

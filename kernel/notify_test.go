@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -151,7 +150,7 @@ func TestNotifyAttribution(t *testing.T) {
 	cfg.PluginEnv = map[string]map[string]EnvVar{"notifier": {"TOKEN": {Value: secret, Secret: true}}}
 	k := startKernel(t, cfg)
 	events := notifyEvents(t, k)
-	id := k.Current().Client(access.Grant, "notifier").ID()
+	id := clientNamed(k.Current(), "notifier").ID()
 	tests := []struct {
 		name     string
 		plugin   string

@@ -5,8 +5,6 @@ import (
 	"fmt"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // ReloadResult is the outcome of a successful Reload.
@@ -89,10 +87,10 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	if !plan.Changed() {
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
 	}
-	in.Adopt, in.KeepFailed = map[string]*sidecar.Client{}, keptDown(l.gen, plan, in.KeepFailed)
+	in.Previous, in.Adopt, in.KeepFailed = l.gen, nil, keptDown(l.gen, plan, in.KeepFailed)
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if c := l.gen.Client(access.Grant, name); c != nil {
-			in.Adopt[name] = c // running, or down and kept down as it is
+		if clientNamed(l.gen, name) != nil {
+			in.Adopt = append(in.Adopt, name) // running, or down and kept down as it is
 		}
 	}
 	in.Plan = plan
@@ -112,7 +110,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 func keptDown(g *generation.Generation, plan *generation.Plan, held map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if reason, ok := held[name]; ok && g.Client(access.Grant, name) == nil {
+		if reason, ok := held[name]; ok && clientNamed(g, name) == nil {
 			if m := g.Member(name); m != nil && m.Reason != "" {
 				reason = m.Reason
 			}
@@ -140,7 +138,7 @@ func (k *Kernel) load() (generation.Inputs, error) {
 	if err != nil {
 		return generation.Inputs{}, fmt.Errorf("kernel: %w", err)
 	}
-	return k.inputs(inst, nil), nil
+	return k.inputs(inst), nil
 }
 
 // plan loads the home and plans from a snapshot to it as a reload would:

@@ -8,8 +8,6 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // ErrUnknownPlugin is wrapped by RestartPlugin's error when the current
@@ -75,6 +73,7 @@ func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) erro
 	k.setState(plugin, StateStarting, "", nil)
 	names := restartSet(l.gen, plugin)
 	in := k.lastInputs
+	in.Previous = l.gen
 	in.Adopt, in.KeepFailed = carryOver(l.gen, names)
 	plan, err := generation.NewRestartPlan(l.gen.Snapshot(), in, names...)
 	if err != nil {
@@ -118,20 +117,21 @@ func restartSet(g *generation.Generation, plugin string) []string {
 }
 
 // carryOver returns what a rebuild of g that restarts only names carries
-// over: every other member's client, running or exited, to adopt, and every
-// other failed member's reason, to keep failed.
-func carryOver(g *generation.Generation, names []string) (map[string]*sidecar.Client, map[string]string) {
+// over: every other member with a client, running or exited, to adopt, and
+// every other failed member's reason, to keep failed.
+func carryOver(g *generation.Generation, names []string) ([]string, map[string]string) {
 	restart := map[string]bool{}
 	for _, n := range names {
 		restart[n] = true
 	}
-	adopt, failed := map[string]*sidecar.Client{}, map[string]string{}
+	var adopt []string
+	failed := map[string]string{}
 	for _, m := range g.Members() {
 		name := m.Package.Name
 		switch {
 		case restart[name]:
-		case m.Client(access.Grant) != nil:
-			adopt[name] = m.Client(access.Grant)
+		case clientOf(m) != nil:
+			adopt = append(adopt, name)
 		case m.Status == generation.StatusFailed:
 			failed[name] = m.Reason
 		}

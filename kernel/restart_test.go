@@ -9,7 +9,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 )
 
 // crashLoop makes plugin crash through a call at point until supervision
@@ -50,7 +49,7 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 	budget := cfg.Supervision.CrashBudget
 	k := startKernel(t, cfg)
 	alpha, bravo := watchStates(t, k, "alpha"), watchStates(t, k, "bravo")
-	steady := k.Current().Client(access.Grant, "steady").ID()
+	steady := clientNamed(k.Current(), "steady").ID()
 
 	failed := crashLoop(t, k, alpha, "tool.before", budget)
 	crashLoop(t, k, bravo, "tool.after", budget)
@@ -72,7 +71,7 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 	if st[1].State != StateFailed || st[2].State != StateReady {
 		t.Errorf("Plugins() = %+v", st)
 	}
-	if c := k.Current().Client(access.Grant, "steady"); c == nil || c.ID() != steady {
+	if c := clientNamed(k.Current(), "steady"); c == nil || c.ID() != steady {
 		t.Error("steady was restarted; every restart must adopt it")
 	}
 	if _, err := k.CallProvider(context.Background(), "plugin/steady/get", json.RawMessage(`1`)); err != nil {
@@ -113,7 +112,7 @@ func TestRestartPlugin(t *testing.T) {
 		t.Fatal(err)
 	}
 	states.expect(t, StateStarting, StateReady)
-	if k.Current().Client(access.Grant, "crashy").ID() == g.Client(access.Grant, "crashy").ID() || !k.Current().Member("steady").Adopted {
+	if clientNamed(k.Current(), "crashy").ID() == clientNamed(g, "crashy").ID() || !k.Current().Member("steady").Adopted {
 		t.Error("RestartPlugin did not replace crashy alone")
 	}
 	if p := k.Current().Snapshot().Plan; p == nil || mustJSON(t, p.Packages[0].Reasons) != `["restart requested"]` ||

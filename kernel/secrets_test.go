@@ -15,7 +15,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
@@ -139,9 +138,9 @@ func TestPluginEnvConfig(t *testing.T) {
 
 func TestLimitsAndEnvReachThePlugin(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "limited", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}))
-	cfg.Limits = map[string]sidecar.Limits{"limited": {OpenFiles: 64}}
+	cfg.Limits = map[string]generation.Limits{"limited": {OpenFiles: 64}}
 	k := startKernel(t, cfg)
-	pid := k.Current().Client(access.Grant, "limited").PID()
+	pid := clientNamed(k.Current(), "limited").PID()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
 	if err != nil {
 		t.Skipf("no /proc limits: %v", err)

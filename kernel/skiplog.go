@@ -8,7 +8,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 )
 
 // skipLog logs the skips of optional interceptors once per state instead
@@ -33,7 +32,7 @@ type skipState struct {
 
 // memberClientID identifies the process a member runs, or 0.
 func memberClientID(m *generation.Member) uint64 {
-	if c := m.Client(access.Grant); c != nil {
+	if c := clientOf(m); c != nil {
 		return c.ID()
 	}
 	return 0

@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
-	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
 // PluginState is a plugin's supervision state.
@@ -133,7 +131,7 @@ func (k *Kernel) published(g *generation.Generation) {
 			k.setState(name, StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusRunning:
 			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
-				c := m.Client(access.Grant)
+				c := clientOf(m)
 				cause := c.Err()
 				if cause == nil {
 					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
@@ -166,17 +164,17 @@ func (k *Kernel) isCurrent(plugin string, id uint64) bool {
 	if g == nil {
 		return false
 	}
-	c := g.Client(access.Grant, plugin)
+	c := clientNamed(g, plugin)
 	return c != nil && c.ID() == id
 }
 
 // health handles a heartbeat transition of a client.
-func (k *Kernel) health(plugin string, id uint64, h sidecar.Health) {
+func (k *Kernel) health(plugin string, id uint64, responsive bool) {
 	if !k.isCurrent(plugin, id) {
 		k.log.Debug("ignoring a stale health report", "plugin", plugin, "client", id)
 		return
 	}
-	if h == sidecar.Unresponsive {
+	if !responsive {
 		k.setState(plugin, StateUnresponsive, "a heartbeat went unanswered", nil)
 		return
 	}
@@ -186,18 +184,18 @@ func (k *Kernel) health(plugin string, id uint64, h sidecar.Health) {
 // crashed handles a plugin that terminated outside Close: its pending calls
 // have already failed; it is restarted after backoff, or left failed past
 // the crash budget.
-func (k *Kernel) crashed(ce *sidecar.CrashError) {
+func (k *Kernel) crashed(plugin string, client uint64, err error, stderr []string) {
 	g := k.Current()
 	var n uint64
 	if g != nil {
 		n = g.Number()
 	}
-	k.log.Error("plugin crashed", "plugin", ce.Plugin, "error", ce)
-	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: ce.Plugin, Err: ce})
-	if !k.isCurrent(ce.Plugin, ce.ClientID) {
+	k.log.Error("plugin crashed", "plugin", plugin, "error", err)
+	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
+	if !k.isCurrent(plugin, client) {
 		return // a process already replaced (or being retired): stale
 	}
-	k.recordCrash(ce.Plugin, ce.ClientID, ce, ce.Stderr)
+	k.recordCrash(plugin, client, err, stderr)
 }
 
 // recordCrash counts a crash of plugin's client (or, with client 0, a
@@ -281,7 +279,7 @@ func down(m *generation.Member) bool {
 	if m == nil || m.Status == generation.StatusDeclarative {
 		return false
 	}
-	c := m.Client(access.Grant)
+	c := clientOf(m)
 	if c == nil {
 		return true
 	}
@@ -378,7 +376,7 @@ func runningPID(g *generation.Generation, plugin string) int {
 	if g == nil {
 		return 0
 	}
-	c := g.Client(access.Grant, plugin)
+	c := clientNamed(g, plugin)
 	if c == nil {
 		return 0
 	}

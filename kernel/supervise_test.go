@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
@@ -80,8 +79,8 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
 	first := k.Current()
-	oldID := first.Client(access.Grant, "crashy").ID()
-	steadyID := first.Client(access.Grant, "steady").ID()
+	oldID := clientNamed(first, "crashy").ID()
+	steadyID := clientNamed(first, "steady").ID()
 
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, StateRestarting, StateStarting, StateReady)
@@ -89,10 +88,10 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	if g.Number() != first.Number()+1 {
 		t.Fatalf("generation %d after the restart, want %d", g.Number(), first.Number()+1)
 	}
-	if c := g.Client(access.Grant, "crashy"); c == nil || c.ID() == oldID {
+	if c := clientNamed(g, "crashy"); c == nil || c.ID() == oldID {
 		t.Fatalf("crashy was not restarted with a new process")
 	}
-	if g.Client(access.Grant, "steady").ID() != steadyID || !g.Member("steady").Adopted {
+	if clientNamed(g, "steady").ID() != steadyID || !g.Member("steady").Adopted {
 		t.Error("steady was restarted; it must be adopted")
 	}
 	snap := g.Snapshot()
@@ -260,14 +259,15 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	cfg.Supervision = fastSupervision()
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
-	oldID := k.Current().Client(access.Grant, "crashy").ID()
+	oldID := clientNamed(k.Current(), "crashy").ID()
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, StateRestarting, StateStarting, StateReady)
 	g := k.Current()
 
 	// Late reports from the replaced process change nothing.
-	k.health("crashy", oldID, sidecar.Unresponsive)
-	k.crashed(&sidecar.CrashError{Plugin: "crashy", ExitStatus: "exit status 1", ClientID: oldID})
+	k.health("crashy", oldID, false)
+	stale := &sidecar.CrashError{Plugin: "crashy", ExitStatus: "exit status 1", ClientID: oldID}
+	k.crashed(stale.Plugin, stale.ClientID, stale, stale.Stderr)
 	k.super.stop() // waits for any restart a stale report might have scheduled
 	if k.Current() != g {
 		t.Error("a stale crash report replaced the generation")
@@ -334,7 +334,7 @@ func TestPluginsReportPID(t *testing.T) {
 			}
 			continue
 		}
-		if want := k.Current().Client(access.Grant, tt.plugin).PID(); st.PID != want || st.PID <= 0 || !alive(st.PID) {
+		if want := clientNamed(k.Current(), tt.plugin).PID(); st.PID != want || st.PID <= 0 || !alive(st.PID) {
 			t.Errorf("%s: PID %d, want the live process %d", tt.plugin, st.PID, want)
 		}
 	}

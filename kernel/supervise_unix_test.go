@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/access"
 	"github.com/extkernel/extkernel/internal/sidecar"
 )
 
@@ -21,7 +20,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		HangTimeout: 2 * time.Second, CrashBudget: 3, CrashWindow: time.Minute, BackoffMin: time.Millisecond}
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "frozen")
-	pid := k.Current().Client(access.Grant, "frozen").PID()
+	pid := clientNamed(k.Current(), "frozen").PID()
 
 	// A stopped process answers no ping: unresponsive; continued, it
 	// answers again: ready.
@@ -44,7 +43,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		t.Errorf("restart reason = %q, want it to name %q", e.Message, sidecar.ErrUnresponsive)
 	}
 	states.expect(t, StateStarting, StateReady)
-	if k.Current().Client(access.Grant, "frozen").PID() == pid {
+	if clientNamed(k.Current(), "frozen").PID() == pid {
 		t.Error("the hung process was not replaced")
 	}
 }

@@ -1,31 +1,18 @@
 package pluginpkg
 
-import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
-	"fmt"
-	"hash"
-	"io"
-	"io/fs"
-	"os"
-	"path"
-	"path/filepath"
-	"strings"
-
-	"github.com/extkernel/extkernel/internal/homefile"
-)
+import "github.com/extkernel/extkernel/internal/pkgfiles"
 
 // Bounds of a package's files (docs/manifest.md, "Package files"). A package
 // over either bound cannot be digested: FilesDigest returns an error
 // wrapping ErrPackageTooLarge.
 const (
 	// MaxPackageFiles is the most files (regular files and symbolic links,
-	// interpreter caches excluded) a package may hold.
-	MaxPackageFiles = 10000
+	// interpreter caches excluded) a package may hold: 10000.
+	MaxPackageFiles = pkgfiles.MaxPackageFiles
 	// MaxPackageBytes is the most bytes its regular files may hold in
-	// total; it also bounds the runtime command hashed by CommandDigest.
-	MaxPackageBytes = 256 << 20
+	// total, 256 MiB; it also bounds the runtime command hashed by
+	// CommandDigest.
+	MaxPackageBytes = pkgfiles.MaxPackageBytes
 )
 
 var (
@@ -33,11 +20,11 @@ var (
 	// package holds more than MaxPackageFiles files or MaxPackageBytes
 	// bytes, and of CommandDigest when the command is larger than
 	// MaxPackageBytes.
-	ErrPackageTooLarge = errors.New("package too large to digest")
+	ErrPackageTooLarge = pkgfiles.ErrPackageTooLarge
 	// ErrIrregularFile is wrapped by the error of FilesDigest when a
 	// package holds a FIFO, socket or device: such a file has no content to
 	// digest and reading it could block. The message names the file.
-	ErrIrregularFile = errors.New("not a regular file, directory or symbolic link")
+	ErrIrregularFile = pkgfiles.ErrIrregularFile
 )
 
 // FileDigest is the digest of a package's own files: every regular file by
@@ -57,6 +44,16 @@ type FileDigest struct {
 	Files map[string]string
 }
 
+// files is what the package's digests and pins are computed from: its
+// name, directory and runtime command ("" without a runtime).
+func (p *Package) files() pkgfiles.Ref {
+	r := pkgfiles.Ref{Name: p.Name, Dir: p.Dir}
+	if p.Manifest != nil && p.Manifest.Runtime != nil {
+		r.Command = p.Manifest.Runtime.Command
+	}
+	return r
+}
+
 // FilesDigest digests the package's files (see FileDigest). A file whose
 // size, modification time, change time and inode are those it had when it
 // was last hashed by this process is not read again. The error names the
@@ -64,7 +61,11 @@ type FileDigest struct {
 // over MaxPackageFiles files or MaxPackageBytes bytes it wraps
 // ErrPackageTooLarge.
 func (p *Package) FilesDigest() (*FileDigest, error) {
-	return fileDigests.files(p.Name, p.Dir)
+	d, err := p.files().FilesDigest()
+	if err != nil {
+		return nil, err
+	}
+	return (*FileDigest)(d), nil
 }
 
 // CommandDigest resolves the runtime command as CommandPath does (a bare
@@ -73,128 +74,14 @@ func (p *Package) FilesDigest() (*FileDigest, error) {
 // caches files. Two lookups that lead to files with the same content give
 // the same sum, wherever they are.
 func (p *Package) CommandDigest() (path, sum string, err error) {
-	if path, err = p.CommandPath(); err != nil {
+	if err := p.checkRuntime(); err != nil {
 		return "", "", err
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", "", fmt.Errorf("package %q: %w", p.Name, err)
-	}
-	s, err := fileDigests.sum(path, fi, MaxPackageBytes)
-	if err != nil {
-		return "", "", fmt.Errorf("package %q: command: %w", p.Name, err)
-	}
-	return path, hex.EncodeToString(s[:]), nil
+	return p.files().CommandDigest()
 }
 
 // CommandIsInterpreter reports whether the runtime command is a bare name
 // looked up on PATH (such as "python3"), rather than a file of the package.
 func (p *Package) CommandIsInterpreter() bool {
-	return p.Manifest != nil && p.Manifest.Runtime != nil && !isRelativeCommand(p.Manifest.Runtime.Command)
-}
-
-// skipped reports whether the walk leaves out rel (slash-separated): the
-// interpreter caches and version-control directories FileDigest documents.
-func skipped(rel string, e fs.DirEntry) bool {
-	name := e.Name()
-	if e.IsDir() {
-		switch name {
-		case "__pycache__", ".git", ".hg", ".svn":
-			return true
-		}
-		return name == ".cache" && path.Base(path.Dir(rel)) == "node_modules"
-	}
-	return strings.HasSuffix(name, ".pyc")
-}
-
-// files walks dir and digests what FileDigest describes, in path order.
-func (c *digestCache) files(name, dir string) (*FileDigest, error) {
-	w := &digestWalk{cache: c, name: name, dir: dir, sum: sha256.New(), out: &FileDigest{Files: map[string]string{}}}
-	if err := filepath.WalkDir(dir, w.visit); err != nil {
-		return nil, err
-	}
-	w.out.Sum = hex.EncodeToString(w.sum.Sum(nil))
-	return w.out, nil
-}
-
-// digestWalk is the state of one FilesDigest.
-type digestWalk struct {
-	cache *digestCache
-	name  string // package name, for messages
-	dir   string
-	sum   hash.Hash
-	out   *FileDigest
-	count int
-	bytes int64
-}
-
-// visit digests one entry. WalkDir visits in lexical order and never
-// follows symbolic links.
-func (w *digestWalk) visit(file string, e fs.DirEntry, err error) error {
-	if err != nil {
-		return fmt.Errorf("package %q: %w", w.name, err)
-	}
-	if file == w.dir {
-		return nil
-	}
-	rel, err := filepath.Rel(w.dir, file)
-	if err != nil {
-		return fmt.Errorf("package %q: %w", w.name, err)
-	}
-	rel = filepath.ToSlash(rel)
-	if skipped(rel, e) {
-		if e.IsDir() {
-			return fs.SkipDir
-		}
-		return nil
-	}
-	if e.IsDir() {
-		return nil
-	}
-	if w.count++; w.count > MaxPackageFiles {
-		return fmt.Errorf("package %q: more than %d files under %s: %w", w.name, MaxPackageFiles, w.dir, ErrPackageTooLarge)
-	}
-	entry, err := w.entry(file, e)
-	if err != nil {
-		return err
-	}
-	h := sha256.Sum256([]byte(entry))
-	io.WriteString(w.sum, rel)
-	w.sum.Write([]byte{0})
-	w.sum.Write(h[:])
-	w.out.Files[rel] = hex.EncodeToString(h[:8])
-	return nil
-}
-
-// entry describes one file for the digest: "l <target>" for a symbolic
-// link, "f<x> <content sha256>" for a regular file, where <x> is "x" when
-// any execute bit is set and "-" otherwise.
-func (w *digestWalk) entry(file string, e fs.DirEntry) (string, error) {
-	if e.Type()&fs.ModeSymlink != 0 {
-		target, err := os.Readlink(file)
-		if err != nil {
-			return "", fmt.Errorf("package %q: %w", w.name, err)
-		}
-		return "l " + target, nil
-	}
-	fi, err := e.Info()
-	if err != nil {
-		return "", fmt.Errorf("package %q: %w", w.name, err)
-	}
-	if !fi.Mode().IsRegular() {
-		return "", fmt.Errorf("package %q: %s is %s: %w", w.name, file, homefile.TypeName(fi.Mode()), ErrIrregularFile)
-	}
-	w.bytes += fi.Size()
-	if w.bytes > MaxPackageBytes {
-		return "", fmt.Errorf("package %q: files under %s hold more than %s: %w", w.name, w.dir, homefile.Size(MaxPackageBytes), ErrPackageTooLarge)
-	}
-	sum, err := w.cache.sum(file, fi, MaxPackageBytes-(w.bytes-fi.Size()))
-	if err != nil {
-		return "", fmt.Errorf("package %q: %w", w.name, err)
-	}
-	x := "-"
-	if fi.Mode()&0o111 != 0 {
-		x = "x"
-	}
-	return "f" + x + " " + hex.EncodeToString(sum[:]), nil
+	return p.files().CommandIsInterpreter()
 }

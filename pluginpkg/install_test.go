@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // makeSource creates a package source directory with an executable and a
@@ -319,7 +321,7 @@ func TestPackageHelpers(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir, "x", "hello")
 	sum, err := ExecutableSHA256(filepath.Join(dir, "x"))
-	if err != nil || sum != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" || !validPin(sum) {
+	if err != nil || sum != "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824" || !pkgfiles.ValidSHA256(sum) {
 		t.Errorf("ExecutableSHA256 = %s, %v", sum, err)
 	}
 	f, err := os.Open(filepath.Join(dir, "x"))

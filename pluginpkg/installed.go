@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // PackagesDir is the directory under a home that holds one directory per
@@ -129,7 +130,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	}
 	mpath := path.Join(rel, ManifestFile)
 	file := filepath.Join(dir, ManifestFile)
-	var st fileStat
+	var st pkgfiles.Stat
 	if cache != nil {
 		m, sha, s, ok := cache.lookup(file)
 		if ok {
@@ -162,7 +163,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 		return nil, warn(mpath, fmt.Sprintf("manifest name %q does not match directory name %q; the package is not loaded", m.Name, name), nil)
 	}
 	sha := sha256Hex(data)
-	if cache != nil && st.size == int64(len(data)) {
+	if cache != nil && st.Size == int64(len(data)) {
 		cache.store(file, st, readAt, m, sha)
 	}
 	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil

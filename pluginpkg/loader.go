@@ -4,13 +4,16 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // RacyWindow is how long after its last modification a manifest is always
-// read again rather than trusted from a Loader's cache: file timestamps are
-// coarse (a clock tick), so a same-size rewrite within one tick would
-// otherwise go unnoticed (git's "racily clean" problem).
-const RacyWindow = 100 * time.Millisecond
+// read again rather than trusted from a Loader's cache, 100ms: file
+// timestamps are coarse (a clock tick), so a same-size rewrite within one
+// tick would otherwise go unnoticed (git's "racily clean" problem). The
+// digests of package files (FilesDigest) use the same window.
+const RacyWindow = pkgfiles.RacyWindow
 
 // Loader loads a home repeatedly, as LoadInstalled does, but reuses the
 // parsed manifest of every package whose plugin.json has not changed since
@@ -24,18 +27,10 @@ type Loader struct {
 }
 
 type cachedManifest struct {
-	stat     fileStat
+	stat     pkgfiles.Stat
 	readAt   time.Time
 	manifest *Manifest
 	sha      string
-}
-
-// fileStat identifies one version of a file: its size, modification time
-// and, where the platform gives them (stat_linux.go), its change time and
-// inode.
-type fileStat struct {
-	size, mtime, ctime int64
-	ino                uint64
 }
 
 // Load reads home like LoadInstalled, reusing unchanged manifests.
@@ -44,12 +39,12 @@ func (l *Loader) Load(home string) (*Installed, error) {
 }
 
 // lookup returns the cached manifest for path if the file is unchanged.
-func (l *Loader) lookup(path string) (m *Manifest, sha string, st fileStat, ok bool) {
+func (l *Loader) lookup(path string) (m *Manifest, sha string, st pkgfiles.Stat, ok bool) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, "", fileStat{}, false
+		return nil, "", pkgfiles.Stat{}, false
 	}
-	st = statOf(fi)
+	st = pkgfiles.StatOf(fi)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c, hit := l.cache[path]
@@ -60,7 +55,7 @@ func (l *Loader) lookup(path string) (m *Manifest, sha string, st fileStat, ok b
 }
 
 // store caches a manifest read (and parsed) at readAt with stat st.
-func (l *Loader) store(path string, st fileStat, readAt time.Time, m *Manifest, sha string) {
+func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manifest, sha string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.cache == nil {

@@ -5,17 +5,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"math"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // ErrNoRuntime is returned by Package.CommandPath for a declarative package
@@ -25,7 +20,7 @@ var ErrNoRuntime = errors.New("package has no runtime")
 // ErrCommandOutside is matched (errors.Is) by the error CommandPath returns
 // when a relative command, once every symbolic link is resolved, is not
 // inside the package directory. The message names both paths.
-var ErrCommandOutside = errors.New("command resolves outside the package directory")
+var ErrCommandOutside = pkgfiles.ErrCommandOutside
 
 // CommandPath resolves the runtime command to an absolute executable path:
 //
@@ -44,87 +39,24 @@ var ErrCommandOutside = errors.New("command resolves outside the package directo
 // command, not the link's target. A package without a runtime gives
 // ErrNoRuntime.
 func (p *Package) CommandPath() (string, error) {
+	if err := p.checkRuntime(); err != nil {
+		return "", err
+	}
+	return p.files().CommandPath()
+}
+
+// checkRuntime returns the error of a package whose runtime command cannot
+// be resolved: it has no runtime (ErrNoRuntime), or its command breaks the
+// manifest's rules (a Package built by hand rather than loaded).
+func (p *Package) checkRuntime() error {
 	if p.Manifest == nil || p.Manifest.Runtime == nil {
-		return "", fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
+		return fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
 	}
-	cmd := p.Manifest.Runtime.Command
-	if msg := checkCommand(cmd); msg != "" {
-		return "", fmt.Errorf("package %q: runtime.command: %s", p.Name, msg)
+	if msg := checkCommand(p.Manifest.Runtime.Command); msg != "" {
+		return fmt.Errorf("package %q: runtime.command: %s", p.Name, msg)
 	}
-	target := cmd
-	if isRelativeCommand(cmd) {
-		target = filepath.Join(p.Dir, filepath.Clean(cmd))
-	}
-	path, err := exec.LookPath(target)
-	if err != nil {
-		return "", fmt.Errorf("package %q: command %q: %w", p.Name, cmd, err)
-	}
-	if !filepath.IsAbs(path) {
-		if path, err = filepath.Abs(path); err != nil {
-			return "", fmt.Errorf("package %q: command %q: %w", p.Name, cmd, err)
-		}
-	}
-	if isRelativeCommand(cmd) {
-		if err := p.checkInside(cmd, path); err != nil {
-			return "", err
-		}
-	}
-	return path, nil
+	return nil
 }
-
-// checkInside returns an error matching ErrCommandOutside unless path, with
-// every symbolic link resolved, lies inside the resolved package directory.
-func (p *Package) checkInside(cmd, path string) error {
-	if noLinks(p.Dir, cmd) {
-		return nil
-	}
-	dir, err := filepath.EvalSymlinks(p.Dir)
-	if err != nil {
-		return fmt.Errorf("package %q: %w", p.Name, err)
-	}
-	target, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return fmt.Errorf("package %q: command %q: %w", p.Name, cmd, err)
-	}
-	if rel, err := filepath.Rel(dir, target); err == nil && rel != "." && rel != ".." &&
-		!strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-		return nil
-	}
-	return &commandOutsideError{plugin: p.Name, cmd: cmd, target: target, dir: dir}
-}
-
-// noLinks reports whether no component of the relative command cmd is a
-// symbolic link under dir, with one lstat per component of cmd rather than
-// per component of the whole path. Parse keeps cmd lexically inside the
-// package, so dir/cmd then resolves inside whatever dir resolves to. Any
-// link, ".." or failure says false, and the full check decides.
-func noLinks(dir, cmd string) bool {
-	path := dir
-	for _, part := range strings.Split(filepath.Clean(cmd), string(filepath.Separator)) {
-		if part == ".." {
-			return false
-		}
-		if part == "." || part == "" {
-			continue
-		}
-		path = filepath.Join(path, part)
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
-			return false
-		}
-	}
-	return true
-}
-
-// commandOutsideError is the error of a command that resolves outside its
-// package directory.
-type commandOutsideError struct{ plugin, cmd, target, dir string }
-
-func (e *commandOutsideError) Error() string {
-	return fmt.Sprintf("package %q: command %q resolves to %s, outside the package directory %s", e.plugin, e.cmd, e.target, e.dir)
-}
-
-func (e *commandOutsideError) Is(target error) bool { return target == ErrCommandOutside }
 
 // CommandLocation returns where the runtime command is: Dir joined with a
 // relative command (no system call, and no check that the file exists or is
@@ -133,8 +65,8 @@ func (p *Package) CommandLocation() (string, error) {
 	if p.Manifest == nil || p.Manifest.Runtime == nil {
 		return "", fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
 	}
-	if cmd := p.Manifest.Runtime.Command; isRelativeCommand(cmd) {
-		return filepath.Join(p.Dir, filepath.Clean(cmd)), nil
+	if pkgfiles.IsRelativeCommand(p.Manifest.Runtime.Command) {
+		return p.files().CommandLocation()
 	}
 	return p.CommandPath()
 }
@@ -180,29 +112,10 @@ func ExecutableSHA256(path string) (string, error) {
 // rather than a path lets a caller run, through the same descriptor,
 // exactly the file it hashed. It reads f with ReadAt and leaves its offset
 // alone.
-func FileSHA256(f *os.File) (string, error) {
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, math.MaxInt64)); err != nil {
-		return "", fmt.Errorf("hash %s: %w", f.Name(), err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
-}
+func FileSHA256(f *os.File) (string, error) { return pkgfiles.FileSHA256(f) }
 
 // sha256Hex returns the lower-case hex sha256 of data.
 func sha256Hex(data []byte) string {
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
-}
-
-// validPin reports whether s is 64 lower-case hex digits.
-func validPin(s string) bool {
-	if len(s) != sha256.Size*2 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !(s[i] >= '0' && s[i] <= '9' || s[i] >= 'a' && s[i] <= 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/wire"
 )
 
@@ -123,7 +124,7 @@ func checkCommand(cmd string) string {
 		return notUTF8
 	case filepath.IsAbs(cmd) || strings.HasPrefix(cmd, "/"):
 		return fmt.Sprintf("%q is an absolute path; use a path relative to the package directory (such as \"./bin/plugin\") or a bare command name looked up on PATH", cmd)
-	case !isRelativeCommand(cmd):
+	case !pkgfiles.IsRelativeCommand(cmd):
 		return ""
 	}
 	clean := filepath.Clean(cmd)
@@ -134,12 +135,6 @@ func checkCommand(cmd string) string {
 		return fmt.Sprintf("%q names the package directory itself, not an executable", cmd)
 	}
 	return ""
-}
-
-// isRelativeCommand reports whether cmd is resolved relative to the package
-// directory (it contains a slash or starts with a dot) rather than on PATH.
-func isRelativeCommand(cmd string) bool {
-	return strings.Contains(cmd, "/") || strings.HasPrefix(cmd, ".")
 }
 
 func checkEnvName(k string) string {

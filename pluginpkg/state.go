@@ -12,6 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // StateFile is the name of the installed-state file in a home.
@@ -94,7 +95,7 @@ func decodeState(path string, data []byte) (*state, error) {
 	st := &state{Format: StateFormatVersion, Packages: make(map[string]stateEntry, len(raw.Packages))}
 	for _, name := range slices.Sorted(maps.Keys(raw.Packages)) {
 		e := raw.Packages[name]
-		if e.Pin != "" && !validPinValue(e.Pin) {
+		if e.Pin != "" && !pkgfiles.ValidPin(e.Pin) {
 			return nil, corrupt("packages[%q].pin: %q is neither 64 lower-case hex digits nor \"package:<64 hex>:<64 hex>\"", name, e.Pin)
 		}
 		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin}

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 // Enable marks an installed package enabled. It returns an error wrapping
@@ -28,7 +30,7 @@ func Disable(home, name string) error {
 // removes it. It returns an error wrapping ErrNotInstalled when home has no
 // package of that name.
 func Pin(home, name, pin string) error {
-	if pin != "" && !validPinValue(pin) {
+	if pin != "" && !pkgfiles.ValidPin(pin) {
 		return fmt.Errorf("pin %s: %q is neither a sha256 (64 lower-case hex digits) nor a package pin (\"package:<64 hex>:<64 hex>\")", name, pin)
 	}
 	return updateEntry(home, name, func(e *stateEntry) { e.Pin = pin })

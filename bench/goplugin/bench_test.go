@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
@@ -71,14 +72,39 @@ func binary(b *testing.B, name string) string {
 	return filepath.Join(binDir, name)
 }
 
-func sdkPackages(b *testing.B, n int) []*pluginpkg.Package {
+// sdkPlugins installs n copies of the SDK benchmark plugin and returns
+// what the sidecar starts them from, as package generation builds it.
+func sdkPlugins(b *testing.B, n int) []sidecar.Plugin {
 	b.Helper()
 	pkgs, err := benchkit.Install(b.TempDir(), filepath.Join(root, "testdata/bench/sdkplugin/plugin.json"),
 		binary(b, "sdkplugin"), nil, benchkit.Names("bench", n)...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	return pkgs
+	out := make([]sidecar.Plugin, len(pkgs))
+	for i, p := range pkgs {
+		out[i] = pluginOf(p)
+	}
+	return out
+}
+
+// pluginOf is p as a sidecar.Plugin: its runtime and what its manifest
+// authorizes (the benchmark manifest has a runtime and a version).
+func pluginOf(p *pluginpkg.Package) sidecar.Plugin {
+	m, rt := p.Manifest, p.Manifest.Runtime
+	out := sidecar.Plugin{Name: p.Name, Version: m.Version.String(), Dir: p.Dir, ManifestPath: p.ManifestPath,
+		Command: rt.Command, Args: rt.Args, Env: rt.Env, HandshakeTimeout: rt.HandshakeTimeout, Pin: p.Pin,
+		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
+	for _, c := range m.Provides {
+		out.Provides = append(out.Provides, sidecar.Capability{Key: string(c.Key), Version: c.Version})
+	}
+	for _, pt := range rt.Intercepts {
+		out.Intercepts = append(out.Intercepts, string(pt))
+	}
+	for _, s := range rt.Replaces {
+		out.Replaces = append(out.Replaces, string(s))
+	}
+	return out
 }
 
 // startGoPlugin starts the go-plugin echo plugin as name and completes the
@@ -159,11 +185,11 @@ func BenchmarkColdStart(b *testing.B) {
 	b.Run("sdk", func(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-				pkgs := sdkPackages(b, n)
+				plugins := sdkPlugins(b, n)
 				benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
-					specs := make([]sidecar.Spec, len(pkgs))
-					for i, p := range pkgs {
-						specs[i] = sidecar.Spec{Package: p}
+					specs := make([]sidecar.Spec, len(plugins))
+					for i, p := range plugins {
+						specs[i] = sidecar.Spec{Plugin: p}
 					}
 					var clients []*sidecar.Client
 					var errs []error
@@ -222,7 +248,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	}
 	b.Run("client", func(b *testing.B) {
 		ctx := context.Background()
-		c, err := sidecar.Start(ctx, sdkPackages(b, 1)[0], sidecar.Options{})
+		c, err := sidecar.Start(ctx, sdkPlugins(b, 1)[0], sidecar.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,7 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/extkernel/extkernel/internal/access"
+	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -188,7 +188,7 @@ func dispatchLeaks(t *testing.T, config string, add func(what, s string)) {
 			}
 		}
 	}
-	decl, _ := json.Marshal(k.Current().Client(access.Grant, "leaky").Declarations())
+	decl, _ := json.Marshal(clients.Of(k.Current().Member("leaky")).Declarations())
 	add("declarations", string(decl))
 	for _, p := range k.Plugins() {
 		add("plugin state", fmt.Sprintf("%+v", p))

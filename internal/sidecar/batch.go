@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"golang.org/x/sync/semaphore"
-
-	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // Batch defaults.
@@ -48,10 +46,10 @@ type StartEvent struct {
 	Err error
 }
 
-// Spec is one plugin of a batch: its package and the options its client
+// Spec is one plugin of a batch: what to start and the options its client
 // starts with.
 type Spec struct {
-	Package *pluginpkg.Package
+	Plugin  Plugin
 	Options Options
 	// CancelBatchOnFailure cancels the rest of the batch when this plugin
 	// fails to start: plugins still starting or not yet launched then fail
@@ -76,7 +74,8 @@ type BatchOptions struct {
 
 // Outcome is what became of one Spec of a batch.
 type Outcome struct {
-	Package *pluginpkg.Package
+	// Plugin is the spec's Plugin.Name.
+	Plugin string
 	// State is StartReady, StartFailed or StartSkipped (a package without
 	// runtime: no process).
 	State StartState
@@ -131,8 +130,8 @@ func abortedBy(plugin string, err error) error {
 // budget, however many stall. It returns one Outcome per spec, in spec
 // order, whatever the completion order.
 //
-// A package without runtime is reported skipped, with no process. A
-// package not yet launched when the budget runs out fails with "startup
+// A plugin without runtime (no Command) is reported skipped, with no
+// process. A plugin not yet launched when the budget runs out fails with "startup
 // budget exhausted before launch". StartBatch decides nothing about a
 // failure: it reports it, and cancels the rest of the batch only for a
 // spec marked CancelBatchOnFailure. The caller owns every client of a
@@ -155,15 +154,15 @@ func StartBatch(ctx context.Context, specs []Spec, opts BatchOptions) []Outcome 
 	var wg sync.WaitGroup
 	for i := range specs {
 		s, o := &specs[i], &out[i]
-		o.Package = s.Package
-		if s.Package.Manifest != nil && s.Package.Manifest.Runtime == nil {
+		o.Plugin = s.Plugin.Name
+		if s.Plugin.declarative() {
 			o.State = StartSkipped
-			b.emit(StartEvent{Plugin: s.Package.Name, State: StartSkipped})
+			b.emit(StartEvent{Plugin: o.Plugin, State: StartSkipped})
 			continue
 		}
 		if err := acquire(bctx, sem); err != nil {
-			o.State, o.Err = StartFailed, abortedBy(s.Package.Name, err)
-			b.emit(StartEvent{Plugin: s.Package.Name, State: StartFailed, Err: o.Err})
+			o.State, o.Err = StartFailed, abortedBy(o.Plugin, err)
+			b.emit(StartEvent{Plugin: o.Plugin, State: StartFailed, Err: o.Err})
 			continue
 		}
 		wg.Add(1)
@@ -214,10 +213,10 @@ func acquire(ctx context.Context, sem *semaphore.Weighted) error {
 // startOne starts one plugin and records its outcome; the failure of a spec
 // marked CancelBatchOnFailure cancels the rest of the batch.
 func (b *batch) startOne(ctx context.Context, s *Spec, o *Outcome) {
-	name := s.Package.Name
+	name := s.Plugin.Name
 	b.emit(StartEvent{Plugin: name, State: StartLaunching})
 	begin := time.Now()
-	c, err := Start(ctx, s.Package, s.Options)
+	c, err := Start(ctx, s.Plugin, s.Options)
 	o.Elapsed = time.Since(begin)
 	if err != nil {
 		err = abortedBy(name, err)

@@ -60,7 +60,7 @@ func batchSpecs(t *testing.T, pkgs []*pluginpkg.Package, cancel ...string) []Spe
 	opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
 	specs := make([]Spec, len(pkgs))
 	for i, p := range pkgs {
-		specs[i] = Spec{Package: p, Options: opts, CancelBatchOnFailure: slices.Contains(cancel, p.Name)}
+		specs[i] = Spec{Plugin: PluginOf(p), Options: opts, CancelBatchOnFailure: slices.Contains(cancel, p.Name)}
 	}
 	return specs
 }
@@ -68,7 +68,7 @@ func batchSpecs(t *testing.T, pkgs []*pluginpkg.Package, cancel ...string) []Spe
 func names(os []Outcome) []string {
 	out := make([]string, len(os))
 	for i, o := range os {
-		out[i] = o.Package.Name + ":" + string(o.State)
+		out[i] = o.Plugin + ":" + string(o.State)
 	}
 	return out
 }
@@ -182,16 +182,16 @@ func TestStartBatchBudgetIsShared(t *testing.T) {
 	defer closeBatch(t, ready(out))
 	for i, o := range out {
 		if o.State != StartFailed || !errors.Is(o.Err, ErrBudgetExhausted) {
-			t.Errorf("%s: %s %v, want failed on the budget", o.Package.Name, o.State, o.Err)
+			t.Errorf("%s: %s %v, want failed on the budget", o.Plugin, o.State, o.Err)
 			continue
 		}
 		var se *StartError
 		launched := errors.As(o.Err, &se) && se.Phase == PhaseHandshake
 		if i < 2 && !launched {
-			t.Errorf("%s: %v, want a handshake failure", o.Package.Name, o.Err)
+			t.Errorf("%s: %v, want a handshake failure", o.Plugin, o.Err)
 		}
 		if i >= 2 && o.Err.Error() != "startup budget exhausted before launch" {
-			t.Errorf("%s: %v, want \"startup budget exhausted before launch\"", o.Package.Name, o.Err)
+			t.Errorf("%s: %v, want \"startup budget exhausted before launch\"", o.Plugin, o.Err)
 		}
 	}
 	if got := events.pluginEvents("stall-5"); !slices.Equal(got, []string{"failed"}) {
@@ -244,9 +244,9 @@ func TestStartBatchCancelOnFailure(t *testing.T) {
 				return
 			}
 			for _, o := range out[1:] {
-				if !errors.As(o.Err, &ae) || ae.CancelledBy != "needed" || ae.Plugin != o.Package.Name ||
+				if !errors.As(o.Err, &ae) || ae.CancelledBy != "needed" || ae.Plugin != o.Plugin ||
 					o.Err.Error() != `not started: plugin "needed" failed and cancelled the batch` {
-					t.Errorf("%s = %v, want aborted by needed's failure", o.Package.Name, o.Err)
+					t.Errorf("%s = %v, want aborted by needed's failure", o.Plugin, o.Err)
 				}
 			}
 		})

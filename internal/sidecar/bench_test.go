@@ -38,7 +38,7 @@ var benchParams = wire.ProviderInvokeParams{Ref: "echo", Input: benchInput}
 
 var benchBins = sync.OnceValues(func() (string, error) {
 	dir := filepath.Join(binDir, "bench")
-	return dir, benchkit.Build("../..", dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
+	return dir, benchkit.Build(filepath.Join("..", ".."), dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
 })
 
 // benchBinaries returns the paths of the floor and SDK plugin binaries,
@@ -124,7 +124,7 @@ func managerStarter(b *testing.B, bin string, n int) func(context.Context) (func
 	return func(ctx context.Context) (func() error, error) {
 		specs := make([]Spec, len(pkgs))
 		for i, p := range pkgs {
-			specs[i] = Spec{Package: p, Options: benchOptions()}
+			specs[i] = Spec{Plugin: PluginOf(p), Options: benchOptions()}
 		}
 		out := StartBatch(ctx, specs, BatchOptions{PoolSize: benchPool})
 		var clients []*Client
@@ -164,7 +164,7 @@ func startBenchClient(b *testing.B, bin string, args ...string) *Client {
 	pkgs := benchPackages(b, bin, 1, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, pkgs[0], benchOptions())
+	c, err := Start(ctx, PluginOf(pkgs[0]), benchOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -20,11 +19,11 @@ import (
 // and its declarations. Create it with Start; stop it with Close. All methods
 // are safe for concurrent use.
 type Client struct {
-	pkg  *pluginpkg.Package
-	opts Options
-	log  hclog.Logger
-	tail *tail
-	out  *outQueue
+	plugin Plugin
+	opts   Options
+	log    hclog.Logger
+	tail   *tail
+	out    *outQueue
 
 	redact redactor    // Options.Redact: every plugin string passes it
 	limit  *logLimiter // rate limit of the plugin's log lines
@@ -70,10 +69,9 @@ type Client struct {
 	}
 }
 
-// Start spawns pkg's runtime and completes the handshake. The handshake is
-// bounded by the per-plugin timeout (the manifest's
-// runtime.handshake_timeout, else Options.HandshakeTimeout, else
-// wire.DefaultHandshakeTimeout) and by ctx, typically the generation's
+// Start spawns p's runtime and completes the handshake. The handshake is
+// bounded by the per-plugin timeout (Plugin.HandshakeTimeout, else
+// Options.HandshakeTimeout, else wire.DefaultHandshakeTimeout) and by ctx, typically the generation's
 // startup budget. ctx bounds only the start: the running client lives
 // until Close or a crash.
 //
@@ -81,22 +79,22 @@ type Client struct {
 // stopped and reaped. On success the caller owns the Client and MUST call
 // Close. On Windows it fails in PhaseSpawn with an error wrapping
 // errors.ErrUnsupported.
-func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, error) {
-	if err := precheck(pkg, opts.Limits); err != nil {
+func Start(ctx context.Context, p Plugin, opts Options) (*Client, error) {
+	if err := precheck(&p, opts.Limits); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: context.Cause(ctx)}
+		return nil, &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: context.Cause(ctx)}
 	}
-	c := newClient(pkg, opts)
+	c := newClient(p, opts)
 	dataDir, phase, err := c.launch()
 	if err != nil {
-		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err}
+		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err}
 	}
 	c.run()
 	if err := c.applyLimits(); err != nil {
 		c.abort(false)
-		return nil, &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: err, Stderr: c.tail.snapshot()}
+		return nil, &StartError{Plugin: p.Name, Phase: PhaseLimits, Err: err, Stderr: c.tail.snapshot()}
 	}
 	decl, phase, err := c.handshake(ctx, dataDir)
 	if err == nil {
@@ -106,41 +104,36 @@ func Start(ctx context.Context, pkg *pluginpkg.Package, opts Options) (*Client, 
 	}
 	if err != nil {
 		c.abort(phase != PhaseHandshake)
-		return nil, &StartError{Plugin: pkg.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
+		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
 	return c, nil
 }
 
-// precheck rejects, before any process starts, a package that has no
-// runtime or whose kernel constraint rejects this host's protocol version,
-// an OS that cannot run plugin processes, and limits this OS cannot apply.
-func precheck(pkg *pluginpkg.Package, limits Limits) error {
-	if pkg == nil || pkg.Manifest == nil {
-		return &StartError{Plugin: "", Phase: PhaseSpawn, Err: errors.New("no manifest")}
-	}
-	if pkg.Manifest.Runtime == nil {
-		return &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: errors.New("declarative package: no runtime to start")}
+// precheck rejects, before any process starts, a plugin that has no
+// runtime, an OS that cannot run plugin processes, and limits this OS
+// cannot apply. Checks of the manifest alone (its kernel range) are the
+// caller's, made before it hands the Plugin over.
+func precheck(p *Plugin, limits Limits) error {
+	if p.declarative() {
+		return &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: errors.New("declarative package: no runtime to start")}
 	}
 	if err := process.Supported(); err != nil {
-		return &StartError{Plugin: pkg.Name, Phase: PhaseSpawn, Err: err}
-	}
-	if err := pkg.Manifest.CheckKernel(); err != nil {
-		return &StartError{Plugin: pkg.Name, Phase: PhaseVersion, Err: err}
+		return &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: err}
 	}
 	if !limits.isZero() && !process.LimitsSupported {
-		return &StartError{Plugin: pkg.Name, Phase: PhaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
+		return &StartError{Plugin: p.Name, Phase: PhaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
 	}
 	return nil
 }
 
-func newClient(pkg *pluginpkg.Package, opts Options) *Client {
+func newClient(p Plugin, opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
 		id:          clientIDs.Add(1),
-		pkg:         pkg,
+		plugin:      p,
 		opts:        opts,
-		log:         opts.Logger.Named(pkg.Name),
+		log:         opts.Logger.Named(p.Name),
 		tail:        newTail(opts.StderrLines),
 		readersDone: make(chan struct{}),
 		dead:        make(chan struct{}),
@@ -211,10 +204,7 @@ var clientIDs atomic.Uint64
 func (c *Client) ID() uint64 { return c.id }
 
 // Name returns the plugin's name.
-func (c *Client) Name() string { return c.pkg.Name }
-
-// Package returns the package the client was started from.
-func (c *Client) Package() *pluginpkg.Package { return c.pkg }
+func (c *Client) Name() string { return c.plugin.Name }
 
 // Declarations returns the plugin's answer to initialize, checked against
 // its manifest, with every string passed through Options.Redact. The

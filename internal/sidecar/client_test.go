@@ -22,7 +22,7 @@ func startGood(t *testing.T, opts Options) *Client {
 	pkg := installFixture(t, "good")
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, pkg, opts)
+	c, err := Start(ctx, PluginOf(pkg), opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -126,8 +126,8 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Cwd != c.Package().Dir {
-		t.Errorf("cwd = %q, want the package directory %q", got.Cwd, c.Package().Dir)
+	if got.Cwd != c.plugin.Dir {
+		t.Errorf("cwd = %q, want the package directory %q", got.Cwd, c.plugin.Dir)
 	}
 	allowed := append(AllowedHostEnv(), "GOOD_SETTING",
 		EnvPluginName, EnvPluginVersion, EnvPluginDir, EnvDataDir, EnvProtocolVersion)
@@ -144,7 +144,7 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 		"GOOD_SETTING":     "on",
 		EnvPluginName:      "good",
 		EnvPluginVersion:   "1.0.0",
-		EnvPluginDir:       c.Package().Dir,
+		EnvPluginDir:       c.plugin.Dir,
 		EnvDataDir:         filepath.Join(opts.DataRoot, "good"),
 		EnvProtocolVersion: protocol.Version,
 	}
@@ -191,7 +191,7 @@ func TestNotifyAndLogs(t *testing.T) {
 
 func TestLogNotification(t *testing.T) {
 	opts, logs := testOptions(t)
-	c, err := Start(context.Background(), installFixture(t, "well-behaved"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "well-behaved")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 	durations := make([]time.Duration, 0, b.N)
 	b.StopTimer()
 	for range b.N {
-		c, err := Start(ctx, pkg, opts)
+		c, err := Start(ctx, PluginOf(pkg), opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 	t.Cleanup(func() { teardownHook, callWaitsHook = nil, nil })
 
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,7 +81,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 // while it crashes: every call that fails, fails with the *CrashError.
 func TestCallsRacingCrash(t *testing.T) {
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestDetachedHelper(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
 			pkg := installShell(t, t.TempDir(), "shell", tt.mode)
-			c, err := Start(ctx, pkg, opts)
+			c, err := Start(ctx, PluginOf(pkg), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -86,7 +86,7 @@ func TestPackagePin(t *testing.T) {
 			opts, _ := testOptions(t)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, pkg, opts)
+			c, err := Start(ctx, PluginOf(pkg), opts)
 			if tt.changed == "" {
 				if err != nil {
 					t.Fatalf("Start = %v", err)

@@ -1,21 +1,25 @@
 // Package sidecar starts and talks to plugin processes: spawn, stdio
 // framing, JSON-RPC, the handshake, calls with deadlines and cancellation,
 // logs, stop budgets, crash detection, and the bounded pool start of a batch
-// under one budget with the required/optional policy. It knows packages and
-// processes, never generations.
+// under one budget. It knows plugins and processes, never manifests or
+// generations: what to start, and what its manifest authorizes, comes in as
+// a Plugin value.
 //
 // # Lifecycle
 //
-// Start spawns a package's runtime without a shell, in the package
+// Start spawns a plugin's runtime without a shell, in the package
 // directory, in its own process group, with an environment built from
 // AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
-// the host's whole environment). A pinned package (Package.Pin) is checked
+// the host's whole environment). A pinned plugin (Plugin.Pin) is checked
 // right before exec: its executable's sha256 (hashed through the descriptor
 // that is then exec'd, see below) or, for a package pin, its files and
 // resolved command; it is refused if it differs. Start then sends initialize, bounded by the per-plugin
 // handshake timeout and by the caller's context, checks the protocol
 // version and checks every declaration against what the manifest
-// authorizes. On success the caller owns a *Client and:
+// authorizes (the Plugin's Provides, Intercepts, Replaces and priority
+// bounds). A Plugin MUST come from a validated manifest whose kernel range
+// admits this host's protocol: the caller checks the manifest alone before
+// it calls Start. On success the caller owns a *Client and:
 //
 //  1. MUST call Close exactly when it no longer needs the plugin, even after
 //     a crash (Close is idempotent and releases the resources);

@@ -5,7 +5,6 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -29,28 +28,26 @@ const (
 )
 
 // buildEnv returns the plugin's environment, sorted: the allowlisted host
-// variables that are set, then the manifest's env over them, then the
+// variables that are set, then the manifest's env (Plugin.Env) over them, then the
 // host-provided extra variables (Options.Env) over those, then the kernel's
 // EXTKERNEL_* variables over all. lookup reads the host environment
 // (os.LookupEnv outside tests).
-func buildEnv(pkg *pluginpkg.Package, extra map[string]string, dataDir string, lookup func(string) (string, bool)) []string {
+func buildEnv(p *Plugin, extra map[string]string, dataDir string, lookup func(string) (string, bool)) []string {
 	env := make(map[string]string)
 	for _, k := range allowedHostEnv {
 		if v, ok := lookup(k); ok {
 			env[k] = v
 		}
 	}
-	if rt := pkg.Manifest.Runtime; rt != nil {
-		for k, v := range rt.Env {
-			env[k] = v
-		}
+	for k, v := range p.Env {
+		env[k] = v
 	}
 	for k, v := range extra {
 		env[k] = v
 	}
-	env[EnvPluginName] = pkg.Name
-	env[EnvPluginVersion] = versionString(pkg)
-	env[EnvPluginDir] = pkg.Dir
+	env[EnvPluginName] = p.Name
+	env[EnvPluginVersion] = p.Version
+	env[EnvPluginDir] = p.Dir
 	env[EnvDataDir] = dataDir
 	env[EnvProtocolVersion] = protocol.Version
 	out := make([]string, 0, len(env))
@@ -59,13 +56,6 @@ func buildEnv(pkg *pluginpkg.Package, extra map[string]string, dataDir string, l
 	}
 	sort.Strings(out)
 	return out
-}
-
-func versionString(pkg *pluginpkg.Package) string {
-	if pkg.Manifest.Version == nil {
-		return ""
-	}
-	return pkg.Manifest.Version.String()
 }
 
 var hostLookupEnv = os.LookupEnv

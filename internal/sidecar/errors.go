@@ -143,16 +143,16 @@ func (e *DeclarationError) Error() string {
 // Start refused to run it (a StartError in PhaseVerify).
 type PinMismatchError struct {
 	Plugin string
-	// Path is the resolved executable (Package.CommandPath).
+	// Path is the resolved executable (Plugin.Command resolved).
 	Path string
-	// Pinned is the package's pin (Package.Pin), Actual the same digest of
+	// Pinned is the plugin's pin (Plugin.Pin), Actual the same digest of
 	// the package as it is now: for an executable pin the executable's
-	// sha256 in lower-case hex, for a package pin (pluginpkg.IsPackagePin)
-	// the package pin it would need.
+	// sha256 in lower-case hex, for a package pin the package pin it would
+	// need.
 	Pinned, Actual string
 	// Changed says what differs from a package pin: "package files",
-	// "interpreter /usr/bin/python3" (see pluginpkg.PinCheck), or both
-	// joined by " and "; empty for an executable pin.
+	// "interpreter /usr/bin/python3", or both joined by " and "; empty for
+	// an executable pin.
 	Changed string
 }
 

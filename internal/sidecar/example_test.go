@@ -20,7 +20,7 @@ func ExampleStart() {
 	if err != nil {
 		panic(err)
 	}
-	c, err := sidecar.Start(ctx, inst.Packages[0], sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	c, err := sidecar.Start(ctx, sidecar.PluginOf(inst.Packages[0]), sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
 	if err != nil {
 		fmt.Println(err) // a *sidecar.StartError
 		return
@@ -44,7 +44,7 @@ func ExampleStartBatch() {
 	if err != nil {
 		panic(err)
 	}
-	specs := []sidecar.Spec{{Package: inst.Packages[0], Options: sidecar.Options{HostName: "example", HostVersion: "1.0.0"}}}
+	specs := []sidecar.Spec{{Plugin: sidecar.PluginOf(inst.Packages[0]), Options: sidecar.Options{HostName: "example", HostVersion: "1.0.0"}}}
 	out := sidecar.StartBatch(context.Background(), specs, sidecar.BatchOptions{
 		PoolSize: 4,
 		Budget:   30 * time.Second,
@@ -75,7 +75,7 @@ func ExampleWithCallTimeout() {
 	if err != nil {
 		panic(err)
 	}
-	c, err := sidecar.Start(context.Background(), inst.Packages[0], sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	c, err := sidecar.Start(context.Background(), sidecar.PluginOf(inst.Packages[0]), sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -4,6 +4,9 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 var exampleHome = sync.OnceValues(func() (string, error) {
@@ -29,4 +32,30 @@ func PluginHome() string {
 		panic(err)
 	}
 	return home
+}
+
+// PluginOf is what package generation passes Start for p: its name,
+// directory, runtime and what its manifest authorizes, with the interceptor
+// priority bounds of package contribution. The tests build packages with
+// pluginpkg and start them through it.
+func PluginOf(p *pluginpkg.Package) Plugin {
+	m := p.Manifest
+	out := Plugin{Name: p.Name, Dir: p.Dir, ManifestPath: p.ManifestPath, Pin: p.Pin,
+		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
+	if m.Version != nil {
+		out.Version = m.Version.String()
+	}
+	for _, c := range m.Provides {
+		out.Provides = append(out.Provides, Capability{Key: string(c.Key), Version: c.Version})
+	}
+	if rt := m.Runtime; rt != nil {
+		out.Command, out.Args, out.Env, out.HandshakeTimeout = rt.Command, rt.Args, rt.Env, rt.HandshakeTimeout
+		for _, pt := range rt.Intercepts {
+			out.Intercepts = append(out.Intercepts, string(pt))
+		}
+		for _, s := range rt.Replaces {
+			out.Replaces = append(out.Replaces, string(s))
+		}
+	}
+	return out
 }

@@ -80,12 +80,6 @@ func TestStartFaults(t *testing.T) {
 				t.Errorf("err = %v, want a *protocol.VersionError asking to upgrade the host", err)
 			}
 		}},
-		{fixture: "old-kernel", phase: PhaseVersion, check: func(t *testing.T, err error) {
-			var ve *protocol.VersionError
-			if !errors.As(err, &ve) || ve.Wanted != "^2.0" || ve.Upgrade != "host" {
-				t.Errorf("err = %v, want a *protocol.VersionError asking to upgrade the host", err)
-			}
-		}},
 		{fixture: "undeclared", phase: PhaseDeclarations, check: func(t *testing.T, err error) {
 			var de *DeclarationError
 			if !errors.As(err, &de) {
@@ -112,7 +106,7 @@ func TestStartFaults(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, installFixture(t, tt.fixture), opts)
+			c, err := Start(ctx, PluginOf(installFixture(t, tt.fixture)), opts)
 			var se *StartError
 			if c != nil || !errors.As(err, &se) || se.Plugin != tt.fixture || se.Phase != tt.phase {
 				t.Fatalf("Start = %v, %v; want a %s StartError", c, err, tt.phase)
@@ -187,7 +181,7 @@ func TestRunningFaults(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, installFixture(t, tt.fixture), opts)
+			c, err := Start(ctx, PluginOf(installFixture(t, tt.fixture)), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -224,7 +218,7 @@ func TestCallNeverAnswered(t *testing.T) {
 	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
 	notes := make(chan protocol.NotifyParams, 1)
 	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
-	c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "no-answer")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +278,7 @@ func TestCallNeverAnswered(t *testing.T) {
 func TestIgnoresSIGTERM(t *testing.T) {
 	opts, logs := testOptions(t)
 	opts.ShutdownGrace, opts.KillGrace = 200*time.Millisecond, 200*time.Millisecond
-	c, err := Start(context.Background(), installFixture(t, "ignore-sigterm"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "ignore-sigterm")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -299,7 +293,7 @@ func TestIgnoresSIGTERM(t *testing.T) {
 
 func TestGrandchildIsKilled(t *testing.T) {
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), installFixture(t, "grandchild"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "grandchild")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +320,7 @@ func TestGrandchildIsKilled(t *testing.T) {
 func TestStderrFlood(t *testing.T) {
 	opts, logs := testOptions(t)
 	opts.LogRate = -1 // every line is forwarded (TestLogRateLimit limits them)
-	c, err := Start(context.Background(), installFixture(t, "flood-stderr"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "flood-stderr")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,7 +359,7 @@ func TestOnCrashMayClose(t *testing.T) {
 		defer cancel()
 		closed <- client.Load().Close(ctx)
 	}
-	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -393,7 +387,7 @@ func TestClientIDInCrashReports(t *testing.T) {
 	defer cancel()
 	var ids []uint64
 	for range 2 {
-		c, err := Start(ctx, pkg, opts)
+		c, err := Start(ctx, PluginOf(pkg), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

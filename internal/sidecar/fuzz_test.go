@@ -31,7 +31,7 @@ func FuzzCheckDeclarations(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	pkg := &pluginpkg.Package{Name: "fz", Manifest: m, ManifestPath: "packages/fz/plugin.json"}
+	p := PluginOf(&pluginpkg.Package{Name: "fz", Manifest: m, ManifestPath: "packages/fz/plugin.json"})
 	for _, s := range []string{
 		`{"protocol_version":"1.0.0","name":"fz","version":"1.0.0"}`,
 		`{"name":"fz","interceptors":[{"point":"tool.before"},{"point":"prompt.submit","priority":-1000}],"strategies":[{"slot":"context.compactor"}],"provides":[{"capability":"text.redact","version":"2.1.0"},{"capability":"test.echo","version":"1.0.0-beta.1"}]}`,
@@ -46,8 +46,8 @@ func FuzzCheckDeclarations(f *testing.F) {
 		if json.Unmarshal(data, &res) != nil {
 			return
 		}
-		problems := checkDeclarations(pkg, &res)
-		if again := checkDeclarations(pkg, &res); !slices.Equal(problems, again) {
+		problems := checkDeclarations(&p, &res)
+		if again := checkDeclarations(&p, &res); !slices.Equal(problems, again) {
 			t.Fatalf("problems differ between two checks:\n%q\n%q", problems, again)
 		}
 		var got []string

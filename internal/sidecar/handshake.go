@@ -12,17 +12,15 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // handshakeTimeout returns the per-plugin handshake bound.
 func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 	d, source = c.opts.HandshakeTimeout, "the host's handshake timeout"
-	if rt := c.pkg.Manifest.Runtime; rt.HandshakeTimeout > 0 {
-		d, source = rt.HandshakeTimeout, "runtime.handshake_timeout"
+	if t := c.plugin.HandshakeTimeout; t > 0 {
+		d, source = t, "runtime.handshake_timeout"
 	}
 	return min(d, wire.MaxHandshakeTimeout), source
 }
@@ -38,8 +36,8 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		ProtocolVersion: protocol.Version,
 		Host:            protocol.HostInfo{Name: c.opts.HostName, Version: c.opts.HostVersion},
 		Plugin: protocol.PluginInfo{
-			Name:    c.pkg.Name,
-			Version: versionString(c.pkg),
+			Name:    c.plugin.Name,
+			Version: c.plugin.Version,
 			DataDir: dataDir,
 		},
 		Config:  c.opts.Config,
@@ -63,11 +61,11 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 	if c.opts.redacting {
 		res, secretIDs = c.redact.declarations(res)
 	}
-	if err := checkProtocolVersion(c.pkg.Name, res.ProtocolVersion); err != nil {
+	if err := checkProtocolVersion(c.plugin.Name, res.ProtocolVersion); err != nil {
 		return nil, PhaseVersion, err
 	}
-	if problems := append(checkDeclarations(c.pkg, res), secretIDs...); len(problems) > 0 {
-		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.pkg.Name, Manifest: c.pkg.ManifestPath, Problems: problems}
+	if problems := append(checkDeclarations(&c.plugin, res), secretIDs...); len(problems) > 0 {
+		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.plugin.Name, Manifest: c.plugin.ManifestPath, Problems: problems}
 	}
 	return res, "", nil
 }
@@ -132,44 +130,43 @@ func checkProtocolVersion(plugin, answered string) error {
 	return &protocol.VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
 }
 
-// checkDeclarations returns every declaration in res that the manifest does
-// not authorize, each prefixed with its path in the result.
-func checkDeclarations(pkg *pluginpkg.Package, res *protocol.InitializeResult) []string {
-	m := pkg.Manifest
+// checkDeclarations returns every declaration in res that p (its manifest)
+// does not authorize, each prefixed with its path in the result.
+func checkDeclarations(p *Plugin, res *protocol.InitializeResult) []string {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
-	if res.Name != pkg.Name {
-		add("name: the plugin calls itself %q, its manifest %q", res.Name, pkg.Name)
+	if res.Name != p.Name {
+		add("name: the plugin calls itself %q, its manifest %q", res.Name, p.Name)
 	}
 	for i, d := range res.Interceptors {
-		if !slices.Contains(m.Runtime.Intercepts, contribution.Point(d.Point)) {
+		if !slices.Contains(p.Intercepts, d.Point) {
 			add("interceptors[%d]: point %q is not listed in runtime.intercepts", i, d.Point)
 		}
-		if d.Priority != nil && (*d.Priority < contribution.MinPriority || *d.Priority > contribution.MaxPriority) {
-			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, contribution.MinPriority, contribution.MaxPriority)
+		if d.Priority != nil && (*d.Priority < p.MinPriority || *d.Priority > p.MaxPriority) {
+			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, p.MinPriority, p.MaxPriority)
 		}
 	}
 	for i, d := range res.Strategies {
-		if !slices.Contains(m.Runtime.Replaces, contribution.Slot(d.Slot)) {
+		if !slices.Contains(p.Replaces, d.Slot) {
 			add("strategies[%d]: slot %q is not listed in runtime.replaces", i, d.Slot)
 		}
 	}
 	for i, d := range res.Provides {
-		if msg := checkProvided(m, d); msg != "" {
+		if msg := checkProvided(p.Provides, d); msg != "" {
 			add("provides[%d]: %s", i, msg)
 		}
 	}
 	return problems
 }
 
-// checkProvided returns why the manifest does not authorize d, or "". The
-// declared version must be a strict semantic version (MAJOR.MINOR.PATCH,
-// as in the manifest) equal to the manifest's.
-func checkProvided(m *pluginpkg.Manifest, d protocol.CapabilityDecl) string {
+// checkProvided returns why provides, the manifest's, does not authorize
+// d, or "". The declared version must be a strict semantic version
+// (MAJOR.MINOR.PATCH, as in the manifest) equal to the manifest's.
+func checkProvided(provides []Capability, d protocol.CapabilityDecl) string {
 	v, verr := semver.StrictNewVersion(d.Version)
 	var versions []string
-	for _, p := range m.Provides {
-		if string(p.Key) != d.Capability {
+	for _, p := range provides {
+		if p.Key != d.Capability {
 			continue
 		}
 		if verr == nil && p.Version != nil && v.Equal(p.Version) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -62,11 +61,8 @@ func TestAnsweredProtocolVersionAsNewVersion(t *testing.T) {
 func TestBuildEnv(t *testing.T) {
 	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "SECRET": "x", "LANG": "C"}
 	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
-	pkg := &pluginpkg.Package{Name: "p", Dir: "/pkgs/p", Manifest: &pluginpkg.Manifest{
-		Version: semver.MustParse("1.2.3"),
-		Runtime: &pluginpkg.Runtime{Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}},
-	}}
-	got := buildEnv(pkg, map[string]string{"HOST_TOKEN": "t", "MODE": "host"}, "/data/p", lookup)
+	p := &Plugin{Name: "p", Dir: "/pkgs/p", Version: "1.2.3", Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}}
+	got := buildEnv(p, map[string]string{"HOST_TOKEN": "t", "MODE": "host"}, "/data/p", lookup)
 	want := []string{
 		"EXTKERNEL_DATA_DIR=/data/p",
 		"EXTKERNEL_PLUGIN_DIR=/pkgs/p",

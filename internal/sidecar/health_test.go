@@ -42,7 +42,7 @@ func TestHungPluginIsStopped(t *testing.T) {
 			events := watchHealth(&opts, 50*time.Millisecond, 100*time.Millisecond, 400*time.Millisecond)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, installFixture(t, fixture), opts)
+			c, err := Start(ctx, PluginOf(installFixture(t, fixture)), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +76,7 @@ func TestStalledPluginRecovers(t *testing.T) {
 	events := watchHealth(&opts, 50*time.Millisecond, 200*time.Millisecond, time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, installFixture(t, "stall-once"), opts)
+	c, err := Start(ctx, PluginOf(installFixture(t, "stall-once")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,7 +83,7 @@ func TestLogRateLimit(t *testing.T) {
 			start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := &fakeClock{t: start, step: tt.step}
 			opts.now = clock.now
-			c, err := Start(context.Background(), installFixture(t, "flood-stderr"), opts)
+			c, err := Start(context.Background(), PluginOf(installFixture(t, "flood-stderr")), opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -3,8 +3,8 @@ package sidecar
 import (
 	"os"
 
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/process"
-	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // verifiedExe is the executable Start runs: for a pinned package, the file
@@ -29,20 +29,20 @@ func (e verifiedExe) release() {
 	}
 }
 
-// verify checks the executable at path against the package's pin, if it
+// verify checks the executable at path against the plugin's pin, if it
 // has one: a *PinMismatchError when the sha256 (or, for a package pin, the
 // package's files or resolved command) differs. Without a pin it
 // opens nothing and returns path. With one, the file is opened once
 // (read-only, close-on-exec), hashed through that descriptor, and the
 // returned exe runs that same file; the caller releases it after the exec.
 func (c *Client) verify(path string) (verifiedExe, error) {
-	if c.pkg.Pin == "" {
+	if c.plugin.Pin == "" {
 		return verifiedExe{path: path}, nil
 	}
-	if pluginpkg.IsPackagePin(c.pkg.Pin) {
+	if pkgfiles.IsPackagePin(c.plugin.Pin) {
 		// A package pin covers files the interpreter reads by name after
 		// the exec: checked here, through the digest cache.
-		return verifiedExe{path: path}, verifyPackage(c.pkg)
+		return verifiedExe{path: path}, verifyPackage(&c.plugin)
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -53,14 +53,14 @@ func (c *Client) verify(path string) (verifiedExe, error) {
 		f.Close()
 		return verifiedExe{}, err
 	}
-	sum, err := pluginpkg.FileSHA256(f)
+	sum, err := pkgfiles.FileSHA256(f)
 	if err != nil {
 		f.Close()
 		return verifiedExe{}, err
 	}
-	if sum != c.pkg.Pin {
+	if sum != c.plugin.Pin {
 		f.Close()
-		return verifiedExe{}, &PinMismatchError{Plugin: c.pkg.Name, Path: path, Pinned: c.pkg.Pin, Actual: sum}
+		return verifiedExe{}, &PinMismatchError{Plugin: c.plugin.Name, Path: path, Pinned: c.plugin.Pin, Actual: sum}
 	}
 	return verifiedExe{path: process.ExecPath(f, path), f: f, stamp: stamp}, nil
 }
@@ -79,6 +79,6 @@ func (e verifiedExe) changed(pin string) bool {
 	if now, err := process.StampOf(e.f); err == nil && now == e.stamp {
 		return false
 	}
-	sum, err := pluginpkg.FileSHA256(e.f)
+	sum, err := pkgfiles.FileSHA256(e.f)
 	return err != nil || sum != pin
 }

@@ -81,7 +81,7 @@ func TestPinRunsTheHashedFile(t *testing.T) {
 			opts, _ := testOptions(t)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, pkg, opts)
+			c, err := Start(ctx, PluginOf(pkg), opts)
 			if hooked != (tt.swap != "" || tt.rewrite != "") {
 				t.Fatal("the hook did not run")
 			}

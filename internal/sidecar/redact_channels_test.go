@@ -69,7 +69,7 @@ func TestRedactEveryChannel(t *testing.T) {
 			opts.Config, _ = json.Marshal(map[string]string{"secret": testSecret, "handshake": tt.handshake})
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, installFixture(t, "leak-secret"), opts)
+			c, err := Start(ctx, PluginOf(installFixture(t, "leak-secret")), opts)
 			var texts []string
 			if tt.phase != "" {
 				var se *StartError

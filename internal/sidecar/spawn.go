@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/process"
 )
 
@@ -18,7 +19,8 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 	if dataDir, err = c.dataDir(); err != nil {
 		return "", PhaseSpawn, err
 	}
-	path, err := c.pkg.CommandPath()
+	p := &c.plugin
+	path, err := pkgfiles.Ref{Name: p.Name, Dir: p.Dir, Command: p.Command}.CommandPath()
 	if err != nil {
 		return "", PhaseSpawn, err
 	}
@@ -30,12 +32,11 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 	if beforeExec != nil {
 		beforeExec(path)
 	}
-	rt := c.pkg.Manifest.Runtime
 	c.proc, err = process.Start(process.Config{
 		Path: exe.path,
-		Args: append([]string{rt.Command}, rt.Args...),
-		Dir:  c.pkg.Dir,
-		Env:  buildEnv(c.pkg, c.opts.Env, dataDir, hostLookupEnv),
+		Args: append([]string{p.Command}, p.Args...),
+		Dir:  p.Dir,
+		Env:  buildEnv(p, c.opts.Env, dataDir, hostLookupEnv),
 		Log:  c.log,
 	})
 	if err != nil {
@@ -44,7 +45,7 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 		}
 		return "", PhaseSpawn, err
 	}
-	if exe.changed(c.pkg.Pin) {
+	if exe.changed(p.Pin) {
 		c.proc.Discard()
 		return "", PhaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
 	}
@@ -62,7 +63,7 @@ func (c *Client) dataDir() (string, error) {
 	if c.opts.DataRoot == "" {
 		return "", nil
 	}
-	dir := filepath.Join(c.opts.DataRoot, c.pkg.Name)
+	dir := filepath.Join(c.opts.DataRoot, c.plugin.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create data directory: %w", err)
 	}

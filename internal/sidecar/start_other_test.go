@@ -20,7 +20,7 @@ func TestStartUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkg := &pluginpkg.Package{Name: "p", Dir: t.TempDir(), Manifest: m, Enabled: true}
-	c, err := Start(context.Background(), pkg, Options{})
+	c, err := Start(context.Background(), PluginOf(pkg), Options{})
 	var se *StartError
 	if c != nil || !errors.As(err, &se) || se.Phase != PhaseSpawn || !errors.Is(err, errors.ErrUnsupported) ||
 		!strings.Contains(err.Error(), "not supported on") {

@@ -33,7 +33,7 @@ func TestPinnedExecutable(t *testing.T) {
 		opts, _ := testOptions(t)
 		pkg := installFixture(t, "good")
 		pkg.Pin = sum
-		c, err := Start(ctx, pkg, opts)
+		c, err := Start(ctx, PluginOf(pkg), opts)
 		if err != nil {
 			t.Fatalf("Start = %v", err)
 		}
@@ -43,7 +43,7 @@ func TestPinnedExecutable(t *testing.T) {
 		opts, _ := testOptions(t)
 		pkg := installFixture(t, "good")
 		pkg.Pin = other
-		c, err := Start(ctx, pkg, opts)
+		c, err := Start(ctx, PluginOf(pkg), opts)
 		var se *StartError
 		var pe *PinMismatchError
 		if c != nil || !errors.As(err, &se) || se.Phase != PhaseVerify || !errors.As(err, &pe) {
@@ -79,7 +79,7 @@ func TestCommandEscapingThroughSymlink(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, pkg, opts)
+	c, err := Start(ctx, PluginOf(pkg), opts)
 	var se *StartError
 	if c != nil || !errors.As(err, &se) || se.Phase != PhaseSpawn || !errors.Is(err, pluginpkg.ErrCommandOutside) {
 		t.Fatalf("Start = %v, %v; want a spawn StartError matching ErrCommandOutside", c, err)
@@ -139,7 +139,7 @@ func TestLimitsRefused(t *testing.T) {
 	opts.Limits = Limits{OpenFiles: 1 << 40}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, installFixture(t, "good"), opts)
+	c, err := Start(ctx, PluginOf(installFixture(t, "good")), opts)
 	var se *StartError
 	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !strings.Contains(err.Error(), "set open files limit to 1099511627776") {
 		t.Fatalf("Start = %v, %v; want a limits StartError", c, err)
@@ -151,7 +151,7 @@ func TestLimitsRefused(t *testing.T) {
 // portable fallbacks), Start refuses them before anything runs, in
 // PhaseLimits, with an error wrapping errors.ErrUnsupported.
 func testLimitsUnsupported(t *testing.T, opts Options) {
-	c, err := Start(context.Background(), installFixture(t, "well-behaved"), opts)
+	c, err := Start(context.Background(), PluginOf(installFixture(t, "well-behaved")), opts)
 	var se *StartError
 	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !errors.Is(err, errors.ErrUnsupported) {
 		t.Fatalf("Start = %v, %v; want a PhaseLimits StartError wrapping errors.ErrUnsupported", c, err)

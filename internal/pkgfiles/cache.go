@@ -1,4 +1,4 @@
-package pluginpkg
+package pkgfiles
 
 import (
 	"crypto/sha256"
@@ -17,10 +17,27 @@ import (
 // policy, since one home rarely holds that many files.
 const maxCachedDigests = 1 << 16
 
-// fileDigests is the process-wide cache behind Package.FilesDigest and
-// Package.CommandDigest, shared by the kernel's fingerprints and the
-// sidecar's pin check, so a plan, a reload or a crash restart reads only
-// the files that changed.
+// RacyWindow is how long after its last modification a file version is
+// always read again rather than trusted from a cache: file timestamps are
+// coarse (a clock tick), so a same-size rewrite within one tick would
+// otherwise go unnoticed (git's "racily clean" problem).
+const RacyWindow = 100 * time.Millisecond
+
+// Stat identifies one version of a file: its size, modification time
+// and, where the platform gives them (stat_linux.go), its change time and
+// inode. Two equal Stats of one path are taken to be the same content,
+// unless recorded within RacyWindow of the modification.
+type Stat struct {
+	// Size and Mtime (in Unix nanoseconds) are set on every platform;
+	// Ctime (Unix nanoseconds) and Ino only on Linux.
+	Size, Mtime, Ctime int64
+	Ino                uint64
+}
+
+// fileDigests is the process-wide cache behind Ref.FilesDigest and
+// Ref.CommandDigest, shared by the kernel's fingerprints and the sidecar's
+// pin check, so a plan, a reload or a crash restart reads only the files
+// that changed.
 var fileDigests digestCache
 
 // digestCache remembers the content sha256 of files by path and version
@@ -39,7 +56,7 @@ type digestCache struct {
 }
 
 type cachedDigest struct {
-	stat   fileStat
+	stat   Stat
 	readAt int64 // unix ns
 	sum    [sha256.Size]byte
 }
@@ -56,11 +73,11 @@ func (c *digestCache) clock() time.Time {
 // when the cache has no trusted entry for fi's version, and then at most
 // limit bytes: a longer file is an error naming path.
 func (c *digestCache) sum(path string, fi os.FileInfo, limit int64) ([sha256.Size]byte, error) {
-	st := statOf(fi)
+	st := StatOf(fi)
 	c.mu.Lock()
 	e, hit := c.entries[path]
 	c.mu.Unlock()
-	if hit && e.stat == st && e.readAt-max(st.mtime, st.ctime) >= int64(RacyWindow) {
+	if hit && e.stat == st && e.readAt-max(st.Mtime, st.Ctime) >= int64(RacyWindow) {
 		return e.sum, nil
 	}
 	return c.read(path, limit)
@@ -86,7 +103,7 @@ func (c *digestCache) read(path string, limit int64) (sum [sha256.Size]byte, err
 	}
 	h.Sum(sum[:0])
 	after, err := f.Stat()
-	if st := statOf(fi); err == nil && statOf(after) == st {
+	if st := StatOf(fi); err == nil && StatOf(after) == st {
 		c.store(path, cachedDigest{stat: st, readAt: readAt, sum: sum})
 	}
 	return sum, nil

@@ -1,4 +1,4 @@
-package pluginpkg
+package pkgfiles
 
 import (
 	"errors"
@@ -261,8 +261,8 @@ func TestPinForms(t *testing.T) {
 		{"", false, false},
 	}
 	for _, tt := range tests {
-		if validPinValue(tt.pin) != tt.valid || IsPackagePin(tt.pin) != tt.isPackage {
-			t.Errorf("%q: valid %v, package pin %v; want %v, %v", tt.pin, validPinValue(tt.pin), IsPackagePin(tt.pin), tt.valid, tt.isPackage)
+		if ValidPin(tt.pin) != tt.valid || IsPackagePin(tt.pin) != tt.isPackage {
+			t.Errorf("%q: valid %v, package pin %v; want %v, %v", tt.pin, ValidPin(tt.pin), IsPackagePin(tt.pin), tt.valid, tt.isPackage)
 		}
 	}
 }
@@ -288,5 +288,16 @@ func TestDigestCacheConcurrent(t *testing.T) {
 		if s := <-sums; s != first {
 			t.Errorf("digests differ: %s and %s", first, s)
 		}
+	}
+}
+
+func writeFile(t testing.TB, root, rel, content string) {
+	t.Helper()
+	p := filepath.Join(root, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
