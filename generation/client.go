@@ -1,12 +1,13 @@
 package generation
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/sidecar"
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 // ClientOptions are what every sidecar of a build starts with, whatever its
@@ -67,8 +68,10 @@ type Observer struct {
 	// overlap; OnHealth must return quickly.
 	OnHealth func(plugin string, client uint64, responsive bool)
 	// OnNotify receives a plugin's notify notifications in order, from
-	// the reading goroutine of its client: it must return quickly.
-	OnNotify func(plugin string, client uint64, n protocol.NotifyParams)
+	// the reading goroutine of its client: it must return quickly. event
+	// is the notification's event name and data its data as sent (nil
+	// when absent).
+	OnNotify func(plugin string, client uint64, event string, data json.RawMessage)
 }
 
 // StartState is where a plugin is in a build's start.
@@ -105,7 +108,7 @@ func (in *Inputs) sidecarOptions() sidecar.Options {
 	o := sidecar.Options{Logger: c.Logger, HostName: c.HostName, HostVersion: c.HostVersion, DataRoot: c.DataRoot,
 		Session: c.Session, Redact: c.Redact, HandshakeTimeout: c.HandshakeTimeout,
 		HeartbeatInterval: c.HeartbeatInterval, HeartbeatTimeout: c.HeartbeatTimeout, HangTimeout: c.HangTimeout,
-		OnNotify: obs.OnNotify}
+		OnNotify: notifyFunc(obs.OnNotify)}
 	if f := obs.OnCrash; f != nil {
 		o.OnCrash = func(ce *sidecar.CrashError) { f(ce.Plugin, ce.ClientID, ce, ce.Stderr) }
 	}
@@ -113,4 +116,12 @@ func (in *Inputs) sidecarOptions() sidecar.Options {
 		o.OnHealth = func(plugin string, id uint64, h sidecar.Health) { f(plugin, id, h == sidecar.Responsive) }
 	}
 	return o
+}
+
+// notifyFunc adapts an Observer's OnNotify to the sidecar's, nil to nil.
+func notifyFunc(fn func(plugin string, client uint64, event string, data json.RawMessage)) func(string, uint64, wire.NotifyParams) {
+	if fn == nil {
+		return nil
+	}
+	return func(plugin string, client uint64, n wire.NotifyParams) { fn(plugin, client, n.Event, n.Data) }
 }

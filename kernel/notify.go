@@ -1,22 +1,20 @@
 package kernel
 
-import (
-	"github.com/extkernel/extkernel/protocol"
-)
+import "encoding/json"
 
 // notified turns a plugin's notify notification into an EventNotify, from
 // the reading goroutine of client id. The generation is the current one
 // only if id is the plugin's client in it; a process not (or no longer) in
 // the current generation gets zero.
-func (k *Kernel) notified(plugin string, id uint64, n protocol.NotifyParams) {
+func (k *Kernel) notified(plugin string, id uint64, event string, data json.RawMessage) {
 	var number uint64
 	if g := k.Current(); g != nil && clientNamed(g, plugin) != nil && clientNamed(g, plugin).ID() == id {
 		number = g.Number()
 	} else {
 		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,
-			"event", k.redactText(n.Event))
+			"event", k.redactText(event))
 	}
-	k.events.emit(Event{Type: EventNotify, Generation: number, Plugin: plugin, Name: n.Event, Data: n.Data})
+	k.events.emit(Event{Type: EventNotify, Generation: number, Plugin: plugin, Name: event, Data: data})
 }
 
 // redactText is the kernel's redaction point for plugin text it logs

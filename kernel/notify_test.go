@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // notifyEvents subscribes to k's EventNotify events. The channel is large
@@ -165,7 +163,7 @@ func TestNotifyAttribution(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(logs.String())
-			k.notified(tt.plugin, tt.id, protocol.NotifyParams{Event: "leak " + secret, Data: json.RawMessage(`"` + secret + `"`)})
+			k.notified(tt.plugin, tt.id, "leak "+secret, json.RawMessage(`"`+secret+`"`))
 			e := nextEvent(t, events)
 			if e.Generation != tt.wantGen || e.Name != "leak "+secret || string(e.Data) != `"`+secret+`"` {
 				t.Errorf("event = %+v (data %s); want generation %d with the plugin's text", e, e.Data, tt.wantGen)

@@ -4,8 +4,8 @@
 // and *VersionError, the error codes (Code*) and the wire error *Error with
 // Errorf, the types of the initialize handshake (InitializeParams,
 // InitializeResult and the declarations they carry), an interceptor's
-// InterceptResult with its Decision* constants, and NotifyParams, the event
-// a plugin sends the host. It depends on the standard library only.
+// InterceptResult with its Decision* constants. It depends on the standard
+// library only.
 //
 // The wire mechanics are not part of it: the JSON-RPC 2.0 envelope, the
 // method names, the params and results of the other calls, the default

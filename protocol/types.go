@@ -88,9 +88,3 @@ type InterceptResult struct {
 	Payload  json.RawMessage `json:"payload,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
 }
-
-// NotifyParams are the params of the notify notification.
-type NotifyParams struct {
-	Event string          `json:"event"`
-	Data  json.RawMessage `json:"data,omitempty"`
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -180,7 +181,7 @@ func (p *Plugin) Notify(event string, data any) error {
 	if data == nil {
 		raw = nil
 	}
-	return s.notify(protocol.NotifyParams{Event: event, Data: raw})
+	return s.notify(wire.NotifyParams{Event: event, Data: raw})
 }
 
 // register runs fn on the registry under the lock, refusing while serving.

@@ -298,7 +298,7 @@ func (s *session) waitIdle(d time.Duration) bool {
 }
 
 // notify sends a notify notification once the handshake is complete.
-func (s *session) notify(params protocol.NotifyParams) error {
+func (s *session) notify(params wire.NotifyParams) error {
 	s.handshake.RLock()
 	defer s.handshake.RUnlock()
 	if !s.initd.Load() {

@@ -397,7 +397,7 @@ func (c *Client) dispatch(m *wire.Message) error {
 		}
 		c.logNotification(p)
 	case m.Method == wire.MethodNotify:
-		var p protocol.NotifyParams
+		var p wire.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			c.log.Warn("malformed notify notification", "error", c.redact.err(err))
 			return nil

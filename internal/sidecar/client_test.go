@@ -157,8 +157,8 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 
 func TestNotifyAndLogs(t *testing.T) {
 	opts, logs := testOptions(t)
-	notes := make(chan protocol.NotifyParams, 1)
-	opts.OnNotify = func(plugin string, _ uint64, n protocol.NotifyParams) {
+	notes := make(chan wire.NotifyParams, 1)
+	opts.OnNotify = func(plugin string, _ uint64, n wire.NotifyParams) {
 		if plugin == "good" {
 			notes <- n
 		}
@@ -212,8 +212,8 @@ func TestLogNotification(t *testing.T) {
 // answer dropped.
 func TestCancellation(t *testing.T) {
 	opts, _ := testOptions(t)
-	notes := make(chan protocol.NotifyParams, 4)
-	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
+	notes := make(chan wire.NotifyParams, 4)
+	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) { notes <- n }
 	c := startGood(t, opts)
 	defer closeClient(t, c)
 	block := func(ctx context.Context, in string) <-chan error {
@@ -291,7 +291,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 func TestCloseDuringCalls(t *testing.T) {
 	opts, _ := testOptions(t)
 	started := make(chan struct{}, 8)
-	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) {
+	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) {
 		if n.Event == "blocking" {
 			started <- struct{}{}
 		}

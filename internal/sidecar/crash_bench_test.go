@@ -14,7 +14,6 @@ import (
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // BenchmarkCrashDetection measures how long a pending call takes to fail
@@ -27,7 +26,7 @@ import (
 func BenchmarkCrashDetection(b *testing.B) {
 	pkg := benchGoodPackage(b)
 	blocking := make(chan struct{}, 1)
-	opts := Options{HostName: "bench", HostVersion: "0.0.0", OnNotify: func(_ string, _ uint64, n protocol.NotifyParams) {
+	opts := Options{HostName: "bench", HostVersion: "0.0.0", OnNotify: func(_ string, _ uint64, n wire.NotifyParams) {
 		if n.Event == "blocking" {
 			blocking <- struct{}{}
 		}

@@ -216,8 +216,8 @@ func TestRunningFaults(t *testing.T) {
 func TestCallNeverAnswered(t *testing.T) {
 	opts, _ := testOptions(t)
 	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
-	notes := make(chan protocol.NotifyParams, 1)
-	opts.OnNotify = func(_ string, _ uint64, n protocol.NotifyParams) { notes <- n }
+	notes := make(chan wire.NotifyParams, 1)
+	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) { notes <- n }
 	c, err := Start(context.Background(), PluginOf(installFixture(t, "no-answer")), opts)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // Defaults the zero Options stand for, beyond those in package internal/wire.
@@ -144,7 +143,7 @@ type Options struct {
 	// order, with the plugin's name and the client's ID (as OnHealth), from
 	// the client's read goroutine: it must return quickly, as no response
 	// is read while it runs.
-	OnNotify func(plugin string, id uint64, n protocol.NotifyParams)
+	OnNotify func(plugin string, id uint64, n wire.NotifyParams)
 
 	// now replaces time.Now for the log rate limit, in tests.
 	now func() time.Time

@@ -82,6 +82,12 @@ type OutputResult struct {
 	Output json.RawMessage `json:"output,omitempty"`
 }
 
+// NotifyParams are the params of the notify notification.
+type NotifyParams struct {
+	Event string          `json:"event"`
+	Data  json.RawMessage `json:"data,omitempty"`
+}
+
 // CancelParams are the params of $/cancel.
 type CancelParams struct {
 	ID json.RawMessage `json:"id"`

@@ -77,7 +77,7 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"CancelParams", CancelParams{ID: json.RawMessage(`7`)}},
 		{"CancelParams", CancelParams{ID: json.RawMessage(`"req-7"`)}},
 		{"LogParams", LogParams{Level: "warn", Message: "slow", Fields: map[string]any{"ms": 900}}},
-		{"NotifyParams", protocol.NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
+		{"NotifyParams", NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
 		{"Empty", Empty{}},
 		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},

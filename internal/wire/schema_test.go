@@ -48,7 +48,7 @@ var goMethods = map[string]goMethod{
 	MethodShutdown:       {"host-to-plugin", false, typeOf[Empty](), typeOf[Empty]()},
 	MethodCancel:         {"both", true, typeOf[CancelParams](), nil},
 	MethodLog:            {"plugin-to-host", true, typeOf[LogParams](), nil},
-	MethodNotify:         {"plugin-to-host", true, typeOf[protocol.NotifyParams](), nil},
+	MethodNotify:         {"plugin-to-host", true, typeOf[NotifyParams](), nil},
 }
 
 // goTimeouts names every default timeout as the schema's "timeouts" does.
