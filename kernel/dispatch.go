@@ -52,7 +52,7 @@ func (e *PluginError) Error() string {
 	return fmt.Sprintf("plugin %q: %s %q: %v", e.Plugin, e.Kind, e.Key, e.Err)
 }
 
-// Unwrap returns the cause: a *sidecar.CrashError, a *protocol.Error from
+// Unwrap returns the cause: the crash of the plugin, a *protocol.Error from
 // the plugin, context.DeadlineExceeded, ErrPluginDown, ...
 func (e *PluginError) Unwrap() error { return e.Err }
 

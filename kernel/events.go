@@ -20,7 +20,8 @@ const (
 	// *generation.BuildError. The current generation is unchanged.
 	EventBuildFailed EventType = "build-failed"
 	// EventPluginCrashed reports a plugin that terminated outside Close;
-	// Err is the *sidecar.CrashError.
+	// Err is the crash: its message names the plugin, the exit status or
+	// cause, and the last stderr lines.
 	EventPluginCrashed EventType = "plugin-crashed"
 	// EventWarning reports one warning of a published generation.
 	EventWarning EventType = "warning"
@@ -48,7 +49,7 @@ type Event struct {
 	Time       time.Time
 	Generation uint64
 	Plugin     string
-	// State is the plugin's start state (a sidecar.StartState), for
+	// State is the plugin's start state (a generation.StartState), for
 	// EventPlugin, or its supervision state (a PluginState), for
 	// EventPluginState.
 	State   string
