@@ -24,6 +24,18 @@ const (
 	// CodeUnknownTarget answers a call naming a point, slot, provider or
 	// action the plugin did not declare.
 	CodeUnknownTarget = -32004
+	// CodeNotAuthorized answers a capability/call (protocol 1.1) naming a
+	// capability the caller's manifest does not require.
+	CodeNotAuthorized = -32005
+	// CodeNotAvailable answers a capability/call whose requirement is
+	// optional and unsatisfied, or whose provider is down.
+	CodeNotAvailable = -32006
+	// CodeDepthExceeded answers a capability/call that would nest deeper
+	// than the host's call depth bound; the message shows the chain.
+	CodeDepthExceeded = -32007
+	// CodeStaleGeneration answers a capability/call from a plugin that is
+	// not a member of the host's current generation.
+	CodeStaleGeneration = -32008
 	// CodePluginError is a handler's own failure.
 	CodePluginError = -32000
 )

@@ -30,6 +30,9 @@ const (
 	MethodLog = "log"
 	// MethodNotify is a plugin-to-host notification carrying an event.
 	MethodNotify = "notify"
+	// MethodCapabilityCall is a plugin-to-host request (protocol 1.1)
+	// calling a method of a capability the plugin requires.
+	MethodCapabilityCall = "capability/call"
 )
 
 // Default timeouts, documented in docs/protocol.md.
@@ -74,6 +77,17 @@ type ProviderInvokeParams struct {
 type ActionRunParams struct {
 	ID      string          `json:"id"`
 	Context json.RawMessage `json:"context,omitempty"`
+}
+
+// CapabilityCallParams are the params of capability/call (protocol 1.1).
+// Parent, when present, is the id of the host request the plugin is
+// serving; the call derives its deadline, cancellation, generation and
+// depth from it.
+type CapabilityCallParams struct {
+	Capability string          `json:"capability"`
+	Method     string          `json:"method"`
+	Input      json.RawMessage `json:"input,omitempty"`
+	Parent     json.RawMessage `json:"parent,omitempty"`
 }
 
 // OutputResult is the result of strategy/invoke, provider/invoke and
