@@ -16,19 +16,26 @@ import (
 
 // The tests of this file stop plugins and kernelctl with Unix signals.
 
+// runDemoInProcess runs `kernelctl run` on the demo config in this process
+// until cancel is called, and returns once it is running. code receives the
+// exit code; a test that reads it must send it back for the cleanup.
+func runDemoInProcess(t *testing.T) (stdout *outBuffer, stderr *bytes.Buffer, cancel func(), code chan int) {
+	t.Helper()
+	buildDemo(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	stdout, stderr = newOutBuffer(), &bytes.Buffer{}
+	code = make(chan int, 1)
+	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, stderr) }()
+	t.Cleanup(func() { cancel(); <-code })
+	stdout.waitFor(t, "running; reload with SIGHUP")
+	return stdout, stderr, cancel, code
+}
+
 // TestRunUntilCancelled runs without --once in-process: a plugin killed
 // while run waits is reported, and cancelling (what SIGINT does) stops
 // every plugin.
 func TestRunUntilCancelled(t *testing.T) {
-	buildDemo(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := newOutBuffer()
-	var stderr bytes.Buffer
-	code := make(chan int, 1)
-	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, &stderr) }()
-	t.Cleanup(func() { cancel(); <-code })
-
-	stdout.waitFor(t, "running; reload with SIGHUP")
+	stdout, stderr, cancel, code := runDemoInProcess(t)
 	kids := children(t)
 	if len(kids) != 4 {
 		t.Fatalf("plugin processes = %v, want 4 (audit, kvstore, memory, redactor)", kids)
@@ -144,14 +151,7 @@ func TestRunReloadOnSIGHUP(t *testing.T) {
 // a second `run` on the same home is refused with the holder's pid (here,
 // this process), starts nothing, and leaves the first one serving.
 func TestRunRefusesSecondKernel(t *testing.T) {
-	buildDemo(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	stdout := newOutBuffer()
-	var stderr bytes.Buffer
-	code := make(chan int, 1)
-	go func() { code <- runContext(ctx, []string{"run", "--config", demoConfig}, stdout, &stderr) }()
-	t.Cleanup(func() { cancel(); <-code })
-	stdout.waitFor(t, "running; reload with SIGHUP")
+	_, stderr, cancel, code := runDemoInProcess(t)
 	before := children(t)
 
 	var out2, err2 bytes.Buffer
