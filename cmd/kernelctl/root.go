@@ -27,7 +27,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home.",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, and checks plugins (conformance).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -40,7 +40,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	pf.BoolVar(&g.json, "json", false, "print machine-readable JSON (schema in docs/cli.md)")
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
-		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g))
+		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
+		newConformanceCmd(g))
 	return root
 }
 
