@@ -74,7 +74,8 @@ type Options struct {
 	// config's plugin_env gives them (over the manifest's env, under the
 	// kernel's EXTKERNEL_* variables).
 	Env map[string]string
-	// DataDir is the plugin's data directory. Empty means a new temporary
+	// DataDir is the plugin's data directory, created if missing, as the
+	// kernel creates <data_root>/<name>. Empty means a new temporary
 	// directory, removed when Run returns.
 	DataDir string
 	// HandshakeTimeout bounds the answer to initialize. Zero means what
@@ -125,6 +126,8 @@ func Run(ctx context.Context, dir string, opts Options) (Report, error) {
 			return Report{}, fmt.Errorf("conformance: data directory: %w", err)
 		}
 		defer os.RemoveAll(r.dataDir)
+	} else if err := os.MkdirAll(r.dataDir, 0o700); err != nil {
+		return Report{}, fmt.Errorf("conformance: data directory: %w", err)
 	}
 	err = r.run()
 	return r.report(), err

@@ -3,6 +3,7 @@ package sdktest
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -285,4 +286,53 @@ func TestCheckDecision(t *testing.T) {
 			t.Errorf("checkDecision(%s) = %q, want %q", tt.result, got, tt.want)
 		}
 	}
+}
+
+// TestStartsAsTheKernel checks what the plugin gets: the package directory
+// as working directory, the kernel's environment (allowlisted host
+// variables, the manifest's env, Options.Env, the EXTKERNEL_* variables,
+// nothing else of the host's), and Options' config and data directory in
+// initialize.
+func TestStartsAsTheKernel(t *testing.T) {
+	t.Setenv("SDKTEST_HOST_ONLY", "leaked")
+	dir := filepath.Join(t.TempDir(), "probe")
+	writeFile(t, filepath.Join(dir, "plugin.json"),
+		`{"format": 1, "name": "probe", "version": "1.2.3", "runtime": {"command": "sh", "args": ["probe.sh"], "env": {"FROM_MANIFEST": "m"}}}`)
+	writeFile(t, filepath.Join(dir, "probe.sh"), "env > \"$EXTKERNEL_DATA_DIR/env\"\npwd > \"$EXTKERNEL_DATA_DIR/pwd\"\nread -r line\necho \"$line\" > \"$EXTKERNEL_DATA_DIR/init\"\n")
+	data := filepath.Join(t.TempDir(), "data", "probe")
+	rep, err := Run(context.Background(), dir, Options{Config: []byte(`{"k":"v"}`), Env: map[string]string{"FROM_OPTIONS": "o"}, DataDir: data})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := statuses(rep); st["handshake"] != Fail {
+		t.Errorf("handshake = %s, want fail (the probe exits)", st["handshake"])
+	}
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(data, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	env := read("env")
+	for _, want := range []string{"FROM_MANIFEST=m\n", "FROM_OPTIONS=o\n", "EXTKERNEL_PLUGIN_NAME=probe\n",
+		"EXTKERNEL_PLUGIN_VERSION=1.2.3\n", "EXTKERNEL_PLUGIN_DIR=" + dir + "\n", "EXTKERNEL_DATA_DIR=" + data + "\n",
+		"EXTKERNEL_PROTOCOL_VERSION=1.0.0\n", "PATH="} {
+		if !strings.Contains(env, want) {
+			t.Errorf("environment lacks %q:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "SDKTEST_HOST_ONLY") {
+		t.Errorf("the host's environment leaked:\n%s", env)
+	}
+	if pwd := strings.TrimSpace(read("pwd")); pwd != dir {
+		t.Errorf("working directory = %s, want %s", pwd, dir)
+	}
+	init := read("init")
+	for _, want := range []string{`"method":"initialize"`, `"config":{"k":"v"}`, `"data_dir":"` + data + `"`, `"name":"probe","version":"1.2.3"`} {
+		if !strings.Contains(init, want) {
+			t.Errorf("initialize lacks %s:\n%s", want, init)
+		}
+	}
+	noChildren(t)
 }
