@@ -29,7 +29,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home.",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, and starts and checks new ones (new, conformance).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -45,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
-		newVersionCmd(g))
+		newVersionCmd(g), newNewCmd(g), newConformanceCmd(g))
 	return root
 }
 

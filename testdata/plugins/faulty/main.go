@@ -215,6 +215,13 @@ func call(m *wire.Message) {
 	case "leak-secret":
 		leak(m)
 	default:
+		switch m.Method {
+		case protocol.MethodIntercept, protocol.MethodStrategyInvoke, protocol.MethodProviderInvoke, protocol.MethodActionRun:
+		default: // as protocol.md §2 says; the faults above answer anything
+			send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+				Error: &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "unknown method " + m.Method}})
+			return
+		}
 		var p struct {
 			Ref   string          `json:"ref"`
 			Input json.RawMessage `json:"input"`

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sdk/sdktest"
+)
+
+// conformanceOutput is the --json schema of `kernelctl conformance`
+// (docs/cli.md).
+type conformanceOutput struct {
+	Dir     string         `json:"dir"`
+	Plugin  string         `json:"plugin"`
+	Version string         `json:"version"`
+	Cases   []sdktest.Case `json:"cases"`
+	Passed  int            `json:"passed"`
+	Warned  int            `json:"warned"`
+	Failed  int            `json:"failed"`
+	Skipped int            `json:"skipped"`
+}
+
+func newConformanceCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "conformance PKGDIR",
+		Short: "Check that a package's plugin speaks the protocol",
+		Long: `Start the plugin of the package directory PKGDIR as the kernel would and run the
+conformance suite on it (docs/conformance.md): the handshake, declarations, ping,
+a call to every declared interceptor, strategy, provider and action, $/cancel,
+an unknown method, malformed frames, the stop sequence, leftover processes, and
+what the plugin writes on stdout and stderr. Each case prints PASS, WARN (a
+SHOULD of docs/protocol.md is broken), FAIL (a MUST is broken) or SKIP, with the
+reason. With --config, the plugin gets the config and environment the host
+config gives its package. The exit code is 1 if any case failed; warnings alone
+exit 0.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			dir := args[0]
+			if fi, err := os.Stat(dir); err != nil {
+				return &usageError{fmt.Errorf("conformance: %w", err)}
+			} else if !fi.IsDir() {
+				return &usageError{fmt.Errorf("conformance: %s is not a package directory", dir)}
+			}
+			opts, err := g.conformanceOptions(dir)
+			if err != nil {
+				return err
+			}
+			rep, err := sdktest.Run(cmd.Context(), dir, opts)
+			if err != nil {
+				return err
+			}
+			out := conformanceOutput{Dir: rep.Dir, Plugin: rep.Plugin, Version: rep.Version, Cases: rep.Cases}
+			for _, c := range rep.Cases {
+				switch c.Status {
+				case sdktest.Pass:
+					out.Passed++
+				case sdktest.Warn:
+					out.Warned++
+				case sdktest.Fail:
+					out.Failed++
+				case sdktest.Skip:
+					out.Skipped++
+				}
+			}
+			if g.json {
+				if err := g.printJSON(out); err != nil {
+					return err
+				}
+			} else {
+				printConformance(g, out)
+			}
+			if out.Failed > 0 {
+				return failed
+			}
+			return nil
+		},
+	}
+}
+
+// conformanceOptions gives the plugin what the --config host config gives
+// its package: plugin_config and plugin_env. Without --config, nothing.
+func (g *globals) conformanceOptions(dir string) (sdktest.Options, error) {
+	var opts sdktest.Options
+	if g.configPath == "" {
+		return opts, nil
+	}
+	cfg, err := g.config()
+	if err != nil {
+		return opts, err
+	}
+	m, err := pluginpkg.ParseFile(filepath.Join(dir, pluginpkg.ManifestFile))
+	if err != nil {
+		return opts, nil // the manifest case reports it
+	}
+	opts.Config = cfg.PluginConfig[m.Name]
+	for k, v := range cfg.PluginEnv[m.Name] {
+		if opts.Env == nil {
+			opts.Env = map[string]string{}
+		}
+		opts.Env[k] = v.Value
+	}
+	return opts, nil
+}
+
+func printConformance(g *globals, out conformanceOutput) {
+	if out.Plugin == "" {
+		fmt.Fprintf(g.stdout, "conformance of %s\n\n", out.Dir)
+	} else {
+		fmt.Fprintf(g.stdout, "conformance of %s %s (%s)\n\n", out.Plugin, out.Version, out.Dir)
+	}
+	width := 0
+	for _, c := range out.Cases {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range out.Cases {
+		fmt.Fprintf(g.stdout, "%-*s  %-4s  %s\n", width, c.Name, strings.ToUpper(string(c.Status)), c.Reason)
+	}
+	fmt.Fprintf(g.stdout, "\n%d %s: %d passed, %d warned, %d failed, %d skipped\n",
+		len(out.Cases), plural(len(out.Cases), "case", "cases"), out.Passed, out.Warned, out.Failed, out.Skipped)
+}
