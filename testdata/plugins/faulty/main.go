@@ -216,9 +216,9 @@ func call(m *wire.Message) {
 		leak(m)
 	default:
 		switch m.Method {
-		case protocol.MethodIntercept, protocol.MethodStrategyInvoke, protocol.MethodProviderInvoke, protocol.MethodActionRun:
-		default: // as protocol.md §2 says; the faults above answer anything
-			send(&protocol.Message{JSONRPC: protocol.JSONRPCVersion, ID: m.ID,
+		case wire.MethodIntercept, wire.MethodStrategyInvoke, wire.MethodProviderInvoke, wire.MethodActionRun:
+		default: // as wire.md §2 says; the faults above answer anything
+			send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID,
 				Error: &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "unknown method " + m.Method}})
 			return
 		}
