@@ -27,7 +27,9 @@ type conformanceOutput struct {
 
 func newConformanceCmd(g *globals) *cobra.Command {
 	return &cobra.Command{
-		Use:   "conformance PKGDIR",
+		Use: "conformance PKGDIR",
+		Example: `  kernelctl conformance ./hello
+  kernelctl conformance ./hello --config kernel.json --json`,
 		Short: "Check that a package's plugin speaks the protocol",
 		Long: `Start the plugin of the package directory PKGDIR as the kernel would and run the
 conformance suite on it (docs/conformance.md): the handshake, declarations, ping,

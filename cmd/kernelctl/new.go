@@ -65,7 +65,10 @@ var languages = map[string]language{
 func newNewCmd(g *globals) *cobra.Command {
 	var lang, dir, sdkDir string
 	cmd := &cobra.Command{
-		Use:   "new NAME --lang go|python|node",
+		Use: "new NAME --lang go|python|node",
+		Example: `  kernelctl new hello --lang python
+  kernelctl new hello --lang go --sdk ~/src/extkernel
+  kernelctl new hello --lang node --dir plugins/hello --config kernel.json`,
 		Short: "Create a plugin package that passes validate and conformance",
 		Long: `Create a working plugin package NAME in a new directory (--dir, default ./NAME):
 plugin.json, the plugin's source, a three-line README, and for Python and Node.js
