@@ -45,7 +45,13 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
-		newVersionCmd(g))
+		newVersionCmd(g), newStatusCmd(g), newRestartCmd(g), newReloadCmd(g),
+		newCallCmd(g), newLogsCmd(g), newEventsCmd(g))
+	for _, cmd := range root.Commands() {
+		if n, ok := packageArgs[cmd.Name()]; ok && cmd.ValidArgsFunction == nil {
+			cmd.ValidArgsFunction = completePackages(g, n)
+		}
+	}
 	return root
 }
 
