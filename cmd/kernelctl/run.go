@@ -34,6 +34,7 @@ func newRunCmd(g *globals) *cobra.Command {
 		Example: `  kernelctl run --config kernel.json
   kernelctl run --config kernel.json --once --json
   kernelctl run --config kernel.json --log-level debug
+  kernelctl run --config kernel.json --watch
   kernelctl run --config kernel.json --keep-logs debug`,
 		Short: "Start a generation and keep it running",
 		Long: `Start a runtime generation on the home: start every plugin of the closure,
@@ -51,7 +52,9 @@ While it runs, it serves the admin API (docs/admin.md) on
 'call', 'logs' and 'events' use; a socket left there by a kernelctl that
 was killed is removed, with a note. The admin API keeps each plugin's last
 1000 log lines at --keep-logs (default info) and above, whatever
---log-level shows on stderr.`,
+--log-level shows on stderr. With --watch, a change to the home's packages,
+its state file or the config file reloads (once the changes pause for
+300ms), printing what the reload did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json && !once {
@@ -66,17 +69,22 @@ was killed is removed, with a note. The admin API keeps each plugin's last
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "stop after printing the published generation")
+	cmd.Flags().BoolVar(&opts.watch, "watch", false, "reload when the home's packages, state file or the config change")
 	cmd.Flags().StringVar(&opts.keepLogs, "keep-logs", "info", "lowest level of the plugin logs the admin API keeps: trace, debug, info, warn or error")
 	return cmd
 }
 
 // runOptions are the flags of `run` beyond --once.
 type runOptions struct {
+	watch    bool
 	keepLogs string
 }
 
 // check validates the flags.
 func (o runOptions) check(once bool) error {
+	if o.watch && once {
+		return &usageError{errors.New("run: --watch and --once exclude each other")}
+	}
 	if l, ok := logLevels[strings.ToLower(o.keepLogs)]; !ok || l == hclog.Off {
 		return &usageError{fmt.Errorf("run: --keep-logs %q is not a log level: want trace, debug, info, warn or error", o.keepLogs)}
 	}
@@ -137,9 +145,18 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		return stopKernel(k, srv, p, nil)
 	}
 	served := serveAdmin(g, srv, cfg.Home, p)
-	serve(ctx, k, cfg.Home, p)
+	var w *watcher
+	if opts.watch {
+		if w, err = newWatcher(cfg.Home, g.configPath); err != nil {
+			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
+		}
+	}
+	serve(ctx, k, cfg.Home, p, w)
 	stopSignals()
 	p.print("stopping\n")
+	if w != nil {
+		w.close()
+	}
 	err = stopKernel(k, srv, p, nil)
 	<-served
 	return err
@@ -169,9 +186,10 @@ func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan s
 	return done
 }
 
-// serve waits for ctx, reloading on SIGHUP, and recording every published generation (including
+// serve waits for ctx, reloading on SIGHUP and when w (if not nil) reports
+// a change, and recording every published generation (including
 // supervised restarts and reloads through the admin API) as a snapshot.
-func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
+func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -186,6 +204,10 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
 	})
 	defer unsub()
 	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT) or SIGTERM\n")
+	var changed <-chan watchBatch
+	if w != nil {
+		changed = w.changes
+	}
 	recorded := k.Current().Number() // run recorded the first generation
 	record := func() {
 		if g := k.Current(); g != nil && g.Number() != recorded {
@@ -201,6 +223,14 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
 			return
 		case <-hup:
 			reload(ctx, k, p, record)
+		case b := <-changed:
+			if b.config {
+				p.print("changed: the config file; a reload reads the home, not the config: restart run to apply it\n")
+			}
+			if len(b.home) > 0 {
+				p.print(fmt.Sprintf("changed: %s\n", strings.Join(b.home, ", ")))
+				reload(ctx, k, p, record)
+			}
 		case <-published:
 			record()
 		}
@@ -237,7 +267,7 @@ func reloadOutcomeOf(k *kernel.Kernel, res *kernel.ReloadResult, err error) relo
 	return reloadOutcome{applied: &admin.ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Plan: res.Plan}}
 }
 
-// reloadText is what `run` (on SIGHUP or a reload through the
+// reloadText is what `run` (on SIGHUP, --watch or a reload through the
 // admin API) and `kernelctl reload` print: the applied plan, or the
 // rollback with every problem.
 func reloadText(o reloadOutcome) string {
