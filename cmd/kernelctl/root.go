@@ -29,7 +29,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home.",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, and operates the kernel running on it.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
