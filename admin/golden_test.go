@@ -78,6 +78,21 @@ func TestGoldenAnswers(t *testing.T) {
 			return
 		}
 	}
+	// Nothing the bad requests asked disturbed the kernel.
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	st, err := f.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Generation.Number != 3 || len(st.Plugins) != 3 {
+		t.Errorf("after the requests: generation %d with %d plugins, want 3 with 3", st.Generation.Number, len(st.Plugins))
+	}
+	for _, p := range st.Plugins {
+		if p.State != "ready" {
+			t.Errorf("after the requests: %s is %s", p.Name, p.State)
+		}
+	}
 }
 
 // TestGoldenStreams checks a logs line and the events of a restart.

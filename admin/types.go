@@ -116,10 +116,10 @@ type RestartAnswer struct {
 
 // Call kinds: the Kind of a CallRequest.
 const (
-	KindProvider  = "provider"
-	KindAction    = "action"
-	KindStrategy  = "strategy"
-	KindIntercept = "intercept"
+	KindProvider  = "provider"  // Kernel.CallProvider
+	KindAction    = "action"    // Kernel.RunAction
+	KindStrategy  = "strategy"  // Kernel.Strategy
+	KindIntercept = "intercept" // Kernel.Intercept
 )
 
 // CallRequest is the body of POST /v1/call.
@@ -229,24 +229,24 @@ func eventLine(e kernel.Event) EventLine {
 // ms converts d to milliseconds.
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// Error codes of an Error answer (docs/admin.md).
+// Error codes of an Error answer (docs/admin.md), with their HTTP status.
 const (
-	CodeBadRequest       = "bad_request"
-	CodeInvalidJSON      = "invalid_json"
-	CodeBodyTooLarge     = "body_too_large"
-	CodeNotFound         = "not_found"
-	CodeMethodNotAllowed = "method_not_allowed"
-	CodeNotStarted       = "not_started"
-	CodeClosed           = "closed"
-	CodeUnknownPlugin    = "unknown_plugin"
-	CodeUnknownTarget    = "unknown_target"
-	CodeInputRefused     = "input_refused"
-	CodePluginError      = "plugin_error"
-	CodeReloadRolledBack = "reload_rolled_back"
-	CodeRestartFailed    = "restart_failed"
-	CodeNoLogs           = "no_logs"
-	CodeTooSlow          = "too_slow"
-	CodeInternal         = "internal"
+	CodeBadRequest       = "bad_request"        // 400: a parameter is missing or bad
+	CodeInvalidJSON      = "invalid_json"       // 400: the body is not JSON, has unknown fields or trailing data
+	CodeBodyTooLarge     = "body_too_large"     // 413: the body is over Options.MaxBody
+	CodeNotFound         = "not_found"          // 404: no endpoint has the path
+	CodeMethodNotAllowed = "method_not_allowed" // 405: the endpoint does not take the method
+	CodeNotStarted       = "not_started"        // 503: the kernel has no generation yet
+	CodeClosed           = "closed"             // 503: the kernel or the server is closing
+	CodeUnknownPlugin    = "unknown_plugin"     // 404: restart of a name no running member has
+	CodeUnknownTarget    = "unknown_target"     // 404: call of an ID no contribution has
+	CodeInputRefused     = "input_refused"      // 422: the provider's schema refuses the input
+	CodePluginError      = "plugin_error"       // 502: the plugin failed the call
+	CodeReloadRolledBack = "reload_rolled_back" // 409: the reload failed and rolled back
+	CodeRestartFailed    = "restart_failed"     // 502: the plugin did not start again
+	CodeNoLogs           = "no_logs"            // 404: the server keeps no logs
+	CodeTooSlow          = "too_slow"           // the last line of a stream whose client fell behind
+	CodeInternal         = "internal"           // 500: anything else
 )
 
 // Error is an error answer: its JSON body is {"error": {...}}, its HTTP
