@@ -119,10 +119,7 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	k.Subscribe(p.event)
 	var srv *admin.Server
 	if !once {
-		srv = admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl,
-			OnReload: func(res *kernel.ReloadResult, err error) {
-				p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
-			}})
+		srv = newAdminServer(k, ring, p)
 	}
 	if err := k.Start(ctx); err != nil {
 		return stopKernel(k, srv, p, err)
@@ -144,44 +141,62 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		p.print("\n")
 		return stopKernel(k, srv, p, nil)
 	}
-	served := serveAdmin(g, srv, cfg.Home, p)
+	return keepRunning(ctx, stopSignals, g, k, srv, cfg.Home, p, opts)
+}
+
+// keepRunning serves the admin API (and --watch) while the published
+// generation runs, until ctx is done, then stops everything.
+func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, home string,
+	p *printer, opts runOptions) error {
+	served := serveAdmin(g, srv, home, p)
 	var w *watcher
 	if opts.watch {
-		if w, err = newWatcher(cfg.Home, g.configPath); err != nil {
+		var err error
+		if w, err = newWatcher(home, g.configPath); err != nil {
 			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
 		}
 	}
-	serve(ctx, k, cfg.Home, p, w)
+	serve(ctx, k, home, p, w)
 	stopSignals()
 	p.print("stopping\n")
 	if w != nil {
 		w.close()
 	}
-	err = stopKernel(k, srv, p, nil)
-	<-served
-	return err
+	closeCtx, cancel := context.WithTimeout(context.Background(), closeBudget)
+	defer cancel()
+	srv.Close(closeCtx) // stopKernel reports its error; Serve returns now
+	if err := <-served; err != nil {
+		p.print(fmt.Sprintf("warning: admin API: %v\n", err))
+	}
+	return stopKernel(k, srv, p, nil)
+}
+
+// newAdminServer makes the admin server of run's kernel: it serves the log
+// ring, and a reload requested through it is printed as a SIGHUP one is.
+// Made before Start, its event ring keeps the start's progress.
+func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer) *admin.Server {
+	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl,
+		OnReload: func(res *kernel.ReloadResult, err error) {
+			p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
+		}})
 }
 
 // serveAdmin serves the admin API on <home>/run/admin.sock until srv is
-// closed; the returned channel is closed when Serve has returned. A socket
-// that cannot be created is a warning: the kernel runs without it.
-func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan struct{} {
-	done := make(chan struct{})
+// closed; the returned channel receives Serve's error once it has
+// returned. A socket that cannot be created is a warning: the kernel runs
+// without it.
+func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan error {
+	done := make(chan error, 1)
 	ln, err := admin.Listen(adminSocket(home))
 	if err != nil {
-		close(done)
+		done <- nil
 		p.print(fmt.Sprintf("warning: no admin API: %v\n", err))
 		return done
 	}
 	if ln.Note != "" {
 		fmt.Fprintf(g.stderr, "kernelctl: %s\n", ln.Note)
 	}
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil {
-			p.print(fmt.Sprintf("warning: admin API: %v\n", err))
-		}
-	}()
+	go func() { done <- srv.Serve(ln) }()
 	p.print(fmt.Sprintf("\nadmin API on %s (kernelctl status, logs -f, call; docs/admin.md)", ln.Path))
 	return done
 }
