@@ -26,15 +26,19 @@ func TestSlowClient(t *testing.T) {
 	tests := []struct {
 		name     string
 		buffer   int
-		wantLine string // the stream's last line; "" when the connection breaks
+		timeout  time.Duration // of each write
+		wantLine string        // the stream's last line; "" when the connection breaks
 	}{
-		{name: "falls-behind", buffer: 4, wantLine: `{"error":{"code":"too_slow"`},
-		{name: "write-timeout", buffer: 8192},
+		// The writes wait for the client, which reads once the sink is
+		// done: by then the follower was dropped.
+		{name: "falls-behind", buffer: 4, timeout: waitLimit, wantLine: `{"error":{"code":"too_slow"`},
+		// A write times out; the follower's buffer holds every line.
+		{name: "write-timeout", buffer: 20000, timeout: 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			notes := &signalWriter{want: "stream write failed", seen: make(chan struct{})}
-			f := start(t, admin.Options{FollowBuffer: tt.buffer, WriteTimeout: 200 * time.Millisecond,
+			f := start(t, admin.Options{FollowBuffer: tt.buffer, WriteTimeout: tt.timeout,
 				Logger: hclog.New(&hclog.LoggerOptions{Output: notes, Level: hclog.Debug})})
 			conn, err := net.Dial("unix", f.ln.Path)
 			if err != nil {
