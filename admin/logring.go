@@ -24,7 +24,8 @@ const (
 )
 
 // KernelSource is the LogLine.Plugin of the kernel's own lines (its logger
-// is named "kernel" under the root).
+// is named "kernel" under the root). A plugin named "kernel" would log
+// under the same name: its lines and the kernel's share one ring.
 const KernelSource = "kernel"
 
 // LogRingOptions configure a LogRing. The zero value keeps the last 1000
