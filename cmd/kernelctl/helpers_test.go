@@ -1,12 +1,14 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 
 	"github.com/extkernel/extkernel/internal/proctest"
@@ -20,11 +22,29 @@ func TestMain(m *testing.M) {
 	if os.Getenv(helperEnv) == "1" {
 		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 	}
-	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
-		if scriptedBin != "" {
-			os.RemoveAll(filepath.Dir(scriptedBin))
+	// The script tests (script_test.go) run the test binary as kernelctl,
+	// from a copy on their PATH; testscript.Main runs that, or the tests.
+	testscript.Main(leakCheckedM{m}, map[string]func(){
+		"kernelctl": func() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) },
+	})
+}
+
+// leakCheckedM runs the tests as goleak.VerifyTestMain does: a run that
+// passed fails if goroutines are left behind.
+type leakCheckedM struct{ m *testing.M }
+
+func (l leakCheckedM) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			code = 1
 		}
-	}))
+	}
+	if scriptedBin != "" {
+		os.RemoveAll(filepath.Dir(scriptedBin))
+	}
+	return code
 }
 
 var (

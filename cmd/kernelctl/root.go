@@ -29,7 +29,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, and starts and checks new ones (new, conformance).",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, operates the kernel running on it, and starts and checks new plugins (new, conformance).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -45,7 +45,13 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
-		newVersionCmd(g), newNewCmd(g), newConformanceCmd(g))
+		newVersionCmd(g), newStatusCmd(g), newRestartCmd(g), newReloadCmd(g),
+		newCallCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g))
+	for _, cmd := range root.Commands() {
+		if n, ok := packageArgs[cmd.Name()]; ok && cmd.ValidArgsFunction == nil {
+			cmd.ValidArgsFunction = completePackages(g, n)
+		}
+	}
 	return root
 }
 

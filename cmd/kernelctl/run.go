@@ -5,14 +5,18 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
 
+	"github.com/extkernel/extkernel/admin"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -24,11 +28,14 @@ const closeBudget = 10 * time.Second
 
 func newRunCmd(g *globals) *cobra.Command {
 	var once bool
+	var opts runOptions
 	cmd := &cobra.Command{
 		Use: "run",
 		Example: `  kernelctl run --config kernel.json
   kernelctl run --config kernel.json --once --json
-  kernelctl run --config kernel.json --log-level debug`,
+  kernelctl run --config kernel.json --log-level debug
+  kernelctl run --config kernel.json --watch
+  kernelctl run --config kernel.json --keep-logs debug`,
 		Short: "Start a generation and keep it running",
 		Long: `Start a runtime generation on the home: start every plugin of the closure,
 showing each one's progress, then print the published generation's
@@ -38,7 +45,16 @@ warnings as they happen, until SIGINT or SIGTERM; then stop every plugin
 printing. The exit code is 1 if the generation cannot be started: every
 problem is printed and no plugin is left running. --json (with --once) prints
 the generation as one JSON document (docs/cli.md); progress then goes to
-stderr.`,
+stderr.
+
+While it runs, it serves the admin API (docs/admin.md) on
+<home>/run/admin.sock, which 'kernelctl status', 'reload', 'restart',
+'call', 'logs' and 'events' use; a socket left there by a kernelctl that
+was killed is removed, with a note. The admin API keeps each plugin's last
+1000 log lines at --keep-logs (default info) and above, whatever
+--log-level shows on stderr. With --watch, a change to the home's packages,
+its state file or the config file reloads (once the changes pause for
+300ms), printing what the reload did.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json && !once {
@@ -46,20 +62,47 @@ stderr.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
-			return runGeneration(ctx, stop, g, once)
+			if err := opts.check(once); err != nil {
+				return err
+			}
+			return runGeneration(ctx, stop, g, once, opts)
 		},
 	}
 	cmd.Flags().BoolVar(&once, "once", false, "stop after printing the published generation")
+	cmd.Flags().BoolVar(&opts.watch, "watch", false, "reload when the home's packages, state file or the config change")
+	cmd.Flags().StringVar(&opts.keepLogs, "keep-logs", "info", "lowest level of the plugin logs the admin API keeps: trace, debug, info, warn or error")
 	return cmd
+}
+
+// runOptions are the flags of `run` beyond --once.
+type runOptions struct {
+	watch    bool
+	keepLogs string
+}
+
+// check validates the flags.
+func (o runOptions) check(once bool) error {
+	if o.watch && once {
+		return &usageError{errors.New("run: --watch and --once exclude each other")}
+	}
+	if l, ok := logLevels[strings.ToLower(o.keepLogs)]; !ok || l == hclog.Off {
+		return &usageError{fmt.Errorf("run: --keep-logs %q is not a log level: want trace, debug, info, warn or error", o.keepLogs)}
+	}
+	return nil
 }
 
 // runGeneration starts a kernel, prints its first generation, waits for ctx
 // (unless once), and closes the kernel. stopSignals restores the default
 // signal handling once ctx is done, so that a second interrupt kills
 // kernelctl.
-func runGeneration(ctx context.Context, stopSignals func(), g *globals, once bool) error {
-	k, cfg, err := newKernel(g)
+func runGeneration(ctx context.Context, stopSignals func(), g *globals, once bool, opts runOptions) error {
+	ring := admin.NewLogRing(admin.LogRingOptions{Root: loggerName, Level: logLevels[strings.ToLower(opts.keepLogs)]})
+	k, cfg, err := newKernel(g, ring)
 	if err != nil {
+		return err
+	}
+	if err := checkHome(cfg.Home); err != nil {
+		k.Close(ctx) // nothing started: Close only marks it closed
 		return err
 	}
 	lock, err := lockRun(g, cfg.Home)
@@ -74,8 +117,12 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	}
 	p := newPrinter(progressOut)
 	k.Subscribe(p.event)
+	var srv *admin.Server
+	if !once {
+		srv = newAdminServer(k, ring, p)
+	}
 	if err := k.Start(ctx); err != nil {
-		return stopKernel(k, p, err)
+		return stopKernel(k, srv, p, err)
 	}
 	if err := writeSnapshots(cfg.Home, k.Current()); err != nil {
 		p.print(fmt.Sprintf("warning: %v\n", err))
@@ -83,7 +130,7 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	out := toRunOutput(cfg.Home, k.Current())
 	if g.json {
 		if err := g.printJSON(out); err != nil {
-			return stopKernel(k, p, err)
+			return stopKernel(k, srv, p, err)
 		}
 	} else {
 		var b bytes.Buffer
@@ -92,17 +139,72 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	}
 	if once {
 		p.print("\n")
-	} else {
-		serve(ctx, k, cfg.Home, p)
-		stopSignals()
-		p.print("stopping\n")
+		return stopKernel(k, srv, p, nil)
 	}
-	return stopKernel(k, p, nil)
+	return keepRunning(ctx, stopSignals, g, k, srv, cfg.Home, p, opts)
 }
 
-// serve waits for ctx, reloading on SIGHUP and recording every published
-// generation (including supervised restarts) as a snapshot.
-func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
+// keepRunning serves the admin API (and --watch) while the published
+// generation runs, until ctx is done, then stops everything.
+func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, home string,
+	p *printer, opts runOptions) error {
+	served := serveAdmin(g, srv, home, p)
+	var w *watcher
+	if opts.watch {
+		var err error
+		if w, err = newWatcher(home, g.configPath); err != nil {
+			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
+		}
+	}
+	serve(ctx, k, home, p, w)
+	stopSignals()
+	p.print("stopping\n")
+	if w != nil {
+		w.close()
+	}
+	closeCtx, cancel := context.WithTimeout(context.Background(), closeBudget)
+	defer cancel()
+	srv.Close(closeCtx) // stopKernel reports its error; Serve returns now
+	if err := <-served; err != nil {
+		p.print(fmt.Sprintf("warning: admin API: %v\n", err))
+	}
+	return stopKernel(k, srv, p, nil)
+}
+
+// newAdminServer makes the admin server of run's kernel: it serves the log
+// ring, and a reload requested through it is printed as a SIGHUP one is.
+// Made before Start, its event ring keeps the start's progress.
+func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer) *admin.Server {
+	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl,
+		OnReload: func(res *kernel.ReloadResult, err error) {
+			p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
+		}})
+}
+
+// serveAdmin serves the admin API on <home>/run/admin.sock until srv is
+// closed; the returned channel receives Serve's error once it has
+// returned. A socket that cannot be created is a warning: the kernel runs
+// without it.
+func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan error {
+	done := make(chan error, 1)
+	ln, err := admin.Listen(adminSocket(home))
+	if err != nil {
+		done <- nil
+		p.print(fmt.Sprintf("warning: no admin API: %v\n", err))
+		return done
+	}
+	if ln.Note != "" {
+		fmt.Fprintf(g.stderr, "kernelctl: %s\n", ln.Note)
+	}
+	go func() { done <- srv.Serve(ln) }()
+	p.print(fmt.Sprintf("\nadmin API on %s (kernelctl status, logs -f, call; docs/admin.md)", ln.Path))
+	return done
+}
+
+// serve waits for ctx, reloading on SIGHUP and when w (if not nil) reports
+// a change, and recording every published generation (including
+// supervised restarts and reloads through the admin API) as a snapshot.
+func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -117,6 +219,10 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
 	})
 	defer unsub()
 	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT) or SIGTERM\n")
+	var changed <-chan watchBatch
+	if w != nil {
+		changed = w.changes
+	}
 	recorded := k.Current().Number() // run recorded the first generation
 	record := func() {
 		if g := k.Current(); g != nil && g.Number() != recorded {
@@ -132,6 +238,14 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
 			return
 		case <-hup:
 			reload(ctx, k, p, record)
+		case b := <-changed:
+			if b.config {
+				p.print("changed: the config file; a reload reads the home, not the config: restart run to apply it\n")
+			}
+			if len(b.home) > 0 {
+				p.print(fmt.Sprintf("changed: %s\n", strings.Join(b.home, ", ")))
+				reload(ctx, k, p, record)
+			}
 		case <-published:
 			record()
 		}
@@ -143,25 +257,76 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer) {
 func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 	p.print("reloading\n")
 	res, err := k.Reload(ctx)
+	if err == nil {
+		record()
+	}
+	p.print(reloadText(reloadOutcomeOf(k, res, err)))
+}
+
+// reloadOutcome is a reload's result as the admin API answers it: the
+// applied plan, or the rollback (an *admin.Error with every problem).
+type reloadOutcome struct {
+	applied  *admin.ReloadAnswer
+	rollback *admin.Error
+}
+
+// reloadOutcomeOf converts Kernel.Reload's result.
+func reloadOutcomeOf(k *kernel.Kernel, res *kernel.ReloadResult, err error) reloadOutcome {
 	if err != nil {
-		p.print(fmt.Sprintf("reload rolled back; generation %d keeps serving:\n%s\n", k.Current().Number(), indentLines(err.Error(), "  ")))
-		return
+		e := &admin.Error{Code: admin.CodeReloadRolledBack, Message: err.Error()}
+		if g := k.Current(); g != nil {
+			e.Generation = g.Number()
+		}
+		return reloadOutcome{rollback: e}
 	}
-	record()
+	return reloadOutcome{applied: &admin.ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Plan: res.Plan}}
+}
+
+// reloadText is what `run` (on SIGHUP, --watch or a reload through the
+// admin API) and `kernelctl reload` print: the applied plan, or the
+// rollback with every problem.
+func reloadText(o reloadOutcome) string {
 	var b bytes.Buffer
-	if !res.Published {
-		fmt.Fprintf(&b, "reload: no changes; generation %d keeps serving\n", res.Generation.Number())
-	} else {
-		writePlan(&b, res.Plan, "reload")
-		fmt.Fprintf(&b, "reload applied; generation %d serving\n", res.Generation.Number())
+	switch {
+	case o.rollback != nil:
+		fmt.Fprintf(&b, "reload rolled back; generation %d keeps serving:\n%s\n", o.rollback.Generation, indentLines(o.rollback.Message, "  "))
+	case !o.applied.Published:
+		fmt.Fprintf(&b, "reload: no changes; generation %d keeps serving\n", o.applied.Generation)
+	default:
+		writePlan(&b, o.applied.Plan, "reload")
+		fmt.Fprintf(&b, "reload applied; generation %d serving\n", o.applied.Generation)
 	}
-	p.print(b.String())
+	return b.String()
+}
+
+// checkHome refuses a home that is not a directory: on a mistyped --home,
+// run would start an empty generation, and make the home to lock it.
+func checkHome(home string) error {
+	fi, err := os.Stat(home)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return &exitError{code: exitFailed, err: fmt.Errorf("home %s does not exist", absPath(home))}
+	case err != nil:
+		return &exitError{code: exitFailed, err: fmt.Errorf("home: %w", err)}
+	case !fi.IsDir():
+		return &exitError{code: exitFailed, err: fmt.Errorf("home %s is not a directory", absPath(home))}
+	}
+	return nil
+}
+
+// absPath is path made absolute, or path when that fails.
+func absPath(path string) string {
+	if abs, err := filepath.Abs(path); err == nil {
+		return abs
+	}
+	return path
 }
 
 // lockRun takes the home's run lock for the kernel's lifetime: a second
 // kernel on one home would start the same plugins on one state and data
 // directory. Another holder is an exit 1 naming its pid; a lock left by a
-// process that is gone is recovered, with a note on stderr.
+// process that is gone is recovered, and an admin socket it left removed,
+// each with a note on stderr.
 func lockRun(g *globals, home string) (*pluginpkg.RunLock, error) {
 	lock, err := pluginpkg.LockRun(home)
 	if err != nil {
@@ -170,13 +335,25 @@ func lockRun(g *globals, home string) (*pluginpkg.RunLock, error) {
 	if pid := lock.StalePID(); pid != 0 {
 		fmt.Fprintf(g.stderr, "kernelctl: recovered the run lock of home %s, left by pid %d which is gone\n", home, pid)
 	}
+	// Holding the run lock, no kernel serves the home: a socket in the run
+	// directory was left by one that was killed.
+	sock := adminSocket(absPath(home))
+	if fi, err := os.Lstat(sock); err == nil && fi.Mode().Type() == fs.ModeSocket && os.Remove(sock) == nil {
+		fmt.Fprintf(g.stderr, "kernelctl: removed the stale admin socket %s, left by a kernel that is gone\n", sock)
+	}
 	return lock, nil
 }
 
+// loggerName is the name of the logger kernelctl gives the kernel: the
+// kernel's lines are named kernelctl.kernel, each plugin's
+// kernelctl.<plugin>.
+const loggerName = "kernelctl"
+
 // newKernel builds the kernel from the flags and the config; plugin and
-// kernel logs of the --log-level (default warn) and above go to stderr. Its generations are
-// numbered on from the last one recorded in the home.
-func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
+// kernel logs of the --log-level (default warn) and above go to stderr, and
+// to ring (if not nil) at its own level. Its generations are numbered on
+// from the last one recorded in the home.
+func newKernel(g *globals, ring *admin.LogRing) (*kernel.Kernel, kernel.Config, error) {
 	cfg, err := g.configWithHome()
 	if err != nil {
 		return nil, cfg, err
@@ -186,18 +363,27 @@ func newKernel(g *globals) (*kernel.Kernel, kernel.Config, error) {
 		return nil, cfg, err
 	}
 	cfg.FirstGeneration = last + 1
-	cfg.Logger = hclog.New(&hclog.LoggerOptions{Name: "kernelctl", Output: g.stderr, Level: g.level()})
+	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: loggerName, Output: g.stderr, Level: g.level()})
+	if ring != nil {
+		log.RegisterSink(ring)
+	}
+	cfg.Logger = log
 	k, err := kernel.New(cfg)
 	return k, cfg, err
 }
 
-// stopKernel closes k within closeBudget, prints "stopped" unless cause
-// says the command failed before (a failed Start: nothing ran), and
-// returns cause joined with Close's error as an exit 1.
-func stopKernel(k *kernel.Kernel, p *printer, cause error) error {
+// stopKernel closes the admin server (if not nil), then k, within
+// closeBudget, prints "stopped" unless cause says the command failed before
+// (a failed Start: nothing ran), and returns cause joined with the Close
+// errors as an exit 1.
+func stopKernel(k *kernel.Kernel, srv *admin.Server, p *printer, cause error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), closeBudget)
 	defer cancel()
-	err := k.Close(ctx)
+	var err error
+	if srv != nil {
+		err = srv.Close(ctx)
+	}
+	err = errors.Join(err, k.Close(ctx))
 	if cause == nil {
 		p.print("stopped\n")
 	}
@@ -206,4 +392,12 @@ func stopKernel(k *kernel.Kernel, p *printer, cause error) error {
 		return nil
 	}
 	return &exitError{code: exitFailed, err: errors.Join(cause, err)}
+}
+
+// adminSocketName is the admin socket's name in the home's run directory.
+const adminSocketName = "admin.sock"
+
+// adminSocket is the path of the home's admin socket.
+func adminSocket(home string) string {
+	return filepath.Join(home, pluginpkg.RunDir, adminSocketName)
 }

@@ -1,0 +1,60 @@
+// Package admin serves a local admin API for a running *kernel.Kernel:
+// HTTP/1.1 over a Unix socket (as Docker's and Caddy's admin APIs; `curl
+// --unix-socket` works), JSON answers and NDJSON streams. It answers the
+// kernel's status, its plugins, the current plan, reloads, restarts, calls,
+// the plugins' logs and the kernel's events; docs/admin.md documents every
+// request and answer. kernelctl's `run` serves it at <home>/run/admin.sock,
+// and its `status`, `reload`, `restart`, `call`, `logs` and `events` are
+// clients of it. The package uses only the kernel's public API.
+//
+// # Lifecycle
+//
+//  1. NewLogRing makes the ring of plugin logs; the host registers it on
+//     an hclog.InterceptLogger (RegisterSink) and gives that logger to the
+//     kernel (kernel.Config.Logger), with LogRingOptions.Root set to the
+//     logger's name.
+//  2. NewServer(k, Options{Logs: ring}) subscribes to k's events; create
+//     it before k.Start to keep the start's progress.
+//  3. Listen(path) creates the socket (mode 0600, its directory 0700,
+//     a stale socket removed with a Note); Serve(ln) serves it until Close.
+//  4. Close(ctx) ends every stream and request, waits for every handler,
+//     closes the listeners (removing their sockets) and unsubscribes. It
+//     is idempotent. The host closes the server before the kernel.
+//
+// # Invariants
+//
+//   - The server MUST NOT block the kernel: its Subscribe callback and
+//     LogRing.Accept take one short lock each and never wait; a follower
+//     that falls Options.FollowBuffer lines behind is dropped, its stream
+//     ending with a too_slow error line.
+//   - Every read is bounded (Options.MaxBody for a request body, 16 MiB
+//     for an answer and 1 MiB for a stream line on the client side), and
+//     every write to a client has its own deadline (Options.WriteTimeout):
+//     a client that connects and never reads loses its answer or stream,
+//     and nothing else is disturbed.
+//   - Every answer is JSON, errors included ({"error": {"code": ...}}):
+//     an unknown path or method, invalid JSON, an oversized body and a
+//     kernel or plugin error each have their code (the Code constants).
+//   - Every goroutine the server runs (one per connection, owned by its
+//     http.Server) has ended when Close returns. LogRing and the event log
+//     start none.
+//
+// # Concurrency
+//
+// A Server serves requests concurrently; a reload or restart waits for the
+// kernel's build lock as Kernel.Reload does, a status or call takes none.
+// A Client is safe for concurrent use.
+//
+// # Errors
+//
+// A non-2xx answer decodes, on the client side, into an *Error (its Code,
+// Message and, for a plugin's failure, Plugin and PluginError). Dial
+// returns a *NoServerError when nothing serves the socket. Listen returns
+// an error wrapping ErrInUse when a server answers at its path.
+//
+// # Call counters
+//
+// The kernel keeps no per-plugin call counters yet. Options.Stats is the
+// seam: a Stats provider's counters appear per plugin as "calls" in the
+// status answer, and nothing else changes.
+package admin

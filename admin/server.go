@@ -1,0 +1,324 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// Defaults of Options.
+const (
+	defaultMaxBody      = 1 << 20
+	defaultWriteTimeout = 5 * time.Second
+	defaultEvents       = 256
+	defaultFollowBuffer = 256
+	// readHeaderTimeout bounds a client that connects and sends nothing.
+	readHeaderTimeout = 10 * time.Second
+	// idleTimeout closes kept-alive connections nobody uses.
+	idleTimeout = time.Minute
+	// maxHeaderBytes bounds a request's header.
+	maxHeaderBytes = 64 << 10
+)
+
+// ErrServerClosed is returned by Serve after Close.
+var ErrServerClosed = errors.New("admin: server closed")
+
+// Options configure a Server. The zero value serves everything but logs
+// (no LogRing) and call counters (no Stats).
+type Options struct {
+	// Logs is the LogRing registered on the kernel's logger; nil answers
+	// GET /v1/logs with CodeNoLogs.
+	Logs *LogRing
+	// Stats supplies per-plugin call counters for GET /v1/status; nil
+	// omits them.
+	Stats Stats
+	// Version is the host program's version, for GET /v1/version.
+	Version string
+	// MaxBody bounds a request body, in bytes (default 1 MiB); a larger
+	// one is answered with CodeBodyTooLarge.
+	MaxBody int64
+	// WriteTimeout bounds each write to a client (default 5s): a client
+	// that stops reading loses its answer or stream, nothing else.
+	WriteTimeout time.Duration
+	// Events is how many recent kernel events GET /v1/events keeps
+	// (default 256).
+	Events int
+	// FollowBuffer is how many lines a follower (logs or events with
+	// follow) may fall behind before it is dropped (default 256).
+	FollowBuffer int
+	// OnReload, when set, is called after each reload requested through
+	// the API, with Kernel.Reload's result (for a host that prints or logs
+	// reloads). It runs on the request's goroutine before the answer is
+	// written.
+	OnReload func(*kernel.ReloadResult, error)
+	// Logger receives the server's own notes (dropped followers, failed
+	// writes) at debug; nil discards them.
+	Logger hclog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.MaxBody <= 0 {
+		o.MaxBody = defaultMaxBody
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = defaultWriteTimeout
+	}
+	if o.Events <= 0 {
+		o.Events = defaultEvents
+	}
+	if o.FollowBuffer <= 0 {
+		o.FollowBuffer = defaultFollowBuffer
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	return o
+}
+
+// Server serves the admin API of one kernel. Create it with NewServer.
+type Server struct {
+	k      *kernel.Kernel
+	opts   Options
+	http   *http.Server
+	ctx    context.Context // of every request; cancelled by Close
+	cancel context.CancelFunc
+	events *eventLog
+	unsub  func()
+	routes []route
+
+	// active counts running handlers; once closing is set (by Close) no
+	// handler starts, so Close's Wait never races an Add.
+	active struct {
+		sync.Mutex
+		closing bool
+		wg      sync.WaitGroup
+	}
+	closeOnce sync.Once
+	closed    chan struct{}
+	closeErr  error
+}
+
+// NewServer returns a server for k. It subscribes to k's events at once,
+// so that GET /v1/events shows what happens from then on (create it before
+// k.Start to keep the start's progress). It serves nothing until Serve.
+func NewServer(k *kernel.Kernel, opts Options) *Server {
+	opts = opts.withDefaults()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events), closed: make(chan struct{})}
+	s.unsub = k.Subscribe(s.events.add)
+	s.routes = s.table()
+	s.http = &http.Server{
+		Handler:           http.HandlerFunc(s.serveHTTP),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+		ErrorLog:          opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	return s
+}
+
+// Serve accepts connections on ln until Close, then returns nil; it
+// returns ErrServerClosed when called after Close, and the listener's
+// error if it fails. Close closes ln. Serve may be called on several
+// listeners, each from its own goroutine.
+func (s *Server) Serve(ln net.Listener) error {
+	select {
+	case <-s.closed:
+		ln.Close()
+		return ErrServerClosed
+	default:
+	}
+	err := s.http.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Close stops the server: it stops accepting, ends every stream and
+// cancels every request in progress (a call to a plugin gets a cancelled
+// context), waits for the handlers to return, closes the connections and
+// the listeners, and unsubscribes from the kernel. ctx bounds the wait for
+// handlers; when it is done, connections are closed regardless, and Close
+// still waits for the handlers, which then end at their next write. It is
+// idempotent: later calls wait for the first and return its result. The
+// server may not be reused.
+func (s *Server) Close(ctx context.Context) error {
+	s.closeOnce.Do(func() {
+		s.cancel()
+		s.active.Lock()
+		s.active.closing = true
+		s.active.Unlock()
+		err := s.http.Shutdown(ctx)
+		if err != nil {
+			err = errors.Join(err, s.http.Close())
+		}
+		s.active.wg.Wait()
+		s.unsub()
+		s.closeErr = err
+		close(s.closed)
+	})
+	<-s.closed
+	return s.closeErr
+}
+
+// route is one endpoint: a method and a path whose segments are literal or
+// "{name}" (a parameter).
+type route struct {
+	method, path string
+	stream       bool
+	handle       func(w http.ResponseWriter, r *http.Request, params []string)
+}
+
+// table lists every endpoint (docs/admin.md).
+func (s *Server) table() []route {
+	return []route{
+		{method: http.MethodGet, path: "/v1/version", handle: s.version},
+		{method: http.MethodGet, path: "/v1/status", handle: s.status},
+		{method: http.MethodGet, path: "/v1/plugins", handle: s.plugins},
+		{method: http.MethodGet, path: "/v1/plan", handle: s.plan},
+		{method: http.MethodPost, path: "/v1/reload", handle: s.reload},
+		{method: http.MethodPost, path: "/v1/plugins/{name}/restart", handle: s.restart},
+		{method: http.MethodPost, path: "/v1/call", handle: s.call},
+		{method: http.MethodGet, path: "/v1/logs", stream: true, handle: s.logs},
+		{method: http.MethodGet, path: "/v1/events", stream: true, handle: s.eventStream},
+	}
+}
+
+// serveHTTP routes a request, answering an unknown path or method with a
+// JSON error.
+func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		s.fail(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeClosed, Message: "the admin server is closing"})
+		return
+	}
+	defer s.active.wg.Done()
+	var allowed []string
+	for _, rt := range s.routes {
+		params, ok := match(rt.path, r.URL.Path)
+		if !ok {
+			continue
+		}
+		if rt.method != r.Method {
+			allowed = append(allowed, rt.method)
+			continue
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		rt.handle(w, r, params)
+		return
+	}
+	if len(allowed) > 0 {
+		w.Header().Set("Allow", strings.Join(allowed, ", "))
+		s.fail(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+			Message: r.Method + " " + r.URL.Path + " is not allowed: use " + strings.Join(allowed, " or ")})
+		return
+	}
+	s.fail(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no endpoint " + r.URL.Path + " (docs/admin.md lists them)"})
+}
+
+// enter counts a handler in, unless Close began.
+func (s *Server) enter() bool {
+	s.active.Lock()
+	defer s.active.Unlock()
+	if s.active.closing {
+		return false
+	}
+	s.active.wg.Add(1)
+	return true
+}
+
+// match matches a route path against a request path, returning the
+// parameters.
+func match(pattern, path string) ([]string, bool) {
+	ps, rs := strings.Split(pattern, "/"), strings.Split(path, "/")
+	if len(ps) != len(rs) {
+		return nil, false
+	}
+	var params []string
+	for i, p := range ps {
+		switch {
+		case strings.HasPrefix(p, "{"):
+			if rs[i] == "" {
+				return nil, false
+			}
+			params = append(params, rs[i])
+		case p != rs[i]:
+			return nil, false
+		}
+	}
+	return params, true
+}
+
+// answer writes v as a JSON answer with status 200.
+func (s *Server) answer(w http.ResponseWriter, v any) {
+	s.write(w, http.StatusOK, v)
+}
+
+// fail writes e as a JSON error answer.
+func (s *Server) fail(w http.ResponseWriter, e *Error) {
+	s.write(w, e.Status, errorBody{Error: e})
+}
+
+// write writes one JSON document within the write timeout.
+func (s *Server) write(w http.ResponseWriter, status int, v any) {
+	b, err := marshal(v)
+	if err != nil {
+		status, b = http.StatusInternalServerError, mustMarshal(errorBody{&Error{Code: CodeInternal, Message: "encoding the answer: " + err.Error()}})
+	}
+	http.NewResponseController(w).SetWriteDeadline(time.Now().Add(s.opts.WriteTimeout))
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	if _, err := w.Write(b); err != nil {
+		s.opts.Logger.Debug("admin: writing an answer failed", "error", err)
+	}
+}
+
+// marshal encodes v as indented JSON with a final newline, HTML left as is.
+func marshal(v any) ([]byte, error) {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return []byte(b.String()), nil
+}
+
+func mustMarshal(v any) []byte {
+	b, err := marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// decode reads a JSON request body into v, refusing unknown fields,
+// trailing data and bodies over the limit.
+func decode(r *http.Request, v any) *Error {
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil && dec.More() {
+		err = errors.New("data after the JSON value")
+	}
+	if err == nil {
+		return nil
+	}
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
+			Message: "request body is larger than " + byteCount(tooBig.Limit)}
+	}
+	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "request body: " + err.Error()}
+}

@@ -1,0 +1,188 @@
+package admin_test
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/admin"
+)
+
+// TestSlowClient: a client that asks to follow the logs and never reads
+// is dropped, whether its follower falls behind first (the stream ends
+// with a too_slow line) or a write to it times out first (the connection
+// ends); the log sink never blocks on it, other clients are served, and
+// the server closes in time.
+func TestSlowClient(t *testing.T) {
+	tests := []struct {
+		name     string
+		buffer   int
+		timeout  time.Duration // of each write
+		wantLine string        // the stream's last line; "" when the connection breaks
+	}{
+		// The writes wait for the client, which reads once the sink is
+		// done: by then the follower was dropped.
+		{name: "falls-behind", buffer: 4, timeout: waitLimit, wantLine: `{"error":{"code":"too_slow"`},
+		// A write times out; the follower's buffer holds every line.
+		{name: "write-timeout", buffer: 20000, timeout: 200 * time.Millisecond},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			notes := &signalWriter{want: "stream write failed", seen: make(chan struct{})}
+			f := start(t, admin.Options{FollowBuffer: tt.buffer, WriteTimeout: tt.timeout,
+				Logger: hclog.New(&hclog.LoggerOptions{Output: notes, Level: hclog.Debug})})
+			conn, err := net.Dial("unix", f.ln.Path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := conn.Write([]byte("GET /v1/logs?follow=true HTTP/1.1\r\nHost: admin\r\n\r\n")); err != nil {
+				t.Fatal(err)
+			}
+			// The answer's header comes once the follower is registered;
+			// after it, the client reads nothing until the sink is done.
+			conn.SetReadDeadline(time.Now().Add(waitLimit))
+			resp, err := http.ReadResponse(bufio.NewReaderSize(conn, 16), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			line := strings.Repeat("x", 4<<10)
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				for range 10000 { // 40 MB: far more than any socket buffer
+					f.ring.Accept("test.audit", hclog.Info, line)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(waitLimit):
+				t.Fatal("the log sink blocked on a client that does not read")
+			}
+			if tt.wantLine == "" {
+				select { // the write timed out while the client read nothing
+				case <-notes.seen:
+				case <-time.After(waitLimit):
+					t.Fatal("no write to the slow client timed out")
+				}
+			}
+			// Now read what the server sent: the stream ended either way.
+			data, err := io.ReadAll(resp.Body)
+			switch {
+			case tt.wantLine != "":
+				if err != nil {
+					t.Fatalf("reading the stream: %v", err)
+				}
+				lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+				if last := lines[len(lines)-1]; !strings.HasPrefix(last, tt.wantLine) {
+					t.Errorf("last line = %.200s, want %s...", last, tt.wantLine)
+				}
+			case err == nil:
+				t.Errorf("the stream ended cleanly; want the connection broken by the write timeout")
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+			defer cancel()
+			st, err := f.c.Status(ctx)
+			if err != nil {
+				t.Fatalf("status after the slow client: %v", err)
+			}
+			for _, p := range st.Plugins {
+				if p.State != "ready" {
+					t.Errorf("plugin %s is %s after the slow client", p.Name, p.State)
+				}
+			}
+			closeCtx, cancelClose := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancelClose()
+			if err := f.srv.Close(closeCtx); err != nil {
+				t.Errorf("Close with a slow client connected: %v", err)
+			}
+		})
+	}
+}
+
+// TestCloseEndsStreams: Close ends follow streams of logs and events, and
+// is idempotent.
+func TestCloseEndsStreams(t *testing.T) {
+	f := start(t, admin.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	opened := make(chan struct{}, 2)
+	ended := make(chan error, 2)
+	go func() {
+		first := true
+		ended <- f.c.Events(ctx, true, func(admin.EventLine) error {
+			if first {
+				first = false
+				opened <- struct{}{}
+			}
+			return nil
+		})
+	}()
+	f.ring.Accept("test.memory", hclog.Warn, "kept")
+	go func() {
+		first := true
+		ended <- f.c.Logs(ctx, admin.LogsRequest{Follow: true}, func(admin.LogLine) error {
+			if first {
+				first = false
+				opened <- struct{}{}
+			}
+			return nil
+		})
+	}()
+	for range 2 {
+		select {
+		case <-opened:
+		case <-ctx.Done():
+			t.Fatal("the streams did not open")
+		}
+	}
+	for range 2 { // idempotent
+		if err := f.srv.Close(ctx); err != nil {
+			t.Fatalf("Close: %v", err)
+		}
+	}
+	for range 2 {
+		select {
+		case err := <-ended:
+			if ctx.Err() != nil {
+				t.Fatalf("a stream ended only with the test's context: %v", err)
+			}
+		case <-ctx.Done():
+			t.Fatal("a follow stream outlived Close")
+		}
+	}
+	ln, err := admin.Listen(socketPath(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.srv.Serve(ln); !errors.Is(err, admin.ErrServerClosed) {
+		t.Errorf("Serve after Close = %v, want ErrServerClosed", err)
+	}
+}
+
+// signalWriter closes seen when a write contains want.
+type signalWriter struct {
+	mu   sync.Mutex
+	want string
+	seen chan struct{}
+	done bool
+}
+
+func (w *signalWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.done && strings.Contains(string(p), w.want) {
+		w.done = true
+		close(w.seen)
+	}
+	return len(p), nil
+}

@@ -1,0 +1,279 @@
+package admin
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// APIVersion is the version of the admin API this package serves and
+// speaks; it is the first segment of every path (/v1/...).
+const APIVersion = 1
+
+// VersionAnswer is the answer of GET /v1/version.
+type VersionAnswer struct {
+	// API is APIVersion.
+	API int `json:"api"`
+	// Host is Options.Version: the embedding program's own version, empty
+	// when it set none.
+	Host string `json:"host,omitempty"`
+	// Protocol is the plugin protocol version the kernel speaks.
+	Protocol string `json:"protocol"`
+	// Go is the Go version the server was built with.
+	Go string `json:"go"`
+}
+
+// StatusAnswer is the answer of GET /v1/status.
+type StatusAnswer struct {
+	Generation GenerationStatus `json:"generation"`
+	// Plugins holds every supervised plugin, sorted by name (declarative
+	// packages run no process and are not supervised: see PluginsAnswer).
+	Plugins []PluginStatus `json:"plugins"`
+	// Warnings are the current generation's warnings, in its order.
+	Warnings []string `json:"warnings"`
+}
+
+// GenerationStatus describes the current generation.
+type GenerationStatus struct {
+	Number  uint64    `json:"number"`
+	Created time.Time `json:"created"`
+	// AgeSeconds is how long ago it was published, in seconds.
+	AgeSeconds float64 `json:"age_seconds"`
+	Hash       string  `json:"hash"`
+}
+
+// PluginStatus is one plugin's supervision state in a StatusAnswer.
+type PluginStatus struct {
+	Name string `json:"name"`
+	// State is a kernel.PluginState: starting, ready, unresponsive,
+	// restarting or failed.
+	State string `json:"state"`
+	// PID is its sidecar's process ID in the current generation, omitted
+	// when none runs.
+	PID int `json:"pid,omitempty"`
+	// Since is when it entered State.
+	Since time.Time `json:"since"`
+	// UptimeSeconds is how long it has been in State, in seconds, while a
+	// process runs (ready or unresponsive); omitted otherwise.
+	UptimeSeconds *float64 `json:"uptime_seconds,omitempty"`
+	// Restarts counts its crashes within the crash window: each was, or
+	// will be, followed by a restart while the budget lasts.
+	Restarts int `json:"restarts"`
+	// Reason explains unresponsive, restarting and failed.
+	Reason string `json:"reason,omitempty"`
+	// Calls are its call counters, from Options.Stats; omitted without
+	// one, or when it has none for this plugin.
+	Calls *CallStats `json:"calls,omitempty"`
+}
+
+// PluginsAnswer is the answer of GET /v1/plugins: the current generation's
+// members.
+type PluginsAnswer struct {
+	Generation uint64 `json:"generation"`
+	// Plugins holds every member, sorted by name.
+	Plugins []Member `json:"plugins"`
+}
+
+// Member is one member of the current generation.
+type Member struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Status is a generation.MemberStatus: running, declarative or failed.
+	Status   string `json:"status"`
+	Required bool   `json:"required"`
+	// Adopted says its sidecar was carried over from an earlier generation.
+	Adopted bool `json:"adopted"`
+	// State is its supervision state (as in PluginStatus), omitted for a
+	// declarative member.
+	State  string `json:"state,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// ReloadAnswer is the answer of POST /v1/reload that applied (or found
+// nothing to apply). A reload that rolled back is an *Error with code
+// CodeReloadRolledBack.
+type ReloadAnswer struct {
+	// Published is false when the plan had no change: nothing was started
+	// or stopped and no generation was published.
+	Published bool `json:"published"`
+	// Generation is the number of the generation serving after the reload.
+	Generation uint64 `json:"generation"`
+	// Plan is what the reload found and applied.
+	Plan *generation.Plan `json:"plan"`
+}
+
+// RestartAnswer is the answer of POST /v1/plugins/{name}/restart.
+type RestartAnswer struct {
+	Plugin string `json:"plugin"`
+	// Generation is the number of the generation serving after the
+	// restart.
+	Generation uint64 `json:"generation"`
+}
+
+// Call kinds: the Kind of a CallRequest.
+const (
+	KindProvider  = "provider"  // Kernel.CallProvider
+	KindAction    = "action"    // Kernel.RunAction
+	KindStrategy  = "strategy"  // Kernel.Strategy
+	KindIntercept = "intercept" // Kernel.Intercept
+)
+
+// CallRequest is the body of POST /v1/call.
+type CallRequest struct {
+	// Kind is KindProvider, KindAction, KindStrategy or KindIntercept.
+	Kind string `json:"kind"`
+	// Target is the provider or action ID ("plugin/<name>/<ref>"), the
+	// strategy slot, or the interception point.
+	Target string `json:"target"`
+	// Input is the provider's input, the action's UI context, the
+	// strategy's input or the interceptors' payload; absent is null.
+	Input json.RawMessage `json:"input,omitempty"`
+}
+
+// CallAnswer is the answer of POST /v1/call. Which fields are set depends
+// on the kind (docs/admin.md).
+type CallAnswer struct {
+	Kind   string `json:"kind"`
+	Target string `json:"target"`
+	// Output is what a provider, action or strategy returned.
+	Output json.RawMessage `json:"output,omitempty"`
+	// Owner is the plugin that owns the strategy slot; HostDefault says
+	// the host's own default applies (no owner, or an optional owner that
+	// failed: Error says why).
+	Owner       string `json:"owner,omitempty"`
+	HostDefault bool   `json:"host_default,omitempty"`
+	// Payload, Denied, DeniedBy, Reason and Steps are an interceptor
+	// chain's outcome.
+	Payload  json.RawMessage `json:"payload,omitempty"`
+	Denied   bool            `json:"denied,omitempty"`
+	DeniedBy string          `json:"denied_by,omitempty"`
+	Reason   string          `json:"reason,omitempty"`
+	Steps    []Step          `json:"steps,omitempty"`
+	// Error is the failure of an optional plugin the kernel skipped (a
+	// strategy owner); the call itself succeeded.
+	Error string `json:"error,omitempty"`
+	// Generation is the number of the generation that served a strategy or
+	// interceptor call.
+	Generation uint64 `json:"generation,omitempty"`
+}
+
+// Failed reports whether a plugin failed during the call although the call
+// succeeded: a strategy owner or an interceptor was skipped.
+func (a *CallAnswer) Failed() bool {
+	if a.Error != "" {
+		return true
+	}
+	for _, s := range a.Steps {
+		if s.Error != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// Step is one interceptor's part in a chain.
+type Step struct {
+	Plugin string `json:"plugin"`
+	// Decision is continue, modify, deny, or skipped (Error says why).
+	Decision  string  `json:"decision"`
+	Reason    string  `json:"reason,omitempty"`
+	Error     string  `json:"error,omitempty"`
+	ElapsedMS float64 `json:"elapsed_ms"`
+}
+
+// LogLine is one line of GET /v1/logs.
+type LogLine struct {
+	Time time.Time `json:"time"`
+	// Plugin is the plugin that logged it (its stderr or a log
+	// notification), or "kernel" for the kernel's own lines.
+	Plugin string `json:"plugin"`
+	// Level is trace, debug, info, warn or error.
+	Level   string         `json:"level"`
+	Message string         `json:"message"`
+	Fields  map[string]any `json:"fields,omitempty"`
+}
+
+// EventLine is one line of GET /v1/events: a kernel.Event.
+type EventLine struct {
+	Time time.Time `json:"time"`
+	// Type is a kernel.EventType.
+	Type       string  `json:"type"`
+	Generation uint64  `json:"generation,omitempty"`
+	Plugin     string  `json:"plugin,omitempty"`
+	State      string  `json:"state,omitempty"`
+	ElapsedMS  float64 `json:"elapsed_ms,omitempty"`
+	Message    string  `json:"message,omitempty"`
+	Error      string  `json:"error,omitempty"`
+	// Name and Data are a notify event's name and data.
+	Name string          `json:"name,omitempty"`
+	Data json.RawMessage `json:"data,omitempty"`
+}
+
+// eventLine converts a kernel event.
+func eventLine(e kernel.Event) EventLine {
+	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Plugin: e.Plugin, State: e.State,
+		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name}
+	if e.Err != nil {
+		l.Error = e.Err.Error()
+	}
+	if len(e.Data) > 0 {
+		l.Data = append(json.RawMessage(nil), e.Data...)
+	}
+	return l
+}
+
+// ms converts d to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// Error codes of an Error answer (docs/admin.md), with their HTTP status.
+const (
+	CodeBadRequest       = "bad_request"        // 400: a parameter is missing or bad
+	CodeInvalidJSON      = "invalid_json"       // 400: the body is not JSON, has unknown fields or trailing data
+	CodeBodyTooLarge     = "body_too_large"     // 413: the body is over Options.MaxBody
+	CodeNotFound         = "not_found"          // 404: no endpoint has the path
+	CodeMethodNotAllowed = "method_not_allowed" // 405: the endpoint does not take the method
+	CodeNotStarted       = "not_started"        // 503: the kernel has no generation yet
+	CodeClosed           = "closed"             // 503: the kernel or the server is closing
+	CodeUnknownPlugin    = "unknown_plugin"     // 404: restart of a name no running member has
+	CodeUnknownTarget    = "unknown_target"     // 404: call of an ID no contribution has
+	CodeInputRefused     = "input_refused"      // 422: the provider's schema refuses the input
+	CodePluginError      = "plugin_error"       // 502: the plugin failed the call
+	CodeReloadRolledBack = "reload_rolled_back" // 409: the reload failed and rolled back
+	CodeRestartFailed    = "restart_failed"     // 502: the plugin did not start again
+	CodeNoLogs           = "no_logs"            // 404: the server keeps no logs
+	CodeTooSlow          = "too_slow"           // the last line of a stream whose client fell behind
+	CodeInternal         = "internal"           // 500: anything else
+)
+
+// Error is an error answer: its JSON body is {"error": {...}}, its HTTP
+// status Status. A stream that ends early ends with one such line.
+type Error struct {
+	// Status is the HTTP status code; it is not part of the JSON.
+	Status int `json:"-"`
+	// Code is one of the Code constants.
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Plugin names the plugin that failed (CodePluginError).
+	Plugin string `json:"plugin,omitempty"`
+	// PluginError is the error the plugin answered with, when it answered
+	// one (CodePluginError).
+	PluginError *protocol.Error `json:"plugin_error,omitempty"`
+	// Generation is the generation that keeps serving (a rollback) or that
+	// the target was looked up in.
+	Generation uint64 `json:"generation,omitempty"`
+	// Problems lists every problem of a rolled-back reload or a failed
+	// restart.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Error returns "admin: <code>: <message>".
+func (e *Error) Error() string { return fmt.Sprintf("admin: %s: %s", e.Code, e.Message) }
+
+// errorBody is the JSON envelope of an Error.
+type errorBody struct {
+	Error *Error `json:"error"`
+}

@@ -1,0 +1,267 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/admin"
+)
+
+// adminTimeout bounds one request to a running kernel; a reload waits at
+// most its startup budget (30s by default) and its lock.
+const adminTimeout = 2 * time.Minute
+
+// dialKernel connects to the admin API of the kernel running on the home,
+// or says that none is running there (exit 1).
+func (g *globals) dialKernel() (*admin.Client, error) {
+	cfg, err := g.configWithHome()
+	if err != nil {
+		return nil, err
+	}
+	home, err := filepath.Abs(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	c, err := admin.Dial(adminSocket(home))
+	var nse *admin.NoServerError
+	if errors.As(err, &nse) {
+		return nil, &exitError{code: exitFailed, err: fmt.Errorf("no kernel is running on home %s (%v)", home, nse)}
+	}
+	return c, err
+}
+
+// withKernel runs fn with a client of the running kernel and a context
+// bounded by adminTimeout (follow: by SIGINT and SIGTERM instead).
+func (g *globals) withKernel(cmd *cobra.Command, follow bool, fn func(ctx context.Context, c *admin.Client) error) error {
+	c, err := g.dialKernel()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), adminTimeout)
+	if follow {
+		ctx, cancel = signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	}
+	defer cancel()
+	err = fn(ctx, c)
+	if follow && errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil // interrupted: the way to end a follow
+	}
+	return err
+}
+
+// adminFailure maps an error answer to an exit 1 naming what failed.
+func adminFailure(what string, err error) error {
+	var e *admin.Error
+	if !errors.As(err, &e) {
+		return &exitError{code: exitFailed, err: fmt.Errorf("%s: %w", what, err)}
+	}
+	msg := e.Message
+	if e.PluginError != nil {
+		msg = fmt.Sprintf("plugin %q failed: %s (code %d)", e.Plugin, e.PluginError.Message, e.PluginError.Code)
+	}
+	return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", what, msg)}
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show the running kernel's generation and plugins",
+		Long: `Ask the kernel running on the home (through its admin socket,
+<home>/run/admin.sock) for its current generation (number and age), each
+plugin's state (starting, ready, unresponsive, restarting, failed), pid,
+uptime, restarts in the crash window and reason, and the generation's
+warnings. Exit 1 when no kernel runs on the home.`,
+		Example: `  kernelctl status --config kernel.json
+  kernelctl status --home ~/.extkernel --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withKernel(cmd, false, func(ctx context.Context, c *admin.Client) error {
+				st, err := c.Status(ctx)
+				if err != nil {
+					return adminFailure("status", err)
+				}
+				if g.json {
+					return g.printJSON(st)
+				}
+				writeStatus(g, st)
+				return nil
+			})
+		},
+	}
+}
+
+// writeStatus prints a status answer as a table.
+func writeStatus(g *globals, st *admin.StatusAnswer) {
+	w := g.stdout
+	fmt.Fprintf(w, "generation %d, published %s ago\n", st.Generation.Number, humanSeconds(st.Generation.AgeSeconds))
+	calls := false
+	for _, p := range st.Plugins {
+		calls = calls || p.Calls != nil
+	}
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
+	head := "PLUGIN\tSTATE\tPID\tUPTIME\tRESTARTS"
+	if calls {
+		head += "\tCALLS\tERRORS\tP50\tP99"
+	}
+	fmt.Fprintln(tw, head+"\tREASON")
+	for _, p := range st.Plugins {
+		pid, up := "-", "-"
+		if p.PID != 0 {
+			pid = fmt.Sprint(p.PID)
+		}
+		if p.UptimeSeconds != nil {
+			up = humanSeconds(*p.UptimeSeconds)
+		}
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%d", p.Name, p.State, pid, up, p.Restarts)
+		if calls {
+			row += "\t" + callColumns(p.Calls)
+		}
+		fmt.Fprintln(tw, row+"\t"+firstLine(p.Reason))
+	}
+	tw.Flush()
+	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
+		fmt.Fprintln(w, "  "+strings.TrimRight(line, " "))
+	}
+	list(w, plural(len(st.Warnings), "warning", "warnings"), st.Warnings)
+}
+
+// callColumns formats a plugin's call counters, or dashes.
+func callColumns(c *admin.CallStats) string {
+	if c == nil {
+		return "-\t-\t-\t-"
+	}
+	p50, p99 := "-", "-"
+	if c.Latency != nil {
+		p50, p99 = fmt.Sprintf("%gms", c.Latency.P50), fmt.Sprintf("%gms", c.Latency.P99)
+	}
+	return fmt.Sprintf("%d\t%d\t%s\t%s", c.Calls, c.Errors, p50, p99)
+}
+
+// humanSeconds formats seconds as a rounded duration: 850ms, 12s, 3m5s.
+func humanSeconds(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+// firstLine is s up to its first newline.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return s
+}
+
+func newRestartCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "restart PLUGIN",
+		Short: "Restart one plugin of the running kernel",
+		Long: `Restart one plugin of the kernel running on the home, whatever its state,
+also one failed past its crash budget; it gets a fresh budget. Every other
+plugin keeps running. Exit 1 when no kernel runs on the home, the plugin is
+not a running member, or it fails to start again.`,
+		Example: `  kernelctl restart memory --config kernel.json
+  kernelctl restart memory --home ~/.extkernel --json`,
+		Args:              cobra.ExactArgs(1),
+		ValidArgsFunction: completePackages(g, 1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return g.withKernel(cmd, false, func(ctx context.Context, c *admin.Client) error {
+				a, err := c.Restart(ctx, args[0])
+				if err != nil {
+					return adminFailure("restart "+args[0], err)
+				}
+				if g.json {
+					return g.printJSON(a)
+				}
+				fmt.Fprintf(g.stdout, "restarted %s; generation %d serving\n", a.Plugin, a.Generation)
+				return nil
+			})
+		},
+	}
+}
+
+func newReloadCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "reload",
+		Short: "Reload the running kernel",
+		Long: `Make the kernel running on the home reload, as SIGHUP does: it applies
+the plan (only added and reloaded packages start) and prints it, or rolls
+back, the current generation serving throughout, and prints every problem.
+The text is the one 'run' prints on SIGHUP; --json prints the admin API's
+answer (docs/admin.md). Exit 1 when no kernel runs on the home or the
+reload rolled back.`,
+		Example: `  kernelctl reload --config kernel.json
+  kernelctl reload --home ~/.extkernel --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withKernel(cmd, false, func(ctx context.Context, c *admin.Client) error {
+				a, err := c.Reload(ctx)
+				var e *admin.Error
+				switch {
+				case errors.As(err, &e) && e.Code == admin.CodeReloadRolledBack:
+					if g.json {
+						g.printJSON(map[string]*admin.Error{"error": e})
+					} else {
+						fmt.Fprint(g.stdout, reloadText(reloadOutcome{rollback: e}))
+					}
+					return failed
+				case err != nil:
+					return adminFailure("reload", err)
+				case g.json:
+					return g.printJSON(a)
+				}
+				fmt.Fprint(g.stdout, reloadText(reloadOutcome{applied: a}))
+				return nil
+			})
+		},
+	}
+}
+
+func newEventsCmd(g *globals) *cobra.Command {
+	var follow bool
+	cmd := &cobra.Command{
+		Use:   "events",
+		Short: "Print the running kernel's events as NDJSON",
+		Long: `Print the recent events of the kernel running on the home (the last 256:
+start progress, state changes, crashes, restarts, published generations,
+warnings, failed builds, plugins' notifications), one JSON object a line
+(docs/admin.md). With -f, keep printing new events until interrupted.`,
+		Example: `  kernelctl events --config kernel.json
+  kernelctl events -f --home ~/.extkernel`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return g.withKernel(cmd, follow, func(ctx context.Context, c *admin.Client) error {
+				err := c.Events(ctx, follow, func(e admin.EventLine) error { return printLine(g, e) })
+				if err != nil && ctx.Err() == nil {
+					return adminFailure("events", err)
+				}
+				return err
+			})
+		},
+	}
+	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
+	return cmd
+}
+
+// printLine prints v as one compact JSON line.
+func printLine(g *globals, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = g.stdout.Write(append(b, '\n'))
+	return err
+}

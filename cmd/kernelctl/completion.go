@@ -1,0 +1,35 @@
+package main
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// completePackages completes the names of the home's installed packages,
+// for the first max arguments (0: every argument), leaving out names
+// already given.
+func completePackages(g *globals, max int) func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
+		if max > 0 && len(args) >= max {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		inst, err := g.loadInstalled()
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveError
+		}
+		var names []string
+		for _, p := range inst.Packages {
+			if strings.HasPrefix(p.Name, toComplete) && !slices.Contains(args, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+		slices.Sort(names)
+		return names, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// packageArgs are the commands whose arguments are package names, and how
+// many: their completion is set when the tree is built (root.go).
+var packageArgs = map[string]int{"enable": 0, "disable": 0, "pin": 1}
