@@ -50,25 +50,41 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// requireInterpretersEnv names the environment variable that, set to 1,
+// makes a missing interpreter fail the cross-language tests instead of
+// skipping them, so that CI cannot skip them unnoticed.
+const requireInterpretersEnv = "EXTKERNEL_REQUIRE_INTERPRETERS"
+
 // startProcess starts interpreter with args in dir, with the environment a
-// host gives a plugin, or skips the test when interpreter is missing.
+// host gives a plugin, or skips the test when interpreter is missing
+// (fails it when requireInterpretersEnv is 1).
 func startProcess(t *testing.T, interpreter, dir string, args ...string) *process {
 	t.Helper()
 	path, err := exec.LookPath(interpreter)
 	if err != nil {
-		t.Skipf("%s not found in PATH: skipping the cross-language test", interpreter)
+		if os.Getenv(requireInterpretersEnv) == "1" {
+			t.Fatalf("%s not found in PATH, and %s=1 requires it", interpreter, requireInterpretersEnv)
+		}
+		t.Skipf("%s not found in PATH: skipping the cross-language test (%s=1 makes this a failure)", interpreter, requireInterpretersEnv)
 	}
+	return startCommand(t, path, dir, nil, args...)
+}
+
+// startCommand starts the program at path with args in dir, with the
+// environment a host gives a plugin plus env.
+func startCommand(t *testing.T, path, dir string, env []string, args ...string) *process {
+	t.Helper()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir = abs
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PYTHONDONTWRITEBYTECODE=1",
 		"EXTKERNEL_PLUGIN_NAME=example", "EXTKERNEL_PLUGIN_VERSION=1.0.0", "EXTKERNEL_PLUGIN_DIR=" + abs,
 		"EXTKERNEL_DATA_DIR=" + t.TempDir(), "EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
-	}
+	}, env...)
 	p := &process{t: t, cmd: cmd, msgs: make(chan *wire.Message, 16), readEr: make(chan error, 1), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -166,6 +182,13 @@ func jsonEqual(a json.RawMessage, b string) bool {
 func (p *process) exit() {
 	p.t.Helper()
 	p.stdin.Close()
+	p.exited()
+}
+
+// exited checks that the process closes its stdout, with nothing more
+// written, and exits 0.
+func (p *process) exited() {
+	p.t.Helper()
 	select {
 	case m, ok := <-p.msgs:
 		if ok {
