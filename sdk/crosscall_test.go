@@ -237,6 +237,8 @@ func TestCallScenarios(t *testing.T) {
 		{"go", func(t *testing.T) hostEnd {
 			return startCommand(t, exe, ".", []string{callerHelperEnv + "=caller"})
 		}},
+		{"python", func(t *testing.T) hostEnd { return startProcess(t, "python3", "testdata", "caller.py") }},
+		{"node", func(t *testing.T) hostEnd { return startProcess(t, "node", "testdata", "caller.js") }},
 	}
 	for _, impl := range sdks {
 		t.Run(impl.name, func(t *testing.T) {
