@@ -50,25 +50,41 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
+// requireInterpretersEnv names the environment variable that, set to 1,
+// makes a missing interpreter fail the cross-language tests instead of
+// skipping them, so that CI cannot skip them unnoticed.
+const requireInterpretersEnv = "EXTKERNEL_REQUIRE_INTERPRETERS"
+
 // startProcess starts interpreter with args in dir, with the environment a
-// host gives a plugin, or skips the test when interpreter is missing.
+// host gives a plugin, or skips the test when interpreter is missing
+// (fails it when requireInterpretersEnv is 1).
 func startProcess(t *testing.T, interpreter, dir string, args ...string) *process {
 	t.Helper()
 	path, err := exec.LookPath(interpreter)
 	if err != nil {
-		t.Skipf("%s not found in PATH: skipping the cross-language test", interpreter)
+		if os.Getenv(requireInterpretersEnv) == "1" {
+			t.Fatalf("%s not found in PATH, and %s=1 requires it", interpreter, requireInterpretersEnv)
+		}
+		t.Skipf("%s not found in PATH: skipping the cross-language test (%s=1 makes this a failure)", interpreter, requireInterpretersEnv)
 	}
+	return startCommand(t, path, dir, nil, args...)
+}
+
+// startCommand starts the program at path with args in dir, with the
+// environment a host gives a plugin plus env.
+func startCommand(t *testing.T, path, dir string, env []string, args ...string) *process {
+	t.Helper()
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Dir = abs
-	cmd.Env = []string{
+	cmd.Env = append([]string{
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"), "PYTHONDONTWRITEBYTECODE=1",
 		"EXTKERNEL_PLUGIN_NAME=example", "EXTKERNEL_PLUGIN_VERSION=1.0.0", "EXTKERNEL_PLUGIN_DIR=" + abs,
 		"EXTKERNEL_DATA_DIR=" + t.TempDir(), "EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version,
-	}
+	}, env...)
 	p := &process{t: t, cmd: cmd, msgs: make(chan *wire.Message, 16), readEr: make(chan error, 1), stderr: &lockedBuffer{}}
 	cmd.Stderr = p.stderr
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -166,6 +182,13 @@ func jsonEqual(a json.RawMessage, b string) bool {
 func (p *process) exit() {
 	p.t.Helper()
 	p.stdin.Close()
+	p.exited()
+}
+
+// exited checks that the process closes its stdout, with nothing more
+// written, and exits 0.
+func (p *process) exited() {
+	p.t.Helper()
 	select {
 	case m, ok := <-p.msgs:
 		if ok {
@@ -203,12 +226,13 @@ func TestCrossLanguageExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantDecl := protocol.InitializeResult{
-				ProtocolVersion: protocol.Version, Name: tt.plugin, Version: "1.0.0",
+				ProtocolVersion: "1.1.0", Name: tt.plugin, Version: "1.0.0",
 				Provides:     []protocol.CapabilityDecl{{Capability: "example.redact", Version: "1.0.0"}},
 				Interceptors: []protocol.InterceptorDecl{{Point: "tool.before"}},
 				Providers: []protocol.ProviderDecl{{Ref: "echo", Description: "returns its input"},
 					{Ref: "wordcount", Description: "counts the words of a string"},
-					{Ref: "slow", Description: "waits until cancelled (at most 30 s)"}},
+					{Ref: "slow", Description: "waits until cancelled (at most 30 s)"},
+					{Ref: "recall", Description: "recalls the note on a topic from storage.kv"}},
 				Actions: []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
 			}
 			if !reflect.DeepEqual(res, wantDecl) {
@@ -231,6 +255,12 @@ func TestCrossLanguageExamples(t *testing.T) {
 			p.send(nil, wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(`7`)})
 			p.expect(7, "", protocol.CodeRequestCancelled)
 
+			// A 1.0 host: the call is refused before anything is sent.
+			p.send(11, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "recall", Input: json.RawMessage(`{"topic":"build"}`)})
+			if m := p.expect(11, "", protocol.CodePluginError); !strings.Contains(m.Error.Message, "1.1.0") {
+				t.Errorf("refusal %q does not name protocol 1.1.0", m.Error.Message)
+			}
+
 			p.send(9, wire.MethodActionRun, wire.ActionRunParams{ID: "hello", Context: json.RawMessage(`"ann"`)})
 			if m := p.recv(); m.Method != wire.MethodNotify || !jsonEqual(m.Params, `{"event":"greeted","data":{"who":"ann"}}`) {
 				t.Fatalf("got %s, want the greeted notification", frame(m))
@@ -243,6 +273,41 @@ func TestCrossLanguageExamples(t *testing.T) {
 			if log := p.stderr.String(); !strings.Contains(log, `"@message":`) {
 				t.Errorf("stderr has no hclog JSON line:\n%s", log)
 			}
+		})
+	}
+}
+
+// TestCrossLanguageExampleRecall plays a 1.1 host against the examples'
+// recall provider, which calls the storage.kv capability: the call names
+// the request as parent, its output is recalled, and a not-available
+// answer of the optional requirement is a fallback, not an error.
+func TestCrossLanguageExampleRecall(t *testing.T) {
+	for _, tt := range []struct{ name, interpreter, dir, script string }{
+		{"python", "python3", "python", "example_plugin.py"},
+		{"node", "node", "node", "example_plugin.js"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
+			p.send(1, wire.MethodInitialize, initParams("1.1.0"))
+			p.expect(1, "", 0)
+			for i, tc := range []struct {
+				answer *wire.Message
+				want   string
+			}{
+				{&wire.Message{Result: json.RawMessage(`{"output":"make -j8"}`)}, `{"output":{"recalled":"make -j8"}}`},
+				{wire.NewErrorResponse(nil, protocol.Errorf(protocol.CodeNotAvailable, "storage.kv is down")),
+					`{"output":{"recalled":null,"reason":"storage.kv is down"}}`},
+			} {
+				id := 2 + i
+				p.send(id, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "recall", Input: json.RawMessage(`{"topic":"build"}`)})
+				c := expectCall(t, p.recv(), `{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":`+strconv.Itoa(id)+`}`)
+				tc.answer.JSONRPC, tc.answer.ID = wire.JSONRPCVersion, c
+				p.write(tc.answer)
+				p.expect(id, tc.want, 0)
+			}
+			p.send(9, wire.MethodShutdown, nil)
+			p.expect(9, `{}`, 0)
+			p.exit()
 		})
 	}
 }

@@ -35,7 +35,7 @@ var routes = map[string]callFunc{
 func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 	switch {
 	case m.IsResponse():
-		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		s.answered(m)
 		return nil, false
 	case m.IsNotification():
 		s.notification(m)
@@ -104,6 +104,7 @@ func (s *session) initialize(m *wire.Message) {
 		s.replyError(m.ID, err)
 		return
 	}
+	s.hostVersion, s.hostCalls = params.ProtocolVersion, acceptsCalls(params.ProtocolVersion)
 	if s.onInit != nil {
 		_, err := s.invoke(wire.MethodInitialize, func() (any, error) {
 			return nil, s.onInit(s.handlers, params)
@@ -120,23 +121,43 @@ func (s *session) initialize(m *wire.Message) {
 	s.log.Debug("initialized", "host", params.Host.Name, "host_version", params.Host.Version)
 }
 
+// protocolVersion is the protocol version the SDK implements and answers
+// initialize with: 1.1 adds capability/call. Any host of the same major
+// accepts it (docs/protocol.md §8).
+const protocolVersion = "1.1.0"
+
 // checkVersion refuses a host whose protocol major version differs from
-// protocol.Version's, saying which side to upgrade.
+// protocolVersion's, saying which side to upgrade.
 func checkVersion(host string) *protocol.Error {
 	hm, err := major(host)
 	if err != nil {
 		return protocol.Errorf(protocol.CodeInvalidParams, "initialize: protocol_version: %v", err)
 	}
-	pm, _ := major(protocol.Version)
+	pm, _ := major(protocolVersion)
 	switch {
 	case hm > pm:
 		return protocol.Errorf(protocol.CodeUnsupportedVersion,
-			"host speaks protocol %s, this plugin speaks %s: upgrade the plugin (its extkernel SDK)", host, protocol.Version)
+			"host speaks protocol %s, this plugin speaks %s: upgrade the plugin (its extkernel SDK)", host, protocolVersion)
 	case hm < pm:
 		return protocol.Errorf(protocol.CodeUnsupportedVersion,
-			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocol.Version)
+			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocolVersion)
 	}
 	return nil
+}
+
+// acceptsCalls reports whether a host speaking protocol version host (of
+// protocolVersion's major, see checkVersion) accepts capability/call: its
+// minor is 1 or more. A version without a readable minor does not.
+func acceptsCalls(host string) bool {
+	_, rest, ok := strings.Cut(strings.TrimPrefix(host, "v"), ".")
+	if !ok {
+		return false
+	}
+	if i := strings.IndexAny(rest, ".-+"); i >= 0 {
+		rest = rest[:i]
+	}
+	n, err := strconv.Atoi(rest)
+	return err == nil && n >= 1
 }
 
 // major returns the major number of a semantic version ("1.2.3", "v1.2").
@@ -157,7 +178,8 @@ func major(v string) (int, error) {
 func (s *session) register(m *wire.Message, fn callFunc) *call {
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancel(s.handlers)
-	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, ctx: ctx, fn: fn, params: m.Params}
+	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, fn: fn, params: m.Params}
+	c.ctx = handlerCtx{Context: ctx, s: s, id: m.ID}
 	s.mu.Lock()
 	if _, dup := s.mu.calls[key]; dup {
 		s.mu.Unlock()
@@ -191,7 +213,7 @@ func (s *session) invokeCall(c *call) (res any, err error) {
 			res, err = s.recovered(c.method, r)
 		}
 	}()
-	return c.fn(s, c.ctx, c.params)
+	return c.fn(s, &c.ctx, c.params)
 }
 
 // finish forgets a call whose handler returned.

@@ -20,11 +20,15 @@
 //     serves panics.
 //  2. Serve (or ServeIO) waits for the host, which speaks first. Any request
 //     before initialize is answered with CodeNotInitialized. initialize is
-//     answered with the plugin's name, version, protocol.Version and every
-//     declaration, after the OnInitialize hook (if any) succeeds; a host
-//     whose protocol major version differs gets CodeUnsupportedVersion.
+//     answered with the plugin's name, version, the protocol version the
+//     SDK implements (1.1.0) and every declaration, after the OnInitialize
+//     hook (if any) succeeds; a host whose protocol major version differs
+//     gets CodeUnsupportedVersion.
 //  3. Host calls are answered until a shutdown request (answered at once)
-//     or the end of the input. Nothing is read after shutdown.
+//     or the end of the input. Nothing is read after shutdown. Between the
+//     two, handlers (and other goroutines) may call capabilities the
+//     manifest requires with Call when the host speaks protocol 1.1 or
+//     later.
 //  4. In-flight handlers then get one second to finish; after that their
 //     contexts are cancelled, their requests are answered with
 //     CodeRequestCancelled, and they get half a second more. ServeIO then
@@ -58,6 +62,26 @@
 // has ended when it returns. Notify and Logger are safe to call from any
 // goroutine.
 //
+// Call may be used from any goroutine. A handler that calls holds no
+// read role while it waits: Call hands the role over before it writes the
+// request, so the host's answer, and any request the host sends meanwhile
+// (a callee calling back into this plugin, A → B → A), are read and served
+// while the handler waits. The plugin's requests have ids "c1", "c2", ...,
+// unique within a ServeIO run; an answer to no request in flight (a late
+// answer to a call given up) is dropped.
+//
+// # Calling capabilities
+//
+// Call sends capability/call (docs/protocol.md §5.11). A handler's context
+// carries the id of the request it serves: a Call with that context, or
+// one derived from it, names the request as the call's parent, so the
+// host derives the call's deadline, cancellation, generation and depth
+// from it. A Call with another context (context.Background(), in a
+// goroutine of the plugin's own) is independent. When the context is done
+// first, Call sends $/cancel for the call and returns its error: so
+// cancelling the host's request cancels the calls its handler makes with
+// its context.
+//
 // Only protocol frames are written to the output; logs go to stderr as
 // hclog JSON lines. Serve points os.Stdout at os.Stderr so that stray
 // fmt.Print calls cannot corrupt the stream.
@@ -73,4 +97,12 @@
 // malformed params CodeInvalidParams. A malformed frame is answered with an
 // error whose id is null and serving continues; a frame over the 4 MiB
 // limit (docs/protocol.md §1) or a failed write ends ServeIO with an error.
+//
+// Call returns the host's error answer as a *protocol.Error, unwrapped
+// (CodeNotAuthorized, CodeNotAvailable, CodeDepthExceeded,
+// CodeStaleGeneration, CodeRequestCancelled, CodeMethodNotFound or the
+// callee's own code); returned by a handler, it answers the handler's
+// request with the same code. Call refuses without sending anything with
+// errors wrapping ErrNotServing, ErrHandshakeIncomplete or
+// ErrCallsUnsupported (a host older than protocol 1.1).
 package sdk

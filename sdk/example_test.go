@@ -1,9 +1,12 @@
 package sdk_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -46,6 +49,61 @@ func Example() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.0.0","name":"redactor","version":"1.0.0","provides":[{"capability":"text.redact","version":"1.0.0"}],"interceptors":[{"point":"tool.before"}],"providers":[{"ref":"wordcount","description":"counts the words of a string"}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.1.0","name":"redactor","version":"1.0.0","provides":[{"capability":"text.redact","version":"1.0.0"}],"interceptors":[{"point":"tool.before"}],"providers":[{"ref":"wordcount","description":"counts the words of a string"}]}}
 	// {"jsonrpc":"2.0","id":2,"result":{"decision":"modify","payload":{"command":"[redacted]"}}}
+}
+
+// A provider that answers from a capability the plugin requires: it calls
+// storage.kv's get through the host. The handler's ctx makes the request
+// it serves (id 2) the call's parent. The host is scripted: it answers the
+// call when it sees it (the SDK's ids are "c1", "c2", ...), and the
+// plugin reads that answer while its handler waits in Call.
+func ExamplePlugin_Call() {
+	p := sdk.New("memory", "1.0.0")
+	p.SetLogger(hclog.NewNullLogger())
+	p.Provider("recall", "recalls the note on a topic", func(ctx context.Context, input json.RawMessage) (any, error) {
+		var in struct {
+			Topic string `json:"topic"`
+		}
+		if err := json.Unmarshal(input, &in); err != nil {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "input: %v", err)
+		}
+		note, err := p.Call(ctx, "storage.kv", "get", map[string]string{"key": in.Topic})
+		var pe *protocol.Error
+		if errors.As(err, &pe) && pe.Code == protocol.CodeNotAvailable {
+			return map[string]any{"recalled": nil}, nil // an optional requirement, unsatisfied
+		}
+		if err != nil {
+			return nil, err // keeps the host's code, e.g. CodeNotAuthorized
+		}
+		return map[string]json.RawMessage{"recalled": note}, nil
+	})
+
+	answers, host := io.Pipe()
+	requests := strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1.1.0","host":{"name":"demo","version":"0.1.0"},"plugin":{"name":"memory","version":"1.0.0","data_dir":"/tmp/memory"}}}`,
+		`{"jsonrpc":"2.0","id":2,"method":"provider/invoke","params":{"ref":"recall","input":{"topic":"build"}}}`,
+	}, "\n") + "\n")
+	if err := p.ServeIO(context.Background(), io.MultiReader(requests, answers), scriptedHost{host}); err != nil {
+		fmt.Println("serve:", err)
+	}
+	// Output:
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.1.0","name":"memory","version":"1.0.0","providers":[{"ref":"recall","description":"recalls the note on a topic"}]}}
+	// {"jsonrpc":"2.0","id":"c1","method":"capability/call","params":{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":2}}
+	// {"jsonrpc":"2.0","id":2,"result":{"output":{"recalled":"make -j8"}}}
+}
+
+// scriptedHost prints what the plugin writes and plays ExamplePlugin_Call's
+// host: it answers the call, and ends the input after the answer to 2.
+type scriptedHost struct{ answers *io.PipeWriter }
+
+func (h scriptedHost) Write(frame []byte) (int, error) {
+	os.Stdout.Write(frame)
+	switch {
+	case bytes.Contains(frame, []byte(`"method":"capability/call"`)):
+		fmt.Fprintln(h.answers, `{"jsonrpc":"2.0","id":"c1","result":{"output":"make -j8"}}`)
+	case bytes.HasPrefix(frame, []byte(`{"jsonrpc":"2.0","id":2,`)):
+		h.answers.Close()
+	}
+	return len(frame), nil
 }

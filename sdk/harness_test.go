@@ -17,7 +17,12 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain runs the tests, or serves the caller plugin when the test
+// binary was started as one (see serveCallerHelper).
+func TestMain(m *testing.M) {
+	serveCallerHelper()
+	goleak.VerifyTestMain(m)
+}
 
 // waitLimit bounds every wait in these tests; nothing should come near it.
 const waitLimit = 10 * time.Second

@@ -5,7 +5,6 @@ import (
 	"strconv"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // result returns the answer to initialize: initResult(name, version)
@@ -19,7 +18,7 @@ import (
 func (r *registry) result(name, version string) any {
 	b := make([]byte, 0, 512)
 	b = append(b, `{"protocol_version":`...)
-	b = jsonscan.AppendString(b, protocol.Version)
+	b = jsonscan.AppendString(b, protocolVersion)
 	b = append(b, `,"name":`...)
 	b = jsonscan.AppendString(b, name)
 	b = append(b, `,"version":`...)

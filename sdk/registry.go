@@ -51,7 +51,7 @@ func (r *registry) clone() registry {
 // every declaration (result encodes it).
 func (r *registry) initResult(name, version string) protocol.InitializeResult {
 	return protocol.InitializeResult{
-		ProtocolVersion: protocol.Version,
+		ProtocolVersion: protocolVersion,
 		Name:            name,
 		Version:         version,
 		Provides:        r.provides,

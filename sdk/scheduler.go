@@ -27,7 +27,9 @@ const maxIdleWorkers = 16
 // reads on while the handler runs, and after such a hand-off (or after any
 // handler that took bound or longer, see observe) the next requests hand
 // the role over at once, before their handler runs, until a handler
-// returns within the bound again. A worker that lost the role waits idle
+// returns within the bound again. A handler that calls the host (Call)
+// gives the role up the same way before it waits (release), without
+// waiting for the timer. A worker that lost the role waits idle
 // for it again after its handler, unless maxIdleWorkers others already
 // wait. The worker whose read ends the loop (read returns a nil call)
 // sends read's error to serve and keeps the role.
@@ -165,6 +167,20 @@ func (sc *scheduler) handoffFired() {
 		return // the handler returned first
 	}
 	sc.slow.Store(true)
+	sc.passRole()
+}
+
+// release hands the read role over at once if a handler runs holding it,
+// as the hand-off timer would after bound. Call uses it before it waits
+// for the host, so that the answer it waits for (and any request the host
+// sends meanwhile) is read: a handler blocked in Call never holds the
+// role. Whether later requests hand over at once is left to observe, once
+// the handler returns.
+func (sc *scheduler) release() {
+	ep := sc.inline.Load()
+	if ep == 0 || !sc.inline.CompareAndSwap(ep, 0) {
+		return // no handler holds the role, or the timer took it first
+	}
 	sc.passRole()
 }
 

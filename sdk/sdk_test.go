@@ -117,7 +117,7 @@ func TestHandshake(t *testing.T) {
 	res := h.initialize(3)
 	five := 5
 	want := &protocol.InitializeResult{
-		ProtocolVersion: protocol.Version, Name: "tester", Version: "1.0.0",
+		ProtocolVersion: protocolVersion, Name: "tester", Version: "1.0.0",
 		Provides: []protocol.CapabilityDecl{{Capability: "storage.kv", Version: "1.2.0"}},
 		Interceptors: []protocol.InterceptorDecl{
 			{Point: "tool.before"}, {Point: "tool.after", Priority: &five}, {Point: "bad.decision"}, {Point: "bad.modify"},
@@ -144,7 +144,7 @@ func TestHandshakeErrors(t *testing.T) {
 		code    int
 		message string
 	}{
-		{name: "newer host", version: "2.0.0", code: protocol.CodeUnsupportedVersion, message: "host speaks protocol 2.0.0, this plugin speaks " + protocol.Version + ": upgrade the plugin"},
+		{name: "newer host", version: "2.0.0", code: protocol.CodeUnsupportedVersion, message: "host speaks protocol 2.0.0, this plugin speaks " + protocolVersion + ": upgrade the plugin"},
 		{name: "older host", version: "0.9.0", code: protocol.CodeUnsupportedVersion, message: "upgrade the host"},
 		{name: "not a version", version: "one", code: protocol.CodeInvalidParams, message: `protocol_version: "one" is not a semantic version`},
 		{name: "hook error", version: protocol.Version, hookErr: errors.New("config: missing key"), code: protocol.CodePluginError, message: "config: missing key"},

@@ -35,12 +35,18 @@ type bounds struct{ drain, cancel, inline time.Duration }
 var sessionBounds = bounds{drain: drainWait, cancel: cancelWait, inline: inlineBound}
 
 var (
-	// ErrNotServing is returned by Notify when no ServeIO is running.
+	// ErrNotServing is returned by Notify when no ServeIO is running, and
+	// (wrapped) by Call when no ServeIO is running or when it stopped
+	// reading the host's messages before the call's answer came.
 	ErrNotServing = errors.New("sdk: plugin is not serving")
-	// ErrHandshakeIncomplete is returned by Notify before initialize has
-	// been answered: a plugin may send nothing before the handshake
-	// completes.
+	// ErrHandshakeIncomplete is returned by Notify, and (wrapped) by
+	// Call, before initialize has been answered: a plugin may send nothing
+	// before the handshake completes.
 	ErrHandshakeIncomplete = errors.New("sdk: handshake not complete")
+	// ErrCallsUnsupported is returned (wrapped) by Call when the host's
+	// protocol_version in initialize is older than 1.1.0: such a host
+	// does not know capability/call, so nothing is sent.
+	ErrCallsUnsupported = errors.New("sdk: capability/call needs a host speaking protocol 1.1.0 or later")
 	// ErrAlreadyServing is returned by ServeIO when another ServeIO on the
 	// same Plugin is running.
 	ErrAlreadyServing = errors.New("sdk: plugin is already serving")
@@ -96,6 +102,7 @@ func (p *Plugin) ServeIO(ctx context.Context, r io.Reader, w io.Writer) error {
 	if c != nil {
 		loopErr = s.sched.serve(c)
 	}
+	close(s.readDone) // nothing more is read: calls in flight end
 	drainErr := s.drain()
 	s.sched.close(drainErr == nil) // idle workers, and any between a handler and idling
 	s.cancelAbort(nil)
@@ -113,6 +120,13 @@ type session struct {
 	log    hclog.Logger
 	fw     *wire.FrameWriter
 	initd  atomic.Bool // initialize answered
+	// hostVersion is the host's protocol_version and hostCalls whether it
+	// accepts capability/call (1.1.0 or later); both are written before
+	// initd is set and never after.
+	hostVersion string
+	hostCalls   bool
+	nextOut     atomic.Uint64 // the number of the plugin's last request
+	readDone    chan struct{} // closed once the read loop ended
 	// handshake orders the initialize answer before any notify: initialize
 	// holds it to write the answer and set initd; notify holds it shared.
 	handshake sync.RWMutex
@@ -128,9 +142,10 @@ type session struct {
 
 	mu struct {
 		sync.Mutex
-		calls  map[string]*call // in-flight requests by id
-		active int              // running handler goroutines
-		idle   chan struct{}    // closed when active drops to 0
+		calls  map[string]*call              // in-flight requests by id
+		out    map[string]chan *wire.Message // the plugin's own requests in flight, by id key
+		active int                           // running handler goroutines
+		idle   chan struct{}                 // closed when active drops to 0
 	}
 }
 
@@ -140,7 +155,7 @@ type call struct {
 	key      string // idKey(id), its key in session.mu.calls
 	method   string
 	fn       callFunc
-	ctx      context.Context
+	ctx      handlerCtx // the handler's; passed as &c.ctx
 	params   json.RawMessage
 	cancel   context.CancelFunc
 	answered atomic.Bool
@@ -156,6 +171,8 @@ func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error
 	s.abort, s.cancelAbort = context.WithCancelCause(ctx)
 	s.handlers, s.cancelAll = context.WithCancel(s.abort)
 	s.mu.calls = map[string]*call{}
+	s.mu.out = map[string]chan *wire.Message{}
+	s.readDone = make(chan struct{})
 	s.bounds = sessionBounds
 	s.sched = newScheduler(s.bounds.inline, s.readUntilCall, s.run)
 	p.mu.serving = s

@@ -2,8 +2,9 @@
 'use strict';
 // An example extkernel plugin built with the Node.js SDK. It redacts
 // secrets before tools run, echoes provider input, counts words, has a slow
-// provider that honours cancellation, and a UI action. Its manifest is
-// plugin.json next to it.
+// provider that honours cancellation, a provider that recalls notes through
+// the storage.kv capability it requires (protocol 1.1), and a UI action.
+// Its manifest is plugin.json next to it.
 
 const { Plugin, ProtocolError, Continue, Modify, Deny, codes } = require('./extkernel');
 
@@ -39,6 +40,19 @@ p.provider('slow', 'waits until cancelled (at most 30 s)', (input, signal) => ne
     resolve(null);
   });
 }));
+
+p.provider('recall', 'recalls the note on a topic from storage.kv', async (input) => {
+  const topic = input && input.topic;
+  if (typeof topic !== 'string') throw new ProtocolError(codes.INVALID_PARAMS, 'input must be {"topic": string}');
+  try {
+    // Called in the handler's async context: the call's parent is this
+    // request, and the handler's signal aborts the call.
+    return { recalled: await p.call('storage.kv', 'get', { key: topic }) };
+  } catch (e) {
+    if (!(e instanceof ProtocolError) || e.code !== codes.NOT_AVAILABLE) throw e; // the requirement is optional
+    return { recalled: null, reason: e.message };
+  }
+});
 
 p.action('hello', 'Say hello', 'toolbar', async (context) => {
   p.notify('greeted', { who: context });

@@ -25,6 +25,25 @@
  * call is then answered with REQUEST_CANCELLED at once and the handler's
  * result dropped) or when the drain bound runs out.
  *
+ * Calling capabilities (protocol 1.1): `await plugin.call(capability,
+ * method, input, { signal })` calls a method of a capability the manifest
+ * requires, through the host, and resolves to the callee's output. The
+ * SDK keeps serving host requests while calls wait (a callee may call back
+ * into this plugin) and routes each answer to its call. Made while a
+ * handler runs (in its async context, awaits and timers included), the
+ * call names the handler's request as its `parent` (the host derives the
+ * call's deadline, cancellation and depth from it), and the handler's
+ * AbortSignal aborts it; outside any handler the call is independent. An
+ * abort (of `signal` or of the handler's signal) sends `$/cancel` for the
+ * call and rejects with the signal's reason (an AbortError, or the
+ * TimeoutError of `AbortSignal.timeout(ms)`). An error answer rejects with
+ * a ProtocolError with its code (NOT_AUTHORIZED, NOT_AVAILABLE,
+ * DEPTH_EXCEEDED, STALE_GENERATION, ...). CallRefused rejects, with nothing
+ * sent, when the plugin is not serving, before the handshake, or when the
+ * host speaks protocol 1.0, and when serving ends before the answer comes.
+ * The plugin's request ids are "c1", "c2", ...; an answer to no call in
+ * flight is ignored.
+ *
  * Errors: a handler that throws a ProtocolError answers with its code and
  * message; any other throw answers PLUGIN_ERROR with the error's message
  * (its stack is logged). A call naming an undeclared point, slot, provider
@@ -33,7 +52,9 @@
  * stderr, which the host parses keeping level and fields.
  */
 
-const PROTOCOL_VERSION = '1.0.0';
+const { AsyncLocalStorage } = require('async_hooks');
+
+const PROTOCOL_VERSION = '1.1.0';
 const MAX_FRAME = 4 << 20;
 const DRAIN_WAIT_MS = 1000;
 const CANCEL_WAIT_MS = 500;
@@ -48,6 +69,10 @@ const codes = Object.freeze({
   NOT_INITIALIZED: -32002,
   UNSUPPORTED_VERSION: -32003,
   UNKNOWN_TARGET: -32004,
+  NOT_AUTHORIZED: -32005,
+  NOT_AVAILABLE: -32006,
+  DEPTH_EXCEEDED: -32007,
+  STALE_GENERATION: -32008,
   PLUGIN_ERROR: -32000,
 });
 
@@ -66,6 +91,22 @@ class ProtocolError extends Error {
     return e;
   }
 }
+
+/**
+ * A call() that could not be made or completed: the plugin is not serving,
+ * the handshake is not complete, the host speaks protocol 1.0 (calls need
+ * 1.1), or serving ended before the host answered. Nothing is sent in the
+ * first three cases.
+ */
+class CallRefused extends Error {
+  constructor(message) {
+    super(message);
+    this.name = 'CallRefused';
+  }
+}
+
+/** The handler a piece of code runs for: { session, id, signal }, in the handler's async context. */
+const handlerContext = new AsyncLocalStorage();
 
 /** The decision that passes the payload on unchanged (also: return undefined). */
 const Continue = () => ({ decision: 'continue' });
@@ -98,6 +139,12 @@ function major(version) {
   const m = /^v?(\d+)(\.|$)/.exec(typeof version === 'string' ? version : '');
   if (!m) throw new Error(`${JSON.stringify(version)} is not a semantic version`);
   return Number(m[1]);
+}
+
+/** The minor number of a semantic version, 0 when it has none. */
+function minor(version) {
+  const m = /^v?\d+\.(\d+)/.exec(typeof version === 'string' ? version : '');
+  return m ? Number(m[1]) : 0;
 }
 
 function checkVersion(host) {
@@ -190,6 +237,17 @@ class Plugin {
     this.session.notify(event, data);
   }
 
+  /**
+   * Calls method of capability (which the manifest must require) through
+   * the host and resolves to the callee's output (undefined when it
+   * returned none). input undefined sends none; options.signal aborts the
+   * call. See the module doc for the parent, cancellation and errors.
+   */
+  async call(capability, method, input, options = {}) {
+    if (!this.session) throw new CallRefused(`call ${JSON.stringify(`${capability}.${method}`)}: the plugin is not serving`);
+    return this.session.callHost(capability, method, input, options.signal);
+  }
+
   /** Serves on stdin/stdout and exits the process. */
   serve() {
     for (const m of ['log', 'info', 'debug']) console[m] = console.error;
@@ -213,6 +271,7 @@ class Plugin {
     try {
       await s.readLoop(readable);
     } finally {
+      s.endCalls();
       await s.drain();
       await s.flush();
       this.session = null;
@@ -237,6 +296,14 @@ class Session {
     this.calls = new Map(); // JSON id -> call
     this.active = new Set(); // running handler promises
     this.pending = Promise.resolve(); // last write
+    // protocol 1.1 calls: whether the host accepts capability/call, and
+    // the plugin's own requests in flight by id; ended once nothing more
+    // is read.
+    this.hostVersion = undefined;
+    this.hostCalls = false;
+    this.outgoing = new Map(); // id -> { name, settle(response, error) }
+    this.nextCall = 0;
+    this.ended = false;
   }
 
   write(msg) {
@@ -313,7 +380,10 @@ class Session {
 
   async dispatch(msg) {
     const { method, id } = msg;
-    if (typeof method !== 'string') return false; // a response: the plugin sends no requests
+    if (typeof method !== 'string') { // a response to one of the plugin's calls
+      this.answered(id, msg);
+      return false;
+    }
     if (!('id' in msg)) {
       if (method === '$/cancel') this.cancel((msg.params || {}).id);
       return false;
@@ -349,6 +419,8 @@ class Session {
       this.replyError(id, this.wireError(e, 'initialize'));
       return;
     }
+    this.hostVersion = params.protocol_version;
+    this.hostCalls = minor(params.protocol_version) >= 1;
     this.reply(id, this.p.declarations());
     this.initialized = true;
   }
@@ -381,7 +453,8 @@ class Session {
   async run(c, params) {
     let result, error;
     try {
-      result = await this.call(c.method, params, c.controller.signal);
+      const handler = { session: this, id: c.id, signal: c.controller.signal };
+      result = await handlerContext.run(handler, () => this.invoke(c.method, params, c.controller.signal));
     } catch (e) {
       error = this.wireError(e, c.method);
     }
@@ -391,7 +464,7 @@ class Session {
     else this.reply(c.id, result);
   }
 
-  async call(method, params, signal) {
+  async invoke(method, params, signal) {
     const [kind, key, arg] = routes[method];
     if (!params || typeof params !== 'object' || Array.isArray(params)) {
       throw new ProtocolError(codes.INVALID_PARAMS, params == null ? 'missing params' : 'invalid params: not an object');
@@ -406,6 +479,69 @@ class Session {
     }
     if (kind === 'point') return checkDecision(await h(name, params[arg], signal));
     return output(await h(params[arg], signal));
+  }
+
+  /** Sends capability/call and resolves to the output of its answer. */
+  callHost(capability, method, input, signal) {
+    const name = JSON.stringify(`${capability}.${method}`);
+    if (!this.initialized) throw new CallRefused(`call ${name}: handshake not complete`);
+    if (!this.hostCalls) {
+      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion}: capability/call needs a host speaking protocol 1.1.0 or later`);
+    }
+    if (this.ended) throw new CallRefused(`call ${name}: the plugin stopped serving`);
+    const h = handlerContext.getStore();
+    const handler = h && h.session === this ? h : undefined;
+    const signals = [signal, handler && handler.signal].filter(Boolean);
+    const aborted = signals.find((sig) => sig.aborted);
+    if (aborted) throw abortReason(aborted, name);
+    const params = { capability, method };
+    if (input !== undefined) params.input = input;
+    if (handler) params.parent = handler.id;
+    const id = `c${++this.nextCall}`;
+    return new Promise((resolve, reject) => {
+      const onAbort = (ev) => {
+        if (!this.outgoing.delete(id)) return;
+        cleanup();
+        this.write({ method: '$/cancel', params: { id } });
+        reject(abortReason(ev.target, name));
+      };
+      const cleanup = () => { for (const sig of signals) sig.removeEventListener('abort', onAbort); };
+      this.outgoing.set(id, {
+        name,
+        settle: (msg, err) => {
+          cleanup();
+          if (err) reject(err);
+          else settleCall(name, msg, resolve, reject);
+        },
+      });
+      for (const sig of signals) sig.addEventListener('abort', onAbort);
+      try {
+        this.write({ id, method: 'capability/call', params });
+      } catch (e) {
+        this.outgoing.delete(id);
+        cleanup();
+        reject(e);
+      }
+    });
+  }
+
+  /** Routes the host's response to the call it answers; an answer to no call in flight is ignored. */
+  answered(id, msg) {
+    const out = typeof id === 'string' ? this.outgoing.get(id) : undefined;
+    if (!out) {
+      this.log.debug('ignoring response to an unknown request', { id });
+      return;
+    }
+    this.outgoing.delete(id);
+    out.settle(msg);
+  }
+
+  /** Nothing more is read: every call in flight ends. */
+  endCalls() {
+    this.ended = true;
+    const outs = [...this.outgoing.values()];
+    this.outgoing.clear();
+    for (const out of outs) out.settle(undefined, new CallRefused(`call ${out.name}: serving ended before the host answered`));
   }
 
   wireError(e, method) {
@@ -426,6 +562,33 @@ class Session {
     if (!(await settled(this.active, CANCEL_WAIT_MS))) {
       this.log.warn('handlers did not return after cancellation', { count: this.active.size });
     }
+  }
+}
+
+/** The error an aborted call rejects with: the signal's reason, or a ProtocolError when it has none. */
+function abortReason(signal, name) {
+  if (signal.reason !== undefined) return signal.reason;
+  return new ProtocolError(codes.REQUEST_CANCELLED, `call ${name} cancelled`);
+}
+
+/** Settles a call with the host's answer msg: its output, or a ProtocolError. */
+function settleCall(name, msg, resolve, reject) {
+  if (msg.error !== undefined && msg.error !== null) {
+    const e = msg.error;
+    if (typeof e !== 'object' || !Number.isInteger(e.code)) {
+      reject(new ProtocolError(codes.INTERNAL_ERROR, `call ${name}: malformed error answer ${JSON.stringify(e)}`));
+      return;
+    }
+    reject(new ProtocolError(e.code, String(e.message === undefined ? '' : e.message), e.data));
+    return;
+  }
+  const r = msg.result;
+  if (r === undefined || r === null) {
+    resolve(undefined);
+  } else if (typeof r !== 'object' || Array.isArray(r)) {
+    reject(new ProtocolError(codes.INTERNAL_ERROR, `call ${name}: malformed result ${JSON.stringify(r)}: not an object`));
+  } else {
+    resolve(r.output);
   }
 }
 
@@ -466,4 +629,4 @@ function checkDecision(res) {
   }
 }
 
-module.exports = { Plugin, ProtocolError, Logger, Continue, Modify, Deny, codes, PROTOCOL_VERSION, MAX_FRAME };
+module.exports = { Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, PROTOCOL_VERSION, MAX_FRAME };

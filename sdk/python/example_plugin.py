@@ -2,8 +2,9 @@
 """An example extkernel plugin built with the Python SDK.
 
 It redacts secrets before tools run, echoes provider input, counts words,
-has a slow provider that honours cancellation, and a UI action. Its manifest
-is plugin.json next to it.
+has a slow provider that honours cancellation, a provider that recalls notes
+through the storage.kv capability it requires (protocol 1.1), and a UI
+action. Its manifest is plugin.json next to it.
 """
 
 import re
@@ -53,6 +54,22 @@ def slow(input, cancel):
         p.log.info("slow call cancelled", after=round(time.monotonic() - started, 3))
         return None
     return "done"
+
+
+@p.provider("recall", "recalls the note on a topic from storage.kv")
+def recall(input, cancel):
+    topic = input.get("topic") if isinstance(input, dict) else None
+    if not isinstance(topic, str):
+        raise extkernel.ProtocolError(extkernel.INVALID_PARAMS, 'input must be {"topic": string}')
+    try:
+        # Called from the handler's thread: the call's parent is this
+        # request, and cancelling the request cancels the call.
+        note = p.call("storage.kv", "get", {"key": topic})
+    except extkernel.ProtocolError as e:
+        if e.code != extkernel.NOT_AVAILABLE:  # the requirement is optional
+            raise
+        return {"recalled": None, "reason": e.message}
+    return {"recalled": note}
 
 
 @p.action("hello", "Say hello", "toolbar")

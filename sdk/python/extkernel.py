@@ -22,6 +22,23 @@ one second to finish, after which their cancel events are set, their calls
 are answered with REQUEST_CANCELLED, and they get half a second more. serve() then exits the process (0, or 1 on a protocol
 failure).
 
+Calling capabilities (protocol 1.1): ``plugin.call(capability, method,
+input=None, timeout=None)`` calls a method of a capability the manifest
+requires, through the host, and returns the callee's output. It blocks the
+calling thread only: the reader goes on serving host requests (a callee may
+call back into this plugin) and routes the answer to the waiting thread.
+Made from a handler's thread, the call names the handler's request as its
+``parent`` (the host derives the call's deadline, cancellation and depth from
+it), and the handler's cancel event cancels it: the SDK sends ``$/cancel``
+for the call and raises ProtocolError(REQUEST_CANCELLED). From any other
+thread the call is independent. An error answer raises ProtocolError with
+its code (NOT_AUTHORIZED, NOT_AVAILABLE, DEPTH_EXCEEDED, STALE_GENERATION,
+...); ``timeout`` (seconds) passing first sends ``$/cancel`` and raises
+TimeoutError; CallRefused is raised, with nothing sent, when the plugin is
+not serving, before the handshake, or when the host speaks protocol 1.0,
+and when serving ends before the answer comes. The plugin's request ids are
+"c1", "c2", ...; an answer to no call in flight is ignored.
+
 Concurrency: every intercept, strategy, provider and action call runs in its
 own thread and is answered as soon as it finishes, so handlers must be
 thread-safe. ``ping`` is answered at once by the reader. Each handler gets a
@@ -45,7 +62,7 @@ import sys
 import threading
 import traceback
 
-PROTOCOL_VERSION = "1.0.0"
+PROTOCOL_VERSION = "1.1.0"
 MAX_FRAME = 4 << 20
 
 PARSE_ERROR = -32700
@@ -57,13 +74,17 @@ REQUEST_CANCELLED = -32800
 NOT_INITIALIZED = -32002
 UNSUPPORTED_VERSION = -32003
 UNKNOWN_TARGET = -32004
+NOT_AUTHORIZED = -32005
+NOT_AVAILABLE = -32006
+DEPTH_EXCEEDED = -32007
+STALE_GENERATION = -32008
 PLUGIN_ERROR = -32000
 
 DRAIN_WAIT = 1.0
 CANCEL_WAIT = 0.5
 
 __all__ = [
-    "Plugin", "ProtocolError", "Logger", "continue_", "modify", "deny",
+    "Plugin", "ProtocolError", "CallRefused", "Logger", "continue_", "modify", "deny",
     "PROTOCOL_VERSION", "MAX_FRAME",
 ]
 
@@ -82,6 +103,13 @@ class ProtocolError(Exception):
         if self.data is not None:
             err["data"] = self.data
         return err
+
+
+class CallRefused(RuntimeError):
+    """call() could not be made or completed: the plugin is not serving, the
+    handshake is not complete, the host speaks protocol 1.0 (calls need 1.1),
+    or serving ended before the host answered. Nothing is sent in the first
+    three cases."""
 
 
 class FrameTooLarge(ProtocolError):
@@ -147,7 +175,9 @@ def _major(version):
 
 
 class _Call:
-    __slots__ = ("id", "method", "cancel", "answered", "lock")
+    """A host request in flight; outgoing holds the calls its handler makes
+    (guarded by the session's cond)."""
+    __slots__ = ("id", "method", "cancel", "answered", "lock", "outgoing")
 
     def __init__(self, id, method):
         self.id = id
@@ -155,6 +185,7 @@ class _Call:
         self.cancel = threading.Event()
         self.answered = False
         self.lock = threading.Lock()
+        self.outgoing = set()
 
     def claim(self):
         """True exactly once: the caller may write the answer."""
@@ -265,6 +296,25 @@ class Plugin:
             raise RuntimeError("notify %r: the plugin is not serving" % event)
         s.notify(event, data)
 
+    def call(self, capability, method, input=None, timeout=None):
+        """Calls method of capability (which the manifest must require)
+        through the host and returns the callee's output (None when it
+        returned none). Blocks the calling thread until the answer comes,
+        timeout seconds pass (None: no own bound; the host bounds every
+        call), or, from a handler's thread, the handler's request is
+        cancelled; the SDK keeps serving host requests meanwhile.
+
+        From a handler's thread the call names the handler's request as its
+        parent. Raises ProtocolError with the host's code and message on an
+        error answer, ProtocolError(REQUEST_CANCELLED) when the handler's
+        request is cancelled first and TimeoutError when timeout passes
+        first (both after sending $/cancel for the call), and CallRefused
+        (see there). Thread-safe."""
+        s = self._session
+        if s is None:
+            raise CallRefused("call %r: the plugin is not serving" % ("%s.%s" % (capability, method)))
+        return s.call(capability, method, input, timeout)
+
     def serve(self):
         """Serves on stdin/stdout and exits the process."""
         out = sys.stdout.buffer
@@ -288,6 +338,7 @@ class Plugin:
         try:
             s.read_loop(rfile)
         finally:
+            s.end_calls()
             s.drain()
             self._session = None
 
@@ -313,6 +364,14 @@ class _Session:
         self.calls = {}
         self.active = 0
         self.cond = threading.Condition()
+        # protocol 1.1 calls: the host's version, whether it accepts
+        # capability/call, and the plugin's own requests in flight by id
+        # (under cond); ended once nothing more is read.
+        self.host_version = None
+        self.host_calls = False
+        self.outgoing = {}
+        self.next_call = 0
+        self.ended = False
 
     # -- output ---------------------------------------------------------
 
@@ -376,7 +435,8 @@ class _Session:
         """Handles one message; returns True after shutdown."""
         method, id = msg.get("method"), msg.get("id")
         if not isinstance(method, str):
-            return False  # a response: the plugin sends no requests
+            self.answered(id, msg)  # a response to one of the plugin's calls
+            return False
         if "id" not in msg:
             if method == "$/cancel":
                 self.cancel((msg.get("params") or {}).get("id"))
@@ -410,6 +470,8 @@ class _Session:
         except Exception as e:
             self.reply_error(id, _wire_error(e, self.log, "initialize"))
             return
+        self.host_version = params.get("protocol_version")
+        self.host_calls = _minor(self.host_version) >= 1
         with self.handshake:
             self.reply(id, self.p._declarations())
             self.initialized = True
@@ -419,9 +481,16 @@ class _Session:
             c = self.calls.get(json.dumps(id))
         if c is None:
             return
-        c.cancel.set()
+        self.cancel_call(c)
         if c.claim():
             self.reply_error(c.id, ProtocolError(REQUEST_CANCELLED, "%s cancelled by the host" % c.method))
+
+    def cancel_call(self, c):
+        """Sets c's cancel event and wakes the calls its handler waits for."""
+        c.cancel.set()
+        with self.cond:
+            for out in list(c.outgoing):
+                out.finish(reason="cancelled")
 
     def spawn(self, id, method, params):
         key = json.dumps(id)
@@ -441,6 +510,7 @@ class _Session:
         t.start()
 
     def run(self, key, call, params):
+        _current.serving = (self, call)
         try:
             try:
                 result = _ROUTES[call.method](self, params, call.cancel)
@@ -453,6 +523,7 @@ class _Session:
                 else:
                     self.reply(call.id, result)
         finally:
+            _current.serving = None
             with self.cond:
                 if self.calls.get(key) is call:
                     del self.calls[key]
@@ -465,12 +536,95 @@ class _Session:
                 return
             stragglers = list(self.calls.values())
         for c in stragglers:
-            c.cancel.set()
+            self.cancel_call(c)
             if c.claim():
                 self.reply_error(c.id, ProtocolError(REQUEST_CANCELLED, "%s cancelled: the plugin is shutting down" % c.method))
         with self.cond:
             if not self.cond.wait_for(lambda: self.active == 0, CANCEL_WAIT):
                 self.log.warn("handlers did not return after cancellation", count=self.active)
+
+    # -- the plugin's calls (protocol 1.1) -------------------------------
+
+    def call(self, capability, method, input, timeout):
+        name = "%s.%s" % (capability, method)
+        with self.handshake:  # waits for an initialize answer being written
+            initialized = self.initialized
+        if not initialized:
+            raise CallRefused("call %r: handshake not complete" % name)
+        if not self.host_calls:
+            raise CallRefused("call %r: host speaks protocol %s: capability/call needs a host "
+                              "speaking protocol 1.1.0 or later" % (name, self.host_version))
+        serving = getattr(_current, "serving", None)
+        parent = serving[1] if serving is not None and serving[0] is self else None
+        params = {"capability": capability, "method": method}
+        if input is not None:
+            params["input"] = input
+        if parent is not None:
+            params["parent"] = parent.id
+        out = self.start_call(name, parent)
+        try:
+            self.write({"id": out.id, "method": "capability/call", "params": params})
+        except BaseException:
+            self.forget(out)
+            raise
+        if self.broken is not None:
+            self.forget(out)
+            raise CallRefused("call %r: write to host: %s" % (name, self.broken))
+        answered = out.done.wait(timeout)
+        with self.cond:
+            if not answered and out.reason is None:
+                out.finish(reason="timeout")
+            self.forget_locked(out)
+        if out.reason in ("cancelled", "timeout"):
+            self.write({"method": "$/cancel", "params": {"id": out.id}})
+            if out.reason == "timeout":
+                raise TimeoutError("call %r: no answer within %s s" % (name, timeout))
+            raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
+        if out.reason == "ended":
+            raise CallRefused("call %r: serving ended before the host answered" % name)
+        return _call_output(name, out.response)
+
+    def start_call(self, name, parent):
+        """Registers a new call of the plugin (id "c1", "c2", ...), refusing
+        when serving ended or the parent was cancelled."""
+        with self.cond:
+            if self.ended:
+                raise CallRefused("call %r: the plugin stopped serving" % name)
+            if parent is not None and parent.cancel.is_set():
+                raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
+            self.next_call += 1
+            out = _Outgoing("c%d" % self.next_call, parent)
+            self.outgoing[out.id] = out
+            if parent is not None:
+                parent.outgoing.add(out)
+            return out
+
+    def forget(self, out):
+        with self.cond:
+            self.forget_locked(out)
+
+    def forget_locked(self, out):
+        self.outgoing.pop(out.id, None)
+        if out.parent is not None:
+            out.parent.outgoing.discard(out)
+
+    def answered(self, id, msg):
+        """Routes the host's response msg to the call it answers; a response
+        to no call in flight (a late answer to a call given up) is ignored."""
+        with self.cond:
+            out = self.outgoing.get(id) if isinstance(id, str) else None
+            if out is not None:
+                self.forget_locked(out)
+                out.finish(response=msg)
+        if out is None:
+            self.log.debug("ignoring response to an unknown request", id=id)
+
+    def end_calls(self):
+        """Nothing more is read: every call in flight ends."""
+        with self.cond:
+            self.ended = True
+            for out in list(self.outgoing.values()):
+                out.finish(reason="ended")
 
     # -- calls ----------------------------------------------------------
 
@@ -499,6 +653,45 @@ class _Session:
     def action(self, params, cancel):
         params = _params(params, "id")
         return _output(self.lookup("action", params["id"])(params.get("context"), cancel))
+
+
+class _Outgoing:
+    """One of the plugin's calls in flight. finish() is called under the
+    session's cond, at most once taking effect: by the reader with the
+    host's response, or with the reason the call ends without one."""
+    __slots__ = ("id", "parent", "done", "response", "reason")
+
+    def __init__(self, id, parent):
+        self.id = id
+        self.parent = parent
+        self.done = threading.Event()
+        self.response = None
+        self.reason = None
+
+    def finish(self, response=None, reason=None):
+        if self.done.is_set():
+            return
+        self.response, self.reason = response, reason
+        self.done.set()
+
+
+# _current.serving is (session, call) in a handler's thread, None or unset
+# elsewhere: the parent of the calls the thread makes.
+_current = threading.local()
+
+
+def _call_output(name, msg):
+    err = msg.get("error")
+    if err is not None:
+        if not isinstance(err, dict) or not isinstance(err.get("code"), int):
+            raise ProtocolError(INTERNAL_ERROR, "call %r: malformed error answer %r" % (name, err))
+        raise ProtocolError(err["code"], str(err.get("message", "")), err.get("data"))
+    result = msg.get("result")
+    if result is None:
+        return None
+    if not isinstance(result, dict):
+        raise ProtocolError(INTERNAL_ERROR, "call %r: malformed result %r: not an object" % (name, result))
+    return result.get("output")
 
 
 _ROUTES = {
@@ -545,6 +738,20 @@ def _check_decision(res):
             out["reason"] = res["reason"]
         return out
     raise ProtocolError(PLUGIN_ERROR, "interceptor returned unknown decision %r (want continue, modify or deny)" % decision)
+
+
+def _minor(version):
+    """The minor number of a semantic version, 0 when it has none."""
+    s = version[1:] if version.startswith("v") else version
+    parts = s.split(".")
+    if len(parts) < 2:
+        return 0
+    digits = ""
+    for ch in parts[1]:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else 0
 
 
 def _check_version(host):

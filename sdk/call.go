@@ -1,0 +1,234 @@
+package sdk
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// Call calls method of capability through the host (capability/call,
+// protocol 1.1) and returns the callee's output, nil when it returned
+// none. The plugin's manifest must require the capability; the host routes
+// the call to the provider its capability closure chose. input is
+// marshalled to JSON (a json.RawMessage is validated and compacted); nil
+// sends none.
+//
+// When ctx is a handler's context, or derives from one, the call names
+// that handler's request as its parent: the host then bounds it by the
+// request's deadline, cancels it with the request and counts its depth
+// from it. With any other context the call is independent.
+//
+// While Call waits, the plugin keeps reading and serving host requests,
+// those the call itself causes included (A → B → A): a handler that holds
+// the read role gives it up before Call blocks (see the package doc,
+// # Concurrency).
+//
+// Call returns:
+//   - an error wrapping ErrNotServing when no ServeIO runs or it has
+//     stopped reading (after shutdown or the end of input), and when it
+//     stops before the host answers;
+//   - an error wrapping ErrHandshakeIncomplete before initialize has been
+//     answered, and one wrapping ErrCallsUnsupported when the host speaks
+//     protocol 1.0;
+//   - an error wrapping ctx.Err() when ctx is done first; Call then sends
+//     $/cancel for the call and drops its answer;
+//   - the *protocol.Error the host answered with, not wrapped: one of
+//     CodeNotAuthorized, CodeNotAvailable, CodeMethodNotFound,
+//     CodeDepthExceeded, CodeStaleGeneration, CodeRequestCancelled, or
+//     the callee's own error;
+//   - an error when input cannot be marshalled, the request cannot be
+//     written, or the result is not an object.
+//
+// Nothing is sent when Call fails before the request is written: without
+// a ServeIO, before the handshake, with a 1.0 host, with ctx already done,
+// or with an input it cannot marshal. Call is safe for concurrent use.
+func (p *Plugin) Call(ctx context.Context, capability, method string, input any) (json.RawMessage, error) {
+	name := capability + "." + method
+	p.mu.Lock()
+	s := p.mu.serving
+	p.mu.Unlock()
+	if s == nil {
+		return nil, fmt.Errorf("call %q: %w", name, ErrNotServing)
+	}
+	params := wire.CapabilityCallParams{Capability: capability, Method: method}
+	if input != nil {
+		raw, err := json.Marshal(input)
+		if err != nil {
+			return nil, fmt.Errorf("call %q: marshal input: %w", name, err)
+		}
+		params.Input = raw
+	}
+	out, err := s.call(ctx, params)
+	if pe, ok := err.(*protocol.Error); ok {
+		return nil, pe // the host's answer, as is
+	}
+	if err != nil {
+		return nil, fmt.Errorf("call %q: %w", name, err)
+	}
+	return out, nil
+}
+
+// parentKey is the context key under which a handler's context answers
+// with itself (a *handlerCtx), naming the request it serves.
+type parentKey struct{}
+
+// handlerCtx is a handler's context: its request's context, which also
+// answers parentKey, so that Call finds the request to name as parent in
+// it or in any context derived from it. It lives in the call and is passed
+// by address, so the request path allocates nothing for it.
+type handlerCtx struct {
+	context.Context
+	s  *session
+	id json.RawMessage // the request's id
+}
+
+// Value answers parentKey with h, and any other key as h's request context.
+func (h *handlerCtx) Value(key any) any {
+	if key == (parentKey{}) {
+		return h
+	}
+	return h.Context.Value(key)
+}
+
+// parentOf returns the id of the request of s whose handler's context ctx
+// is or derives from, or nil.
+func (s *session) parentOf(ctx context.Context) json.RawMessage {
+	if h, ok := ctx.Value(parentKey{}).(*handlerCtx); ok && h.s == s {
+		return h.id
+	}
+	return nil
+}
+
+// call sends capability/call with params (and ctx's parent) and waits for
+// its answer, ctx, or the end of reading. It hands the read role over
+// before it writes, so the answer is read even when the caller holds it.
+func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (json.RawMessage, error) {
+	if err := s.callable(); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	params.Parent = s.parentOf(ctx)
+	raw, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("marshal params: %w", err)
+	}
+	id, key, answer := s.startCall()
+	s.sched.release()
+	m := &wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Method: wire.MethodCapabilityCall, Params: raw}
+	if err := s.fw.WriteMessage(m); err != nil {
+		s.forget(key)
+		s.cancelAbort(fmt.Errorf("write to host: %w", err))
+		return nil, fmt.Errorf("write to host: %w", err)
+	}
+	cancelled := false
+	select {
+	case m := <-answer:
+		return callOutput(m)
+	case <-ctx.Done():
+		cancelled = true
+	case <-s.readDone:
+	case <-s.abort.Done():
+	}
+	if !s.forget(key) {
+		return callOutput(<-answer) // answered meanwhile: sent at once
+	}
+	if !cancelled {
+		return nil, fmt.Errorf("serving ended before the host answered: %w", ErrNotServing)
+	}
+	s.cancelOut(id)
+	return nil, ctx.Err()
+}
+
+// callable returns why the session cannot call the host now, or nil. As
+// notify, it waits for an initialize answer being written, so a call made
+// once the host has the answer never finds the handshake incomplete.
+func (s *session) callable() error {
+	s.handshake.RLock()
+	initd := s.initd.Load()
+	s.handshake.RUnlock()
+	if !initd {
+		return ErrHandshakeIncomplete
+	}
+	if !s.hostCalls {
+		return fmt.Errorf("host speaks protocol %s: %w", s.hostVersion, ErrCallsUnsupported)
+	}
+	select {
+	case <-s.readDone:
+		return ErrNotServing
+	default:
+	}
+	if s.abort.Err() != nil {
+		return ErrNotServing
+	}
+	return nil
+}
+
+// startCall registers a new request of the plugin and returns its id
+// ("c1", "c2", ...), the id's key and the channel its answer is sent on.
+func (s *session) startCall() (id json.RawMessage, key string, answer chan *wire.Message) {
+	n := s.nextOut.Add(1)
+	id = strconv.AppendUint(append(make(json.RawMessage, 0, 24), `"c`...), n, 10)
+	id = append(id, '"')
+	key = idKey(id)
+	answer = make(chan *wire.Message, 1)
+	s.mu.Lock()
+	s.mu.out[key] = answer
+	s.mu.Unlock()
+	return id, key, answer
+}
+
+// forget unregisters the plugin's request key and reports whether it was
+// still waiting: false means its answer was taken and is being sent.
+func (s *session) forget(key string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.mu.out[key]
+	delete(s.mu.out, key)
+	return ok
+}
+
+// answered routes the host's response m to the plugin's request it
+// answers. A response to no request in flight (a late answer to a call
+// given up, or a stray id) is dropped.
+func (s *session) answered(m *wire.Message) {
+	key := idKey(m.ID)
+	s.mu.Lock()
+	answer, ok := s.mu.out[key]
+	delete(s.mu.out, key)
+	s.mu.Unlock()
+	if !ok {
+		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		return
+	}
+	answer <- m // buffered, and the only send
+}
+
+// cancelOut sends $/cancel for the plugin's request id.
+func (s *session) cancelOut(id json.RawMessage) {
+	m, err := wire.NewNotification(wire.MethodCancel, wire.CancelParams{ID: id})
+	if err == nil {
+		s.write(m)
+	}
+}
+
+// callOutput returns the output of the host's answer m to a call, or its
+// *protocol.Error.
+func callOutput(m *wire.Message) (json.RawMessage, error) {
+	if m.Error != nil {
+		return nil, m.Error
+	}
+	if len(m.Result) == 0 {
+		return nil, nil
+	}
+	var res wire.OutputResult
+	if err := wire.Decode(m.Result, &res); err != nil {
+		return nil, fmt.Errorf("malformed result %.120s: %w", m.Result, err)
+	}
+	return res.Output, nil
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""The caller plugin of the SDK's call tests (sdk/caller_test.go describes
+it), written with the Python SDK."""
+
+import os
+import sys
+import threading
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+
+import extkernel  # noqa: E402
+
+p = extkernel.Plugin("caller", "1.0.0")
+
+
+def relay(input):
+    timeout = input.get("timeout_ms")
+    try:
+        out = p.call(input["capability"], input["method"], input.get("input"),
+                     timeout=timeout / 1000 if timeout else None)
+    except extkernel.CallRefused as e:
+        return {"refused": str(e)}
+    except TimeoutError:
+        return {"timeout": True}
+    except extkernel.ProtocolError as e:
+        return {"code": e.code, "message": e.message}
+    return {"got": out}
+
+
+@p.provider("relay", "calls the capability method its input names")
+def relay_provider(input, cancel):
+    return relay(input)
+
+
+@p.provider("background", "makes the same call outside any handler")
+def background(input, cancel):
+    threading.Thread(target=lambda: p.notify("background", relay(input)), daemon=True).start()
+    return "started"
+
+
+@p.provider("echo", "answers its input")
+def echo(input, cancel):
+    return input
+
+
+if __name__ == "__main__":
+    p.serve()
