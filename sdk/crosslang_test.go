@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -50,24 +51,12 @@ func (b *lockedBuffer) String() string {
 	return b.buf.String()
 }
 
-// requireInterpretersEnv names the environment variable that, set to 1,
-// makes a missing interpreter fail the cross-language tests instead of
-// skipping them, so that CI cannot skip them unnoticed.
-const requireInterpretersEnv = "EXTKERNEL_REQUIRE_INTERPRETERS"
-
 // startProcess starts interpreter with args in dir, with the environment a
 // host gives a plugin, or skips the test when interpreter is missing
-// (fails it when requireInterpretersEnv is 1).
+// (fails it when proctest.RequireInterpretersEnv is 1).
 func startProcess(t *testing.T, interpreter, dir string, args ...string) *process {
 	t.Helper()
-	path, err := exec.LookPath(interpreter)
-	if err != nil {
-		if os.Getenv(requireInterpretersEnv) == "1" {
-			t.Fatalf("%s not found in PATH, and %s=1 requires it", interpreter, requireInterpretersEnv)
-		}
-		t.Skipf("%s not found in PATH: skipping the cross-language test (%s=1 makes this a failure)", interpreter, requireInterpretersEnv)
-	}
-	return startCommand(t, path, dir, nil, args...)
+	return startCommand(t, proctest.Interpreter(t, interpreter), dir, nil, args...)
 }
 
 // startCommand starts the program at path with args in dir, with the

@@ -3,10 +3,11 @@ package main
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/extkernel/extkernel/internal/proctest"
 )
 
 // interpreters names what each language's plugin runs on.
@@ -20,9 +21,7 @@ var interpreters = map[string]string{"go": "go", "python": "python3", "node": "n
 func TestNewPlugin(t *testing.T) {
 	for _, lang := range []string{"go", "python", "node"} {
 		t.Run(lang, func(t *testing.T) {
-			if _, err := exec.LookPath(interpreters[lang]); err != nil {
-				t.Skipf("%s not found on PATH", interpreters[lang])
-			}
+			proctest.Interpreter(t, interpreters[lang])
 			work := t.TempDir()
 			var created string
 			t.Run("as a new user", func(t *testing.T) {

@@ -109,12 +109,11 @@ func copyFile(t *testing.T, src, dst string) {
 	}
 }
 
-// needInterpreter skips the test when the named interpreter is absent.
+// needInterpreter skips the test when the named interpreter is absent
+// (fails it when proctest.RequireInterpretersEnv is 1).
 func needInterpreter(t *testing.T, name string) {
 	t.Helper()
-	if _, err := exec.LookPath(name); err != nil {
-		t.Skipf("%s not found on PATH", name)
-	}
+	proctest.Interpreter(t, name)
 }
 
 // noChildren fails the test if a process the test started is still
