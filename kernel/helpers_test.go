@@ -55,8 +55,9 @@ type plug struct {
 	priority   int
 	intercepts []string // manifest authorization
 	replaces   []string
-	provides   []string // "cap@version": manifest and handshake
-	requires   []string // "cap constraint" or "cap constraint?" for optional
+	provides   []string                     // "cap@version": manifest and handshake
+	methods    map[string]map[string]string // provides[].methods by capability (manifest only)
+	requires   []string                     // "cap constraint" or "cap constraint?" for optional
 	env        map[string]string
 	disabled   bool
 	handshake  string // handshake_timeout; default 5s
@@ -100,7 +101,11 @@ func manifest(p plug) map[string]any {
 	var provides, requires []map[string]any
 	for _, kv := range p.provides {
 		k, v, _ := strings.Cut(kv, "@")
-		provides = append(provides, map[string]any{"capability": k, "version": v})
+		prov := map[string]any{"capability": k, "version": v}
+		if ms := p.methods[k]; ms != nil {
+			prov["methods"] = ms
+		}
+		provides = append(provides, prov)
 	}
 	for _, r := range p.requires {
 		k, c, _ := strings.Cut(r, " ")
