@@ -105,7 +105,8 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 // generation that the caller must release. A call naming its parent is
 // made from the parent request's frame, in the generation that dispatched
 // it, even one retired since (the parent's own lease keeps it from
-// draining). Any other call is made from the current generation, and only
+// draining); a parent the kernel did not send with a frame (a ping) counts
+// as none. Any other call is made from the current generation, and only
 // when the caller's process is the plugin's process in it: otherwise it is
 // stale (-32008).
 func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error) {

@@ -99,6 +99,7 @@ func (c *Client) admit(key string, parent json.RawMessage) (context.Context, *pr
 	rec := &inbound{}
 	base, due, perr := c.reserve(key, parent, rec)
 	if perr != nil {
+		perr.Message = c.redact(perr.Message) // it quotes the plugin's id or parent
 		return nil, perr
 	}
 	ctx, cancelCause := context.WithCancelCause(hiddenTimeout{base})
@@ -125,7 +126,8 @@ func (c *Client) admit(key string, parent json.RawMessage) (context.Context, *pr
 // reserve checks a call against the client's state, the bound, the ids in
 // flight and its parent, and records rec under key. It returns the
 // parent's context and the end of its own timeout (zero when its context's
-// deadline alone bounds it).
+// deadline alone bounds it). Its refusals quote the plugin's text
+// unredacted: the lock is held (admit redacts them).
 func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (context.Context, time.Time, *protocol.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -134,7 +136,7 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "capability/call: the host is stopping this plugin"}
 	case c.mu.inbound[key] != nil:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidRequest,
-			Message: fmt.Sprintf("capability/call: request id %s is already in flight", c.redact(key))}
+			Message: fmt.Sprintf("capability/call: request id %s is already in flight", key)}
 	case len(c.mu.inbound) >= MaxInboundCalls:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInternalError,
 			Message: fmt.Sprintf("capability/call: plugin %q has %d calls in flight already, the most the host serves at once", c.Name(), MaxInboundCalls)}
@@ -145,7 +147,7 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 		p, ok := c.mu.pending[id]
 		if err != nil || id == 0 || !ok {
 			return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidParams,
-				Message: fmt.Sprintf("capability/call: parent %s is not a host request in flight to plugin %q", c.redact(string(parent)), c.Name())}
+				Message: fmt.Sprintf("capability/call: parent %s is not a host request in flight to plugin %q", parent, c.Name())}
 		}
 		rec.parent, base, due = id, p.ctx, p.due
 	}

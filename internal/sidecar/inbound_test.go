@@ -327,8 +327,13 @@ func waitFor(t *testing.T, ch <-chan struct{}) {
 // its next one refused at once, while the others run on.
 func TestInboundCallBound(t *testing.T) {
 	entered := make(chan struct{}, MaxInboundCalls+1)
-	release := make(chan struct{})
+	release, fanned := make(chan struct{}), make(chan struct{})
 	opts, _ := testOptions(t)
+	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) {
+		if n.Event == "fanned-out" { // read after all its calls: each was admitted or refused
+			close(fanned)
+		}
+	}
 	opts.OnCall = func(ctx context.Context, _ Call) (json.RawMessage, error) {
 		entered <- struct{}{}
 		select {
@@ -356,6 +361,11 @@ func TestInboundCallBound(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatal("timed out waiting for the calls to start")
 		}
+	}
+	select {
+	case <-fanned:
+	case <-ctx.Done():
+		t.Fatal("timed out waiting for the plugin to send its calls")
 	}
 	close(release)
 	var outs []outcome

@@ -27,8 +27,9 @@
 //	                   being served, any other value is sent as it is,
 //	                   absent sends none. The answer is {"output": out}
 //	                   or {"error": {"code": c, "message": s}}
-//	"fanout": n        with call: send it n times at once and answer the
-//	                   list of outcomes, in the order sent
+//	"fanout": n        with call: send it n times at once, send the notify
+//	                   "fanned-out" once all n are written, and answer
+//	                   the list of outcomes
 //	"cancel": true     with call: send $/cancel for it right after it
 //	"echo": any        otherwise: answer {"echo": any}
 package main
@@ -197,7 +198,7 @@ func run(ctx context.Context, id, input json.RawMessage) {
 	case s.Fail != "":
 		fail(id, &protocol.Error{Code: protocol.CodePluginError, Message: s.Fail})
 	case s.Request != "":
-		respond(id, wire.OutputResult{Output: mustJSON(request(ctx, s.Request, wire.Empty{}, false))})
+		respond(id, wire.OutputResult{Output: mustJSON(request(ctx, s.Request, wire.Empty{}, false, func() {}))})
 	case s.Call != nil:
 		respond(id, wire.OutputResult{Output: mustJSON(callAll(ctx, id, s))})
 	default:
@@ -217,28 +218,33 @@ func callAll(ctx context.Context, serving json.RawMessage, s script) any {
 		p.Parent = s.Call.Parent
 	}
 	if s.Fanout <= 0 {
-		return request(ctx, wire.MethodCapabilityCall, p, s.Cancel)
+		return request(ctx, wire.MethodCapabilityCall, p, s.Cancel, func() {})
 	}
 	outs := make([]outcome, s.Fanout)
-	var wg sync.WaitGroup
+	var wg, sent sync.WaitGroup
 	for i := range outs {
 		wg.Add(1)
+		sent.Add(1)
 		go func() {
 			defer wg.Done()
-			outs[i] = request(ctx, wire.MethodCapabilityCall, p, s.Cancel)
+			outs[i] = request(ctx, wire.MethodCapabilityCall, p, s.Cancel, sent.Done)
 		}()
 	}
+	sent.Wait()
+	notify("fanned-out")
 	wg.Wait()
 	return outs
 }
 
-// request sends a request and waits for its answer, or for ctx (the
-// request being served) to end; cancel sends $/cancel for it at once.
-func request(ctx context.Context, method string, params any, cancel bool) outcome {
+// request sends a request, calls sent once it is written, and waits for
+// its answer, or for ctx (the request being served) to end; cancel sends
+// $/cancel for it at once.
+func request(ctx context.Context, method string, params any, cancel bool, sent func()) outcome {
 	id := mustJSON("c" + strconv.FormatInt(nextID.Add(1), 10))
 	ch := make(chan *wire.Message, 1)
 	calls.Store(string(id), ch)
 	send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Method: method, Params: mustJSON(params)})
+	sent()
 	if cancel {
 		send(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: wire.MethodCancel, Params: mustJSON(wire.CancelParams{ID: id})})
 	}
