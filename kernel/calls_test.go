@@ -239,6 +239,11 @@ func awaitNotice(t *testing.T, ch <-chan Event, plugin, name string, bound time.
 	}
 }
 
+// chainDeadline is the host's deadline in TestCallCancellation: long
+// enough for a → b → c to reach c on a loaded machine, a tenth of the call
+// timeout c would get on its own.
+const chainDeadline = 3 * time.Second
+
 // TestCallCancellation holds that the end of the host's call reaches the
 // innermost plugin of a chain a → b → c: c, blocked, is sent $/cancel when
 // the host cancels its call, or when its deadline (the host's context's,
@@ -258,7 +263,8 @@ func TestCallCancellation(t *testing.T) {
 		want     error
 	}{
 		{"host cancels", 0, func(k *Kernel, blocking <-chan struct{}) error {
-			ctx, cancel := context.WithCancel(context.Background())
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second) // bounds a failed test
+			defer cancel()
 			go func() {
 				<-blocking
 				cancel()
@@ -267,12 +273,12 @@ func TestCallCancellation(t *testing.T) {
 			return err
 		}, context.Canceled},
 		{"host's deadline", 0, func(k *Kernel, _ <-chan struct{}) error {
-			ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+			ctx, cancel := context.WithTimeout(context.Background(), chainDeadline)
 			defer cancel()
 			_, err := k.CallProvider(ctx, "plugin/a/run", json.RawMessage(script))
 			return err
 		}, context.DeadlineExceeded},
-		{"provider deadline", 500 * time.Millisecond, func(k *Kernel, _ <-chan struct{}) error {
+		{"provider deadline", chainDeadline, func(k *Kernel, _ <-chan struct{}) error {
 			_, err := k.CallProvider(context.Background(), "plugin/a/run", json.RawMessage(script))
 			return err
 		}, context.DeadlineExceeded},
@@ -286,13 +292,26 @@ func TestCallCancellation(t *testing.T) {
 			blocking := make(chan struct{})
 			errs := make(chan error, 1)
 			go func() { errs <- tt.call(k, blocking) }()
+			defer func() {
+				select {
+				case <-blocking:
+				default:
+					close(blocking) // a test that failed before: let the call end
+				}
+			}()
 			awaitNotice(t, events, "c", "blocking", 10*time.Second)
 			close(blocking)
 			// Well below c's own call timeout (30s): c is cancelled with
 			// the host's call.
-			awaitNotice(t, events, "c", "cancelled", 10*time.Second)
+			awaitNotice(t, events, "c", "cancelled", chainDeadline+7*time.Second)
+			var err error
+			select {
+			case err = <-errs:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the host's call did not return")
+			}
 			var pe *PluginError
-			if err := <-errs; !errors.As(err, &pe) || !errors.Is(err, tt.want) {
+			if !errors.As(err, &pe) || !errors.Is(err, tt.want) {
 				t.Errorf("CallProvider = %v, want a *PluginError wrapping %v", err, tt.want)
 			}
 		})
@@ -344,10 +363,10 @@ func TestStaleAndAdoptedCallers(t *testing.T) {
 			g.Member("kept").Adopted, g.Member("replaced").Adopted)
 	}
 	tests := []struct {
-		name, script, want string
+		name, script string
 	}{
-		{"without parent", callScript("host.log", "write", `1`, false), ``},
-		{"with parent", callScript("host.log", "write", `1`, true), ``},
+		{"without parent", callScript("host.log", "write", `1`, false)},
+		{"with parent", callScript("host.log", "write", `1`, true)},
 	}
 	for _, tt := range tests {
 		t.Run("adopted "+tt.name, func(t *testing.T) {
