@@ -124,15 +124,17 @@ type build struct {
 //
 // Each step is one call: resolve the closure, cascade what failed before
 // anything starts (so no dependent of a failed provider is launched), start
-// the rest, cascade the start failures, register the contributions (leaving
-// out optional plugins that break a rule, each round cascaded), assemble.
+// the rest, cascade the start failures, check each manifest's methods
+// against its handshake (checkMethods), register the contributions
+// (leaving out optional plugins that break a rule, each round cascaded),
+// assemble.
 func Build(ctx context.Context, in Inputs) (*Generation, error) {
 	b := newBuild(in)
 	if !b.resolve() || !b.cascade(ctx) {
 		return nil, b.fail(ctx)
 	}
 	b.start(ctx)
-	if !b.cascade(ctx) || !b.notCancelled(ctx) {
+	if !b.cascade(ctx) || !b.notCancelled(ctx) || !b.checkMethods(ctx) {
 		return nil, b.fail(ctx)
 	}
 	reg, ok := b.register(ctx)

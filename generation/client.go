@@ -6,6 +6,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 )
@@ -45,7 +46,16 @@ type ClientOptions struct {
 	// (3s when zero). HangTimeout is how long a pinged plugin may answer
 	// nothing before it is stopped, a crash (10s when zero).
 	HeartbeatInterval, HeartbeatTimeout, HangTimeout time.Duration
+	// callServer carries what serves the plugins' capability/call
+	// requests (protocol 1.1): set by package kernel only (package
+	// clients), so that every call is routed under its leases. Unset, a
+	// plugin's call is answered "method not found".
+	callServer
 }
+
+// callServer is embedded under this name so that no exported field or
+// method of ClientOptions names it.
+type callServer = clients.Server
 
 // Observer receives what happens to a build's plugins. Its functions report;
 // none of them decides anything. Every field may be nil.
@@ -108,7 +118,7 @@ func (in *Inputs) sidecarOptions() sidecar.Options {
 	o := sidecar.Options{Logger: c.Logger, HostName: c.HostName, HostVersion: c.HostVersion, DataRoot: c.DataRoot,
 		Session: c.Session, Redact: c.Redact, HandshakeTimeout: c.HandshakeTimeout,
 		HeartbeatInterval: c.HeartbeatInterval, HeartbeatTimeout: c.HeartbeatTimeout, HangTimeout: c.HangTimeout,
-		OnNotify: notifyFunc(obs.OnNotify)}
+		OnNotify: notifyFunc(obs.OnNotify), OnCall: clients.OnCallOf(&c)}
 	if f := obs.OnCrash; f != nil {
 		o.OnCrash = func(ce *sidecar.CrashError) { f(ce.Plugin, ce.ClientID, ce, ce.Stderr) }
 	}

@@ -55,7 +55,9 @@
 //
 // An optional plugin whose handshake declarations break a contribution rule
 // (an ID outside the grammar, a conflicting claim, an unknown target in
-// strict mode) is left out: a failed optional member whose reason names the
+// strict mode), or whose manifest maps a capability's method
+// (provides[].methods) to a provider its handshake does not declare, is
+// left out: a failed optional member whose reason names the
 // rule and the other party, cascading like any failure, its sidecar
 // stopped; the registry is built from the rest. In a conflict between a
 // required and an optional plugin the optional one is left out; a required

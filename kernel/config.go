@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -39,6 +40,8 @@ const (
 	defaultInterceptDeadline = 5 * time.Second
 	// defaultCallDeadline bounds one strategy, provider or action call.
 	defaultCallDeadline = 30 * time.Second
+	// defaultMaxCallDepth bounds how deep plugins' calls nest.
+	defaultMaxCallDepth = 8
 )
 
 // FailurePolicy overrides a package's required/optional default from its manifest.
@@ -98,6 +101,20 @@ type Config struct {
 	Host protocol.HostInfo
 	// Capabilities are provided by the host itself.
 	Capabilities []capability.Provided
+	// Handlers serve the calls plugins make to the capabilities the host
+	// provides (docs/protocol.md §5.11), by capability key; Go only (the
+	// config file cannot name a function). Each key must be one of
+	// Capabilities, and each handler non-nil: New refuses others. A
+	// plugin's call to a host capability without a handler is answered
+	// -32006 (not available). New copies the map.
+	Handlers map[capability.Key]HostHandler
+	// MaxCallDepth bounds how deep plugins' calls nest (config key
+	// max_call_depth; default 8): a call made while serving a request of
+	// depth MaxCallDepth is refused with -32007, its message showing the
+	// chain of plugins. A host request to a plugin is depth 0; a call made
+	// while serving a request of depth n is depth n+1, one without a
+	// parent depth 1. Negative is an error at New.
+	MaxCallDepth int
 	// Points and Slots are the interception points and strategy slots the
 	// host defines.
 	Points []contribution.Point
@@ -212,6 +229,9 @@ func (c Config) withDefaults() Config {
 	if c.FirstGeneration == 0 {
 		c.FirstGeneration = 1
 	}
+	if c.MaxCallDepth == 0 {
+		c.MaxCallDepth = defaultMaxCallDepth
+	}
 	if c.HandshakeTimeout == 0 {
 		c.HandshakeTimeout = wire.DefaultHandshakeTimeout
 	}
@@ -233,6 +253,13 @@ func (c Config) resolve() (Config, error) {
 	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > wire.MaxHandshakeTimeout {
 		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, wire.MaxHandshakeTimeout)
 	}
+	if c.MaxCallDepth < 0 {
+		return c, fmt.Errorf("kernel: config: max call depth must be at least 1, got %d", c.MaxCallDepth)
+	}
+	c.Handlers = maps.Clone(c.Handlers)
+	if err := c.checkHandlers(); err != nil {
+		return c, err
+	}
 	if c.DataRoot != "" {
 		root, err := filepath.Abs(c.DataRoot)
 		if err != nil {
@@ -241,6 +268,24 @@ func (c Config) resolve() (Config, error) {
 		c.DataRoot = root
 	}
 	return c, nil
+}
+
+// checkHandlers refuses a handler for a capability the host does not
+// provide, and a nil handler, naming every one.
+func (c Config) checkHandlers() error {
+	var problems []string
+	for _, key := range slices.Sorted(maps.Keys(c.Handlers)) {
+		switch {
+		case c.Handlers[key] == nil:
+			problems = append(problems, fmt.Sprintf("handler of capability %q is nil", key))
+		case !slices.ContainsFunc(c.Capabilities, func(p capability.Provided) bool { return p.Key == key }):
+			problems = append(problems, fmt.Sprintf("handler of capability %q, which the host does not provide (add it to Capabilities)", key))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("kernel: config: %s", strings.Join(problems, "; "))
+	}
+	return nil
 }
 
 // Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The

@@ -48,6 +48,7 @@ type fileConfig struct {
 	Session               map[string]json.RawMessage       `json:"session"`
 	DataRoot              string                           `json:"data_root"`
 	ValidateProviderInput bool                             `json:"validate_provider_input"`
+	MaxCallDepth          int                              `json:"max_call_depth"`
 }
 
 type fileHost struct {
@@ -193,6 +194,10 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	if fc.PoolSize < 0 {
 		add("pool_size: must be at least 1, got %d", fc.PoolSize)
 	}
+	if fc.MaxCallDepth < 0 {
+		add("max_call_depth: must be at least 1, got %d", fc.MaxCallDepth)
+	}
+	cfg.MaxCallDepth = max(fc.MaxCallDepth, 0)
 	d := fc.Deadlines
 	cfg.Deadlines = Deadlines{Intercept: time.Duration(d.Intercept), Strategy: time.Duration(d.Strategy),
 		Provider: time.Duration(d.Provider), Action: time.Duration(d.Action)}

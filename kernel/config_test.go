@@ -48,6 +48,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"newer format", `{"format": 2}`, `k.json: format: 2 is not supported (this build reads format 1)`},
 		{"unknown keys", `{"format": 1, "pool": 3, "host": {"nmae": "x"}, "capabilities": [{"capability": "a", "version": "1.0.0", "optional": true}]}`,
 			"k.json: capabilities[0].optional: unknown key\nk.json: host.nmae: unknown key\nk.json: pool: unknown key"},
+		{"call depth", `{"format": 1, "max_call_depth": -2}`, `k.json: max_call_depth: must be at least 1, got -2`},
 		{"every value problem", `{"format": 1, "capabilities": [{"capability": "Host.Log", "version": "1"}], "points": ["a..b"], "slots": [" "], "pool_size": -1, "startup_budget": "soon", "policy": {"a": "sometimes"}, "slot_owners": {"s": ""}, "deadlines": {"intercept": "-1s"}}`,
 			"k.json: startup_budget: \"soon\" is not a positive duration such as \"5s\"\n" +
 				"k.json: deadlines.intercept: \"-1s\" is not a positive duration such as \"5s\"\n" +

@@ -108,7 +108,7 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 	for _, c := range chain {
 		m := l.gen.Member(c.Source.Plugin)
 		start := time.Now()
-		out, err := k.interceptOne(ctx, m, point, res.Payload)
+		out, err := k.interceptOne(ctx, l, m, point, res.Payload)
 		step := Step{Plugin: c.Source.Plugin, Decision: out.Decision, Reason: out.Reason, Elapsed: time.Since(start)}
 		if err != nil {
 			perr := &PluginError{Plugin: step.Plugin, Kind: contribution.KindInterceptor, Key: string(point), Required: m.Required, Err: err}
@@ -133,12 +133,20 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 	return res, nil
 }
 
-func (k *Kernel) interceptOne(ctx context.Context, m *generation.Member, point contribution.Point, payload json.RawMessage) (protocol.InterceptResult, error) {
+func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member, point contribution.Point, payload json.RawMessage) (protocol.InterceptResult, error) {
 	c, err := running(m)
 	if err != nil {
 		return protocol.InterceptResult{}, err
 	}
-	return c.Intercept(sidecar.WithCallTimeout(ctx, k.cfg.Deadlines.Intercept), string(point), payload)
+	return c.Intercept(dispatchContext(ctx, l, m, k.cfg.Deadlines.Intercept), string(point), payload)
+}
+
+// dispatchContext is the context of the host's request to m: bounded by d
+// (sidecar.WithCallTimeout) and tagged with m's root frame in l, in one
+// allocation, so that m's capability/call naming the request as its parent
+// is served by l.
+func dispatchContext(ctx context.Context, l *live, m *generation.Member, d time.Duration) context.Context {
+	return sidecar.WithCallTimeoutValue(ctx, d, frameKey{}, l.root(m.Package.Name))
 }
 
 // clientOf returns m's sidecar, or nil when m is nil or does not run. The
@@ -211,7 +219,7 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 	}
 	m := l.gen.Member(owner.Source.Plugin)
 	res.Owner = owner.Source.Plugin
-	out, err := k.invoke(ctx, m, k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
+	out, err := k.invoke(ctx, l, m, k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
 		wire.StrategyInvokeParams{Slot: string(slot), Input: input})
 	if err != nil {
 		perr := &PluginError{Plugin: res.Owner, Kind: contribution.KindStrategy, Key: string(slot), Required: m.Required, Err: err}
@@ -278,7 +286,7 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 	if err != nil {
 		return nil, err
 	}
-	out, err := k.invoke(ctx, m, deadline, method, params)
+	out, err := k.invoke(ctx, l, m, deadline, method, params)
 	if err != nil {
 		return nil, &PluginError{Plugin: c.Source.Plugin, Kind: kind, Key: id, Required: m.Required, Err: err}
 	}
@@ -294,10 +302,10 @@ func findAction(r *contribution.Registry, id string) (contribution.Contribution,
 	return contribution.Contribution{}, false
 }
 
-func (k *Kernel) invoke(ctx context.Context, m *generation.Member, d time.Duration, method string, params any) (json.RawMessage, error) {
+func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, d time.Duration, method string, params any) (json.RawMessage, error) {
 	c, err := running(m)
 	if err != nil {
 		return nil, err
 	}
-	return c.Invoke(sidecar.WithCallTimeout(ctx, d), method, params)
+	return c.Invoke(dispatchContext(ctx, l, m, d), method, params)
 }

@@ -56,6 +56,33 @@
 // A build that fails gives every plugin it set starting its state from
 // before.
 //
+// # Plugin calls
+//
+// A plugin calls the methods of the capabilities its manifest requires
+// (capability/call, docs/protocol.md §5.11, protocol 1.1), and the kernel
+// routes each call; no plugin reaches another's pipes. Who may call what is
+// decided in one place, per published generation, from the closure's
+// choices: a call of a capability the caller does not require is refused
+// (-32005, naming the plugin, the capability and the missing requires
+// entry); an unsatisfied optional requirement, a host capability without a
+// handler and a provider that does not run answer -32006; a method the
+// provider's provides[].methods does not map answers -32601. A host
+// capability is served by its Config.Handlers entry, a plugin's by the
+// provider its methods name, called like CallProvider.
+//
+// A call is served by the generation its caller belongs to, under a lease
+// with the drain rules of dispatch: the one that sent the request the call
+// names as its parent (even once retired, while that request holds it
+// open), or, without a parent, the current one, if the caller's process is
+// the plugin's process in it; otherwise the call is stale (-32008), and an
+// adopted plugin calls into the generation that adopted it. A call with a
+// parent gets at most what is left of the parent's deadline and is
+// cancelled with it, transitively (the host's ctx, a deadline, a $/cancel,
+// a crash up the chain); the callee is invoked under the call's context.
+// A call nested deeper than Config.MaxCallDepth answers -32007 with the
+// chain of plugins. A callee that crashes fails the call at once (-32006,
+// with the crash); its own error answer is forwarded with its code.
+//
 // # Concurrency
 //
 // The current generation sits behind an atomic pointer: Current and every

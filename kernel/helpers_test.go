@@ -22,8 +22,10 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// scriptedBin is the test plugin binary, built once in TestMain.
-var scriptedBin string
+// scriptedBin and callerBin are the test plugin binaries, built once in
+// TestMain: testdata/plugins/scripted (on the SDK) and
+// testdata/plugins/caller (raw protocol 1.1, calls the host).
+var scriptedBin, callerBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "kernel-test-")
@@ -31,9 +33,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	scriptedBin = filepath.Join(dir, "scripted")
+	scriptedBin, callerBin = filepath.Join(dir, "scripted"), filepath.Join(dir, "caller")
 	builds := [][]string{
-		{"go", "build", "-o", scriptedBin, "../testdata/plugins/scripted"},
+		{"go", "build", "-o", dir + string(filepath.Separator), "../testdata/plugins/scripted", "../testdata/plugins/caller"},
 		{"go", "run", "../testdata/demo/build", "../testdata/demo/home"}, // for the examples
 	}
 	for _, args := range builds {
@@ -55,15 +57,17 @@ type plug struct {
 	priority   int
 	intercepts []string // manifest authorization
 	replaces   []string
-	provides   []string // "cap@version": manifest and handshake
-	requires   []string // "cap constraint" or "cap constraint?" for optional
+	provides   []string                     // "cap@version": manifest and handshake
+	methods    map[string]map[string]string // provides[].methods by capability (manifest only)
+	requires   []string                     // "cap constraint" or "cap constraint?" for optional
 	env        map[string]string
 	disabled   bool
 	handshake  string // handshake_timeout; default 5s
+	bin        string // the plugin binary; default scriptedBin
 }
 
-// writeHome creates a home with the given scripted packages; each package's
-// bin/plugin is a hard link to the scripted binary.
+// writeHome creates a home with the given test packages; each package's
+// bin/plugin is a hard link to its binary (the scripted one by default).
 func writeHome(t testing.TB, plugs ...plug) string {
 	t.Helper()
 	home := t.TempDir()
@@ -73,7 +77,11 @@ func writeHome(t testing.TB, plugs ...plug) string {
 		if err := os.MkdirAll(filepath.Join(dir, "bin"), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		linkOrCopy(t, scriptedBin, filepath.Join(dir, "bin", "plugin"))
+		bin := p.bin
+		if bin == "" {
+			bin = scriptedBin
+		}
+		linkOrCopy(t, bin, filepath.Join(dir, "bin", "plugin"))
 		writeJSON(t, filepath.Join(dir, "plugin.json"), manifest(p))
 		if p.disabled {
 			state[p.name] = map[string]bool{"enabled": false}
@@ -100,7 +108,11 @@ func manifest(p plug) map[string]any {
 	var provides, requires []map[string]any
 	for _, kv := range p.provides {
 		k, v, _ := strings.Cut(kv, "@")
-		provides = append(provides, map[string]any{"capability": k, "version": v})
+		prov := map[string]any{"capability": k, "version": v}
+		if ms := p.methods[k]; ms != nil {
+			prov["methods"] = ms
+		}
+		provides = append(provides, prov)
 	}
 	for _, r := range p.requires {
 		k, c, _ := strings.Cut(r, " ")

@@ -73,6 +73,18 @@ func TestOptionalPluginIsolation(t *testing.T) {
 				`strategies[0]: slot "context.compactor" is not listed in runtime.replaces`}},
 		},
 		{
+			name: "method mapped to an undeclared provider",
+			plugs: []plug{healthy,
+				{name: "kv", provides: []string{"storage.kv@1.0.0"}, env: map[string]string{"SCRIPT_PROVIDERS": "kv.get"},
+					methods: map[string]map[string]string{"storage.kv": {"get": "kv.get", "put": "kv.put"}}},
+				{name: "user", requires: []string{"storage.kv ^1.0"}}},
+			running: []string{"healthy"},
+			leftOut: map[string][]string{
+				"kv":   {`optional plugin "kv" is left out of the generation: method "put" of capability "storage.kv" is mapped to provider "kv.put", which its handshake does not declare`},
+				"user": {`optional plugin "user" failed: requires storage.kv ^1.0, provided by "kv", which failed: left out of the generation: method "put"`},
+			},
+		},
+		{
 			name: "cascade along requires",
 			plugs: []plug{healthy,
 				{name: "store", provides: []string{"storage.kv@1.0.0"}, env: map[string]string{"SCRIPT_PROVIDERS": "Bad"}},
@@ -160,4 +172,30 @@ func TestRequiredViolationsFailTheBuild(t *testing.T) {
 			noChildren(t)
 		})
 	}
+}
+
+// TestUndeclaredMethodFailsRequired: a required plugin whose manifest maps
+// a method to a provider its handshake does not declare fails the build,
+// naming the plugin, the capability, the method and the ref.
+func TestUndeclaredMethodFailsRequired(t *testing.T) {
+	kv := plug{name: "kv", required: true, provides: []string{"storage.kv@1.0.0"}, env: map[string]string{"SCRIPT_PROVIDERS": "kv.get"},
+		methods: map[string]map[string]string{"storage.kv": {"get": "kv.get", "put": "kv.put"}}}
+	k, err := New(testConfig(writeHome(t, kv)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close(context.Background())
+	err = k.Start(context.Background())
+	var be *generation.BuildError
+	if !errors.As(err, &be) {
+		t.Fatalf("Start = %v, want a *generation.BuildError", err)
+	}
+	want := []string{`required plugin "kv" failed: method "put" of capability "storage.kv" is mapped to provider "kv.put", which its handshake does not declare`}
+	if !slices.Equal(be.Problems, want) {
+		t.Errorf("problems = %q, want %q", be.Problems, want)
+	}
+	if k.Current() != nil {
+		t.Error("a failed Start published a generation")
+	}
+	noChildren(t)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -177,7 +178,7 @@ func (b *buildCancel) cancelAll() {
 // (k.redact, computed once in New). The observer's functions only report.
 func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 	c := k.cfg
-	return generation.Inputs{
+	in := generation.Inputs{
 		Installed: inst,
 		Launch:    k.launches(inst),
 		Host:      c.Capabilities,
@@ -202,6 +203,8 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 			HangTimeout:       c.Supervision.HangTimeout,
 		},
 	}
+	clients.SetOnCall(&in.Client, k.serveCall)
+	return in
 }
 
 // launches computes the launch value of every package of inst (nil for a
@@ -265,7 +268,7 @@ func (k *Kernel) publish(g *generation.Generation) {
 			keep = append(keep, m.Package.Name)
 		}
 	}
-	old := k.current.Swap(newLive(g))
+	old := k.current.Swap(newLive(g, k.cfg.Handlers))
 	k.published(g)
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {

@@ -4,6 +4,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
 )
 
@@ -20,11 +21,27 @@ type live struct {
 	// schemas caches the providers' compiled input schemas, by provider
 	// ID, for Config.ValidateProviderInput: once per generation.
 	schemas sync.Map
+	// routes says who may call what, and where each call goes.
+	routes routes
+	// roots holds the frame of the host's own requests to each member, so
+	// that a dispatch tags its context without allocating.
+	roots map[string]*frame
 }
 
-func newLive(g *generation.Generation) *live {
-	return &live{gen: g, drained: make(chan struct{})}
+// newLive returns g, published, with its routes (handlers serve the host's
+// capabilities) and root frames.
+func newLive(g *generation.Generation, handlers map[capability.Key]HostHandler) *live {
+	l := &live{gen: g, drained: make(chan struct{}), routes: newRoutes(g, handlers),
+		roots: make(map[string]*frame, len(g.Members()))}
+	for _, m := range g.Members() {
+		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name}
+	}
+	return l
 }
+
+// root returns the frame of a host request to plugin (nil for a plugin
+// that is no member).
+func (l *live) root(plugin string) *frame { return l.roots[plugin] }
 
 // acquire takes a lease unless the generation is retired.
 func (l *live) acquire() bool {
@@ -33,6 +50,22 @@ func (l *live) acquire() bool {
 		return false
 	}
 	return true
+}
+
+// acquireNested takes a lease for a call made while another lease on l is
+// held (the request it serves), even after l was retired: it fails only
+// once l has drained. (Were the other lease returned in the meantime, the
+// call would be cancelled anyway: the request it serves ended.)
+func (l *live) acquireNested() bool {
+	for {
+		s := l.state.Load()
+		if s == retiredBit {
+			return false
+		}
+		if l.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
 }
 
 // release returns a lease; the last lease of a retired generation closes

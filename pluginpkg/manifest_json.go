@@ -30,8 +30,9 @@ type jsonRuntime struct {
 }
 
 type jsonProv struct {
-	Capability string `json:"capability"`
-	Version    string `json:"version"`
+	Capability string            `json:"capability"`
+	Version    string            `json:"version"`
+	Methods    map[string]string `json:"methods,omitempty"`
 }
 
 type jsonReq struct {
@@ -67,7 +68,7 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 		j.Runtime = jr
 	}
 	for _, p := range m.Provides {
-		jp := jsonProv{Capability: string(p.Key)}
+		jp := jsonProv{Capability: string(p.Key), Methods: maps.Clone(m.Methods[p.Key])}
 		if p.Version != nil {
 			jp.Version = p.Version.Original()
 		}

@@ -132,6 +132,7 @@ type manifestParser struct {
 	m           *Manifest
 	provideAt   map[capability.Key]int // provides index of each valid key
 	requireKeys []capability.Key       // requires[i] key, "" when invalid
+	methodsAt   []int                  // provides indexes that list methods
 }
 
 func (p *manifestParser) rootFields() []field {
@@ -194,6 +195,7 @@ func (p *manifestParser) provides(f fieldPath, n *jsonfile.Node) {
 	p.provideAt = map[capability.Key]int{}
 	for i, e := range n.Elems {
 		var prov capability.Provided
+		var methods map[string]string
 		ef := f.index(i)
 		ok := p.object(ef, e, []field{
 			{name: "capability", required: true, check: func(f fieldPath, n *jsonfile.Node) {
@@ -211,11 +213,59 @@ func (p *manifestParser) provides(f fieldPath, n *jsonfile.Node) {
 					prov.Version = v
 				}
 			}},
+			{name: "methods", check: func(f fieldPath, n *jsonfile.Node) {
+				if methods = p.methods(f, n); methods != nil {
+					p.methodsAt = append(p.methodsAt, i)
+				}
+			}},
 		})
 		if ok {
 			p.m.Provides = append(p.m.Provides, prov)
+			p.addMethods(prov.Key, methods)
 		}
 	}
+}
+
+// methods checks a provides[].methods object: each member a method name
+// (an identifier) mapped to a provider ref, at least one. It returns the
+// valid members.
+func (p *manifestParser) methods(f fieldPath, n *jsonfile.Node) map[string]string {
+	if n.Kind != jsonfile.KindObject {
+		p.typeError(f, "an object of strings", n)
+		return nil
+	}
+	if len(n.Members) == 0 {
+		p.add(f, "%s", noMethods)
+		return nil
+	}
+	out := map[string]string{}
+	for _, m := range n.Members {
+		mf := f.child(m.Key)
+		if p.badKey(mf, m) || p.duplicate(mf, n, m) {
+			continue
+		}
+		ref, ok := p.str(mf, m.Val)
+		if !ok {
+			continue
+		}
+		if msg := checkMethod(m.Key, ref); msg != "" {
+			p.add(mf, "%s", msg)
+			continue
+		}
+		out[m.Key] = ref
+	}
+	return out
+}
+
+// addMethods records the valid methods of capability key, if any.
+func (p *manifestParser) addMethods(key capability.Key, methods map[string]string) {
+	if key == "" || len(methods) == 0 {
+		return
+	}
+	if p.m.Methods == nil {
+		p.m.Methods = map[capability.Key]map[string]string{}
+	}
+	p.m.Methods[key] = methods
 }
 
 func (p *manifestParser) requires(f fieldPath, n *jsonfile.Node) {
@@ -271,8 +321,14 @@ func (p *manifestParser) capabilityKey(f fieldPath, n *jsonfile.Node) capability
 }
 
 // crossChecks reports problems spanning several fields, after the document
-// walk: a package may not require a capability it provides.
+// walk: a package may not require a capability it provides, and only a
+// package with a runtime has providers to implement methods.
 func (p *manifestParser) crossChecks() {
+	if p.m.Runtime == nil {
+		for _, i := range p.methodsAt {
+			p.add(fieldPath("provides").index(i).child("methods"), "%s", methodsWithoutRuntime)
+		}
+	}
 	for i, k := range p.requireKeys {
 		if at, ok := p.provideAt[k]; ok && k != "" {
 			p.add(fieldPath("requires").index(i).child("capability"),

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 )
 
@@ -43,6 +44,7 @@ var brokenManifests = []struct {
 	{rule: "bad-format", schema: schema, want: `bad-format/plugin.json: format: unsupported format 0 (this build reads format 1)`},
 	{rule: "bad-handshake-timeout", schema: schema, want: `bad-handshake-timeout/plugin.json: runtime.handshake_timeout: "5 seconds" is not a valid duration (use Go syntax such as "5s" or "1m30s")`},
 	{rule: "bad-kernel", schema: parseOnly, want: `bad-kernel/plugin.json: kernel: ">= one" is not a valid semver constraint`},
+	{rule: "bad-method-name", schema: schema, want: `bad-method-name/plugin.json: provides[0].methods.Put: "Put" is not a valid method name: segment 1 ("Put") contains an upper-case letter (identifiers are lower-case)`},
 	{rule: "bad-name", schema: schema, want: `bad-name/plugin.json: name: "My Plugin" is not a valid package name (use 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit)`},
 	{rule: "bad-point", schema: schema, want: `bad-point/plugin.json: runtime.intercepts[1]: "Tool.After" is not a valid point: segment 1 ("Tool") contains an upper-case letter (identifiers are lower-case)`},
 	{rule: "bad-provide-version", schema: schema, want: `bad-provide-version/plugin.json: provides[0].version: "v1.0.0" is not a valid semantic version: drop the leading "v"`},
@@ -57,6 +59,7 @@ var brokenManifests = []struct {
 	{rule: "duplicate-slot", schema: schema, want: `duplicate-slot/plugin.json: runtime.replaces[1]: duplicate slot "context.compactor" (also at runtime.replaces[0])`},
 	{rule: "empty-command", schema: schema, want: `empty-command/plugin.json: runtime.command: must not be empty`},
 	{rule: "empty-file", schema: syntax, want: `empty-file/plugin.json: manifest is empty`},
+	{rule: "empty-methods", schema: schema, want: `empty-methods/plugin.json: provides[0].methods: must list at least one method (omit methods for a capability with no callable methods)`},
 	{rule: "escaping-command", schema: parseOnly, want: `escaping-command/plugin.json: runtime.command: "./bin/../../other/plugin" escapes the package directory`},
 	{rule: "format-not-integer", schema: schema, want: `format-not-integer/plugin.json: format: must be an integer, got 1.5`},
 	{rule: "handshake-timeout-too-long", schema: parseOnly, want: `handshake-timeout-too-long/plugin.json: runtime.handshake_timeout: must be at most 60s, got "2m"`},
@@ -80,6 +83,7 @@ var brokenManifests = []struct {
 		`many-problems/plugin.json: kernel: must be a string, got number`,
 		`many-problems/plugin.json: requires[0].capability: "cache" is provided by this package itself (provides[0]); a package cannot require its own capability`,
 	)},
+	{rule: "methods-without-runtime", schema: schema, want: `methods-without-runtime/plugin.json: provides[0].methods: a package without a runtime has no providers to implement methods`},
 	{rule: "missing-command", schema: schema, want: `missing-command/plugin.json: runtime.command: required field is missing`},
 	{rule: "missing-format", schema: schema, want: `missing-format/plugin.json: format: required field is missing`},
 	{rule: "missing-name", schema: schema, want: `missing-name/plugin.json: name: required field is missing`},
@@ -231,6 +235,33 @@ func summarize(m *Manifest) map[string]any {
 	return s
 }
 
+// TestParseMethods checks provides[].methods of the kvstore example: one
+// table per capability that lists methods, none for the others.
+func TestParseMethods(t *testing.T) {
+	dir := filepath.Join(manifestsDir, "valid", "kvstore")
+	m, err := Parse(dir, readManifestFile(t, dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[capability.Key]map[string]string{
+		"storage.kv": {"get": "kv.get", "put": "kv.put", "list-keys": "kv.list"},
+	}
+	if !reflect.DeepEqual(m.Methods, want) {
+		t.Errorf("Methods = %v, want %v", m.Methods, want)
+	}
+	data, err := m.MarshalJSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("round trip", data)
+	if err != nil {
+		t.Fatalf("Parse(MarshalJSON()): %v\n%s", err, data)
+	}
+	if !reflect.DeepEqual(back.Methods, want) {
+		t.Errorf("round trip Methods = %v, want %v", back.Methods, want)
+	}
+}
+
 // TestParseDefaults checks the zero values of a declarative manifest and a
 // minimal runtime.
 func TestParseDefaults(t *testing.T) {
@@ -242,7 +273,7 @@ func TestParseDefaults(t *testing.T) {
 	if !reflect.DeepEqual(m.Runtime, want) {
 		t.Errorf("runtime = %+v, want %+v", m.Runtime, want)
 	}
-	if m.Kernel != nil || m.Provides != nil || m.Requires != nil || m.Description != "" {
+	if m.Kernel != nil || m.Provides != nil || m.Requires != nil || m.Methods != nil || m.Description != "" {
 		t.Errorf("unexpected non-zero fields: %+v", m)
 	}
 	m, err = Parse("x", []byte(`{"format":1,"name":"x","version":"1.0.0","requires":[{"capability":"a"}]}`))

@@ -45,11 +45,40 @@ func (m *Manifest) Validate() error {
 			v.add(f.child("version"), "required field is missing")
 		}
 	}
+	m.validateMethods(v, provided)
 	m.validateRequires(v, provided)
 	if len(v.problems) > 0 {
 		return &ValidationError{Problems: v.problems}
 	}
 	return nil
+}
+
+// validateMethods checks Methods: each capability is one of Provides (its
+// problems are reported at that entry's methods), lists at least one
+// method, and has valid method names and refs; only a package with a
+// runtime may list methods.
+func (m *Manifest) validateMethods(v *validator, provided map[capability.Key]int) {
+	for _, key := range slices.Sorted(maps.Keys(m.Methods)) {
+		at, ok := provided[key]
+		if !ok {
+			v.add("provides", "methods of capability %q, which provides does not list", key)
+			continue
+		}
+		f := fieldPath("provides").index(at).child("methods")
+		methods := m.Methods[key]
+		switch {
+		case len(methods) == 0:
+			v.add(f, "%s", noMethods)
+			continue
+		case m.Runtime == nil:
+			v.add(f, "%s", methodsWithoutRuntime)
+		}
+		for _, name := range slices.Sorted(maps.Keys(methods)) {
+			if msg := checkMethod(name, methods[name]); msg != "" {
+				v.add(f.child(name), "%s", msg)
+			}
+		}
+	}
 }
 
 func (m *Manifest) validateRequires(v *validator, provided map[capability.Key]int) {

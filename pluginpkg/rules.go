@@ -12,6 +12,7 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/ident"
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/wire"
 )
@@ -54,6 +55,24 @@ func checkName(name string) string {
 		if !lowerOrDigit && (i == 0 || c != '.' && c != '_' && c != '-') {
 			return fmt.Sprintf("%q is not a valid package name (%s)", name, rule)
 		}
+	}
+	return ""
+}
+
+// The messages of provides[].methods rules that span more than one value.
+const (
+	noMethods             = "must list at least one method (omit methods for a capability with no callable methods)"
+	methodsWithoutRuntime = "a package without a runtime has no providers to implement methods"
+)
+
+// checkMethod checks one provides[].methods member: the method name is an
+// identifier and the ref a provider ref (docs/protocol.md §4.5).
+func checkMethod(name, ref string) string {
+	if err := ident.ValidateDotted("method name", name); err != nil {
+		return err.Error()
+	}
+	if err := contribution.ValidateProviderRef(ref); err != nil {
+		return err.Error()
 	}
 	return ""
 }

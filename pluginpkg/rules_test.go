@@ -16,6 +16,9 @@ import (
 func TestParseRules(t *testing.T) {
 	const head = `{"format":1,"name":"a","version":"1.0.0"`
 	rt := func(body string) string { return head + `,"runtime":{` + body + `}}` }
+	methods := func(m string) string {
+		return head + `,"runtime":{"command":"a"},"provides":[{"capability":"k","version":"1.0.0","methods":` + m + `}]}`
+	}
 	tests := []struct {
 		name, doc, want string
 	}{
@@ -68,6 +71,14 @@ func TestParseRules(t *testing.T) {
 		{"requires version empty", head + `,"requires":[{"capability":"x","version":""}]}`, `requires[0].version: must not be empty (use "*" for any version)`},
 		{"requires missing capability", head + `,"requires":[{"version":"*"}]}`, `requires[0].capability: required field is missing`},
 		{"requires optional type", head + `,"requires":[{"capability":"x","optional":"yes"}]}`, `requires[0].optional: must be a boolean, got string`},
+		{"methods type", methods(`["get"]`), `provides[0].methods: must be an object of strings, got array`},
+		{"methods value type", methods(`{"get":1}`), `provides[0].methods.get: must be a string, got number`},
+		{"methods bad ref", methods(`{"get":"kv/get"}`),
+			`provides[0].methods.get: "kv/get" is not a valid provider ref: segment 1 ("kv/get") contains '/' (allowed: a-z, 0-9, '_', '-')`},
+		{"methods dotted name", methods(`{"keys.list":"kv.list","get":"kv.get"}`), ``},
+		{"methods duplicate", methods(`{"get":"a",` + "\n" + `"get":"b"}`), `provides[0].methods.get: duplicate key at line 2 (first at line 1)`},
+		{"methods quoted bad name", methods(`{"get all":"a"}`),
+			`provides[0].methods["get all"]: "get all" is not a valid method name: segment 1 ("get all") contains whitespace`},
 		{"provides type", head + `,"provides":{"capability":"x"}}`, `provides: must be an array, got object`},
 		{"provides element type", head + `,"provides":[null]}`, `provides[0]: must be an object, got null`},
 		{"intercepts type", rt(`"command":"a","intercepts":"tool.before"`), `runtime.intercepts: must be an array of strings, got string`},
@@ -153,6 +164,21 @@ func TestValidate(t *testing.T) {
 			`requires[1].version: required field is missing`,
 			`requires[2].capability: duplicate capability "r" (already required by requires[0])`,
 			`requires[1].capability: "k" is provided by this package itself (provides[0]); a package cannot require its own capability`)},
+		{"methods", func(m *Manifest) {
+			m.Methods = map[capability.Key]map[string]string{"k": {"get": "kv.get"}}
+		}, ""},
+		{"methods broken", func(m *Manifest) {
+			m.Methods = map[capability.Key]map[string]string{"k": {"Get": "kv.get", "put": "KV"}, "other": {"x": "y"}}
+		}, lines(
+			`provides[0].methods.Get: "Get" is not a valid method name: segment 1 ("Get") contains an upper-case letter (identifiers are lower-case)`,
+			`provides[0].methods.put: "KV" is not a valid provider ref: segment 1 ("KV") contains an upper-case letter (identifiers are lower-case)`,
+			`provides: methods of capability "other", which provides does not list`)},
+		{"methods empty", func(m *Manifest) { m.Methods = map[capability.Key]map[string]string{"k": {}} },
+			`provides[0].methods: must list at least one method (omit methods for a capability with no callable methods)`},
+		{"methods without runtime", func(m *Manifest) {
+			m.Runtime = nil
+			m.Methods = map[capability.Key]map[string]string{"k": {"get": "kv.get"}}
+		}, `provides[0].methods: a package without a runtime has no providers to implement methods`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,6 +34,15 @@ type Manifest struct {
 	Runtime *Runtime
 	// Provides lists the capabilities the package provides, keys unique.
 	Provides []capability.Provided
+	// Methods holds the callable methods of the capabilities in Provides
+	// whose entry lists them (provides[].methods): for each such
+	// capability, each method name (an identifier) mapped to the
+	// plugin-local ref of the provider implementing it. A capability
+	// without an entry has no callable methods; nil when no entry lists
+	// any. Only a package with a runtime may list methods. Every ref must
+	// be a provider the plugin declares in its handshake (checked when a
+	// generation is built, docs/architecture.md).
+	Methods map[capability.Key]map[string]string
 	// Requires lists the capabilities it needs, keys unique and never one
 	// it provides. A requirement without a version has the constraint "*".
 	Requires []capability.Requirement

@@ -11,10 +11,15 @@
 // stops, and package kernel reads them to dispatch under a lease, to
 // supervise them and to adopt them at a reload or restart.
 //
+// Server carries the kernel's handler of the plugins' capability/call
+// requests the same way, embedded in generation.ClientOptions: package
+// kernel sets it, package generation hands it to every sidecar it starts.
+//
 // # Concurrency
 //
 // A Holder is set while its generation is built, before the generation is
-// published, and only read afterwards; reads need no lock.
+// published, and only read afterwards; reads need no lock. A Server is set
+// before the build that reads it.
 package clients
 
 import "github.com/extkernel/extkernel/internal/sidecar"

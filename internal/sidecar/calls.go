@@ -86,18 +86,31 @@ func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
 	return &callTimeoutCtx{Context: ctx, d: d}
 }
 
-// callTimeoutCtx is the context of WithCallTimeout.
+// WithCallTimeoutValue is WithCallTimeout that also carries val under key,
+// as context.WithValue would, in the one allocation: the kernel tags each
+// dispatched call so that a capability/call naming it as its parent finds
+// where it came from. key must be comparable and non-nil.
+func WithCallTimeoutValue(ctx context.Context, d time.Duration, key, val any) context.Context {
+	return &callTimeoutCtx{Context: ctx, d: d, key: key, val: val}
+}
+
+// callTimeoutCtx is the context of WithCallTimeout and
+// WithCallTimeoutValue.
 type callTimeoutCtx struct {
 	context.Context
-	d time.Duration
+	d        time.Duration
+	key, val any // nil key: none
 }
 
 // callTimeoutKey finds a callTimeoutCtx under contexts derived from it.
 type callTimeoutKey struct{}
 
 func (c *callTimeoutCtx) Value(key any) any {
-	if key == (callTimeoutKey{}) {
+	switch {
+	case key == (callTimeoutKey{}):
 		return c
+	case c.key != nil && key == c.key:
+		return c.val
 	}
 	return c.Context.Value(key)
 }
@@ -136,6 +149,7 @@ func isCrash(err error) bool {
 // when Options.CallTimeout ran out), or an encoding error.
 func (c *Client) roundTrip(ctx context.Context, method string, params, result any, kind callKind) error {
 	var timeout <-chan time.Time
+	var due time.Time
 	d, own := callTimeout(ctx)
 	if _, ok := ctx.Deadline(); !ok || own {
 		if !own {
@@ -143,7 +157,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 		}
 		t := startTimer(d)
 		defer stopTimer(t)
-		timeout = t.C
+		timeout, due = t.C, time.Now().Add(d)
 	}
 	id := c.nextID.Add(1)
 	frame, err := encodeRequest(id, method, params)
@@ -151,7 +165,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 		return err
 	}
 	ch := replyChans.Get().(chan *wire.Message)
-	if err := c.register(id, ch, kind); err != nil {
+	if err := c.register(id, pendingCall{ch: ch, ctx: ctx, due: due}, kind); err != nil {
 		replyChans.Put(ch)
 		if err == errDown {
 			return c.awaitTerminal(ctx, timeout)
@@ -232,9 +246,17 @@ func encodeFrame(m *wire.Message) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// pendingCall is a host request in flight: where its answer goes, and
+// what a capability/call naming it as its parent derives from.
+type pendingCall struct {
+	ch  chan *wire.Message
+	ctx context.Context // the call's context
+	due time.Time       // when its own timeout runs out; zero: ctx's deadline bounds it
+}
+
 // register records a pending call, unless the client is terminal or
 // closing, or the plugin is down (errDown).
-func (c *Client) register(id int64, ch chan *wire.Message, kind callKind) error {
+func (c *Client) register(id int64, p pendingCall, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
@@ -243,7 +265,7 @@ func (c *Client) register(id int64, ch chan *wire.Message, kind callKind) error 
 	if c.mu.down {
 		return errDown
 	}
-	c.mu.pending[id] = ch
+	c.mu.pending[id] = p
 	return nil
 }
 
@@ -279,10 +301,13 @@ func (c *Client) awaitTerminal(ctx context.Context, timeout <-chan time.Time) er
 	}
 }
 
+// unregister forgets a call that ended without its answer, and cancels
+// the plugin's calls derived from it.
 func (c *Client) unregister(id int64) {
 	c.mu.Lock()
 	delete(c.mu.pending, id)
 	c.mu.Unlock()
+	c.endChildren(id)
 }
 
 // terminalErr returns the error a call fails with once the client is
@@ -387,8 +412,11 @@ func (c *Client) dispatch(m *wire.Message) error {
 			what = "request"
 		}
 		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, c.redact(m.Method))
+	case m.IsRequest() && m.Method == wire.MethodCapabilityCall && c.opts.OnCall != nil:
+		c.serveCall(m)
 	case m.IsRequest():
-		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host method %q is not available", m.Method)})
+		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound,
+			Message: fmt.Sprintf("host method %q is not available", c.redact(m.Method))})
 	case m.Method == wire.MethodLog:
 		var p wire.LogParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
@@ -406,7 +434,12 @@ func (c *Client) dispatch(m *wire.Message) error {
 			c.opts.OnNotify(c.Name(), c.id, p)
 		}
 	case m.Method == wire.MethodCancel:
-		// The host serves no plugin requests yet: nothing to cancel.
+		var p wire.CancelParams
+		if err := json.Unmarshal(m.Params, &p); err != nil {
+			c.log.Warn("malformed $/cancel notification", "error", c.redact.err(err))
+			return nil
+		}
+		c.cancelCall(p.ID)
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
 	}
@@ -427,14 +460,15 @@ func (c *Client) deliver(m *wire.Message) {
 		c.handshook.Store(true)
 	}
 	c.mu.Lock()
-	ch := c.mu.pending[id]
+	p, ok := c.mu.pending[id]
 	delete(c.mu.pending, id)
 	c.mu.Unlock()
-	if ch == nil {
+	if !ok {
 		c.log.Debug("dropping late response", "id", id)
 		return
 	}
-	ch <- m
+	p.ch <- m
+	c.endChildren(id)
 }
 
 func (c *Client) reply(id json.RawMessage, e *protocol.Error) {

@@ -11,7 +11,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/process"
-	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -58,14 +57,15 @@ type Client struct {
 	// locked, and no I/O or callback runs, while it is held.
 	mu struct {
 		sync.Mutex
-		pending map[int64]chan *wire.Message
-		err     error // terminal error, set once before dead closes
-		closing bool  // Close started: termination is not a crash
-		down    bool  // the plugin exited or faulted: calls wait for err
-		armed   bool  // Start succeeded: a crash fires OnCrash
-		faulted bool  // life's cause is a fault
-		exited  bool  // the supervisor saw the exit
-		killed  bool  // the host killed the plugin for a fault
+		pending map[int64]pendingCall
+		inbound map[string]*inbound // the plugin's capability/calls in flight, by request id
+		err     error               // terminal error, set once before dead closes
+		closing bool                // Close started: termination is not a crash
+		down    bool                // the plugin exited or faulted: calls wait for err
+		armed   bool                // Start succeeded: a crash fires OnCrash
+		faulted bool                // life's cause is a fault
+		exited  bool                // the supervisor saw the exit
+		killed  bool                // the host killed the plugin for a fault
 	}
 }
 
@@ -145,7 +145,7 @@ func newClient(p Plugin, opts Options) *Client {
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
 	c.life, c.end = context.WithCancelCause(context.Background())
-	c.mu.pending = make(map[int64]chan *wire.Message)
+	c.mu.pending = make(map[int64]pendingCall)
 	return c
 }
 

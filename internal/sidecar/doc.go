@@ -29,6 +29,17 @@
 //     calls, and Options.OnCrash (called once), and of the plugin's health
 //     through Options.OnHealth.
 //
+// The plugin's capability/call requests (protocol 1.1) go to
+// Options.OnCall, each on a goroutine of its own (see Concurrency); every
+// other plugin request is answered -32601, and so is capability/call when
+// OnCall is nil. A call may name a host request in flight to the same
+// plugin as its parent: its context then derives from that request's
+// context, with at most its remaining time, and is cancelled when that
+// request ends (answered, timed out, withdrawn). WithCallTimeoutValue lets
+// the caller of Call tag a request so that OnCall finds the tag in a child
+// call's context. Each pending request keeps its context and the end of
+// its own timeout for this; nothing more is allocated per call.
+//
 // The heartbeat pings a running plugin every HeartbeatInterval (pings are
 // written ahead of queued calls). A ping unanswered for HeartbeatTimeout
 // makes the plugin Unresponsive; it is still pinged, and an answered ping
@@ -160,6 +171,11 @@
 //     written, and only what the pipe takes at once: the rest goes to the
 //     writer, first, so a call never blocks in a write and frames never
 //     interleave.
+//   - one per capability/call in flight, at most MaxInboundCalls: it runs
+//     Options.OnCall and writes the answer. Its context is cancelled by the
+//     plugin's $/cancel for it, by the end of its parent request, and when
+//     the plugin faults, crashes or Close starts; the client waits for it
+//     like for the others, so OnCall MUST honour its context.
 //
 // An idle running client thus costs four goroutines. The first fault (a
 // protocol error, a broken pipe, a stalled write, the hang timeout) is the

@@ -25,11 +25,12 @@ const testHostEnv = "SIDECAR_TEST_HOST"
 // exit code.
 var runTestHost func(dir string) int
 
-// binDir holds the test plugins built once by TestMain: good (on the SDK)
-// and faulty (raw protocol, one fault per mode).
+// binDir holds the test plugins built once by TestMain: good (on the SDK),
+// faulty (raw protocol, one fault per mode) and caller (raw protocol 1.1,
+// calls the host).
 var binDir string
 
-var binaries = []string{"good", "faulty"}
+var binaries = []string{"good", "faulty", "caller"}
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(testHostEnv); dir != "" && runTestHost != nil {
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"../../testdata/plugins/good", "../../testdata/plugins/faulty")
+		"../../testdata/plugins/good", "../../testdata/plugins/faulty", "../../testdata/plugins/caller")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test plugins: %v\n%s", err, out)
 		os.RemoveAll(dir)

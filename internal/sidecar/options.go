@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -144,6 +145,23 @@ type Options struct {
 	// the client's read goroutine: it must return quickly, as no response
 	// is read while it runs.
 	OnNotify func(plugin string, id uint64, n wire.NotifyParams)
+	// OnCall, if set, serves the plugin's capability/call requests
+	// (protocol 1.1); nil answers them, like every other plugin request,
+	// with -32601. Each call runs on a goroutine of its own, which the
+	// client owns, at most MaxInboundCalls of one plugin at once (one more
+	// is answered -32603 at once). Its ctx is cancelled when the plugin
+	// sends $/cancel for it, when the plugin stops (a crash, a fault or
+	// Close) and when its parent ends; with Call.Parent it derives from
+	// the context of the host request the call names (its values, its
+	// cancellation, and the deadline: the one of that context, or what is
+	// left of the request's own timeout, which the derived context does
+	// not apply again), otherwise it is bounded by CallTimeout. OnCall
+	// MUST honour ctx. Its output is sent as the result's output (valid
+	// JSON, or nil for none); a *protocol.Error (errors.As) is answered
+	// with its code, message and data, a failure after ctx ended with
+	// -32800, any other error with -32603 and its text; messages are
+	// redacted.
+	OnCall func(ctx context.Context, call Call) (json.RawMessage, error)
 
 	// now replaces time.Now for the log rate limit, in tests.
 	now func() time.Time

@@ -49,6 +49,7 @@ func (c *Client) fault(err error) {
 	c.end(err) // under mu: the supervisor reads the cause when it sees faulted
 	exited := c.mu.exited
 	c.mu.Unlock()
+	c.endInbound()
 	if exited || (pluginGone(err) && c.exitsWithin(exitAfterEOF)) {
 		return
 	}
@@ -184,6 +185,7 @@ func (c *Client) finish(cause error) *CrashError {
 	}
 	clear(c.mu.pending)
 	c.mu.Unlock()
+	c.endInbound()
 	close(c.dead)
 	if crash != nil {
 		c.log.Error("plugin crashed", "error", crash)
@@ -249,6 +251,7 @@ func (c *Client) stop(ctx context.Context, polite bool) error {
 		c.end(errClosing) // the heartbeat stops
 	}
 	c.mu.Unlock()
+	c.endInbound()
 	var err error
 	if alive {
 		err = c.terminate(ctx, polite && c.handshook.Load())

@@ -10,7 +10,7 @@ import (
 // without allocating: the JSON-RPC version and the method names.
 var envelopeStrings = []string{
 	JSONRPCVersion, MethodIntercept, MethodStrategyInvoke, MethodProviderInvoke, MethodActionRun,
-	MethodPing, MethodCancel, MethodLog, MethodNotify, MethodInitialize, MethodShutdown,
+	MethodPing, MethodCancel, MethodLog, MethodNotify, MethodInitialize, MethodShutdown, MethodCapabilityCall,
 }
 
 // decodeMessageFast decodes line into m (which must be zero) in one pass,

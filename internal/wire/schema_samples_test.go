@@ -78,6 +78,9 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"CancelParams", CancelParams{ID: json.RawMessage(`"req-7"`)}},
 		{"LogParams", LogParams{Level: "warn", Message: "slow", Fields: map[string]any{"ms": 900}}},
 		{"NotifyParams", NotifyParams{Event: "index.ready", Data: json.RawMessage(`{"files":3}`)}},
+		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "get", Input: json.RawMessage(`{"key":"a"}`), Parent: json.RawMessage(`12`)}},
+		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "get", Parent: json.RawMessage(`"r-12"`)}},
+		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "put"}},
 		{"Empty", Empty{}},
 		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
@@ -107,6 +110,8 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"InterceptResult", `{"decision":"modify"}`},
 		{"LogParams", `{"level":"fatal","message":"x"}`},
 		{"CancelParams", `{"id":{"n":1}}`},
+		{"CapabilityCallParams", `{"capability":"storage.kv"}`},
+		{"CapabilityCallParams", `{"capability":"storage.kv","method":"get","parent":null}`},
 		{"Message", `{"jsonrpc":"1.0","id":1,"result":{}}`},
 		// §4.3: a provided capability's version is strict.
 		{"CapabilityDecl", `{"capability":"x","version":"2.1"}`},

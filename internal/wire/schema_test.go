@@ -49,6 +49,7 @@ var goMethods = map[string]goMethod{
 	MethodCancel:         {"both", true, typeOf[CancelParams](), nil},
 	MethodLog:            {"plugin-to-host", true, typeOf[LogParams](), nil},
 	MethodNotify:         {"plugin-to-host", true, typeOf[NotifyParams](), nil},
+	MethodCapabilityCall: {"plugin-to-host", false, typeOf[CapabilityCallParams](), typeOf[OutputResult]()},
 }
 
 // goTimeouts names every default timeout as the schema's "timeouts" does.

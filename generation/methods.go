@@ -1,0 +1,64 @@
+package generation
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// checkMethods is where a manifest's provides[].methods meets the
+// handshake: every method's provider ref must be a provider the plugin
+// declared. A member that maps a method to an undeclared provider breaks
+// a declaration rule, and the isolation rule applies (docs/architecture.md):
+// an optional one is left out, a required one fails, and the failure
+// cascades like any other. It reports whether the build may go on.
+func (b *build) checkMethods(ctx context.Context) bool {
+	found := false
+	for _, name := range b.closure.Members {
+		m := b.members[name]
+		c := m.client()
+		if c == nil {
+			continue
+		}
+		reason := undeclaredMethods(m, c.Declarations())
+		switch {
+		case reason == "":
+			continue
+		case m.Required:
+			b.markFailed(name, reason)
+		default:
+			b.markFailed(name, leftOutReason(reason))
+			b.leftOut[name] = true
+		}
+		found = true
+	}
+	return !found || b.cascade(ctx)
+}
+
+// undeclaredMethods returns why m's methods break the rule, one clause per
+// method whose provider d does not declare (by capability, then method),
+// or "" when every one is declared.
+func undeclaredMethods(m *Member, d *protocol.InitializeResult) string {
+	methods := m.Package.Manifest.Methods
+	if len(methods) == 0 {
+		return ""
+	}
+	declared := make(map[string]bool, len(d.Providers))
+	for _, p := range d.Providers {
+		declared[p.Ref] = true
+	}
+	var out []string
+	for _, key := range slices.Sorted(maps.Keys(methods)) {
+		for _, method := range slices.Sorted(maps.Keys(methods[key])) {
+			if ref := methods[key][method]; !declared[ref] {
+				out = append(out, fmt.Sprintf("method %q of capability %q is mapped to provider %q, which its handshake does not declare",
+					method, key, ref))
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}

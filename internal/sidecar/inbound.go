@@ -1,0 +1,267 @@
+package sidecar
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// MaxInboundCalls bounds the capability/call requests of one plugin that
+// the client serves at once. One more is answered at once with
+// protocol.CodeInternalError, and no goroutine is started for it.
+const MaxInboundCalls = 64
+
+// Call is a capability/call request from a plugin (protocol 1.1,
+// docs/protocol.md §5.11), as Options.OnCall receives it. Its strings are
+// the plugin's, not redacted: quote them through Options.Redact.
+type Call struct {
+	// Plugin is the caller's name and ClientID its client's ID.
+	Plugin   string
+	ClientID uint64
+	// Capability, Method and Input are the request's params (Input nil
+	// when absent).
+	Capability string
+	Method     string
+	Input      json.RawMessage
+	// Parent is set when the call named a host request in flight to this
+	// plugin as its parent: the call's context then derives from that
+	// request's (see Options.OnCall).
+	Parent bool
+}
+
+// Causes of an inbound call's end, as context.Cause reports them.
+var (
+	// errCallCancelled: the plugin sent $/cancel for its call.
+	errCallCancelled = errors.New("cancelled by the plugin")
+	// errParentEnded: the host request the call derives from was
+	// answered, timed out or was withdrawn.
+	errParentEnded = errors.New("the request it serves ended")
+	// errCallerStopped: the caller crashed, faulted or is being closed.
+	errCallerStopped = errors.New("the calling plugin stopped")
+)
+
+// inbound is one capability/call in flight, under Client.mu.
+type inbound struct {
+	parent int64                   // the host request it derives from; 0 for none
+	cancel context.CancelCauseFunc // nil until its context exists (admit)
+	cause  error                   // a cancel asked for before cancel was set
+}
+
+// serveCall admits a capability/call from the reading goroutine and serves
+// it on a goroutine of its own, which the client waits for. Bad params,
+// a duplicate id, a parent that is not in flight and a call over the bound
+// are answered at once.
+func (c *Client) serveCall(m *wire.Message) {
+	var p wire.CapabilityCallParams
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
+		msg := "capability/call: params must name a capability and a method"
+		if err != nil {
+			msg += ": " + c.redact(err.Error())
+		}
+		c.reply(m.ID, &protocol.Error{Code: protocol.CodeInvalidParams, Message: msg})
+		return
+	}
+	key := callKey(m.ID)
+	ctx, perr := c.admit(key, p.Parent)
+	if perr != nil {
+		c.reply(m.ID, perr)
+		return
+	}
+	call := Call{Plugin: c.Name(), ClientID: c.id, Capability: p.Capability, Method: p.Method, Input: p.Input,
+		Parent: hasParent(p.Parent)}
+	c.wg.Add(1) // from the reader, which wg counts: always before the supervisor waits
+	go c.runCall(ctx, m.ID, key, call)
+}
+
+// callKey is the key of a plugin's request id in Client.mu.inbound: its
+// JSON text without surrounding space.
+func callKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
+
+func hasParent(parent json.RawMessage) bool {
+	p := bytes.TrimSpace(parent)
+	return len(p) > 0 && !bytes.Equal(p, []byte("null"))
+}
+
+// admit registers the call key and returns its context: derived from the
+// parent's context (its values; cancelled with it), with the parent's
+// remaining deadline, or, without a parent, bounded by
+// Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
+// the deadline carries what is left of it. The context is built outside
+// the lock; a cancel that comes in between is applied once it exists.
+func (c *Client) admit(key string, parent json.RawMessage) (context.Context, *protocol.Error) {
+	rec := &inbound{}
+	base, due, perr := c.reserve(key, parent, rec)
+	if perr != nil {
+		perr.Message = c.redact(perr.Message) // it quotes the plugin's id or parent
+		return nil, perr
+	}
+	ctx, cancelCause := context.WithCancelCause(hiddenTimeout{base})
+	var stop context.CancelFunc
+	switch {
+	case rec.parent == 0:
+		ctx, stop = context.WithTimeout(ctx, c.opts.CallTimeout)
+	case !due.IsZero():
+		ctx, stop = context.WithDeadline(ctx, due)
+	default:
+		stop = func() {}
+	}
+	cancel := func(cause error) { cancelCause(cause); stop() }
+	c.mu.Lock()
+	early := rec.cause
+	rec.cancel = cancel
+	c.mu.Unlock()
+	if early != nil {
+		cancel(early)
+	}
+	return ctx, nil
+}
+
+// reserve checks a call against the client's state, the bound, the ids in
+// flight and its parent, and records rec under key. It returns the
+// parent's context and the end of its own timeout (zero when its context's
+// deadline alone bounds it). Its refusals quote the plugin's text
+// unredacted: the lock is held (admit redacts them).
+func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (context.Context, time.Time, *protocol.Error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.mu.err != nil || c.mu.closing || c.mu.down:
+		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "capability/call: the host is stopping this plugin"}
+	case c.mu.inbound[key] != nil:
+		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidRequest,
+			Message: fmt.Sprintf("capability/call: request id %s is already in flight", key)}
+	case len(c.mu.inbound) >= MaxInboundCalls:
+		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInternalError,
+			Message: fmt.Sprintf("capability/call: plugin %q has %d calls in flight already, the most the host serves at once", c.Name(), MaxInboundCalls)}
+	}
+	base, due := context.Background(), time.Time{}
+	if hasParent(parent) {
+		id, err := strconv.ParseInt(string(bytes.TrimSpace(parent)), 10, 64)
+		p, ok := c.mu.pending[id]
+		if err != nil || id == 0 || !ok {
+			return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidParams,
+				Message: fmt.Sprintf("capability/call: parent %s is not a host request in flight to plugin %q", parent, c.Name())}
+		}
+		rec.parent, base, due = id, p.ctx, p.due
+	}
+	if c.mu.inbound == nil {
+		c.mu.inbound = map[string]*inbound{}
+	}
+	c.mu.inbound[key] = rec
+	return base, due, nil
+}
+
+// runCall serves one admitted call and answers it: the output, or the
+// error (a *protocol.Error keeps its code; a call whose context ended is
+// -32800; anything else -32603), its message and data redacted.
+func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, call Call) {
+	defer c.wg.Done()
+	out, err := c.opts.OnCall(ctx, call)
+	if err == nil {
+		var frame []byte
+		if frame, err = encodeOutput(id, out); err == nil {
+			c.finishCall(key)
+			_ = c.send(false, 0, frame)
+			return
+		}
+	}
+	perr := c.callError(ctx, err)
+	c.finishCall(key)
+	c.reply(id, perr)
+}
+
+// encodeOutput encodes the answer {"output": out} to request id.
+func encodeOutput(id, out json.RawMessage) ([]byte, error) {
+	res, err := json.Marshal(wire.OutputResult{Output: out})
+	if err != nil {
+		return nil, fmt.Errorf("capability/call: the output is not valid JSON: %w", err)
+	}
+	return encodeFrame(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Result: res})
+}
+
+// callError is the error answer to a call that failed with err.
+func (c *Client) callError(ctx context.Context, err error) *protocol.Error {
+	var pe *protocol.Error
+	switch {
+	case errors.As(err, &pe):
+		return c.redact.errorAnswer(pe)
+	case ctx.Err() != nil:
+		return &protocol.Error{Code: protocol.CodeRequestCancelled,
+			Message: c.redact("capability/call cancelled: " + context.Cause(ctx).Error())}
+	}
+	return &protocol.Error{Code: protocol.CodeInternalError, Message: c.redact(err.Error())}
+}
+
+// finishCall forgets a call that is about to be answered (a later $/cancel
+// for its id is ignored, and the id may be reused) and releases its
+// context.
+func (c *Client) finishCall(key string) {
+	c.mu.Lock()
+	rec := c.mu.inbound[key]
+	delete(c.mu.inbound, key)
+	c.mu.Unlock()
+	if rec != nil && rec.cancel != nil {
+		rec.cancel(context.Canceled)
+	}
+}
+
+// cancelCall cancels the call the plugin's $/cancel names, if it is in
+// flight.
+func (c *Client) cancelCall(id json.RawMessage) {
+	c.cancelInbound(errCallCancelled, func(key string, _ *inbound) bool { return key == callKey(id) })
+}
+
+// endChildren cancels the calls derived from the host request id, which
+// ended. It costs nothing while no call is in flight.
+func (c *Client) endChildren(id int64) {
+	c.cancelInbound(errParentEnded, func(_ string, rec *inbound) bool { return rec.parent == id })
+}
+
+// endInbound cancels every call in flight: the plugin stopped.
+func (c *Client) endInbound() {
+	c.cancelInbound(errCallerStopped, func(string, *inbound) bool { return true })
+}
+
+// cancelInbound cancels, with cause, the calls in flight match accepts,
+// outside the lock. A call whose context is not built yet is cancelled as
+// soon as it is (admit).
+func (c *Client) cancelInbound(cause error, match func(string, *inbound) bool) {
+	c.mu.Lock()
+	if len(c.mu.inbound) == 0 {
+		c.mu.Unlock()
+		return
+	}
+	var cancels []context.CancelCauseFunc
+	for key, rec := range c.mu.inbound {
+		switch {
+		case !match(key, rec):
+		case rec.cancel != nil:
+			cancels = append(cancels, rec.cancel)
+		case rec.cause == nil:
+			rec.cause = cause
+		}
+	}
+	c.mu.Unlock()
+	for _, cancel := range cancels {
+		cancel(cause)
+	}
+}
+
+// hiddenTimeout is the base of an inbound call's context: the parent's
+// values, except its WithCallTimeout, whose remaining time is the call's
+// deadline instead (a callee must not get the whole timeout again).
+type hiddenTimeout struct{ context.Context }
+
+func (h hiddenTimeout) Value(key any) any {
+	if key == (callTimeoutKey{}) {
+		return nil
+	}
+	return h.Context.Value(key)
+}

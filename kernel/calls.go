@@ -1,0 +1,157 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// HostHandler serves the calls plugins make to a capability the host
+// provides (Config.Handlers; docs/protocol.md §5.11). ctx is the call's:
+// it carries at most the caller's remaining deadline and is cancelled with
+// the call (the caller's $/cancel, the end of the host request it serves,
+// its crash). The output is sent to the caller as it is and must be valid
+// JSON (nil for none). A *protocol.Error (errors.As) reaches the caller
+// with its code and message; any other error is answered -32603 with its
+// text; both are redacted. A handler runs on a goroutine of the calling
+// plugin's connection, with no kernel lock held: it may call the kernel,
+// including a dispatch to the caller itself.
+type HostHandler func(ctx context.Context, call *Call) (json.RawMessage, error)
+
+// Call is one call of a capability's method by a plugin, as a HostHandler
+// receives it.
+type Call struct {
+	// Caller is the name of the calling plugin.
+	Caller string
+	// Capability is the capability called, one the caller's manifest
+	// requires and the host provides.
+	Capability capability.Key
+	// Method is the method called: an identifier (docs/protocol.md §4.5),
+	// otherwise as the plugin sent it. The handler decides which methods
+	// it serves, and answers another with protocol.CodeMethodNotFound.
+	Method string
+	// Input is the method's input as the plugin sent it (nil when absent).
+	Input json.RawMessage
+	// Generation is the number of the generation that serves the call:
+	// the one that dispatched the request the call serves, else the
+	// current one.
+	Generation uint64
+}
+
+// frame is where a request the kernel sends to a plugin comes from: the
+// generation that dispatched it, the plugin it goes to and its depth in a
+// chain of calls (0 for the host's own dispatch), and up, the frame of the
+// caller whose call it serves (nil for the host's). Every request the
+// kernel sends carries its frame in its context (frameKey), so that a
+// capability/call naming the request as its parent is served by that
+// generation, one level deeper.
+type frame struct {
+	live   *live
+	plugin string
+	depth  int
+	up     *frame
+}
+
+// frameKey finds a request's frame in its context.
+type frameKey struct{}
+
+// frameOf returns the frame ctx carries, or nil.
+func frameOf(ctx context.Context) *frame {
+	f, _ := ctx.Value(frameKey{}).(*frame)
+	return f
+}
+
+// serveCall is every sidecar's OnCall: it serves one capability/call of
+// plugin c.Plugin. It finds the generation that serves the call and
+// leases it (callerFrame), asks routes.resolve where the call goes, bounds
+// its depth, and calls the provider: the host's handler, or the providing
+// plugin's provider under the caller's context (so the callee gets at most
+// the caller's remaining deadline and is cancelled with it). Its errors
+// are *protocol.Error values, but for a call whose context ended.
+func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage, error) {
+	from, err := k.callerFrame(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	defer from.live.release()
+	key := capability.Key(c.Capability)
+	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
+	if perr == nil {
+		perr = checkDepth(from, k.cfg.MaxCallDepth, key, c.Method)
+	}
+	if perr != nil {
+		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
+			"method", k.redactText(c.Method), "code", perr.Code)
+		return nil, perr
+	}
+	if rt.provider == capability.HostProvider {
+		out, err := rt.handler(ctx, &Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
+			Generation: from.live.gen.Number()})
+		if err != nil {
+			return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
+		}
+		return out, nil
+	}
+	return k.callProvider(ctx, from, rt.provider, ref, key, c)
+}
+
+// callerFrame returns the frame the call is made from, with a lease on its
+// generation that the caller must release. A call naming its parent is
+// made from the parent request's frame, in the generation that dispatched
+// it, even one retired since (the parent's own lease keeps it from
+// draining); a parent the kernel did not send with a frame (a ping) counts
+// as none. Any other call is made from the current generation, and only
+// when the caller's process is the plugin's process in it: otherwise it is
+// stale (-32008).
+func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error) {
+	if f := frameOf(ctx); c.Parent && f != nil && f.plugin == c.Plugin {
+		if f.live.acquireNested() {
+			return f, nil
+		}
+		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: generation %d, which sent the request the call serves, has stopped",
+			c.Plugin, f.live.gen.Number())
+	}
+	l, err := k.acquire()
+	if err != nil {
+		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Plugin, err)
+	}
+	if cl := clientNamed(l.gen, c.Plugin); cl == nil || cl.ID() != c.ClientID {
+		l.release()
+		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q is not a member of the current generation %d: this process belongs to another one",
+			c.Plugin, l.gen.Number())
+	}
+	return l.root(c.Plugin), nil
+}
+
+// callProvider calls the provider plugin's ref for the call c made from
+// from: under ctx, carrying the callee's frame, one level deeper. The
+// callee's own error answer is forwarded (code and message, redacted by
+// its client); its crash fails the call at once (-32006).
+func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref string, key capability.Key, c sidecar.Call) (json.RawMessage, error) {
+	cl, err := running(from.live.gen.Member(provider))
+	if err != nil {
+		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
+	}
+	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from}
+	out, err := cl.Invoke(context.WithValue(ctx, frameKey{}, callee), wire.MethodProviderInvoke,
+		wire.ProviderInvokeParams{Ref: ref, Input: c.Input})
+	var pe *protocol.Error
+	var ce *sidecar.CrashError
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.As(err, &pe):
+		return nil, pe
+	case errors.As(err, &ce):
+		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q crashed: %v", provider, ce))
+	case errors.Is(err, sidecar.ErrClosed):
+		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
+	}
+	return nil, err // the call's context ended, or the answer did not decode
+}
