@@ -207,7 +207,10 @@ func TestCrossLanguageExamples(t *testing.T) {
 			p.send(1, wire.MethodPing, nil)
 			p.expect(1, "", protocol.CodeNotInitialized)
 
-			params := initParams(protocol.Version)
+			// A 1.0 host: everything but calls works (TestCallScenarios
+			// covers a 1.1 host), and a call is refused before anything
+			// is sent.
+			params := initParams("1.0.0")
 			params.Plugin.Name = tt.plugin
 			p.send(2, wire.MethodInitialize, params)
 			var res protocol.InitializeResult

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // wellBehaved are the well-behaved plugins of the repository, as packages:
@@ -317,7 +319,7 @@ func TestStartsAsTheKernel(t *testing.T) {
 	env := read("env")
 	for _, want := range []string{"FROM_MANIFEST=m\n", "FROM_OPTIONS=o\n", "EXTKERNEL_PLUGIN_NAME=probe\n",
 		"EXTKERNEL_PLUGIN_VERSION=1.2.3\n", "EXTKERNEL_PLUGIN_DIR=" + dir + "\n", "EXTKERNEL_DATA_DIR=" + data + "\n",
-		"EXTKERNEL_PROTOCOL_VERSION=1.0.0\n", "PATH="} {
+		"EXTKERNEL_PROTOCOL_VERSION=" + protocol.Version + "\n", "PATH="} {
 		if !strings.Contains(env, want) {
 			t.Errorf("environment lacks %q:\n%s", want, env)
 		}
