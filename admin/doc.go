@@ -54,7 +54,7 @@
 //
 // # Call counters
 //
-// The kernel keeps no per-plugin call counters yet. Options.Stats is the
-// seam: a Stats provider's counters appear per plugin as "calls" in the
-// status answer, and nothing else changes.
+// Each plugin of the status answer carries the kernel's always-on call
+// counters (kernel.PluginStatus.Calls) as "calls": calls, errors, calls in
+// flight and latency percentiles, the latter as histogram bucket bounds.
 package admin

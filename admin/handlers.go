@@ -52,11 +52,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 			up := seconds(now.Sub(p.Since))
 			st.UptimeSeconds = &up
 		}
-		if s.opts.Stats != nil {
-			if c, ok := s.opts.Stats.PluginCalls(p.Plugin); ok {
-				st.Calls = &c
-			}
-		}
+		st.Calls = callStats(p.Calls)
 		a.Plugins = append(a.Plugins, st)
 	}
 	return a, nil

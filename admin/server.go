@@ -33,14 +33,11 @@ const (
 var ErrServerClosed = errors.New("admin: server closed")
 
 // Options configure a Server. The zero value serves everything but logs
-// (no LogRing) and call counters (no Stats).
+// (no LogRing).
 type Options struct {
 	// Logs is the LogRing registered on the kernel's logger; nil answers
 	// GET /v1/logs with CodeNoLogs.
 	Logs *LogRing
-	// Stats supplies per-plugin call counters for GET /v1/status; nil
-	// omits them.
-	Stats Stats
 	// Version is the host program's version, for GET /v1/version.
 	Version string
 	// MaxBody bounds a request body, in bytes (default 1 MiB); a larger

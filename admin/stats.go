@@ -1,21 +1,13 @@
 package admin
 
-// Stats supplies per-plugin call counters for the status answer. The kernel
-// keeps none today: a host (or a later kernel observer) that counts calls
-// implements Stats and sets Options.Stats, and each PluginStatus of
-// GET /v1/status then carries its counters as "calls".
-//
-// PluginCalls is called once per plugin per status request, from the
-// request's goroutine: it MUST be safe for concurrent use, MUST NOT block
-// and MUST NOT call into the kernel (it runs while a status answer is
-// built). It returns false when it has no counters for the plugin; the
-// plugin's "calls" is then omitted.
-type Stats interface {
-	PluginCalls(plugin string) (CallStats, bool)
-}
+import (
+	"time"
 
-// CallStats are one plugin's call counters, as a Stats provider reports
-// them.
+	"github.com/extkernel/extkernel/kernel"
+)
+
+// CallStats are one plugin's call counters in the status answer: the
+// kernel's always-on counters (kernel.PluginStatus.Calls).
 type CallStats struct {
 	// Calls counts the calls dispatched to the plugin.
 	Calls uint64 `json:"calls"`
@@ -33,3 +25,16 @@ type Latency struct {
 	P90 float64 `json:"p90_ms"`
 	P99 float64 `json:"p99_ms"`
 }
+
+// callStats converts the kernel's counters; Latency is omitted until a
+// call ended.
+func callStats(c kernel.CallStats) *CallStats {
+	out := &CallStats{Calls: c.Calls, Errors: c.Errors, InFlight: c.InFlight}
+	if c.Calls > 0 {
+		out.Latency = &Latency{P50: millis(c.P50), P90: millis(c.P90), P99: millis(c.P99)}
+	}
+	return out
+}
+
+// millis is d in milliseconds.
+func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

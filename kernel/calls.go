@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -56,6 +58,7 @@ type frame struct {
 	plugin string
 	depth  int
 	up     *frame
+	stats  *callStats // plugin's counters
 }
 
 // frameKey finds a request's frame in its context.
@@ -91,7 +94,7 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 		return nil, perr
 	}
 	if rt.provider == capability.HostProvider {
-		out, err := rt.handler(ctx, &Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
+		out, err := k.runHandler(ctx, rt.handler, &Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
 			Generation: from.live.gen.Number()})
 		if err != nil {
 			return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
@@ -99,6 +102,20 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 		return out, nil
 	}
 	return k.callProvider(ctx, from, rt.provider, ref, key, c)
+}
+
+// runHandler runs a host handler. A handler that panics fails the call
+// (-32603) and is logged with its stack, as net/http treats a panicking
+// handler: a plugin's call must not take the host down.
+func (k *Kernel) runHandler(ctx context.Context, h HostHandler, call *Call) (out json.RawMessage, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			k.log.Error("host handler panicked", "capability", string(call.Capability), "method", k.redactText(call.Method),
+				"caller", call.Caller, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			out, err = nil, protocol.Errorf(protocol.CodeInternalError, "host handler of %q panicked", string(call.Capability)+"."+call.Method)
+		}
+	}()
+	return h(ctx, call)
 }
 
 // callerFrame returns the frame the call is made from, with a lease on its
@@ -138,9 +155,12 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 	if err != nil {
 		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
 	}
-	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from}
-	out, err := cl.Invoke(context.WithValue(ctx, frameKey{}, callee), wire.MethodProviderInvoke,
+	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
+	sp := beginCall(ctx, callee.stats, k.cfg.Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
+	out, err := cl.Invoke(context.WithValue(sp.ctx, frameKey{}, callee), wire.MethodProviderInvoke,
 		wire.ProviderInvokeParams{Ref: ref, Input: c.Input})
+	sp.end(err)
 	var pe *protocol.Error
 	var ce *sidecar.CrashError
 	switch {

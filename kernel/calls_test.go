@@ -73,13 +73,16 @@ func runCaller(t *testing.T, ctx context.Context, k *Kernel, plugin, script stri
 }
 
 // hostLog is the handler of host.log the tests register: "write" answers
-// what it was called with, "refuse" a protocol error, "boom" a plain one.
+// what it was called with, "refuse" a protocol error, "boom" a plain one,
+// "panic" panics.
 func hostLog(_ context.Context, call *Call) (json.RawMessage, error) {
 	switch call.Method {
 	case "refuse":
 		return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q", call.Method)
 	case "boom":
 		return nil, errors.New("boom")
+	case "panic":
+		panic("host handler bug")
 	}
 	return json.Marshal(map[string]any{"caller": call.Caller, "capability": call.Capability, "method": call.Method,
 		"input": call.Input, "generation": call.Generation})
@@ -117,6 +120,8 @@ func TestPluginCalls(t *testing.T) {
 			`host.log has no method "refuse" (code -32601)`},
 		{"host handler fails", "memory", callScript("host.log", "boom", ``, true),
 			`host handler of "host.log.boom" failed: boom (code -32603)`},
+		{"host handler panics", "memory", callScript("host.log", "panic", ``, true),
+			`host handler of "host.log.panic" panicked (code -32603)`},
 		{"plugin provider", "memory", callScript("storage.kv", "get", `{"echo":"make -j8"}`, true), `{"echo":"make -j8"}`},
 		{"plugin provider's error", "memory", callScript("storage.kv", "get", `{"fail":"no such key"}`, true),
 			`no such key (code -32000)`},

@@ -156,6 +156,10 @@ type Config struct {
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage
+	// Observer, when set, is told about every call the kernel sends to a
+	// plugin and every plugin start (see Observer); nil costs nothing.
+	// The call counters of PluginStatus.Calls are kept either way.
+	Observer Observer
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
 	// HandshakeTimeout bounds the handshake of each plugin whose manifest

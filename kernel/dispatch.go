@@ -134,11 +134,19 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 }
 
 func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member, point contribution.Point, payload json.RawMessage) (protocol.InterceptResult, error) {
-	c, err := running(m)
-	if err != nil {
-		return protocol.InterceptResult{}, err
+	if m == nil {
+		return protocol.InterceptResult{}, ErrPluginDown
 	}
-	return c.Intercept(dispatchContext(ctx, l, m, k.cfg.Deadlines.Intercept), string(point), payload)
+	f := l.root(m.Package.Name)
+	sp := beginCall(ctx, f.stats, k.cfg.Observer, CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
+	out, err := protocol.InterceptResult{}, error(nil)
+	if c, rerr := running(m); rerr != nil {
+		err = rerr
+	} else {
+		out, err = c.Intercept(dispatchContext(sp.ctx, l, m, k.cfg.Deadlines.Intercept), string(point), payload)
+	}
+	sp.end(err)
+	return out, err
 }
 
 // dispatchContext is the context of the host's request to m: bounded by d
@@ -219,7 +227,7 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 	}
 	m := l.gen.Member(owner.Source.Plugin)
 	res.Owner = owner.Source.Plugin
-	out, err := k.invoke(ctx, l, m, k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
+	out, err := k.invoke(ctx, l, m, contribution.KindStrategy, string(slot), k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
 		wire.StrategyInvokeParams{Slot: string(slot), Input: input})
 	if err != nil {
 		perr := &PluginError{Plugin: res.Owner, Kind: contribution.KindStrategy, Key: string(slot), Required: m.Required, Err: err}
@@ -286,7 +294,7 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 	if err != nil {
 		return nil, err
 	}
-	out, err := k.invoke(ctx, l, m, deadline, method, params)
+	out, err := k.invoke(ctx, l, m, kind, id, deadline, method, params)
 	if err != nil {
 		return nil, &PluginError{Plugin: c.Source.Plugin, Kind: kind, Key: id, Required: m.Required, Err: err}
 	}
@@ -302,10 +310,21 @@ func findAction(r *contribution.Registry, id string) (contribution.Contribution,
 	return contribution.Contribution{}, false
 }
 
-func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, d time.Duration, method string, params any) (json.RawMessage, error) {
-	c, err := running(m)
-	if err != nil {
-		return nil, err
+// invoke sends m the request method with params, bounded by d: the call
+// to its contribution kind at key, counted in its stats and reported to
+// the observer.
+func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind contribution.Kind, key string,
+	d time.Duration, method string, params any) (json.RawMessage, error) {
+	if m == nil {
+		return nil, ErrPluginDown
 	}
-	return c.Invoke(dispatchContext(ctx, l, m, d), method, params)
+	f := l.root(m.Package.Name)
+	sp := beginCall(ctx, f.stats, k.cfg.Observer, CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
+	var out json.RawMessage
+	c, err := running(m)
+	if err == nil {
+		out, err = c.Invoke(dispatchContext(sp.ctx, l, m, d), method, params)
+	}
+	sp.end(err)
+	return out, err
 }

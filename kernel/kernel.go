@@ -49,6 +49,7 @@ type Kernel struct {
 	super      *supervisor
 	redact     func(string) string // nil when no secret is configured
 	skips      skipLog             // optional interceptors' skips, logged once per state
+	stats      statsTable          // every plugin's call counters
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -268,7 +269,7 @@ func (k *Kernel) publish(g *generation.Generation) {
 			keep = append(keep, m.Package.Name)
 		}
 	}
-	old := k.current.Swap(newLive(g, k.cfg.Handlers))
+	old := k.current.Swap(newLive(g, k.cfg.Handlers, &k.stats))
 	k.published(g)
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
@@ -351,11 +352,16 @@ func (k *Kernel) acquire() (*live, error) {
 	}
 }
 
-// progress forwards sidecar start events to subscribers and tracks the
-// starting state.
+// progress forwards sidecar start events to subscribers and the observer,
+// and tracks the starting state.
 func (k *Kernel) progress(e generation.StartEvent) {
-	if e.State == generation.StartLaunching {
+	switch e.State {
+	case generation.StartLaunching:
 		k.setState(e.Plugin, StateStarting, "", nil)
+	case generation.StartReady, generation.StartFailed:
+		if k.cfg.Observer != nil {
+			k.cfg.Observer.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
+		}
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }

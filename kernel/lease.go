@@ -29,12 +29,13 @@ type live struct {
 }
 
 // newLive returns g, published, with its routes (handlers serve the host's
-// capabilities) and root frames.
-func newLive(g *generation.Generation, handlers map[capability.Key]HostHandler) *live {
+// capabilities) and root frames, which hold each member's counters from
+// stats.
+func newLive(g *generation.Generation, handlers map[capability.Key]HostHandler, stats *statsTable) *live {
 	l := &live{gen: g, drained: make(chan struct{}), routes: newRoutes(g, handlers),
 		roots: make(map[string]*frame, len(g.Members()))}
 	for _, m := range g.Members() {
-		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name}
+		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name, stats: stats.of(m.Package.Name)}
 	}
 	return l
 }

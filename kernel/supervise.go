@@ -47,10 +47,13 @@ type PluginStatus struct {
 	// generation, or zero when none is running there. The process is the
 	// kernel's: call the plugin through the kernel's dispatch methods.
 	PID int
+	// Calls are the plugin's call counters (always on, cheap atomics).
+	Calls CallStats
 }
 
 // supervisor tracks plugin states and restarts crashed plugins. Lock order:
-// Kernel.buildMu, then supervisor.mu, then bus.mu.
+// Kernel.buildMu, then supervisor.mu, then bus.mu; statsTable.mu is a
+// leaf, taken under supervisor.mu by Plugins.
 type supervisor struct {
 	ctx    context.Context // cancelled by Close: no new restarts
 	cancel context.CancelFunc
@@ -82,6 +85,9 @@ func (k *Kernel) Plugins() []PluginStatus {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
 		cp.PID = runningPID(g, st.Plugin)
+		if cs := k.stats.lookup(st.Plugin); cs != nil {
+			cp.Calls = cs.snapshot()
+		}
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })

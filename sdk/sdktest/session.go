@@ -442,6 +442,13 @@ func (s *session) why() string {
 			parts = append(parts, "the plugin exited ("+s.proc.ExitStatus()+")")
 		}
 	}
+	// A plugin that exited may still have stderr in the pipe: read it to
+	// its end (bounded, for a helper that keeps the pipe open) so that the
+	// reason quotes its last words.
+	select {
+	case <-s.stderrDone:
+	case <-time.After(200 * time.Millisecond):
+	}
 	if tail := s.stderr.lastLines(); len(tail) > 0 {
 		parts = append(parts, "its last stderr: "+strings.Join(tail, " | "))
 	}

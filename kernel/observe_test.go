@@ -1,0 +1,135 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestLatencyBucket(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want int
+	}{
+		{-time.Second, 0}, {0, 0}, {15 * time.Microsecond, 0}, {16 * time.Microsecond, 1},
+		{31 * time.Microsecond, 1}, {32 * time.Microsecond, 2}, {time.Millisecond, 6}, {1025 * time.Microsecond, 7},
+		{time.Hour, latencyBuckets - 1},
+	}
+	for _, tt := range tests {
+		if got := bucket(tt.d); got != tt.want {
+			t.Errorf("bucket(%v) = %d, want %d", tt.d, got, tt.want)
+		}
+		if tt.want < latencyBuckets-1 && tt.d >= 0 && tt.d >= latencyBase<<tt.want {
+			t.Errorf("bucket %d's bound %v is not above %v", tt.want, latencyBase<<tt.want, tt.d)
+		}
+	}
+}
+
+func TestCallStatsSnapshot(t *testing.T) {
+	var st callStats
+	if got := st.snapshot(); got != (CallStats{}) {
+		t.Errorf("empty snapshot = %+v", got)
+	}
+	// 98 fast calls, one at 1ms, one failing at 1s.
+	for range 98 {
+		st.latency[bucket(20*time.Microsecond)].Add(1)
+	}
+	st.latency[bucket(time.Millisecond)].Add(1)
+	st.latency[bucket(time.Second)].Add(1)
+	st.calls.Store(100)
+	st.errors.Store(1)
+	st.inFlight.Store(2)
+	got := st.snapshot()
+	want := CallStats{Calls: 100, Errors: 1, InFlight: 2, P50: 32 * time.Microsecond, P90: 32 * time.Microsecond, P99: 1024 * time.Microsecond}
+	if got != want {
+		t.Errorf("snapshot = %+v\nwant       %+v", got, want)
+	}
+}
+
+// recordingObserver records what the kernel tells it.
+type recordingObserver struct {
+	mu     sync.Mutex
+	calls  []string
+	starts []string
+}
+
+type ctxMark struct{}
+
+func (o *recordingObserver) Call(ctx context.Context, info CallInfo) (context.Context, func(CallOutcome)) {
+	return context.WithValue(ctx, ctxMark{}, info.Key), func(out CallOutcome) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		res := "ok"
+		if out.Err != nil {
+			res = "error"
+		}
+		o.calls = append(o.calls, string(info.Kind)+" "+info.Plugin+" "+info.Key+" "+res)
+	}
+}
+
+func (o *recordingObserver) Start(info StartInfo) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	res := "ready"
+	if info.Err != nil {
+		res = "failed"
+	}
+	o.starts = append(o.starts, info.Plugin+" "+res)
+}
+
+// TestObserverAndCounters dispatches to real plugins and checks that the
+// observer hears of every start and call, with its outcome, and that the
+// counters of Plugins() agree.
+func TestObserverAndCounters(t *testing.T) {
+	obs := &recordingObserver{}
+	cfg := testConfig(writeHome(t,
+		plug{name: "good", intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=continue"}},
+		plug{name: "bad", intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=fail"}},
+	))
+	cfg.Observer = obs
+	k := startKernel(t, cfg)
+	for range 3 {
+		if _, err := k.Intercept(context.Background(), "tool.before", json.RawMessage(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	obs.mu.Lock()
+	slices.Sort(obs.starts)
+	if want := []string{"bad ready", "good ready"}; !slices.Equal(obs.starts, want) {
+		t.Errorf("starts = %q, want %q", obs.starts, want)
+	}
+	slices.Sort(obs.calls)
+	want := []string{"interceptor bad tool.before error", "interceptor bad tool.before error", "interceptor bad tool.before error",
+		"interceptor good tool.before ok", "interceptor good tool.before ok", "interceptor good tool.before ok"}
+	if !slices.Equal(obs.calls, want) {
+		t.Errorf("calls = %q\nwant %q", obs.calls, want)
+	}
+	obs.mu.Unlock()
+	for _, p := range k.Plugins() {
+		wantErr := uint64(0)
+		if p.Plugin == "bad" {
+			wantErr = 3
+		}
+		if p.Calls.Calls != 3 || p.Calls.Errors != wantErr || p.Calls.InFlight != 0 || p.Calls.P50 == 0 {
+			t.Errorf("%s: calls %+v, want 3 calls, %d errors, none in flight, a p50", p.Plugin, p.Calls, wantErr)
+		}
+	}
+}
+
+// TestObserverContextReachesCall checks that the context the observer
+// returns is the one the call is made with (an adapter's span rides on it).
+func TestObserverContextReachesCall(t *testing.T) {
+	var st callStats
+	sp := beginCall(context.Background(), &st, &recordingObserver{}, CallInfo{Key: "k"})
+	if got := sp.ctx.Value(ctxMark{}); got != "k" {
+		t.Errorf("call context carries %v, want the observer's", got)
+	}
+	sp.end(errors.New("x"))
+	if got := st.snapshot(); got.Calls != 1 || got.Errors != 1 || got.InFlight != 0 {
+		t.Errorf("counters = %+v", got)
+	}
+}
