@@ -159,7 +159,7 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 	sp := beginCall(ctx, callee.stats, k.cfg.Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
 	out, err := cl.Invoke(context.WithValue(sp.ctx, frameKey{}, callee), wire.MethodProviderInvoke,
-		wire.ProviderInvokeParams{Ref: ref, Input: c.Input})
+		wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)})
 	sp.end(err)
 	var pe *protocol.Error
 	var ce *sidecar.CrashError

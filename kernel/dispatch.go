@@ -323,8 +323,28 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 	var out json.RawMessage
 	c, err := running(m)
 	if err == nil {
-		out, err = c.Invoke(dispatchContext(sp.ctx, l, m, d), method, params)
+		out, err = c.Invoke(dispatchContext(sp.ctx, l, m, d), method, traced(params, wire.Traceparent(sp.ctx)))
 	}
 	sp.end(err)
 	return out, err
+}
+
+// traced returns params carrying tp, the traceparent of the call's
+// context (set by the host or its Observer), when there is one.
+func traced(params any, tp string) any {
+	if tp == "" {
+		return params
+	}
+	switch p := params.(type) {
+	case wire.StrategyInvokeParams:
+		p.Traceparent = tp
+		return p
+	case wire.ProviderInvokeParams:
+		p.Traceparent = tp
+		return p
+	case wire.ActionRunParams:
+		p.Traceparent = tp
+		return p
+	}
+	return params
 }

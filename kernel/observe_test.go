@@ -133,3 +133,38 @@ func TestObserverContextReachesCall(t *testing.T) {
 		t.Errorf("counters = %+v", got)
 	}
 }
+
+// tracingObserver gives every call the same traceparent, as an adapter
+// that starts a span would.
+type tracingObserver struct{ nopObserver }
+
+const testSpan = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
+func (tracingObserver) Call(ctx context.Context, _ CallInfo) (context.Context, func(CallOutcome)) {
+	return WithTraceparent(ctx, testSpan), nil
+}
+
+// TestTraceparentCrossesProcesses: the traceparent the observer puts on a
+// call reaches the plugin in its request, and the plugin's call carries it
+// back to the host handler (and to the observer of the relayed call).
+func TestTraceparentCrossesProcesses(t *testing.T) {
+	memory := callerPlug("memory", nil, "host.log ^1.0")
+	cfg := callConfig(writeHome(t, memory))
+	cfg.Observer = tracingObserver{}
+	seen := make(chan string, 1)
+	cfg.Handlers["host.log"] = func(ctx context.Context, _ *Call) (json.RawMessage, error) {
+		seen <- Traceparent(ctx)
+		return json.RawMessage(`true`), nil
+	}
+	k := startKernel(t, cfg)
+	out, err := k.CallProvider(context.Background(), "plugin/memory/run", json.RawMessage(`{"echo": 1}`))
+	if err != nil || string(out) != `{"echo":1,"traceparent":"`+testSpan+`"}` {
+		t.Errorf("echo = %s, %v; want the traceparent the plugin received", out, err)
+	}
+	if o := runCaller(t, context.Background(), k, "memory", callScript("host.log", "write", "", true)); string(o.Output) != "true" {
+		t.Fatalf("call: %v", o)
+	}
+	if got := <-seen; got != testSpan {
+		t.Errorf("host handler saw traceparent %q, want %q", got, testSpan)
+	}
+}

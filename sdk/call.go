@@ -82,14 +82,21 @@ type parentKey struct{}
 // by address, so the request path allocates nothing for it.
 type handlerCtx struct {
 	context.Context
-	s  *session
-	id json.RawMessage // the request's id
+	s           *session
+	id          json.RawMessage // the request's id
+	traceparent string          // the request's, if the host sent a valid one
 }
 
-// Value answers parentKey with h, and any other key as h's request context.
+// Value answers parentKey with h, traceparentKey with the request's
+// traceparent (when it has one), and any other key as h's request context.
 func (h *handlerCtx) Value(key any) any {
-	if key == (parentKey{}) {
+	switch key {
+	case parentKey{}:
 		return h
+	case traceparentKey{}:
+		if h.traceparent != "" {
+			return h.traceparent
+		}
 	}
 	return h.Context.Value(key)
 }
@@ -114,6 +121,7 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 		return nil, err
 	}
 	params.Parent = s.parentOf(ctx)
+	params.Traceparent = Traceparent(ctx)
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("marshal params: %w", err)

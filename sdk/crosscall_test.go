@@ -127,6 +127,19 @@ var callScenarios = []callScenario{
 		answer(t, e, c, `{}`)
 		expectResult(t, e.next(), 13, `{"output":{"got":null}}`)
 	}},
+	{name: "traceparent passed on", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
+		// The host's traceparent reaches the handler and goes on with its
+		// call; an invalid one goes nowhere.
+		const span = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+		request(t, e, 14, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "relay", Input: json.RawMessage(getBuild), Traceparent: span})
+		c := expectCall(t, e.next(), `{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":14,"traceparent":"`+span+`"}`)
+		answer(t, e, c, `{"output":1}`)
+		expectResult(t, e.next(), 14, `{"output":{"got":1}}`)
+		request(t, e, 15, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "relay", Input: json.RawMessage(getBuild), Traceparent: "00-bad"})
+		c = expectCall(t, e.next(), `{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":15}`)
+		answer(t, e, c, `{"output":2}`)
+		expectResult(t, e.next(), 15, `{"output":{"got":2}}`)
+	}},
 	{name: "error answers keep their code", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
 		for i, code := range []int{protocol.CodeNotAuthorized, protocol.CodeNotAvailable, protocol.CodeMethodNotFound,
 			protocol.CodeDepthExceeded, protocol.CodeStaleGeneration, protocol.CodeRequestCancelled, protocol.CodePluginError} {

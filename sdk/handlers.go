@@ -17,6 +17,7 @@ func (s *session) intercept(ctx context.Context, raw json.RawMessage) (any, erro
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
+	traced(ctx, params.Traceparent)
 	h, ok := s.reg.intercept[params.Point]
 	if !ok {
 		return nil, unknownTarget("point", params.Point, s.reg.intercept)
@@ -63,6 +64,7 @@ func (s *session) strategy(ctx context.Context, raw json.RawMessage) (any, error
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
+	traced(ctx, params.Traceparent)
 	h, ok := s.reg.strategy[params.Slot]
 	if !ok {
 		return nil, unknownTarget("slot", params.Slot, s.reg.strategy)
@@ -76,6 +78,7 @@ func (s *session) provider(ctx context.Context, raw json.RawMessage) (any, error
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
+	traced(ctx, params.Traceparent)
 	h, ok := s.reg.provider[params.Ref]
 	if !ok {
 		return nil, unknownTarget("provider", params.Ref, s.reg.provider)
@@ -89,6 +92,7 @@ func (s *session) action(ctx context.Context, raw json.RawMessage) (any, error) 
 	if err := decodeParams(raw, &params); err != nil {
 		return nil, err
 	}
+	traced(ctx, params.Traceparent)
 	h, ok := s.reg.action[params.ID]
 	if !ok {
 		return nil, unknownTarget("action", params.ID, s.reg.action)

@@ -44,9 +44,12 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 
 // Intercept runs the plugin's interceptor at point on payload and returns
 // its decision, which is checked to be one of the protocol's decisions.
+// The traceparent ctx carries (wire.WithTraceparent), if any, goes with
+// the request.
 func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 	var res protocol.InterceptResult
-	err := c.roundTrip(ctx, wire.MethodIntercept, wire.InterceptParams{Point: point, Payload: payload}, &res, callNormal)
+	params := wire.InterceptParams{Point: point, Payload: payload, Traceparent: wire.Traceparent(ctx)}
+	err := c.roundTrip(ctx, wire.MethodIntercept, params, &res, callNormal)
 	if err != nil {
 		return protocol.InterceptResult{}, c.named(wire.MethodIntercept, err)
 	}

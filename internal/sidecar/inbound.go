@@ -76,6 +76,11 @@ func (c *Client) serveCall(m *wire.Message) {
 	}
 	call := Call{Plugin: c.Name(), ClientID: c.id, Capability: p.Capability, Method: p.Method, Input: p.Input,
 		Parent: hasParent(p.Parent)}
+	if p.Traceparent != "" {
+		// The plugin's span: checked (wire.WithTraceparent keeps only a
+		// valid one) and carried to the handler and the observer.
+		ctx = wire.WithTraceparent(ctx, p.Traceparent)
+	}
 	c.wg.Add(1) // from the reader, which wg counts: always before the supervisor waits
 	go c.runCall(ctx, m.ID, key, call)
 }

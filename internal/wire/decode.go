@@ -39,20 +39,20 @@ func decodeFast(data []byte, v any) bool {
 			return fields(field{Key: "output", Raw: &r.Output})
 		})
 	case *ProviderInvokeParams:
-		return into(p, p.Ref == "" && p.Input == nil, func(r *ProviderInvokeParams) bool {
-			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input})
+		return into(p, p.Ref == "" && p.Input == nil && p.Traceparent == "", func(r *ProviderInvokeParams) bool {
+			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input}, field{Key: "traceparent", Str: &r.Traceparent})
 		})
 	case *StrategyInvokeParams:
-		return into(p, p.Slot == "" && p.Input == nil, func(r *StrategyInvokeParams) bool {
-			return fields(field{Key: "slot", Str: &r.Slot}, field{Key: "input", Raw: &r.Input})
+		return into(p, p.Slot == "" && p.Input == nil && p.Traceparent == "", func(r *StrategyInvokeParams) bool {
+			return fields(field{Key: "slot", Str: &r.Slot}, field{Key: "input", Raw: &r.Input}, field{Key: "traceparent", Str: &r.Traceparent})
 		})
 	case *ActionRunParams:
-		return into(p, p.ID == "" && p.Context == nil, func(r *ActionRunParams) bool {
-			return fields(field{Key: "id", Str: &r.ID}, field{Key: "context", Raw: &r.Context})
+		return into(p, p.ID == "" && p.Context == nil && p.Traceparent == "", func(r *ActionRunParams) bool {
+			return fields(field{Key: "id", Str: &r.ID}, field{Key: "context", Raw: &r.Context}, field{Key: "traceparent", Str: &r.Traceparent})
 		})
 	case *InterceptParams:
-		return into(p, p.Point == "" && p.Payload == nil, func(r *InterceptParams) bool {
-			return fields(field{Key: "point", Str: &r.Point}, field{Key: "payload", Raw: &r.Payload})
+		return into(p, p.Point == "" && p.Payload == nil && p.Traceparent == "", func(r *InterceptParams) bool {
+			return fields(field{Key: "point", Str: &r.Point}, field{Key: "payload", Raw: &r.Payload}, field{Key: "traceparent", Str: &r.Traceparent})
 		})
 	case *protocol.InterceptResult:
 		return into(p, p.Decision == "" && p.Payload == nil && p.Reason == "", func(r *protocol.InterceptResult) bool {

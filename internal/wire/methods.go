@@ -54,29 +54,38 @@ const (
 	DefaultWriteStall = 5 * time.Second
 )
 
+// The params of the host's calls (and of a plugin's capability/call) may
+// carry Traceparent, a W3C Trace Context traceparent header value
+// (docs/protocol.md §5.13): the span the call is part of. It is optional
+// on both sides.
+
 // InterceptParams are the params of intercept.
 type InterceptParams struct {
-	Point   string          `json:"point"`
-	Payload json.RawMessage `json:"payload,omitempty"`
+	Point       string          `json:"point"`
+	Payload     json.RawMessage `json:"payload,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
 }
 
 // StrategyInvokeParams are the params of strategy/invoke.
 type StrategyInvokeParams struct {
-	Slot  string          `json:"slot"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Slot        string          `json:"slot"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
 }
 
 // ProviderInvokeParams are the params of provider/invoke. Ref is the
 // plugin-local ref, without the "plugin/<name>/" namespace.
 type ProviderInvokeParams struct {
-	Ref   string          `json:"ref"`
-	Input json.RawMessage `json:"input,omitempty"`
+	Ref         string          `json:"ref"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
 }
 
 // ActionRunParams are the params of action/run.
 type ActionRunParams struct {
-	ID      string          `json:"id"`
-	Context json.RawMessage `json:"context,omitempty"`
+	ID          string          `json:"id"`
+	Context     json.RawMessage `json:"context,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
 }
 
 // CapabilityCallParams are the params of capability/call (protocol 1.1).
@@ -88,6 +97,7 @@ type CapabilityCallParams struct {
 	Method     string          `json:"method"`
 	Input      json.RawMessage `json:"input,omitempty"`
 	Parent     json.RawMessage `json:"parent,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
 }
 
 // OutputResult is the result of strategy/invoke, provider/invoke and

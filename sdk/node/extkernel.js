@@ -105,8 +105,21 @@ class CallRefused extends Error {
   }
 }
 
-/** The handler a piece of code runs for: { session, id, signal }, in the handler's async context. */
+/** The handler a piece of code runs for: { session, id, signal, traceparent }, in the handler's async context. */
 const handlerContext = new AsyncLocalStorage();
+
+/** A W3C Trace Context traceparent of version 00 (docs/protocol.md §5.13). */
+const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$/;
+
+/**
+ * Returns the W3C traceparent of the host request the current handler serves
+ * (its async context), or undefined. A plugin that traces takes it as the
+ * parent of its own spans; plugin.call sends it on with the handler's calls.
+ */
+function traceparent() {
+  const h = handlerContext.getStore();
+  return h ? h.traceparent : undefined;
+}
 
 /** The decision that passes the payload on unchanged (also: return undefined). */
 const Continue = () => ({ decision: 'continue' });
@@ -453,7 +466,8 @@ class Session {
   async run(c, params) {
     let result, error;
     try {
-      const handler = { session: this, id: c.id, signal: c.controller.signal };
+      const tp = params && typeof params.traceparent === 'string' && TRACEPARENT.test(params.traceparent) ? params.traceparent : undefined;
+      const handler = { session: this, id: c.id, signal: c.controller.signal, traceparent: tp };
       result = await handlerContext.run(handler, () => this.invoke(c.method, params, c.controller.signal));
     } catch (e) {
       error = this.wireError(e, c.method);
@@ -496,6 +510,7 @@ class Session {
     if (aborted) throw abortReason(aborted, name);
     const params = { capability, method };
     if (input !== undefined) params.input = input;
+    if (handler && handler.traceparent) params.traceparent = handler.traceparent;
     if (handler) params.parent = handler.id;
     const id = `c${++this.nextCall}`;
     return new Promise((resolve, reject) => {
@@ -629,4 +644,4 @@ function checkDecision(res) {
   }
 }
 
-module.exports = { Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, PROTOCOL_VERSION, MAX_FRAME };
+module.exports = { Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, PROTOCOL_VERSION, MAX_FRAME };

@@ -58,6 +58,7 @@ fields.
 
 import datetime
 import json
+import re
 import sys
 import threading
 import traceback
@@ -511,6 +512,8 @@ class _Session:
 
     def run(self, key, call, params):
         _current.serving = (self, call)
+        tp = params.get("traceparent") if isinstance(params, dict) else None
+        _current.traceparent = tp if isinstance(tp, str) and _TRACEPARENT.match(tp) else None
         try:
             try:
                 result = _ROUTES[call.method](self, params, call.cancel)
@@ -524,6 +527,7 @@ class _Session:
                     self.reply(call.id, result)
         finally:
             _current.serving = None
+            _current.traceparent = None
             with self.cond:
                 if self.calls.get(key) is call:
                     del self.calls[key]
@@ -561,6 +565,9 @@ class _Session:
             params["input"] = input
         if parent is not None:
             params["parent"] = parent.id
+        tp = traceparent()
+        if tp is not None:
+            params["traceparent"] = tp
         out = self.start_call(name, parent)
         try:
             self.write({"id": out.id, "method": "capability/call", "params": params})
@@ -676,8 +683,19 @@ class _Outgoing:
 
 
 # _current.serving is (session, call) in a handler's thread, None or unset
-# elsewhere: the parent of the calls the thread makes.
+# elsewhere: the parent of the calls the thread makes. _current.traceparent
+# is the W3C traceparent its request carried, or None.
 _current = threading.local()
+
+_TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
+
+
+def traceparent():
+    """The W3C Trace Context traceparent of the host request the calling
+    handler thread serves (docs/protocol.md §5.13), or None. A plugin that
+    traces takes it as the parent of its own spans; plugin.call sends it on
+    with the handler's calls."""
+    return getattr(_current, "traceparent", None)
 
 
 def _call_output(name, msg):

@@ -31,7 +31,10 @@
 //	                   "fanned-out" once all n are written, and answer
 //	                   the list of outcomes
 //	"cancel": true     with call: send $/cancel for it right after it
-//	"echo": any        otherwise: answer {"echo": any}
+//	"echo": any        otherwise: answer {"echo": any}, with
+//	                   "traceparent" too when the request carried one
+//
+// Its calls carry the traceparent of the request they serve.
 package main
 
 import (
@@ -136,7 +139,7 @@ func handle(ctx context.Context, m *wire.Message) {
 			defer workers.Done()
 			defer serving.Delete(string(m.ID))
 			defer cancel()
-			run(rctx, m.ID, p.Input)
+			run(rctx, m.ID, p.Input, p.Traceparent)
 		}()
 	case m.IsRequest():
 		fail(m.ID, protocol.Errorf(protocol.CodeMethodNotFound, "caller: no method %q", m.Method))
@@ -173,7 +176,7 @@ func list(env string) []string {
 }
 
 // run acts on one script and answers the request id.
-func run(ctx context.Context, id, input json.RawMessage) {
+func run(ctx context.Context, id, input json.RawMessage, traceparent string) {
 	var s script
 	if err := json.Unmarshal(input, &s); err != nil && len(input) > 0 {
 		fail(id, protocol.Errorf(protocol.CodeInvalidParams, "caller: input is not a script: %v", err))
@@ -200,7 +203,9 @@ func run(ctx context.Context, id, input json.RawMessage) {
 	case s.Request != "":
 		respond(id, wire.OutputResult{Output: mustJSON(request(ctx, s.Request, wire.Empty{}, false, func() {}))})
 	case s.Call != nil:
-		respond(id, wire.OutputResult{Output: mustJSON(callAll(ctx, id, s))})
+		respond(id, wire.OutputResult{Output: mustJSON(callAll(ctx, id, s, traceparent))})
+	case traceparent != "":
+		respond(id, wire.OutputResult{Output: mustJSON(map[string]any{"echo": s.Echo, "traceparent": traceparent})})
 	default:
 		respond(id, wire.OutputResult{Output: mustJSON(map[string]json.RawMessage{"echo": s.Echo})})
 	}
@@ -208,8 +213,8 @@ func run(ctx context.Context, id, input json.RawMessage) {
 
 // callAll sends the script's call (Fanout times, at once) and returns the
 // outcome, or the list of outcomes.
-func callAll(ctx context.Context, serving json.RawMessage, s script) any {
-	p := wire.CapabilityCallParams{Capability: s.Call.Capability, Method: s.Call.Method, Input: s.Call.Input}
+func callAll(ctx context.Context, serving json.RawMessage, s script, traceparent string) any {
+	p := wire.CapabilityCallParams{Capability: s.Call.Capability, Method: s.Call.Method, Input: s.Call.Input, Traceparent: traceparent}
 	switch parent := strings.TrimSpace(string(s.Call.Parent)); parent {
 	case "":
 	case "true":
