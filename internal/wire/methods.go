@@ -93,10 +93,10 @@ type ActionRunParams struct {
 // serving; the call derives its deadline, cancellation, generation and
 // depth from it.
 type CapabilityCallParams struct {
-	Capability string          `json:"capability"`
-	Method     string          `json:"method"`
-	Input      json.RawMessage `json:"input,omitempty"`
-	Parent     json.RawMessage `json:"parent,omitempty"`
+	Capability  string          `json:"capability"`
+	Method      string          `json:"method"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Parent      json.RawMessage `json:"parent,omitempty"`
 	Traceparent string          `json:"traceparent,omitempty"`
 }
 
