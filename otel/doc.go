@@ -1,0 +1,43 @@
+// Package kernelotel is an OpenTelemetry adapter for extkernel: a
+// kernel.Observer that records metrics and traces for every call the
+// kernel sends to a plugin and every plugin start. It lives in a module of
+// its own (github.com/extkernel/extkernel/otel), so that the core module
+// does not depend on OpenTelemetry.
+//
+// # Use
+//
+//	obs, err := kernelotel.NewObserver(kernelotel.Options{}) // the global providers
+//	cfg.Observer = obs
+//	k, err := kernel.New(cfg)
+//
+// # Metrics
+//
+// All carry the attribute extkernel.plugin; call metrics also
+// extkernel.kind (interceptor, strategy, provider, action):
+//
+//   - extkernel.calls (counter): calls that ended, with extkernel.outcome
+//     "ok" or "error";
+//   - extkernel.call.duration (histogram, seconds);
+//   - extkernel.calls.in_flight (up-down counter);
+//   - extkernel.plugin.starts (counter), with extkernel.outcome "ready" or
+//     "failed";
+//   - extkernel.plugin.restarts (counter): starts of a plugin after its
+//     first one seen by this observer (supervised restarts and reloads);
+//   - extkernel.plugin.start.duration (histogram, seconds).
+//
+// # Traces
+//
+// Each call is a client span named "<kind> <plugin>" with the attributes
+// extkernel.plugin, extkernel.kind, extkernel.key, extkernel.generation
+// and, for a call the kernel relays from another plugin, extkernel.caller.
+// Its parent is the span in the call's context: the host's own span of
+// the dispatch, or, for a relayed call, the calling plugin's span, from
+// the traceparent it sent (docs/protocol.md §5.13). The observer puts the
+// new span's traceparent on the call's context (kernel.WithTraceparent),
+// so the plugin receives it and its spans join the trace. A failed call's
+// span has status Error with the call's error.
+//
+// # Concurrency
+//
+// An Observer is safe for concurrent use; Call and Start never block.
+package kernelotel

@@ -1,0 +1,133 @@
+package kernelotel
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/extkernel/extkernel/kernel"
+)
+
+func newTestObserver(t *testing.T) (*Observer, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
+	t.Helper()
+	rec := tracetest.NewSpanRecorder()
+	reader := sdkmetric.NewManualReader()
+	o, err := NewObserver(Options{
+		TracerProvider: sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec)),
+		MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o, rec, reader
+}
+
+// TestCallSpans: a host dispatch's call is a child of the host's span, its
+// traceparent is put on the context for the plugin, a relayed call takes
+// the calling plugin's traceparent as its parent, and a failed call's span
+// says so.
+func TestCallSpans(t *testing.T) {
+	o, rec, _ := newTestObserver(t)
+	hostCtx, hostSpan := sdktrace.NewTracerProvider().Tracer("host").Start(context.Background(), "dispatch")
+	ctx, end := o.Call(hostCtx, kernel.CallInfo{Plugin: "redactor", Kind: "interceptor", Key: "tool.before", Generation: 3})
+	span := trace.SpanFromContext(ctx).SpanContext()
+	if tp := kernel.Traceparent(ctx); tp != "00-"+span.TraceID().String()+"-"+span.SpanID().String()+"-01" {
+		t.Errorf("traceparent on the call's context = %q, want the new span's", tp)
+	}
+	end(kernel.CallOutcome{Duration: time.Millisecond})
+
+	const pluginSpan = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	relayed := kernel.WithTraceparent(context.Background(), pluginSpan)
+	_, end = o.Call(relayed, kernel.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Caller: "memory", Generation: 3})
+	end(kernel.CallOutcome{Duration: 2 * time.Millisecond, Err: errors.New("plugin \"kvstore\": exited")})
+
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans ended, want 2", len(spans))
+	}
+	first, second := spans[0], spans[1]
+	if first.Name() != "interceptor redactor" || first.Parent().SpanID() != hostSpan.SpanContext().SpanID() ||
+		first.SpanKind() != trace.SpanKindClient || first.Status().Code != codes.Unset {
+		t.Errorf("host dispatch span: %q parent %v kind %v status %v", first.Name(), first.Parent().SpanID(), first.SpanKind(), first.Status())
+	}
+	if second.Name() != "provider kvstore" || second.Parent().TraceID().String() != "4bf92f3577b34da6a3ce929d0e0e4736" ||
+		second.Parent().SpanID().String() != "00f067aa0ba902b7" || !second.Parent().IsRemote() || second.Status().Code != codes.Error {
+		t.Errorf("relayed span: %q parent %v status %v", second.Name(), second.Parent(), second.Status())
+	}
+	if !hasAttr(second.Attributes(), keyCaller.String("memory")) || !hasAttr(second.Attributes(), keyGeneration.Int64(3)) {
+		t.Errorf("relayed span attributes %v lack the caller and generation", second.Attributes())
+	}
+}
+
+func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
+	for _, a := range attrs {
+		if a == want {
+			return true
+		}
+	}
+	return false
+}
+
+// TestMetrics: calls by outcome, in flight back to zero, durations, starts
+// and a restart for a plugin started twice.
+func TestMetrics(t *testing.T) {
+	o, _, reader := newTestObserver(t)
+	info := kernel.CallInfo{Plugin: "audit", Kind: "action", Key: "plugin/audit/show", Generation: 1}
+	for _, err := range []error{nil, nil, errors.New("boom")} {
+		_, end := o.Call(context.Background(), info)
+		end(kernel.CallOutcome{Duration: time.Millisecond, Err: err})
+	}
+	o.Start(kernel.StartInfo{Plugin: "audit", Duration: 5 * time.Millisecond})
+	o.Start(kernel.StartInfo{Plugin: "audit", Duration: 6 * time.Millisecond, Err: errors.New("exited")})
+
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int64{}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				for _, p := range d.DataPoints {
+					out, _ := p.Attributes.Value(keyOutcome)
+					got[m.Name+"/"+out.AsString()] += p.Value
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					got[m.Name] += int64(p.Count)
+				}
+			}
+		}
+	}
+	want := map[string]int64{
+		"extkernel.calls/ok": 2, "extkernel.calls/error": 1, "extkernel.calls.in_flight/": 0, "extkernel.call.duration": 3,
+		"extkernel.plugin.starts/ready": 1, "extkernel.plugin.starts/failed": 1, "extkernel.plugin.restarts/": 1,
+		"extkernel.plugin.start.duration": 2,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %d, want %d (all: %v)", k, got[k], v, got)
+		}
+	}
+}
+
+// Example wires the adapter into a kernel's config.
+func Example() {
+	obs, err := NewObserver(Options{}) // the global tracer and meter providers
+	if err != nil {
+		panic(err)
+	}
+	cfg := kernel.Config{Home: "/path/to/home", Observer: obs}
+	_ = cfg // kernel.New(cfg), then Start: every plugin call is a span and counted
+	// Output:
+}
