@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -130,7 +131,8 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if err := writeSnapshots(cfg.Home, k.Current()); err != nil {
 		p.print(fmt.Sprintf("warning: %v\n", err))
 	}
-	out := toRunOutput(cfg.Home, k.Current())
+	gen, routes := published(k)
+	out := toRunOutput(cfg.Home, gen, routes)
 	if g.json {
 		if err := g.printJSON(out); err != nil {
 			return stopKernel(k, srv, p, err)
@@ -145,6 +147,19 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		return stopKernel(k, srv, p, nil)
 	}
 	return keepRunning(ctx, stopSignals, g, k, srv, cfg.Home, p, opts)
+}
+
+// published returns the published generation and its routes, read
+// until both are of the same generation (a supervised restart may publish
+// another in between).
+func published(k *kernel.Kernel) (*generation.Generation, []kernel.Route) {
+	for {
+		g := k.Current()
+		n, routes := k.Routes()
+		if g == nil || n == g.Number() {
+			return g, routes
+		}
+	}
 }
 
 // keepRunning serves the admin API (and --watch) while the published
