@@ -21,7 +21,7 @@ func TestLoadConfigDemo(t *testing.T) {
 	if cfg.Home != want {
 		t.Errorf("Home = %q, want %q (absolute)", cfg.Home, want)
 	}
-	if len(cfg.Capabilities) != 2 || cfg.Capabilities[0].Key != "host.log" || cfg.Capabilities[0].Version.String() != "1.0.0" {
+	if len(cfg.Capabilities) != 1 || cfg.Capabilities[0].Key != "host.log" || cfg.Capabilities[0].Version.String() != "1.0.0" {
 		t.Errorf("Capabilities = %v", cfg.Capabilities)
 	}
 	if cfg.Policy["audit"] != FailureOptional {

@@ -188,9 +188,12 @@ func jsonCompact(v any) (string, error) {
 // output are those of a running kernel), and stops it.
 func callOnce(cmd *cobra.Command, g *globals, req admin.CallRequest) error {
 	ctx := cmd.Context()
-	k, cfg, err := newKernel(g, nil)
+	k, cfg, warnings, err := newKernel(g, nil)
 	if err != nil {
 		return err
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(g.stderr, "kernelctl: warning: %s\n", w)
 	}
 	if err := checkHome(cfg.Home); err != nil {
 		k.Close(ctx)

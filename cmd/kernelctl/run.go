@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -97,7 +98,7 @@ func (o runOptions) check(once bool) error {
 // kernelctl.
 func runGeneration(ctx context.Context, stopSignals func(), g *globals, once bool, opts runOptions) error {
 	ring := admin.NewLogRing(admin.LogRingOptions{Root: loggerName, Level: logLevels[strings.ToLower(opts.keepLogs)]})
-	k, cfg, err := newKernel(g, ring)
+	k, cfg, warnings, err := newKernel(g, ring)
 	if err != nil {
 		return err
 	}
@@ -116,6 +117,9 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		progressOut = g.stderr
 	}
 	p := newPrinter(progressOut)
+	for _, w := range warnings {
+		p.print("warning: " + w + "\n")
+	}
 	k.Subscribe(p.event)
 	var srv *admin.Server
 	if !once {
@@ -127,7 +131,8 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if err := writeSnapshots(cfg.Home, k.Current()); err != nil {
 		p.print(fmt.Sprintf("warning: %v\n", err))
 	}
-	out := toRunOutput(cfg.Home, k.Current())
+	gen, routes := published(k)
+	out := toRunOutput(cfg.Home, gen, routes)
 	if g.json {
 		if err := g.printJSON(out); err != nil {
 			return stopKernel(k, srv, p, err)
@@ -142,6 +147,19 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		return stopKernel(k, srv, p, nil)
 	}
 	return keepRunning(ctx, stopSignals, g, k, srv, cfg.Home, p, opts)
+}
+
+// published returns the published generation and its routes, read
+// until both are of the same generation (a supervised restart may publish
+// another in between).
+func published(k *kernel.Kernel) (*generation.Generation, []kernel.Route) {
+	for {
+		g := k.Current()
+		n, routes := k.Routes()
+		if g == nil || n == g.Number() {
+			return g, routes
+		}
+	}
 }
 
 // keepRunning serves the admin API (and --watch) while the published
@@ -352,15 +370,17 @@ const loggerName = "kernelctl"
 // newKernel builds the kernel from the flags and the config; plugin and
 // kernel logs of the --log-level (default warn) and above go to stderr, and
 // to ring (if not nil) at its own level. Its generations are numbered on
-// from the last one recorded in the home.
-func newKernel(g *globals, ring *admin.LogRing) (*kernel.Kernel, kernel.Config, error) {
-	cfg, err := g.configWithHome()
+// from the last one recorded in the home. It serves the host capabilities
+// of the config that kernelctl implements (hostHandlers), and returns a
+// warning for each other one.
+func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg kernel.Config, warnings []string, err error) {
+	cfg, err = g.configWithHome()
 	if err != nil {
-		return nil, cfg, err
+		return nil, cfg, nil, err
 	}
 	last, err := lastRecorded(cfg.Home)
 	if err != nil {
-		return nil, cfg, err
+		return nil, cfg, nil, err
 	}
 	cfg.FirstGeneration = last + 1
 	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: loggerName, Output: g.stderr, Level: g.level()})
@@ -368,8 +388,9 @@ func newKernel(g *globals, ring *admin.LogRing) (*kernel.Kernel, kernel.Config, 
 		log.RegisterSink(ring)
 	}
 	cfg.Logger = log
-	k, err := kernel.New(cfg)
-	return k, cfg, err
+	cfg.Handlers, warnings = hostHandlers(cfg, log)
+	k, err = kernel.New(cfg)
+	return k, cfg, warnings, err
 }
 
 // stopKernel closes the admin server (if not nil), then k, within

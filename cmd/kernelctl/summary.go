@@ -8,8 +8,10 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel"
 )
 
 // hostName names the host where a contribution's source is the host itself.
@@ -33,6 +35,27 @@ type memberJSON struct {
 	// Elapsed is the start time as a Go duration ("12.5ms"); "0s" when
 	// nothing was started.
 	Elapsed string `json:"elapsed"`
+	// Calls are the capabilities the member may call, by capability.
+	Calls []callJSON `json:"calls"`
+}
+
+// callJSON is one capability a member may call (its manifest requires
+// it, docs/protocol.md §5.11) and who serves the calls, as the kernel
+// routes them (kernel.Route).
+type callJSON struct {
+	Capability string `json:"capability"`
+	Constraint string `json:"constraint"`
+	Optional   bool   `json:"optional"`
+	// Provider is the member serving the calls, "(host)" for the host, or
+	// "" for none.
+	Provider string `json:"provider"`
+	// Methods are the methods a plugin provider maps to its providers
+	// (provides[].methods); [] for the host, whose handler decides.
+	Methods []string `json:"methods"`
+	// Available is false when every call is answered -32006 (not
+	// available); Reason then says why.
+	Available bool   `json:"available"`
+	Reason    string `json:"reason,omitempty"`
 }
 
 type contributionsJSON struct {
@@ -71,17 +94,49 @@ type actionJSON struct {
 	Plugin    string `json:"plugin"`
 }
 
-// toRunOutput describes a published generation; every list is sorted.
-func toRunOutput(home string, g *generation.Generation) runOutput {
+// toRunOutput describes a published generation, with its routes
+// (kernel.Routes); every list is sorted.
+func toRunOutput(home string, g *generation.Generation, routes []kernel.Route) runOutput {
 	out := runOutput{Home: home, Generation: g.Number(), Members: []memberJSON{}, Warnings: g.Warnings()}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}
+	calls := toCalls(g, routes)
 	for _, m := range g.Members() {
+		mc := calls[m.Package.Name]
+		if mc == nil {
+			mc = []callJSON{}
+		}
 		out.Members = append(out.Members, memberJSON{Name: m.Package.Name, Version: m.Package.Manifest.Version.String(),
-			Status: string(m.Status), Required: m.Required, Reason: m.Reason, Elapsed: m.Elapsed.String()})
+			Status: string(m.Status), Required: m.Required, Reason: m.Reason, Elapsed: m.Elapsed.String(), Calls: mc})
 	}
 	out.Contributions = toContributions(g.Registry())
+	return out
+}
+
+// toCalls describes the routes of g by calling member, in the order of
+// routes (by capability).
+func toCalls(g *generation.Generation, routes []kernel.Route) map[string][]callJSON {
+	out := map[string][]callJSON{}
+	for _, r := range routes {
+		c := callJSON{Capability: string(r.Requirement.Key), Constraint: "*", Optional: r.Requirement.Optional,
+			Provider: r.Provider, Methods: r.Methods, Available: true}
+		if r.Requirement.Constraint != nil {
+			c.Constraint = r.Requirement.Constraint.String()
+		}
+		if c.Methods == nil {
+			c.Methods = []string{}
+		}
+		switch p := g.Member(r.Provider); {
+		case r.Provider == "":
+			c.Available, c.Reason = false, "optional, unsatisfied"
+		case r.Provider == capability.HostProvider && !r.Handled:
+			c.Available, c.Reason = false, "kernelctl does not implement it"
+		case p != nil && p.Status != generation.StatusRunning:
+			c.Available, c.Reason = false, fmt.Sprintf("the provider is %s", p.Status)
+		}
+		out[r.Plugin] = append(out[r.Plugin], c)
+	}
 	return out
 }
 
@@ -168,6 +223,7 @@ func writeSummary(w io.Writer, out runOutput) {
 		tw.Flush()
 	})
 	writeMembers(w, out.Members)
+	writeCalls(w, out.Members)
 	if n := len(out.Warnings); n > 0 {
 		fmt.Fprintf(w, "\n%d %s:\n", n, plural(n, "warning", "warnings"))
 		for _, warn := range out.Warnings {
@@ -201,6 +257,51 @@ func writeMembers(w io.Writer, ms []memberJSON) {
 		}
 		tw.Flush()
 	})
+}
+
+// writeCalls prints, for each member, the capabilities it may call and
+// who serves each.
+func writeCalls(w io.Writer, ms []memberJSON) {
+	n := 0
+	for _, m := range ms {
+		n += len(m.Calls)
+	}
+	section(w, "calls", n, func() {
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, m := range ms {
+			for _, c := range m.Calls {
+				req := c.Capability + " " + c.Constraint
+				if c.Optional {
+					req += " (optional)"
+				}
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", m.Name, req, servedBy(c))
+			}
+		}
+		tw.Flush()
+	})
+}
+
+// servedBy says who serves a member's calls of one capability: "host",
+// "plugin kvstore: get, put" (the methods it maps), or why they are not
+// available ("not available: optional, unsatisfied", "host: not
+// available: ...", "plugin x: not available: ...").
+func servedBy(c callJSON) string {
+	who := "plugin " + c.Provider
+	switch {
+	case c.Provider == "":
+		return "not available: " + c.Reason
+	case c.Provider == capability.HostProvider:
+		who = "host"
+	}
+	switch {
+	case !c.Available:
+		return who + ": not available: " + c.Reason
+	case c.Provider == capability.HostProvider:
+		return who
+	case len(c.Methods) == 0:
+		return who + ": maps no methods"
+	}
+	return who + ": " + strings.Join(c.Methods, ", ")
 }
 
 // memberCounts says "5 members (4 running, 1 declarative)".

@@ -9,7 +9,9 @@ import (
 
 // TestWriteSummary covers what the demo home does not: a chain of several
 // interceptors with the host in it, a point nobody intercepts, an unclaimed
-// slot, and a failed optional member.
+// slot, a failed optional member, and calls to a host capability kernelctl
+// does not implement, to a failed provider and to a provider that maps no
+// methods.
 func TestWriteSummary(t *testing.T) {
 	b := contribution.NewBuilder(contribution.HostSpec{
 		Points: []contribution.Point{"tool.before", "prompt.submit"},
@@ -34,7 +36,13 @@ func TestWriteSummary(t *testing.T) {
 	out := runOutput{Generation: 3, Contributions: toContributions(reg), Warnings: []string{"one\ntwo"},
 		Members: []memberJSON{
 			{Name: "audit", Version: "1.0.0", Status: "failed", Reason: "exited"},
-			{Name: "redactor", Version: "1.2.0", Status: "running", Required: true},
+			{Name: "redactor", Version: "1.2.0", Status: "running", Required: true, Calls: []callJSON{
+				{Capability: "host.fs", Constraint: "^1.0", Provider: "(host)", Available: false, Reason: "kernelctl does not implement it"},
+				{Capability: "host.log", Constraint: "*", Provider: "(host)", Available: true},
+				{Capability: "metrics.sink", Constraint: "^1.0", Optional: true, Provider: "audit", Methods: []string{"send"},
+					Available: false, Reason: "the provider is failed"},
+				{Capability: "ui.theme", Constraint: "^1.0", Optional: true, Provider: "themes", Available: true},
+			}},
 			{Name: "themes", Version: "1.0.0", Status: "declarative"},
 		}}
 	var got bytes.Buffer
@@ -61,6 +69,12 @@ members:
   audit     1.0.0  failed (optional): exited
   redactor  1.2.0  running (required)
   themes    1.0.0  declarative
+
+calls:
+  redactor  host.fs ^1.0                  host: not available: kernelctl does not implement it
+  redactor  host.log *                    host
+  redactor  metrics.sink ^1.0 (optional)  plugin audit: not available: the provider is failed
+  redactor  ui.theme ^1.0 (optional)      plugin themes: maps no methods
 
 1 warning:
   one

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// hostCapability is a host capability kernelctl implements: the major
+// version it implements, and the handler serving plugins' calls to it,
+// given kernelctl's logger and the redaction of plugin text.
+type hostCapability struct {
+	major   uint64
+	handler func(log hclog.Logger, redact func(string) string) kernel.HostHandler
+}
+
+// hostCapabilities are the host capabilities kernelctl implements. `run`
+// (and `call` without a running kernel) registers a handler for each one
+// the config declares at a version of that major (docs/cli.md, "Host
+// capabilities").
+var hostCapabilities = map[capability.Key]hostCapability{
+	"host.log": {major: 1, handler: hostLog},
+}
+
+// hostHandlers returns the handlers of the host capabilities cfg declares
+// that kernelctl implements, and a warning for each one it declares that
+// kernelctl does not (plugins' calls to it are answered -32006), in
+// config order. log is the logger plugins' lines go to.
+func hostHandlers(cfg kernel.Config, log hclog.Logger) (map[capability.Key]kernel.HostHandler, []string) {
+	handlers := map[capability.Key]kernel.HostHandler{}
+	var warnings []string
+	redact := secretRedactor(cfg.PluginEnv)
+	for _, c := range cfg.Capabilities {
+		hc, ok := hostCapabilities[c.Key]
+		switch {
+		case !ok:
+			warnings = append(warnings, fmt.Sprintf("the config declares host capability %s %s, which kernelctl does not implement: "+
+				"plugins' calls to it are answered not available (-32006)", c.Key, c.Version))
+		case c.Version.Major() != hc.major:
+			warnings = append(warnings, fmt.Sprintf("the config declares host capability %s %s, but kernelctl implements %s %d.x: "+
+				"plugins' calls to it are answered not available (-32006)", c.Key, c.Version, c.Key, hc.major))
+		default:
+			handlers[c.Key] = hc.handler(log, redact)
+		}
+	}
+	return handlers, warnings
+}
+
+// logWrite is the input of host.log's method write.
+type logWrite struct {
+	// Level is trace, debug, info (the default), warn or error.
+	Level string `json:"level"`
+	// Message is the line's message; it must not be empty.
+	Message string `json:"message"`
+	// Fields are the line's key-value pairs, logged in key order.
+	Fields map[string]json.RawMessage `json:"fields"`
+}
+
+// hostLog serves host.log: its one method, write ({level, message,
+// fields?}), logs a line through log under the calling plugin's name (as
+// the plugin's own stderr lines are), every string of it redacted, and
+// answers no output.
+func hostLog(log hclog.Logger, redact func(string) string) kernel.HostHandler {
+	return func(_ context.Context, call *kernel.Call) (json.RawMessage, error) {
+		if call.Method != "write" {
+			return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q (it has: write)", call.Method)
+		}
+		var in logWrite
+		if err := json.Unmarshal(call.Input, &in); err != nil || call.Input == nil || string(call.Input) == "null" {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, `host.log.write: input must be {"level": string, "message": string, "fields"?: object}`)
+		}
+		level := hclog.Info
+		if in.Level != "" {
+			l, ok := logLevels[strings.ToLower(in.Level)]
+			if !ok || l == hclog.Off {
+				return nil, protocol.Errorf(protocol.CodeInvalidParams, "host.log.write: level %q: want trace, debug, info, warn or error", redact(in.Level))
+			}
+			level = l
+		}
+		if in.Message == "" {
+			return nil, protocol.Errorf(protocol.CodeInvalidParams, "host.log.write: message is required")
+		}
+		args := make([]any, 0, 2*len(in.Fields))
+		for _, k := range slices.Sorted(maps.Keys(in.Fields)) {
+			args = append(args, redact(k), fieldValue(in.Fields[k], redact))
+		}
+		log.Named(call.Caller).Log(level, redact(in.Message), args...)
+		return nil, nil
+	}
+}
+
+// fieldValue is a field of a host.log line: a string or a number as it
+// is, true, false and null as such, an object or array as its compact
+// JSON text; every string redacted.
+func fieldValue(raw json.RawMessage, redact func(string) string) any {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return redact(string(raw))
+	}
+	switch v := v.(type) {
+	case string:
+		return redact(v)
+	case json.Number, bool, nil:
+		return v
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return redact(string(raw))
+	}
+	return redact(b.String())
+}
+
+// secretRedactor replaces every secret value of the config's plugin_env
+// with [REDACTED], longest first, as the kernel does in what it logs of
+// plugins (kernel.EnvVar); it is the identity without secrets.
+func secretRedactor(env map[string]map[string]kernel.EnvVar) func(string) string {
+	var secrets []string
+	for _, vars := range env {
+		for _, v := range vars {
+			if v.Secret && v.Value != "" {
+				secrets = append(secrets, v.Value)
+			}
+		}
+	}
+	if len(secrets) == 0 {
+		return func(s string) string { return s }
+	}
+	sort.Slice(secrets, func(i, j int) bool {
+		if len(secrets[i]) != len(secrets[j]) {
+			return len(secrets[i]) > len(secrets[j])
+		}
+		return secrets[i] < secrets[j]
+	})
+	pairs := make([]string, 0, 2*len(secrets))
+	for _, s := range secrets {
+		pairs = append(pairs, s, "[REDACTED]")
+	}
+	return strings.NewReplacer(pairs...).Replace
+}

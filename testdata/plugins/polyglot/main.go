@@ -1,0 +1,133 @@
+// Command polyglot is the Go one of three test plugins that behave alike,
+// each written with its language's SDK as a plugin author would: this one
+// on package sdk, polyglot.py on the Python SDK, polyglot.js on the
+// Node.js SDK. The kernel tests run them against each other to call across
+// languages (capability/call, protocol 1.1).
+//
+// Each takes its name and version from EXTKERNEL_PLUGIN_NAME and
+// EXTKERNEL_PLUGIN_VERSION, provides the capabilities POLYGLOT_PROVIDES
+// lists ("key@version,..."), and declares one provider, "run", whose input
+// is a script, an object whose members it acts on in this order (all
+// optional):
+//
+//	"notify": "event"  send the notify event with data
+//	                   {"plugin": name, "lang": lang}
+//	"block": true      wait until the request is cancelled, send the
+//	                   notify "cancelled" (same data), and answer -32800
+//	"call": {"capability": k, "method": m, "input": any}
+//	                   call method m of capability k through the SDK,
+//	                   from the handler (so the call names the request as
+//	                   its parent), and answer {"output": out} or
+//	                   {"error": {"code": c, "message": s}, "type": t},
+//	                   t naming the SDK's error type: "*protocol.Error",
+//	                   or "ProtocolError" in Python and Node.js
+//	"loop": n          with call (Go only): make the call n times in a
+//	                   row and answer {"ns": [...]}, the duration of each
+//	                   call in nanoseconds as the plugin measured it
+//	otherwise          answer {"echo": echo, "lang": lang, "plugin": name}
+//
+// lang is "go", "python" or "node".
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sdk"
+)
+
+const lang = "go"
+
+var name = os.Getenv("EXTKERNEL_PLUGIN_NAME")
+
+type script struct {
+	Notify string          `json:"notify"`
+	Block  bool            `json:"block"`
+	Call   *callSpec       `json:"call"`
+	Loop   int             `json:"loop"`
+	Echo   json.RawMessage `json:"echo"`
+}
+
+type callSpec struct {
+	Capability string          `json:"capability"`
+	Method     string          `json:"method"`
+	Input      json.RawMessage `json:"input"`
+}
+
+func main() {
+	p := sdk.New(name, os.Getenv("EXTKERNEL_PLUGIN_VERSION"))
+	if v := os.Getenv("POLYGLOT_PROVIDES"); v != "" {
+		for _, kv := range strings.Split(v, ",") {
+			key, version, _ := strings.Cut(kv, "@")
+			p.Provide(key, version)
+		}
+	}
+	p.Provider("run", "runs its input as a script", func(ctx context.Context, in json.RawMessage) (any, error) {
+		return run(ctx, p, in)
+	})
+	p.Serve()
+}
+
+// run acts on one script.
+func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
+	var s script
+	if err := json.Unmarshal(in, &s); err != nil {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "polyglot: input is not a script: %v", err)
+	}
+	if s.Notify != "" {
+		notify(p, s.Notify)
+	}
+	switch {
+	case s.Block:
+		<-ctx.Done()
+		notify(p, "cancelled")
+		return nil, protocol.Errorf(protocol.CodeRequestCancelled, "polyglot: cancelled")
+	case s.Call != nil && s.Loop > 0:
+		return loop(ctx, p, s)
+	case s.Call != nil:
+		out, err := p.Call(ctx, s.Call.Capability, s.Call.Method, input(s.Call.Input))
+		var pe *protocol.Error
+		switch {
+		case errors.As(err, &pe):
+			return map[string]any{"error": pe, "type": fmt.Sprintf("%T", pe)}, nil
+		case err != nil:
+			return nil, err
+		}
+		return map[string]json.RawMessage{"output": out}, nil
+	}
+	return map[string]any{"echo": s.Echo, "lang": lang, "plugin": name}, nil
+}
+
+// loop makes the script's call s.Loop times in a row, timing each.
+func loop(ctx context.Context, p *sdk.Plugin, s script) (any, error) {
+	ns := make([]int64, s.Loop)
+	in := input(s.Call.Input)
+	for i := range ns {
+		began := time.Now()
+		if _, err := p.Call(ctx, s.Call.Capability, s.Call.Method, in); err != nil {
+			return nil, err
+		}
+		ns[i] = time.Since(began).Nanoseconds()
+	}
+	return map[string][]int64{"ns": ns}, nil
+}
+
+// input is a call's input: none when the script gives none.
+func input(raw json.RawMessage) any {
+	if len(raw) == 0 {
+		return nil
+	}
+	return raw
+}
+
+func notify(p *sdk.Plugin, event string) {
+	if err := p.Notify(event, map[string]string{"plugin": name, "lang": lang}); err != nil {
+		p.Logger().Error("notify", "event", event, "error", err)
+	}
+}

@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+'use strict';
+// The Node.js one of the polyglot test plugins, on the Node.js SDK (its
+// extkernel.js is copied next to it): main.go describes the script its
+// provider "run" acts on; this one has no "loop".
+
+const { Plugin, ProtocolError, codes } = require('./extkernel');
+
+const LANG = 'node';
+const NAME = process.env.EXTKERNEL_PLUGIN_NAME;
+
+const p = new Plugin(NAME, process.env.EXTKERNEL_PLUGIN_VERSION);
+for (const kv of (process.env.POLYGLOT_PROVIDES || '').split(',').filter(Boolean)) {
+  const at = kv.indexOf('@');
+  p.provide(kv.slice(0, at), kv.slice(at + 1));
+}
+
+function notify(event) {
+  p.notify(event, { plugin: NAME, lang: LANG });
+}
+
+p.provider('run', 'runs its input as a script', async (script, signal) => {
+  if (script === null || typeof script !== 'object') {
+    throw new ProtocolError(codes.INVALID_PARAMS, 'polyglot: input is not a script');
+  }
+  if (script.notify) notify(script.notify);
+  if (script.block) {
+    if (!signal.aborted) await new Promise((resolve) => signal.addEventListener('abort', resolve, { once: true }));
+    notify('cancelled');
+    throw new ProtocolError(codes.REQUEST_CANCELLED, 'polyglot: cancelled');
+  }
+  if (script.call) {
+    try {
+      // In the handler's async context: the call's parent is this request.
+      const out = await p.call(script.call.capability, script.call.method, script.call.input);
+      return { output: out === undefined ? null : out };
+    } catch (e) {
+      if (!(e instanceof ProtocolError)) throw e;
+      return { error: { code: e.code, message: e.message }, type: e.constructor.name };
+    }
+  }
+  return { echo: script.echo === undefined ? null : script.echo, lang: LANG, plugin: NAME };
+});
+
+if (require.main === module) p.serve();

@@ -1,0 +1,45 @@
+#!/usr/bin/env python3
+"""The Python one of the polyglot test plugins, on the Python SDK (its
+extkernel.py is copied next to it): main.go describes the script its
+provider "run" acts on; this one has no "loop"."""
+
+import os
+
+import extkernel
+
+LANG = "python"
+NAME = os.environ["EXTKERNEL_PLUGIN_NAME"]
+
+p = extkernel.Plugin(NAME, os.environ["EXTKERNEL_PLUGIN_VERSION"])
+for kv in filter(None, os.environ.get("POLYGLOT_PROVIDES", "").split(",")):
+    key, _, version = kv.partition("@")
+    p.provide(key, version)
+
+
+def notify(event):
+    p.notify(event, {"plugin": NAME, "lang": LANG})
+
+
+@p.provider("run", "runs its input as a script")
+def run(script, cancel):
+    if not isinstance(script, dict):
+        raise extkernel.ProtocolError(extkernel.INVALID_PARAMS, "polyglot: input is not a script")
+    if script.get("notify"):
+        notify(script["notify"])
+    if script.get("block"):
+        cancel.wait()
+        notify("cancelled")
+        raise extkernel.ProtocolError(extkernel.REQUEST_CANCELLED, "polyglot: cancelled")
+    call = script.get("call")
+    if call is not None:
+        try:
+            # From the handler's thread: the call's parent is this request.
+            out = p.call(call["capability"], call["method"], call.get("input"))
+        except extkernel.ProtocolError as e:
+            return {"error": {"code": e.code, "message": e.message}, "type": type(e).__name__}
+        return {"output": out}
+    return {"echo": script.get("echo"), "lang": LANG, "plugin": NAME}
+
+
+if __name__ == "__main__":
+    p.serve()
