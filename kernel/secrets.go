@@ -63,3 +63,16 @@ func (k *Kernel) pluginEnv(name string) (map[string]string, []string) {
 	sort.Strings(secret)
 	return env, secret
 }
+
+// Redactor returns the function the kernel passes every string a plugin
+// supplies through before it logs, quotes or stores it: it replaces the
+// secret values of cfg.PluginEnv with "[REDACTED]" (the identity when
+// there is none). A host handler (Config.Handlers) that logs or shows what
+// a plugin sent it uses this function, so that one rule redacts
+// everything.
+func Redactor(cfg Config) func(string) string {
+	if r := redactor(cfg.PluginEnv); r != nil {
+		return r
+	}
+	return func(s string) string { return s }
+}

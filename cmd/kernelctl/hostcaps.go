@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -40,7 +39,7 @@ var hostCapabilities = map[capability.Key]hostCapability{
 func hostHandlers(cfg kernel.Config, log hclog.Logger) (map[capability.Key]kernel.HostHandler, []string) {
 	handlers := map[capability.Key]kernel.HostHandler{}
 	var warnings []string
-	redact := secretRedactor(cfg.PluginEnv)
+	redact := kernel.Redactor(cfg)
 	for _, c := range cfg.Capabilities {
 		hc, ok := hostCapabilities[c.Key]
 		switch {
@@ -121,32 +120,4 @@ func fieldValue(raw json.RawMessage, redact func(string) string) any {
 		return redact(string(raw))
 	}
 	return redact(b.String())
-}
-
-// secretRedactor replaces every secret value of the config's plugin_env
-// with [REDACTED], longest first, as the kernel does in what it logs of
-// plugins (kernel.EnvVar); it is the identity without secrets.
-func secretRedactor(env map[string]map[string]kernel.EnvVar) func(string) string {
-	var secrets []string
-	for _, vars := range env {
-		for _, v := range vars {
-			if v.Secret && v.Value != "" {
-				secrets = append(secrets, v.Value)
-			}
-		}
-	}
-	if len(secrets) == 0 {
-		return func(s string) string { return s }
-	}
-	sort.Slice(secrets, func(i, j int) bool {
-		if len(secrets[i]) != len(secrets[j]) {
-			return len(secrets[i]) > len(secrets[j])
-		}
-		return secrets[i] < secrets[j]
-	})
-	pairs := make([]string, 0, 2*len(secrets))
-	for _, s := range secrets {
-		pairs = append(pairs, s, "[REDACTED]")
-	}
-	return strings.NewReplacer(pairs...).Replace
 }
