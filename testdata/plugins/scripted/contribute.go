@@ -35,7 +35,9 @@ func addContributions(p *sdk.Plugin, name string) {
 				return map[string]any{"plugin": name, "kind": kind, "key": key, "input": in}, nil
 			}
 		case "fail":
-			h = func(context.Context, json.RawMessage) (any, error) { return nil, errors.New(name + " failed on purpose") }
+			h = func(context.Context, json.RawMessage) (any, error) {
+				return nil, errors.New(name + " failed on purpose")
+			}
 		}
 		p.Contribute(kind, key, c, h)
 	}
