@@ -98,8 +98,10 @@ type Contribution struct {
 	Seq int
 	// Payload carries the kind's details: Interceptor, Strategy, Provider
 	// or Action (a value, not a pointer) for the built-in kinds, matching
-	// Key; anything for host kinds. Built-in payloads are immutable values;
-	// a host kind's payload should be one too, since lookups share it.
+	// Key; for host kinds, Custom when a plugin's handshake declared it,
+	// anything the host chooses for its own. Built-in payloads are
+	// immutable values; a host kind's payload should be one too, since
+	// lookups share it.
 	Payload any
 }
 

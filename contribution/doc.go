@@ -21,7 +21,15 @@
 //
 // A host accepts further kinds by listing them, each with its policy and
 // target, in HostSpec.Kinds (append to DefaultKinds()); leaving a built-in
-// kind out of a non-nil list refuses it.
+// kind out of a non-nil list refuses it. Plugins declare contributions of
+// such host kinds in their handshake (protocol 1.1), which the generation
+// layer adds with a Custom payload; the host may add its own with any
+// payload. A host kind's key is the point or slot for a kind targeting
+// one, and otherwise a free identifier. Unlike provider refs and action
+// IDs, it is not namespaced by plugin: a tool "search.web" has the key
+// "search.web" whoever declares it, so that the host can offer it by that
+// name, and the kind's policy alone settles two plugins declaring one
+// key.
 //
 // # Identifiers
 //
@@ -46,10 +54,13 @@
 //     no plugin name, before every plugin), then Seq ascending. It never
 //     depends on map order or on the order contributions were added. A
 //     plugin may declare an interceptor at a point once; the host, and host
-//     Ordered kinds, may declare several.
+//     Ordered kinds, may declare several (though a plugin's handshake
+//     declares each kind and key once: docs/protocol.md §4.3).
 //   - Exclusive (strategy slots): one owner per slot. Two plugins claiming
 //     one slot fail the build with a CodeConflict error naming both, unless
-//     HostSpec.SlotOwners names one of them: that plugin owns the slot and
+//     HostSpec.SlotOwners names one of them (for kinds whose Target is
+//     TargetSlot; an Exclusive host kind with TargetNone has no owner
+//     override, so two claims always conflict): that plugin owns the slot and
 //     every other claim is reported as a CodeOverridden warning and listed
 //     by Registry.Overridden (it still counts as a claim; nothing is ever
 //     last-writer-wins). A slot nobody claims has no owner

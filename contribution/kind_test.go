@@ -71,7 +71,7 @@ func TestHostKinds(t *testing.T) {
 				hostKind(hs("git"), "command", "git.commit", 0, 0),
 				hostKind(hs("vcs"), "command", "git.commit", 0, 0),
 			},
-			wantErr: []string{`error duplicate: command "git.commit" is declared by both "git" (handshake) and "vcs" (handshake); each command ID may be declared once`},
+			wantErr: []string{`error duplicate: command "git.commit" is declared by both "git" (handshake) and "vcs" (handshake); each command key may be declared once`},
 		},
 		{
 			name:    "key grammar",

@@ -96,10 +96,14 @@ func (s *build) unique(all []Contribution, spec KindSpec, g []entry) []Contribut
 	}
 	slices.SortFunc(g, byOwner)
 	cs := contributions(g)
+	word := "ID"
+	if _, builtin := builtinSpec(spec.Kind); !builtin {
+		word = "key"
+	}
 	s.report(Problem{
 		Severity: Error, Code: CodeDuplicate, Kind: spec.Kind, Key: g[0].c.Key, Sources: sourcesOf(cs),
-		Message: fmt.Sprintf("%s is declared by %s; each %s ID may be declared once",
-			subject(spec, g[0].c.Key), bothOrAll(cs), spec.Kind),
+		Message: fmt.Sprintf("%s is declared by %s; each %s %s may be declared once",
+			subject(spec, g[0].c.Key), bothOrAll(cs), spec.Kind, word),
 	})
 	return all
 }

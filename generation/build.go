@@ -237,7 +237,7 @@ func (b *build) start(ctx context.Context) {
 			refused = refused || m.Required
 			continue
 		}
-		specs = append(specs, sidecar.Spec{Plugin: sidecarPlugin(m.Package), Options: memberOptions(b.options, m.launch),
+		specs = append(specs, sidecar.Spec{Plugin: sidecarPlugin(m.Package, b.in.Spec.Kinds), Options: memberOptions(b.options, m.launch),
 			CancelBatchOnFailure: m.Required})
 	}
 	if refused {

@@ -116,9 +116,11 @@ func (b *build) failureWarning(name string) string {
 }
 
 // Contributions converts one plugin's handshake declarations into
-// contributions with origin handshake. An interceptor without its own
-// priority takes the manifest's runtime.priority; Seq is the declaration
-// index within each kind.
+// contributions with origin handshake. An interceptor, or a contribution of
+// a host kind, without its own priority takes the manifest's
+// runtime.priority; Seq is the declaration index within each kind (within
+// the contributions of host kinds, all kinds together). A contribution of
+// a host kind has a contribution.Custom payload and the key it declared.
 func Contributions(m *Member, d *protocol.InitializeResult) []contribution.Contribution {
 	if d == nil {
 		return nil
@@ -147,5 +149,5 @@ func Contributions(m *Member, d *protocol.InitializeResult) []contribution.Contr
 	for i, a := range d.Actions {
 		out = append(out, contribution.NewAction(src, contribution.Action{ID: a.ID, Title: a.Title, Placement: a.Placement}, i))
 	}
-	return out
+	return append(out, customContributions(src, base, d.Contributions)...)
 }

@@ -135,5 +135,8 @@ func hashInputs(fps map[string]Fingerprint, in Inputs) string {
 		h.Write([]byte{'\n'})
 	}
 	field(strconv.FormatBool(in.Spec.Strict))
+	for _, k := range kindFields(in.Spec.Kinds) {
+		field(k)
+	}
 	return hex.EncodeToString(h.Sum(nil))
 }

@@ -64,9 +64,10 @@ func (in *Inputs) launch(p *pluginpkg.Package) Launch {
 
 // sidecarPlugin is what the sidecar of p is started from: its runtime and
 // what its manifest authorizes the handshake to declare, read from the
-// manifest here, once, since the sidecar reads no manifest. The interceptor
-// priority bounds are package contribution's.
-func sidecarPlugin(p *pluginpkg.Package) sidecar.Plugin {
+// manifest here, once, since the sidecar reads no manifest, with the kinds
+// the host declares beyond the built-in ones (of kinds, the host spec's).
+// The interceptor priority bounds are package contribution's.
+func sidecarPlugin(p *pluginpkg.Package, kinds []contribution.KindSpec) sidecar.Plugin {
 	m := p.Manifest
 	out := sidecar.Plugin{Name: p.Name, Dir: p.Dir, ManifestPath: p.ManifestPath, Pin: p.Pin,
 		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
@@ -83,7 +84,9 @@ func sidecarPlugin(p *pluginpkg.Package) sidecar.Plugin {
 		out.Command, out.Args, out.Env, out.HandshakeTimeout = rt.Command, rt.Args, rt.Env, rt.HandshakeTimeout
 		out.Intercepts = idStrings(rt.Intercepts)
 		out.Replaces = idStrings(rt.Replaces)
+		out.Contributes = contributes(rt.Contributes)
 	}
+	out.Kinds = hostKinds(kinds)
 	return out
 }
 

@@ -129,8 +129,11 @@ type Config struct {
 	Strict bool
 	// Kinds are the contribution kinds the host accepts; nil means the four
 	// built-in ones (contribution.DefaultKinds). A host adds its own kinds
-	// by appending to contribution.DefaultKinds(); it reads them from
-	// Registry().OfKind.
+	// by appending to contribution.DefaultKinds() (config key kinds, which
+	// lists only the added ones). Plugins declare contributions of them in
+	// their handshake (protocol 1.1) as their manifests' runtime.contributes
+	// authorize; the host reads them from Current().Registry().OfKind and
+	// invokes them with Invoke and InvokeEach.
 	Kinds []contribution.KindSpec
 	// PoolSize bounds how many sidecars start at once (default 4).
 	PoolSize int

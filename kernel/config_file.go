@@ -33,6 +33,7 @@ type fileConfig struct {
 	Capabilities          []fileCapability                 `json:"capabilities"`
 	Points                []string                         `json:"points"`
 	Slots                 []string                         `json:"slots"`
+	Kinds                 []fileKind                       `json:"kinds"`
 	Strict                bool                             `json:"strict"`
 	PoolSize              int                              `json:"pool_size"`
 	StartupBudget         jsonfile.Duration                `json:"startup_budget"`
@@ -206,6 +207,7 @@ func (fc *fileConfig) convert(dir string) (Config, []string) {
 	cfg.Limits = convertLimits(fc.Limits, add)
 	cfg.Policy = convertPolicy(fc.Policy, add)
 	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
+	cfg.Kinds = convertKinds(fc.Kinds, add)
 	return cfg, p
 }
 

@@ -345,6 +345,9 @@ func traced(params any, tp string) any {
 	case wire.ActionRunParams:
 		p.Traceparent = tp
 		return p
+	case wire.ContributionInvokeParams:
+		p.Traceparent = tp
+		return p
 	}
 	return params
 }

@@ -12,7 +12,10 @@
 //     publishes it. On failure nothing is published and nothing keeps
 //     running.
 //  3. Intercept, Strategy, CallProvider and RunAction dispatch to the
-//     current generation.
+//     current generation, and so do Invoke and InvokeEach for the
+//     contributions of the kinds the host declares in Config.Kinds
+//     (contribution/invoke, protocol 1.1; docs/config.md, "Host-defined
+//     kinds").
 //  4. Close stops everything. It first cancels a build in progress (Start,
 //     Reload, or a supervised or requested restart), which fails with an
 //     error wrapping ErrClosed and stops what it started, so Close never

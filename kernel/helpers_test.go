@@ -57,13 +57,17 @@ type plug struct {
 	priority   int
 	intercepts []string // manifest authorization
 	replaces   []string
-	provides   []string                     // "cap@version": manifest and handshake
-	methods    map[string]map[string]string // provides[].methods by capability (manifest only)
-	requires   []string                     // "cap constraint" or "cap constraint?" for optional
-	env        map[string]string
-	disabled   bool
-	handshake  string // handshake_timeout; default 5s
-	bin        string // the plugin binary; default scriptedBin
+	// contributes is runtime.contributes; contribute the handshake's
+	// contributions (SCRIPT_CONTRIBUTE specs, "kind:key[@prio][=behaviour]").
+	contributes map[string][]string
+	contribute  []string
+	provides    []string                     // "cap@version": manifest and handshake
+	methods     map[string]map[string]string // provides[].methods by capability (manifest only)
+	requires    []string                     // "cap constraint" or "cap constraint?" for optional
+	env         map[string]string
+	disabled    bool
+	handshake   string // handshake_timeout; default 5s
+	bin         string // the plugin binary; default scriptedBin
 }
 
 // writeHome creates a home with the given test packages; each package's
@@ -101,6 +105,9 @@ func manifest(p plug) map[string]any {
 		env[k] = v
 	}
 	env["SCRIPT_PROVIDES"] = strings.Join(p.provides, ",")
+	if len(p.contribute) > 0 {
+		env["SCRIPT_CONTRIBUTE"] = strings.Join(p.contribute, ",")
+	}
 	handshake := p.handshake
 	if handshake == "" {
 		handshake = "5s"
@@ -119,10 +126,13 @@ func manifest(p plug) map[string]any {
 		opt := strings.HasSuffix(c, "?")
 		requires = append(requires, map[string]any{"capability": k, "version": strings.TrimSuffix(c, "?"), "optional": opt})
 	}
+	runtime := map[string]any{"command": "./bin/plugin", "required": p.required, "priority": p.priority,
+		"intercepts": nonNil(p.intercepts), "replaces": nonNil(p.replaces), "env": env, "handshake_timeout": handshake}
+	if p.contributes != nil {
+		runtime["contributes"] = p.contributes
+	}
 	return map[string]any{
-		"format": 1, "name": p.name, "version": version,
-		"runtime": map[string]any{"command": "./bin/plugin", "required": p.required, "priority": p.priority,
-			"intercepts": nonNil(p.intercepts), "replaces": nonNil(p.replaces), "env": env, "handshake_timeout": handshake},
+		"format": 1, "name": p.name, "version": version, "runtime": runtime,
 		"provides": nonNilMaps(provides), "requires": nonNilMaps(requires),
 	}
 }

@@ -19,14 +19,15 @@ type jsonManifest struct {
 }
 
 type jsonRuntime struct {
-	Command          string            `json:"command"`
-	Args             []string          `json:"args,omitempty"`
-	Env              map[string]string `json:"env,omitempty"`
-	Required         bool              `json:"required,omitempty"`
-	Priority         int               `json:"priority,omitempty"`
-	Intercepts       []string          `json:"intercepts,omitempty"`
-	Replaces         []string          `json:"replaces,omitempty"`
-	HandshakeTimeout string            `json:"handshake_timeout,omitempty"`
+	Command          string              `json:"command"`
+	Args             []string            `json:"args,omitempty"`
+	Env              map[string]string   `json:"env,omitempty"`
+	Required         bool                `json:"required,omitempty"`
+	Priority         int                 `json:"priority,omitempty"`
+	Intercepts       []string            `json:"intercepts,omitempty"`
+	Replaces         []string            `json:"replaces,omitempty"`
+	Contributes      map[string][]string `json:"contributes,omitempty"`
+	HandshakeTimeout string              `json:"handshake_timeout,omitempty"`
 }
 
 type jsonProv struct {
@@ -61,6 +62,12 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 		}
 		for _, s := range rt.Replaces {
 			jr.Replaces = append(jr.Replaces, string(s))
+		}
+		for kind, keys := range rt.Contributes {
+			if jr.Contributes == nil {
+				jr.Contributes = map[string][]string{}
+			}
+			jr.Contributes[string(kind)] = keys
 		}
 		if rt.HandshakeTimeout != 0 {
 			jr.HandshakeTimeout = rt.HandshakeTimeout.String()

@@ -37,6 +37,7 @@ func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 		}},
 		{name: "intercepts", check: func(f fieldPath, n *jsonfile.Node) { rt.Intercepts = p.points(f, n) }},
 		{name: "replaces", check: func(f fieldPath, n *jsonfile.Node) { rt.Replaces = p.slots(f, n) }},
+		{name: "contributes", check: func(f fieldPath, n *jsonfile.Node) { rt.Contributes = p.contributes(f, n) }},
 		{name: "handshake_timeout", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				d, msg := parseTimeout(s)

@@ -123,6 +123,7 @@ func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 	for i, s := range rt.Replaces {
 		validateID(v, f.child("replaces"), i, "slot", string(s), s.Validate(), seen)
 	}
+	rt.validateContributes(v, f.child("contributes"))
 	if rt.HandshakeTimeout != 0 {
 		rule(f.child("handshake_timeout"), checkTimeout(rt.HandshakeTimeout, strconv.Quote(rt.HandshakeTimeout.String())))
 	}

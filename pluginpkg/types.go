@@ -72,6 +72,12 @@ type Runtime struct {
 	Intercepts []contribution.Point
 	// Replaces lists the strategy slots the plugin may claim.
 	Replaces []contribution.Slot
+	// Contributes lists, per host-declared kind, the keys the plugin may
+	// declare contributions of in its handshake (runtime.contributes,
+	// protocol 1.1); nil when the manifest lists none. No built-in kind is
+	// a key, and every list is non-empty, of identifiers, without
+	// duplicates.
+	Contributes map[contribution.Kind][]string
 	// HandshakeTimeout bounds the handshake; zero means the kernel default.
 	HandshakeTimeout time.Duration
 }

@@ -28,16 +28,18 @@ type InitializeParams struct {
 
 // InitializeResult is the plugin's answer to initialize: its identity and
 // its declarations. Declarations outside what the manifest authorizes are a
-// handshake error.
+// handshake error. Contributions (protocol 1.1) is sent only to a host whose
+// protocol_version is 1.1.0 or later; a 1.0 plugin never sends it.
 type InitializeResult struct {
-	ProtocolVersion string            `json:"protocol_version"`
-	Name            string            `json:"name"`
-	Version         string            `json:"version"`
-	Provides        []CapabilityDecl  `json:"provides,omitempty"`
-	Interceptors    []InterceptorDecl `json:"interceptors,omitempty"`
-	Strategies      []StrategyDecl    `json:"strategies,omitempty"`
-	Providers       []ProviderDecl    `json:"providers,omitempty"`
-	Actions         []ActionDecl      `json:"actions,omitempty"`
+	ProtocolVersion string             `json:"protocol_version"`
+	Name            string             `json:"name"`
+	Version         string             `json:"version"`
+	Provides        []CapabilityDecl   `json:"provides,omitempty"`
+	Interceptors    []InterceptorDecl  `json:"interceptors,omitempty"`
+	Strategies      []StrategyDecl     `json:"strategies,omitempty"`
+	Providers       []ProviderDecl     `json:"providers,omitempty"`
+	Actions         []ActionDecl       `json:"actions,omitempty"`
+	Contributions   []ContributionDecl `json:"contributions,omitempty"`
 }
 
 // CapabilityDecl is a capability version the plugin actually provides.

@@ -26,6 +26,8 @@ var routes = map[string]callFunc{
 	wire.MethodStrategyInvoke: (*session).strategy,
 	wire.MethodProviderInvoke: (*session).provider,
 	wire.MethodActionRun:      (*session).action,
+	// protocol 1.1
+	wire.MethodContributionInvoke: (*session).contribution,
 }
 
 // dispatch handles one message from the read loop. It returns the call a
@@ -105,6 +107,10 @@ func (s *session) initialize(m *wire.Message) {
 		return
 	}
 	s.hostVersion, s.hostCalls = params.ProtocolVersion, acceptsCalls(params.ProtocolVersion)
+	if !s.hostCalls {
+		// A 1.0 host knows no contributions of host kinds: declare none.
+		s.reg.decls.Contributions = nil
+	}
 	if s.onInit != nil {
 		_, err := s.invoke(wire.MethodInitialize, func() (any, error) {
 			return nil, s.onInit(s.handlers, params)

@@ -16,14 +16,16 @@
 // # Lifecycle
 //
 //  1. New, then register: Provide, Intercept, InterceptWithPriority,
-//     Strategy, Provider, Action, OnInitialize. Registering while the plugin
-//     serves panics.
+//     Strategy, Provider, Action, Contribute (contributions of kinds the
+//     host declares, protocol 1.1), OnInitialize. Registering while the
+//     plugin serves panics.
 //  2. Serve (or ServeIO) waits for the host, which speaks first. Any request
 //     before initialize is answered with CodeNotInitialized. initialize is
 //     answered with the plugin's name, version, the protocol version the
-//     SDK implements (1.1.0) and every declaration, after the OnInitialize
-//     hook (if any) succeeds; a host whose protocol major version differs
-//     gets CodeUnsupportedVersion.
+//     SDK implements (1.1.0) and every declaration (those of Contribute
+//     only when the host speaks protocol 1.1 or later), after the
+//     OnInitialize hook (if any) succeeds; a host whose protocol major
+//     version differs gets CodeUnsupportedVersion.
 //  3. Host calls are answered until a shutdown request (answered at once)
 //     or the end of the input. Nothing is read after shutdown. Between the
 //     two, handlers (and other goroutines) may call capabilities the
@@ -40,9 +42,9 @@
 //
 // # Concurrency
 //
-// Every intercept, strategy/invoke, provider/invoke and action/run request
-// runs on the goroutine that read it (a reused worker goroutine), so a
-// quick handler costs no goroutine switch. If the handler is still running
+// Every intercept, strategy/invoke, provider/invoke, action/run and
+// contribution/invoke request runs on the goroutine that read it (a reused
+// worker goroutine), so a quick handler costs no goroutine switch. If the handler is still running
 // 200 µs later, reading moves to another worker, which reads and runs the
 // next requests while it finishes; after such a handler, requests move
 // reading on before their handler starts, until a handler returns within

@@ -100,6 +100,10 @@ func (r *registry) result(name, version string) any {
 		}
 		b = append(b, ']')
 	}
+	b, ok := appendContributions(b, r.decls.Contributions)
+	if !ok {
+		return r.initResult(name, version)
+	}
 	return encoded(append(b, '}'))
 }
 

@@ -38,6 +38,10 @@ func TestInitResultEncoding(t *testing.T) {
 			p.ProviderWithSchema("empty schema", "", json.RawMessage{}, noop)
 			p.Action("greet", "Greet", "toolbar", noop)
 			p.Action("plain", "Plain", "", noop)
+			five := 5
+			p.Contribute("tool", "search.web", Contribution{Title: "Web search", Data: map[string]any{"schema": map[string]string{"type": "string"}}}, noop)
+			p.Contribute("hook", "tool.before", Contribution{Priority: &five, Data: json.RawMessage(" [1, \"<a>&\"] ")}, nil)
+			p.Contribute("bare", "x", Contribution{}, noop)
 		}},
 		{name: "escapes", plugin: odd, version: odd, setup: func(p *Plugin) {
 			p.Provide(odd, odd)
@@ -45,6 +49,7 @@ func TestInitResultEncoding(t *testing.T) {
 			p.Strategy(odd, noop)
 			p.Provider(odd, odd, noop)
 			p.Action(odd, odd, odd, noop)
+			p.Contribute(odd, odd, Contribution{Title: odd, Data: odd}, noop)
 		}},
 	}
 	for _, tt := range tests {
@@ -87,12 +92,13 @@ func TestInitResultFields(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{protocol.InitializeResult{}, 8},
+		{protocol.InitializeResult{}, 9},
 		{protocol.CapabilityDecl{}, 2},
 		{protocol.InterceptorDecl{}, 2},
 		{protocol.StrategyDecl{}, 1},
 		{protocol.ProviderDecl{}, 3},
 		{protocol.ActionDecl{}, 3},
+		{protocol.ContributionDecl{}, 5},
 	} {
 		if n := reflect.TypeOf(tt.v).NumField(); n != tt.fields {
 			t.Errorf("%T has %d fields, registry.result encodes %d: update it (sdk/initresult.go) and this test", tt.v, n, tt.fields)

@@ -18,6 +18,7 @@ type registry struct {
 	strategy  map[string]HandlerFunc
 	provider  map[string]HandlerFunc
 	action    map[string]HandlerFunc
+	contrib   map[contribKey]HandlerFunc // protocol 1.1; a nil handler is read only
 }
 
 func newRegistry() registry {
@@ -26,6 +27,7 @@ func newRegistry() registry {
 		strategy:  map[string]HandlerFunc{},
 		provider:  map[string]HandlerFunc{},
 		action:    map[string]HandlerFunc{},
+		contrib:   map[contribKey]HandlerFunc{},
 	}
 }
 
@@ -35,15 +37,17 @@ func (r *registry) clone() registry {
 	return registry{
 		provides: slices.Clone(r.provides),
 		decls: protocol.InitializeResult{
-			Interceptors: slices.Clone(r.decls.Interceptors),
-			Strategies:   slices.Clone(r.decls.Strategies),
-			Providers:    slices.Clone(r.decls.Providers),
-			Actions:      slices.Clone(r.decls.Actions),
+			Interceptors:  slices.Clone(r.decls.Interceptors),
+			Strategies:    slices.Clone(r.decls.Strategies),
+			Providers:     slices.Clone(r.decls.Providers),
+			Actions:       slices.Clone(r.decls.Actions),
+			Contributions: slices.Clone(r.decls.Contributions),
 		},
 		intercept: maps.Clone(r.intercept),
 		strategy:  maps.Clone(r.strategy),
 		provider:  maps.Clone(r.provider),
 		action:    maps.Clone(r.action),
+		contrib:   maps.Clone(r.contrib),
 	}
 }
 
@@ -59,6 +63,7 @@ func (r *registry) initResult(name, version string) protocol.InitializeResult {
 		Strategies:      r.decls.Strategies,
 		Providers:       r.decls.Providers,
 		Actions:         r.decls.Actions,
+		Contributions:   r.decls.Contributions,
 	}
 }
 

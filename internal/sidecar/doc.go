@@ -16,8 +16,8 @@
 // resolved command; it is refused if it differs. Start then sends initialize, bounded by the per-plugin
 // handshake timeout and by the caller's context, checks the protocol
 // version and checks every declaration against what the manifest
-// authorizes (the Plugin's Provides, Intercepts, Replaces and priority
-// bounds). A Plugin MUST come from a validated manifest whose kernel range
+// authorizes (the Plugin's Provides, Intercepts, Replaces, Contributes and
+// priority bounds, and for contributions the host's Kinds). A Plugin MUST come from a validated manifest whose kernel range
 // admits this host's protocol: the caller checks the manifest alone before
 // it calls Start. On success the caller owns a *Client and:
 //

@@ -56,6 +56,12 @@ func PluginOf(p *pluginpkg.Package) Plugin {
 		for _, s := range rt.Replaces {
 			out.Replaces = append(out.Replaces, string(s))
 		}
+		for kind, keys := range rt.Contributes {
+			if out.Contributes == nil {
+				out.Contributes = map[string][]string{}
+			}
+			out.Contributes[string(kind)] = keys
+		}
 	}
 	return out
 }

@@ -156,7 +156,7 @@ func checkDeclarations(p *Plugin, res *protocol.InitializeResult) []string {
 			add("provides[%d]: %s", i, msg)
 		}
 	}
-	return problems
+	return append(problems, checkContributions(p, res.Contributions)...)
 }
 
 // checkProvided returns why provides, the manifest's, does not authorize

@@ -48,8 +48,16 @@ type Plugin struct {
 	// Replaces lists the slots it may declare strategies for
 	// (runtime.replaces).
 	Replaces []string
-	// MinPriority and MaxPriority bound the priority an interceptor may
-	// declare, both included.
+	// Contributes lists, per host-declared kind, the keys it may declare
+	// contributions of (runtime.contributes, protocol 1.1).
+	Contributes map[string][]string
+	// Kinds lists the contribution kinds, beyond the four built-in ones,
+	// that the host declares: the only kinds a handshake's contributions
+	// may have. It comes from the host's configuration, not the manifest;
+	// nil means none.
+	Kinds []string
+	// MinPriority and MaxPriority bound the priority an interceptor, or a
+	// contribution of a host-declared kind, may declare, both included.
 	MinPriority, MaxPriority int
 }
 

@@ -180,7 +180,8 @@ func (e *redactedError) Is(target error) bool { return errors.Is(e.cause, target
 // name a different contribution than the plugin serves, so such a
 // handshake is refused. Names, versions, points, slots and capabilities
 // are compared with the manifest after redaction, so a redacted one is
-// refused there, quoted redacted.
+// refused there, quoted redacted; so are the kinds and keys of
+// contributions.
 func (r redactor) declarations(res *protocol.InitializeResult) (*protocol.InitializeResult, []string) {
 	var problems []string
 	cp := *res
@@ -209,6 +210,9 @@ func (r redactor) declarations(res *protocol.InitializeResult) (*protocol.Initia
 			problems = append(problems, fmt.Sprintf("actions[%d]: id %q holds secret text", i, out.ID))
 		}
 		return out
+	})
+	cp.Contributions = each(res.Contributions, func(_ int, d protocol.ContributionDecl) protocol.ContributionDecl {
+		return protocol.ContributionDecl{Kind: r(d.Kind), Key: r(d.Key), Priority: d.Priority, Title: r(d.Title), Data: r.raw(d.Data)}
 	})
 	return &cp, problems
 }

@@ -128,3 +128,17 @@ type LogParams struct {
 // Empty is the params and the result of ping and shutdown: an empty JSON
 // object. Receivers ignore members they do not know.
 type Empty struct{}
+
+// MethodContributionInvoke is a host-to-plugin request (protocol 1.1)
+// invoking one of the plugin's contributions of a host-declared kind.
+const MethodContributionInvoke = "contribution/invoke"
+
+// ContributionInvokeParams are the params of contribution/invoke (protocol
+// 1.1): the kind and key the plugin declared in its handshake, as it
+// declared them. Its result is an OutputResult.
+type ContributionInvokeParams struct {
+	Kind        string          `json:"kind"`
+	Key         string          `json:"key"`
+	Input       json.RawMessage `json:"input,omitempty"`
+	Traceparent string          `json:"traceparent,omitempty"`
+}

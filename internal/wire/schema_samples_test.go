@@ -55,6 +55,8 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		Strategies:   []protocol.StrategyDecl{{Slot: "context.compactor"}},
 		Providers:    []protocol.ProviderDecl{{Ref: "count", Description: "counts", Schema: json.RawMessage(`{"type":"string"}`)}},
 		Actions:      []protocol.ActionDecl{{ID: "open", Title: "Open", Placement: "toolbar"}},
+		Contributions: []protocol.ContributionDecl{{Kind: "tool", Key: "search.web", Title: "Web search", Data: json.RawMessage(`{"schema":{"type":"string"}}`)},
+			{Kind: "hook", Key: "tool.before", Priority: &five}},
 	}
 	valid := []struct {
 		def   string
@@ -81,6 +83,8 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "get", Input: json.RawMessage(`{"key":"a"}`), Parent: json.RawMessage(`12`)}},
 		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "get", Parent: json.RawMessage(`"r-12"`)}},
 		{"CapabilityCallParams", CapabilityCallParams{Capability: "storage.kv", Method: "put"}},
+		{"ContributionInvokeParams", ContributionInvokeParams{Kind: "tool", Key: "search.web", Input: json.RawMessage(`{"q":"go"}`)}},
+		{"ContributionInvokeParams", ContributionInvokeParams{Kind: "tool", Key: "search.web"}},
 		{"Empty", Empty{}},
 		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
@@ -113,6 +117,9 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"CapabilityCallParams", `{"capability":"storage.kv"}`},
 		{"CapabilityCallParams", `{"capability":"storage.kv","method":"get","parent":null}`},
 		{"Message", `{"jsonrpc":"1.0","id":1,"result":{}}`},
+		{"ContributionDecl", `{"kind":"tool"}`},
+		{"ContributionDecl", `{"kind":"hook","key":"tool.before","priority":1001}`},
+		{"ContributionInvokeParams", `{"key":"search.web"}`},
 		// §4.3: a provided capability's version is strict.
 		{"CapabilityDecl", `{"capability":"x","version":"2.1"}`},
 		{"CapabilityDecl", `{"capability":"x","version":"v2.1"}`},

@@ -3,7 +3,8 @@
 // An example extkernel plugin built with the Node.js SDK. It redacts
 // secrets before tools run, echoes provider input, counts words, has a slow
 // provider that honours cancellation, a provider that recalls notes through
-// the storage.kv capability it requires (protocol 1.1), and a UI action.
+// the storage.kv capability it requires (protocol 1.1), a UI action, and a
+// "tool" (a kind its host declares, protocol 1.1) that upper-cases a string.
 // Its manifest is plugin.json next to it.
 
 const { Plugin, ProtocolError, Continue, Modify, Deny, codes } = require('./extkernel');
@@ -53,6 +54,11 @@ p.provider('recall', 'recalls the note on a topic from storage.kv', async (input
     return { recalled: null, reason: e.message };
   }
 });
+
+p.contribute('tool', 'text.upper', async (input) => {
+  if (typeof input !== 'string') throw new ProtocolError(codes.INVALID_PARAMS, 'input must be a string');
+  return input.toUpperCase();
+}, { title: 'Upper-case a text', data: { input: { type: 'string' } } });
 
 p.action('hello', 'Say hello', 'toolbar', async (context) => {
   p.notify('greeted', { who: context });

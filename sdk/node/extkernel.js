@@ -44,6 +44,14 @@
  * The plugin's request ids are "c1", "c2", ...; an answer to no call in
  * flight is ignored.
  *
+ * Contributions of host-declared kinds (protocol 1.1): `plugin.contribute(
+ * kind, key, handler, { data, title, priority })` declares a contribution
+ * of a kind the host declares (such as "tool") at key, which the
+ * manifest's runtime.contributes must list, and registers handler(input,
+ * signal) -> output for the host's `contribution/invoke`; without a
+ * handler the contribution is one the host only reads. It is declared
+ * only to a host speaking protocol 1.1 or later.
+ *
  * Errors: a handler that throws a ProtocolError answers with its code and
  * message; any other throw answers PLUGIN_ERROR with the error's message
  * (its stack is logged). A call naming an undeclared point, slot, provider
@@ -184,7 +192,8 @@ class Plugin {
     this.name = name;
     this.version = version;
     this.log = new Logger(name);
-    this.decls = { provides: [], interceptors: [], strategies: [], providers: [], actions: [] };
+    this.decls = { provides: [], interceptors: [], strategies: [], providers: [], actions: [], contributions: [] };
+    this.contributed = new Map(); // "kind key" -> handler, null for read only (protocol 1.1)
     this.handlers = { point: new Map(), slot: new Map(), provider: new Map(), action: new Map() };
     this.onInit = null;
     this.session = null;
@@ -225,6 +234,26 @@ class Plugin {
     this.add('action', id, handler, this.decls.actions, decl);
   }
 
+  /**
+   * Declares a contribution of the host-declared kind at key (protocol 1.1)
+   * and registers handler(input, signal) -> output for it; handler
+   * undefined makes it read only. options: data (any JSON value the host
+   * reads), title, priority.
+   */
+  contribute(kind, key, handler, options = {}) {
+    const name = `${kind} ${key}`;
+    if (this.session) throw new Error(`contribute ${JSON.stringify(name)}: the plugin is serving`);
+    if (!kind || !key) throw new Error('contribute: need a kind and a key');
+    if (handler !== undefined && handler !== null && typeof handler !== 'function') throw new Error('contribute: handler must be a function');
+    if (this.contributed.has(name)) throw new Error(`contribute: duplicate ${JSON.stringify(name)}`);
+    const decl = { kind, key };
+    if (options.priority !== undefined) decl.priority = options.priority;
+    if (options.title) decl.title = options.title;
+    if (options.data !== undefined) decl.data = JSON.parse(JSON.stringify(options.data));
+    this.contributed.set(name, handler || null);
+    this.decls.contributions.push(decl);
+  }
+
   /** Sets fn(params) (may be async) run while answering initialize; throwing fails the handshake. */
   onInitialize(fn) {
     this.onInit = fn;
@@ -238,9 +267,9 @@ class Plugin {
     list.push(decl);
   }
 
-  declarations() {
+  declarations(host11 = true) {
     const res = { protocol_version: PROTOCOL_VERSION, name: this.name, version: this.version };
-    for (const [k, v] of Object.entries(this.decls)) if (v.length) res[k] = v.slice();
+    for (const [k, v] of Object.entries(this.decls)) if (v.length && (host11 || k !== 'contributions')) res[k] = v.slice();
     return res;
   }
 
@@ -297,6 +326,7 @@ const routes = {
   'strategy/invoke': ['slot', 'slot', 'input'],
   'provider/invoke': ['provider', 'ref', 'input'],
   'action/run': ['action', 'id', 'context'],
+  'contribution/invoke': null, // protocol 1.1: Session.contribution
 };
 
 class Session {
@@ -411,7 +441,7 @@ class Session {
       this.log.debug('shutdown requested');
       this.reply(id, {});
       return true;
-    } else if (routes[method]) {
+    } else if (Object.prototype.hasOwnProperty.call(routes, method)) {
       this.spawn(id, method, msg.params);
     } else {
       this.replyError(id, new ProtocolError(codes.METHOD_NOT_FOUND, `method ${JSON.stringify(method)} not found`));
@@ -434,7 +464,7 @@ class Session {
     }
     this.hostVersion = params.protocol_version;
     this.hostCalls = minor(params.protocol_version) >= 1;
-    this.reply(id, this.p.declarations());
+    this.reply(id, this.p.declarations(this.hostCalls));
     this.initialized = true;
   }
 
@@ -479,10 +509,11 @@ class Session {
   }
 
   async invoke(method, params, signal) {
-    const [kind, key, arg] = routes[method];
     if (!params || typeof params !== 'object' || Array.isArray(params)) {
       throw new ProtocolError(codes.INVALID_PARAMS, params == null ? 'missing params' : 'invalid params: not an object');
     }
+    if (routes[method] === null) return this.contribution(params, signal);
+    const [kind, key, arg] = routes[method];
     const name = params[key];
     if (typeof name !== 'string') throw new ProtocolError(codes.INVALID_PARAMS, `invalid params: ${key} must be a string`);
     const handlers = this.p.handlers[kind];
@@ -493,6 +524,23 @@ class Session {
     }
     if (kind === 'point') return checkDecision(await h(name, params[arg], signal));
     return output(await h(params[arg], signal));
+  }
+
+  /** Runs the handler of the contribution contribution/invoke names. */
+  async contribution(params, signal) {
+    for (const k of ['kind', 'key']) {
+      if (typeof params[k] !== 'string') throw new ProtocolError(codes.INVALID_PARAMS, `invalid params: ${k} must be a string`);
+    }
+    const name = `${params.kind} ${params.key}`;
+    const h = this.p.contributed.get(name);
+    if (h === undefined) {
+      const declared = [...this.p.contributed.keys()].sort().join(', ') || 'none';
+      throw new ProtocolError(codes.UNKNOWN_TARGET, `unknown contribution ${JSON.stringify(name)} (declared: ${declared})`);
+    }
+    if (h === null) {
+      throw new ProtocolError(codes.UNKNOWN_TARGET, `${params.kind} ${JSON.stringify(params.key)} has no handler: the host only reads it`);
+    }
+    return output(await h(params.input, signal));
   }
 
   /** Sends capability/call and resolves to the output of its answer. */

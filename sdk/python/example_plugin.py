@@ -3,8 +3,9 @@
 
 It redacts secrets before tools run, echoes provider input, counts words,
 has a slow provider that honours cancellation, a provider that recalls notes
-through the storage.kv capability it requires (protocol 1.1), and a UI
-action. Its manifest is plugin.json next to it.
+through the storage.kv capability it requires (protocol 1.1), a UI action,
+and a "tool" (a kind its host declares, protocol 1.1) that upper-cases a
+string. Its manifest is plugin.json next to it.
 """
 
 import re
@@ -70,6 +71,13 @@ def recall(input, cancel):
             raise
         return {"recalled": None, "reason": e.message}
     return {"recalled": note}
+
+
+@p.contribute("tool", "text.upper", title="Upper-case a text", data={"input": {"type": "string"}})
+def upper(input, cancel):
+    if not isinstance(input, str):
+        raise extkernel.ProtocolError(extkernel.INVALID_PARAMS, "input must be a string")
+    return input.upper()
 
 
 @p.action("hello", "Say hello", "toolbar")

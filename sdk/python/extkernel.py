@@ -39,6 +39,15 @@ not serving, before the handshake, or when the host speaks protocol 1.0,
 and when serving ends before the answer comes. The plugin's request ids are
 "c1", "c2", ...; an answer to no call in flight is ignored.
 
+Contributions of host-declared kinds (protocol 1.1):
+``plugin.contribute(kind, key, handler=None, data=None, title=None,
+priority=None)`` declares a contribution of a kind the host declares (such
+as "tool") at key, which the manifest's runtime.contributes must list, and
+registers handler(input, cancel) -> output for the host's
+``contribution/invoke``. Usable as a decorator; called without a handler
+(and not as a decorator) the contribution is one the host only reads. It is
+declared only to a host speaking protocol 1.1 or later.
+
 Concurrency: every intercept, strategy, provider and action call runs in its
 own thread and is answered as soon as it finishes, so handlers must be
 thread-safe. ``ping`` is answered at once by the reader. Each handler gets a
@@ -210,6 +219,8 @@ class Plugin:
         self._providers = []
         self._actions = []
         self._handlers = {"point": {}, "slot": {}, "provider": {}, "action": {}}
+        self._contributions = []  # protocol 1.1 declarations
+        self._contributed = {}  # (kind, key) -> handler, None for read only
         self._on_init = None
         self._session = None
 
@@ -262,6 +273,32 @@ class Plugin:
             return fn
         return register(handler) if handler is not None else register
 
+    def contribute(self, kind, key, handler=None, data=None, title=None, priority=None):
+        """Declares a contribution of the host-declared kind at key (protocol
+        1.1) and registers handler(input, cancel) -> output for it. Usable as
+        a decorator; without a handler it is read only."""
+        if self._session is not None:
+            raise RuntimeError("contribute %s %r: the plugin is serving" % (kind, key))
+        if not kind or not key:
+            raise ValueError("contribute: need a kind and a key")
+        if (kind, key) in self._contributed:
+            raise ValueError("contribute: duplicate %s %r" % (kind, key))
+        decl = {"kind": kind, "key": key}
+        if priority is not None:
+            decl["priority"] = priority
+        if title:
+            decl["title"] = title
+        if data is not None:
+            json.dumps(data)  # raises on data that cannot be sent
+            decl["data"] = data
+        self._contributions.append(decl)
+        self._contributed[(kind, key)] = handler
+
+        def register(fn):
+            self._contributed[(kind, key)] = fn
+            return fn
+        return register(handler) if handler is not None else register
+
     def on_initialize(self, fn):
         """Sets fn(params) run while answering initialize; raising fails the
         handshake. Usable as a decorator."""
@@ -278,11 +315,12 @@ class Plugin:
         self._handlers[kind][name] = fn
         decls.append(decl)
 
-    def _declarations(self):
+    def _declarations(self, host_1_1=True):
         res = {"protocol_version": PROTOCOL_VERSION, "name": self.name, "version": self.version}
         for key, decls in (("provides", self._provides), ("interceptors", self._interceptors),
                            ("strategies", self._strategies), ("providers", self._providers),
-                           ("actions", self._actions)):
+                           ("actions", self._actions),
+                           ("contributions", self._contributions if host_1_1 else [])):
             if decls:
                 res[key] = list(decls)
         return res
@@ -474,7 +512,7 @@ class _Session:
         self.host_version = params.get("protocol_version")
         self.host_calls = _minor(self.host_version) >= 1
         with self.handshake:
-            self.reply(id, self.p._declarations())
+            self.reply(id, self.p._declarations(self.host_calls))
             self.initialized = True
 
     def cancel(self, id):
@@ -661,6 +699,17 @@ class _Session:
         params = _params(params, "id")
         return _output(self.lookup("action", params["id"])(params.get("context"), cancel))
 
+    def contribution(self, params, cancel):
+        kind, key = _params(params, "kind")["kind"], _params(params, "key")["key"]
+        contributed = self.p._contributed
+        if (kind, key) not in contributed:
+            declared = ", ".join(sorted("%s %s" % k for k in contributed)) or "none"
+            raise ProtocolError(UNKNOWN_TARGET, "unknown contribution %s (declared: %s)"
+                                % (json.dumps(kind + " " + key), declared))
+        if contributed[(kind, key)] is None:
+            raise ProtocolError(UNKNOWN_TARGET, "%s %s has no handler: the host only reads it" % (kind, json.dumps(key)))
+        return _output(contributed[(kind, key)](params.get("input"), cancel))
+
 
 class _Outgoing:
     """One of the plugin's calls in flight. finish() is called under the
@@ -717,6 +766,7 @@ _ROUTES = {
     "strategy/invoke": _Session.strategy,
     "provider/invoke": _Session.provider,
     "action/run": _Session.action,
+    "contribution/invoke": _Session.contribution,  # protocol 1.1
 }
 
 

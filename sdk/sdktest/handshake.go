@@ -185,6 +185,7 @@ func (r *runner) declarations(res *initializeResult) {
 		checkID(&v, path, d.ID, contribution.ValidateActionID(d.ID))
 		checkOnce(&v, seen, path, "action:"+d.ID, d.ID, i)
 	}
+	checkContributions(&v, m, res.Contributions)
 	r.add(v.result(caseDeclarations, "name and version are the manifest's; "+declared(res)))
 }
 

@@ -36,6 +36,9 @@
 //	                  {"input": input, "calls": calls so far, this one
 //	                  included}
 //	SCRIPT_PROVIDES   "capability@version,..."
+//	SCRIPT_CONTRIBUTE "kind:key[@priority][=behaviour],...": contributions
+//	                  of host kinds (protocol 1.1); behaviour is echo (the
+//	                  default), fail or read (see contribute.go)
 //	SCRIPT_START      "exit" exits before the handshake; "hang" never
 //	                  answers it
 //	SCRIPT_EXIT_AFTER a duration: the plugin exits with status 7 that long
@@ -115,6 +118,7 @@ func main() {
 		onInit = append(onInit, addDataWriter(p, ref))
 	}
 	addEmbedderProviders(p)
+	addContributions(p, name)
 	if len(onInit) > 0 {
 		p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
 			for _, fn := range onInit {
