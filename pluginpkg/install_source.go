@@ -190,7 +190,7 @@ func alreadyInstalled(home string, cur *Package, m *Manifest) error {
 	if cur != nil {
 		what = "version " + cur.Manifest.Version.String()
 	}
-	return fmt.Errorf("package %q in %s: %w: %s is installed and the source, version %s, differs",
+	return fmt.Errorf("package %q in %s: %w: %s is installed, and the source (version %s) holds other files",
 		m.Name, home, ErrAlreadyInstalled, what, m.Version)
 }
 
