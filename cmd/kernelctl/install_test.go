@@ -267,13 +267,15 @@ func TestInstallRefusesHostile(t *testing.T) {
 	}
 }
 
-// TestInstallCompletion: rollback completes package names;
+// TestInstallCompletion: remove and rollback complete package names;
 // install and upgrade complete files.
 func TestInstallCompletion(t *testing.T) {
+	all := "audit\nkvstore\nkvstore-next\nmemory\nredactor\nthemes\n:4\n"
 	for _, tt := range []struct {
 		args []string
 		want string
 	}{
+		{[]string{"remove", ""}, all},
 		{[]string{"rollback", "kv"}, "kvstore\nkvstore-next\n:4\n"},
 		{[]string{"rollback", "kvstore", ""}, ":4\n"},
 		{[]string{"install", ""}, ":0\n"},
