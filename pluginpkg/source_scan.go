@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"strings"
 
@@ -31,7 +30,8 @@ type scan struct {
 	unpacked   int64
 	compressed func() int64
 	// manifests holds the first MaxManifestSize+1 bytes of "plugin.json"
-	// and of the first "<top>/plugin.json", by cleaned path.
+	// and of the first "<top>/plugin.json", by cleaned path; top is that
+	// first top-level directory holding one ("" before it is seen).
 	manifests map[string][]byte
 	top       string
 }
@@ -84,8 +84,8 @@ func (sc *scan) add(e *entry) error {
 // bytes of a manifest candidate.
 func (sc *scan) read(e *entry, r io.Reader) error {
 	keep := e.path == ManifestFile
-	if dir, base := path.Split(e.path); !keep && base == ManifestFile && path.Clean(dir) != "." && !strings.Contains(path.Clean(dir), "/") && sc.top == "" {
-		sc.top, keep = path.Clean(dir), true
+	if top, rest, ok := strings.Cut(e.path, "/"); !keep && ok && rest == ManifestFile && sc.top == "" {
+		sc.top, keep = top, true
 	}
 	var kept []byte
 	buf := make([]byte, 32<<10)
@@ -172,20 +172,30 @@ func (s *source) scanDir(lim Limits) (*scan, error) {
 	if err != nil {
 		return nil, &SourceError{Source: s.given, Rule: RuleFormat, Detail: "cannot read the directory", Err: err}
 	}
+	if err := s.readDirManifest(sc); err != nil {
+		return nil, err
+	}
+	return sc, nil
+}
+
+// readDirManifest keeps the first MaxManifestSize+1 bytes of a directory
+// source's plugin.json, when it is a regular file; settle reports a
+// missing one, a link or a directory.
+func (s *source) readDirManifest(sc *scan) error {
 	if !sc.seen[ManifestFile] {
-		return sc, nil // settle reports the missing manifest
+		return nil
 	}
 	f, _, err := homefile.Open(filepath.Join(s.abs, ManifestFile))
 	if err != nil {
-		return sc, nil // a link or directory: settle says why
+		return nil
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, MaxManifestSize+1))
 	if err != nil {
-		return nil, &SourceError{Source: s.given, Entry: ManifestFile, Rule: RuleFormat, Detail: "cannot read the manifest", Err: err}
+		return &SourceError{Source: s.given, Entry: ManifestFile, Rule: RuleFormat, Detail: "cannot read the manifest", Err: err}
 	}
 	sc.manifests[ManifestFile] = data
-	return sc, nil
+	return nil
 }
 
 // countingReader counts the bytes read through it.
