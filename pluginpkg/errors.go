@@ -53,12 +53,16 @@ func (e *ValidationError) Error() string {
 }
 
 // ErrNotInstalled is returned (wrapped; test with errors.Is) by Enable,
-// Disable, Pin and Remove when no package of that name is installed in the
+// Disable, Pin, Remove, RemoveChecked, DisableChecked and (for a name that
+// cannot be a package) Rollback when no package of that name is installed in the
 // home. The message names the package and the home.
 var ErrNotInstalled = errors.New("not installed")
 
-// ErrAlreadyInstalled is returned (wrapped) by Install when the home already
-// has a package of the manifest's name. Remove it first to reinstall.
+// ErrAlreadyInstalled is returned (wrapped) by Install, and by
+// InstallSource and PreviewInstall without InstallOptions.Upgrade, when the
+// home already has a package of the manifest's name whose files differ.
+// The message names the package, the home and both versions. Installing
+// exactly the installed files again is no error.
 var ErrAlreadyInstalled = errors.New("already installed")
 
 // ErrCorruptState is matched (errors.Is) by the *StateError returned when

@@ -101,3 +101,39 @@ func ExampleInstall() {
 	// demo enabled: false
 	// true
 }
+
+// ExampleInstallSource installs a package directory, upgrades it from
+// another and rolls the upgrade back. Archives (.tar.gz, .zip) install the
+// same way.
+func ExampleInstallSource() {
+	home, _ := os.MkdirTemp("", "extkernel-home-")
+	defer os.RemoveAll(home)
+	source := func(version string) string {
+		dir, _ := os.MkdirTemp("", "extkernel-src-")
+		os.WriteFile(filepath.Join(dir, "plugin.json"), []byte(`{"format": 1, "name": "demo", "version": "`+version+`"}`), 0o644)
+		return dir
+	}
+	v1, v2 := source("1.0.0"), source("1.1.0")
+	defer os.RemoveAll(v1)
+	defer os.RemoveAll(v2)
+
+	if _, err := pluginpkg.InstallSource(home, v1, pluginpkg.InstallOptions{}); err != nil {
+		panic(err)
+	}
+	_, err := pluginpkg.InstallSource(home, v2, pluginpkg.InstallOptions{})
+	fmt.Println("without Upgrade:", errors.Is(err, pluginpkg.ErrAlreadyInstalled))
+	res, err := pluginpkg.InstallSource(home, v2, pluginpkg.InstallOptions{Upgrade: true})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("upgraded", res.Previous.Manifest.Version, "->", res.Package.Manifest.Version, res.Changed)
+	res, err = pluginpkg.Rollback(home, "demo")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("rolled back to", res.Package.Manifest.Version)
+	// Output:
+	// without Upgrade: true
+	// upgraded 1.0.0 -> 1.1.0 [plugin.json]
+	// rolled back to 1.0.0
+}

@@ -80,7 +80,7 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		inst.Warnings = append(inst.Warnings, warns...)
 		if pkg != nil {
 			se := st.entry(pkg.Name)
-			pkg.Enabled, pkg.Pin = se.Enabled, se.Pin
+			pkg.Enabled, pkg.Pin, pkg.Digest = se.Enabled, se.Pin, se.Digest
 			inst.Packages = append(inst.Packages, pkg)
 		}
 	}
@@ -104,6 +104,10 @@ type loadOpts struct {
 	// realPkgs/name, without resolving every path component again.
 	realPkgs string
 	plainDir bool
+	// pkgsDir, when set, is the directory holding the package instead of
+	// <home>/packages (a staged or a previous version); messages still
+	// name packages/<name>.
+	pkgsDir string
 }
 
 func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
@@ -113,6 +117,9 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 		return []Warning{{Package: name, Path: p, Message: msg, Err: err}}
 	}
 	link := filepath.Join(home, PackagesDir, name)
+	if opt.pkgsDir != "" {
+		link = filepath.Join(opt.pkgsDir, name)
+	}
 	dir, err := filepath.Join(opt.realPkgs, name), error(nil)
 	if !opt.plainDir || opt.realPkgs == "" {
 		dir, err = filepath.EvalSymlinks(link)

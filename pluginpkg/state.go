@@ -26,9 +26,12 @@ const StateFormatVersion = 1
 const MaxStateSize = 4 << 20
 
 // stateEntry is one package's state. A missing entry means enabled, unpinned.
+// Digest is the FileDigest sum InstallSource recorded (recorded, never
+// enforced: that is what a pin is for).
 type stateEntry struct {
 	Enabled bool   `json:"enabled"`
 	Pin     string `json:"pin,omitempty"`
+	Digest  string `json:"digest,omitempty"`
 }
 
 // state is the decoded <home>/state.json.
@@ -71,6 +74,7 @@ type rawState struct {
 	Packages map[string]struct {
 		Enabled *bool  `json:"enabled"`
 		Pin     string `json:"pin"`
+		Digest  string `json:"digest"`
 	} `json:"packages"`
 }
 
@@ -98,7 +102,10 @@ func decodeState(path string, data []byte) (*state, error) {
 		if e.Pin != "" && !pkgfiles.ValidPin(e.Pin) {
 			return nil, corrupt("packages[%q].pin: %q is neither 64 lower-case hex digits nor \"package:<64 hex>:<64 hex>\"", name, e.Pin)
 		}
-		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin}
+		if e.Digest != "" && !pkgfiles.ValidSHA256(e.Digest) {
+			return nil, corrupt("packages[%q].digest: %q is not 64 lower-case hex digits", name, e.Digest)
+		}
+		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest}
 	}
 	return st, nil
 }

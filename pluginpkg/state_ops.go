@@ -39,6 +39,13 @@ func Pin(home, name, pin string) error {
 // updateEntry applies change to name's state entry under the home lock and
 // writes the state atomically.
 func updateEntry(home, name string, change func(*stateEntry)) error {
+	return updateEntryChecked(home, name, nil, change)
+}
+
+// updateEntryChecked is updateEntry; check, when set, is called with the
+// absolute home and the entry before the change, under the lock, and its
+// error stops the update.
+func updateEntryChecked(home, name string, check func(string, stateEntry) error, change func(*stateEntry)) error {
 	home, unlock, err := lockForPackage(home, name)
 	if err != nil {
 		return err
@@ -52,19 +59,28 @@ func updateEntry(home, name string, change func(*stateEntry)) error {
 		return err
 	}
 	e := st.entry(name)
+	if check != nil {
+		if err := check(home, e); err != nil {
+			return err
+		}
+	}
 	change(&e)
 	st.Packages[name] = e
 	return writeStateLocked(home, st)
 }
 
-// Remove uninstalls a package: it removes packages/<name> and its state
-// entry. When packages/<name> is a symbolic link, only the link is removed,
-// never its target. When only a stale state entry exists (LoadInstalled
-// warns about it), Remove deletes the entry and succeeds. It returns an
-// error wrapping ErrNotInstalled when neither exists.
+// Remove uninstalls a package: it removes packages/<name>, the previous
+// version an upgrade kept in packages/.previous/<name>, and its state
+// entry. When packages/<name> is a symbolic link, only the link is
+// removed, never its target. When only a stale state entry or a previous
+// version exists (LoadInstalled warns about the first), Remove deletes it
+// and succeeds. It returns an error wrapping ErrNotInstalled when none
+// exists. It deletes a killed operation's leftovers as InstallSource
+// does. It checks nothing about what depends on the package:
+// RemoveChecked does.
 //
-// The directory is first renamed aside, so the package disappears at once;
-// if writing the state then fails it is put back.
+// The directory is first renamed into packages/.staging, so the package
+// disappears at once; if writing the state then fails it is put back.
 func Remove(home, name string) error {
 	home, unlock, err := lockForPackage(home, name)
 	if err != nil {
@@ -96,29 +112,43 @@ func lockForPackage(home, name string) (string, func(), error) {
 
 // removeLocked is Remove with the home lock held.
 func removeLocked(home, name string) error {
+	if err := cleanLeftoversLocked(home); err != nil {
+		return err
+	}
 	st, err := readState(home)
 	if err != nil {
 		return err
 	}
 	_, hasEntry := st.Packages[name]
 	delete(st.Packages, name)
-	dest := filepath.Join(home, PackagesDir, name)
-	if _, err := os.Lstat(dest); errors.Is(err, fs.ErrNotExist) {
-		if !hasEntry {
-			return notInstalled(home, name)
-		}
-		return writeStateLocked(home, st)
+	dest, prev := filepath.Join(home, PackagesDir, name), previousPath(home, name)
+	_, derr := os.Lstat(dest)
+	_, perr := os.Lstat(prev)
+	if errors.Is(derr, fs.ErrNotExist) && errors.Is(perr, fs.ErrNotExist) && !hasEntry {
+		return notInstalled(home, name)
 	}
-	trash, err := os.MkdirTemp(filepath.Join(home, PackagesDir), ".remove-"+name+"-")
+	trash, err := makeStage(home, name)
 	if err != nil {
 		return fmt.Errorf("remove %s: %w", name, err)
 	}
+	defer dropStage(trash)
 	aside := filepath.Join(trash, name)
-	if err := os.Rename(dest, aside); err != nil {
-		return errors.Join(fmt.Errorf("remove %s: %w", name, err), os.Remove(trash))
+	if derr == nil {
+		if err := os.Rename(dest, aside); err != nil {
+			return fmt.Errorf("remove %s: %w", name, err)
+		}
 	}
 	if err := writeStateLocked(home, st); err != nil {
-		return errors.Join(err, os.Rename(aside, dest), os.Remove(trash))
+		if derr == nil {
+			err = errors.Join(err, os.Rename(aside, dest))
+		}
+		return err
+	}
+	if perr == nil {
+		if err := os.Rename(prev, filepath.Join(trash, droppedName)); err != nil {
+			return fmt.Errorf("remove %s: package removed, but not its previous version: %w", name, err)
+		}
+		os.Remove(filepath.Dir(prev)) // fails, harmlessly, while other versions are kept
 	}
 	if err := os.RemoveAll(trash); err != nil {
 		return fmt.Errorf("remove %s: package removed, but deleting its files failed: %w", name, err)

@@ -104,6 +104,13 @@ type Package struct {
 	// pins the package's files and resolved command (IsPackagePin,
 	// CheckPackagePin).
 	Pin string
+	// Digest is the digest of the package's files that InstallSource,
+	// Install or Rollback recorded in the state file when it put the
+	// package in place (FileDigest.Sum, the <files> part of a package
+	// pin), or empty for a package placed otherwise. It is a record, not a
+	// check: compare it with FilesDigest to see whether the files changed
+	// since; only a pin stops a changed package from starting.
+	Digest string
 }
 
 // Warning is a per-package problem found while loading a home. One broken

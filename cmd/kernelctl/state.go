@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -8,16 +9,22 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// newStateCmd builds `kernelctl enable NAME...` or `kernelctl disable NAME...`.
+// newStateCmd builds `kernelctl enable NAME...` or `kernelctl disable
+// NAME...`. disable refuses, unless --force, a package the host config
+// requires or others need (pluginpkg.DisableChecked).
 func newStateCmd(g *globals, verb string) *cobra.Command {
-	op, past := pluginpkg.Enable, "enabled"
+	past, long := "enabled", "Mark installed packages enabled in the home's state file (written atomically)."
+	var force bool
 	if verb == "disable" {
-		op, past = pluginpkg.Disable, "disabled"
+		past, long = "disabled", `Mark installed packages disabled in the home's state file (written atomically).
+A package is refused, as remove refuses it, when the host config's policy
+(--config) marks it required or when another enabled package requires a
+capability only it provides; --force disables it anyway.`
 	}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:     verb + " NAME...",
 		Short:   fmt.Sprintf("Mark installed packages %s", past),
-		Long:    fmt.Sprintf("Mark installed packages %s in the home's state file (written atomically).", past),
+		Long:    long,
 		Example: fmt.Sprintf("  kernelctl %s audit\n  kernelctl %s audit memory --home ~/.extkernel", verb, verb),
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
@@ -26,7 +33,17 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 				return err
 			}
 			for _, name := range args {
-				if err := op(cfg.Home, name); err != nil {
+				switch {
+				case verb == "enable":
+					err = pluginpkg.Enable(cfg.Home, name)
+				case force:
+					err = pluginpkg.Disable(cfg.Home, name)
+				default:
+					if err = pluginpkg.DisableChecked(cfg.Home, name, guardOf(cfg)); errors.Is(err, pluginpkg.ErrInUse) {
+						err = refusal(err, "disable")
+					}
+				}
+				if err != nil {
 					return err
 				}
 				fmt.Fprintf(g.stdout, "%s: %s\n", name, past)
@@ -34,6 +51,11 @@ func newStateCmd(g *globals, verb string) *cobra.Command {
 			return nil
 		},
 	}
+	if verb == "disable" {
+		cmd.Flags().BoolVar(&force, "force", false, "disable even a package the host requires or others need")
+		cmd.Example += "\n  kernelctl disable kvstore --config kernel.json --force"
+	}
+	return cmd
 }
 
 // newPinCmd builds `kernelctl pin NAME [PIN]`: pin the package's files and

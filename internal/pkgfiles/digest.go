@@ -9,9 +9,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
-	"strings"
 
 	"github.com/extkernel/extkernel/internal/homefile"
 )
@@ -89,17 +87,7 @@ func (r Ref) CommandDigest() (path, sum string, err error) {
 
 // skipped reports whether the walk leaves out rel (slash-separated): the
 // interpreter caches and version-control directories FileDigest documents.
-func skipped(rel string, e fs.DirEntry) bool {
-	name := e.Name()
-	if e.IsDir() {
-		switch name {
-		case "__pycache__", ".git", ".hg", ".svn":
-			return true
-		}
-		return name == ".cache" && path.Base(path.Dir(rel)) == "node_modules"
-	}
-	return strings.HasSuffix(name, ".pyc")
-}
+func skipped(rel string, e fs.DirEntry) bool { return Skipped(rel, e.IsDir()) }
 
 // files walks dir and digests what FileDigest describes, in path order.
 func (c *digestCache) files(name, dir string) (*FileDigest, error) {

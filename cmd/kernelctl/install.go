@@ -1,0 +1,281 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// installStep, when set, is called at each step of an install or upgrade
+// (pluginpkg.InstallOptions.OnStep). Only tests set it, to kill the
+// process between steps.
+var installStep func(pluginpkg.InstallStep)
+
+// installOutput is the --json schema of install, upgrade and rollback
+// (docs/cli.md).
+type installOutput struct {
+	// Action is "installed", "upgraded", "unchanged" or "rolled back".
+	Action     string           `json:"action"`
+	DryRun     bool             `json:"dry_run"`
+	Home       string           `json:"home"`
+	Source     string           `json:"source,omitempty"`
+	SourceKind string           `json:"source_kind,omitempty"`
+	Package    installedJSON    `json:"package"`
+	Previous   *installedJSON   `json:"previous"`
+	Changed    []string         `json:"changed_files"`
+	Plan       *generation.Plan `json:"plan"`
+}
+
+// installedJSON is one version of a package in installOutput.
+type installedJSON struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	Digest  string `json:"digest,omitempty"`
+	Dir     string `json:"dir"`
+	Enabled bool   `json:"enabled"`
+	Pin     string `json:"pin,omitempty"`
+}
+
+func toInstalledJSON(p *pluginpkg.Package, digest string) installedJSON {
+	return installedJSON{Name: p.Name, Version: p.Manifest.Version.String(), Digest: digest, Dir: p.Dir, Enabled: p.Enabled, Pin: p.Pin}
+}
+
+// installFlags are the flags of install and upgrade.
+type installFlags struct {
+	upgrade, dryRun bool
+}
+
+func newInstallCmd(g *globals) *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use: "install SOURCE",
+		Example: `  kernelctl install ./hello --home ~/.extkernel
+  kernelctl install hello-1.0.0.tar.gz --config kernel.json
+  kernelctl install hello.zip --upgrade --json`,
+		Short: "Install a package from a directory, .tar.gz or .zip",
+		Long: `Install the package at SOURCE, a package directory, a gzip-compressed tar
+archive or a zip archive, into the home, enabled, with the digest of its files
+recorded in the state file (pinning stays 'kernelctl pin'). The manifest and
+every entry of the source are checked before anything is written: no path
+leaving the package, no link pointing out of it, no device or FIFO, bounds on
+entries, sizes and compression ratio (docs/manifest.md, "Installing a
+package"). The package is extracted into a staging directory of the home,
+synced and renamed into place under the home's lock, so a running kernel's home
+can be installed into: its next reload (or run --watch, at once) picks the
+package up. Then the plan that reload would apply is printed, as 'kernelctl
+plan' prints it. A package of the same name whose files differ is refused
+unless --upgrade; the same files again change nothing. --dry-run checks and
+plans without writing anything. Exit code 0 when installed (or unchanged), 1
+on any error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			_, err := g.install(args[0], f, "install")
+			return err
+		},
+	}
+	cmd.Flags().BoolVar(&f.upgrade, "upgrade", false, "replace an installed package of the same name (see upgrade)")
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the source and print the plan; write nothing")
+	return cmd
+}
+
+func newUpgradeCmd(g *globals) *cobra.Command {
+	var f installFlags
+	cmd := &cobra.Command{
+		Use: "upgrade SOURCE",
+		Example: `  kernelctl upgrade hello-1.1.0.tar.gz --dry-run
+  kernelctl upgrade ./hello --config kernel.json
+  kernelctl upgrade hello.zip --json`,
+		Short: "Replace an installed package with a new version",
+		Long: `Upgrade the package to the one at SOURCE, with install's checks and steps:
+print the upgrade (version a -> b, the files that changed) and the plan the
+next reload would apply, with its reasons. The version replaced is kept in
+<home>/packages/.previous/<name>/ (one version: the one kept before is
+deleted), and 'kernelctl rollback NAME' swaps it back. The package keeps its
+enabled flag and its pin (a pinned package does not start until pinned again).
+A package that is not installed is installed. --dry-run writes nothing. Exit
+code 2 when the package changes (or would, with --dry-run), 0 when SOURCE
+holds exactly the installed files (nothing is written), 1 on any error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			f.upgrade = true
+			out, err := g.install(args[0], f, "upgrade")
+			if err != nil || out.Action == "unchanged" {
+				return err
+			}
+			return &exitError{code: exitChanges}
+		},
+	}
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the source and print the upgrade and the plan; write nothing")
+	return cmd
+}
+
+// install runs install or upgrade (verb) of src and prints what it did.
+func (g *globals) install(src string, f installFlags, verb string) (*installOutput, error) {
+	cfg, err := g.configWithHome()
+	if err != nil {
+		return nil, err
+	}
+	opts := pluginpkg.InstallOptions{Upgrade: f.upgrade, OnStep: installStep}
+	var res *pluginpkg.InstallResult
+	planHome := cfg.Home
+	if f.dryRun {
+		p, err := pluginpkg.PreviewInstall(cfg.Home, src, opts)
+		if err != nil {
+			return nil, upgradeHint(err)
+		}
+		defer p.Close()
+		res, planHome = p.Result, p.Home
+	} else if res, err = pluginpkg.InstallSource(cfg.Home, src, opts); err != nil {
+		return nil, upgradeHint(err)
+	}
+	home, err := filepath.Abs(cfg.Home)
+	if err != nil {
+		return nil, err
+	}
+	out := &installOutput{Action: "installed", DryRun: f.dryRun, Home: home, Source: src, SourceKind: string(res.Source),
+		Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed}
+	switch {
+	case res.Unchanged:
+		out.Action = "unchanged"
+	case res.Previous != nil:
+		out.Action = "upgraded"
+		prev := toInstalledJSON(res.Previous, res.PreviousDigest)
+		out.Previous = &prev
+	}
+	if out.Changed == nil {
+		out.Changed = []string{}
+	}
+	if f.dryRun { // not the preview's copy, which is gone once printed
+		out.Package.Dir = filepath.Join(home, pluginpkg.PackagesDir, res.Package.Name)
+	}
+	if out.Plan, err = nextPlan(cfg, planHome); err != nil {
+		return nil, fmt.Errorf("%s %s: installed, but planning the next reload failed: %w", verb, res.Package.Name, err)
+	}
+	if g.json {
+		return out, g.printJSON(out)
+	}
+	writeInstall(g.stdout, out)
+	return out, nil
+}
+
+// upgradeHint says how to replace an installed package install refused.
+func upgradeHint(err error) error {
+	if errors.Is(err, pluginpkg.ErrAlreadyInstalled) {
+		return fmt.Errorf("%w ('kernelctl upgrade' or --upgrade replaces it)", err)
+	}
+	return err
+}
+
+// nextPlan plans from the last generation recorded in cfg's home (as
+// `kernelctl plan` does) to what planHome, the home or a preview of it,
+// and cfg ask for.
+func nextPlan(cfg kernel.Config, planHome string) (*generation.Plan, error) {
+	from, err := generation.ReadSnapshot(currentSnapshotPath(cfg.Home))
+	if errors.Is(err, fs.ErrNotExist) {
+		from, err = &generation.Snapshot{Format: generation.SnapshotFormat}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg.Home = planHome
+	return kernel.PlanFrom(cfg, from)
+}
+
+// writeInstall prints an install, upgrade or rollback, then its plan.
+func writeInstall(w io.Writer, out *installOutput) {
+	p := out.Package
+	would := map[bool]string{false: "", true: "would be "}[out.DryRun]
+	from := ""
+	if out.Source != "" {
+		from = fmt.Sprintf(" from %s (%s)", out.Source, out.SourceKind)
+	}
+	switch {
+	case out.Action == "unchanged":
+		fmt.Fprintf(w, "%s %s: installed already with these files%s; nothing changed\n", p.Name, p.Version, from)
+	case out.Previous != nil:
+		fmt.Fprintf(w, "%s: %s%s %s -> %s%s\n", p.Name, would, out.Action, out.Previous.Version, p.Version, from)
+	case out.Action == "rolled back":
+		fmt.Fprintf(w, "%s: rolled back to %s (no version was installed)\n", p.Name, p.Version)
+	default:
+		fmt.Fprintf(w, "%s %s: %sinstalled%s\n", p.Name, p.Version, would, from)
+	}
+	fmt.Fprintf(w, "  digest %s\n", p.Digest)
+	if out.Previous != nil {
+		if len(out.Changed) > 0 {
+			fmt.Fprintf(w, "  files changed: %s\n", strings.Join(out.Changed, ", "))
+		}
+		restores := "restores it"
+		if out.Action == "rolled back" {
+			restores = "undoes the rollback"
+		}
+		fmt.Fprintf(w, "  %s %skept in %s ('kernelctl rollback %s' %s)\n", out.Previous.Version, would,
+			filepath.Join(out.Home, pluginpkg.PackagesDir, pluginpkg.PreviousDir, p.Name), p.Name, restores)
+		if p.Pin != "" {
+			fmt.Fprintf(w, "  %s is pinned: it will not start until pinned again ('kernelctl pin %s')\n", p.Name, p.Name)
+		}
+	}
+	if !p.Enabled {
+		fmt.Fprintf(w, "  %s is disabled ('kernelctl enable %s')\n", p.Name, p.Name)
+	}
+	if out.DryRun {
+		fmt.Fprintln(w, "  dry run: nothing was written")
+	}
+	fmt.Fprintln(w, "\nnext reload ('kernelctl reload', or at once under 'kernelctl run --watch'):")
+	writePlan(w, out.Plan, "plan")
+}
+
+func newRollbackCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use: "rollback NAME",
+		Example: `  kernelctl rollback hello
+  kernelctl rollback hello --config kernel.json --json`,
+		Short: "Restore the version of a package its last upgrade replaced",
+		Long: `Swap the package with the version its last upgrade kept in
+<home>/packages/.previous/<name>/ (atomically on Linux), so that a second
+rollback undoes the first; the state file keeps the package's enabled flag and
+pin and records the restored files' digest. Then the plan the next reload would
+apply is printed. Exit code 0 when rolled back, 1 when no previous version is
+kept or on any error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			cfg, err := g.configWithHome()
+			if err != nil {
+				return err
+			}
+			res, err := pluginpkg.Rollback(cfg.Home, args[0])
+			if err != nil {
+				return err
+			}
+			out := &installOutput{Action: "rolled back", Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed}
+			if out.Home, err = filepath.Abs(cfg.Home); err != nil {
+				return err
+			}
+			if res.Previous != nil {
+				prev := toInstalledJSON(res.Previous, res.PreviousDigest)
+				out.Previous = &prev
+			}
+			if out.Changed == nil {
+				out.Changed = []string{}
+			}
+			if out.Plan, err = nextPlan(cfg, cfg.Home); err != nil {
+				return fmt.Errorf("rollback %s: rolled back, but planning the next reload failed: %w", args[0], err)
+			}
+			if g.json {
+				return g.printJSON(out)
+			}
+			writeInstall(g.stdout, out)
+			return nil
+		},
+	}
+	cmd.ValidArgsFunction = completePackages(g, 1)
+	return cmd
+}
