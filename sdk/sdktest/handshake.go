@@ -74,7 +74,14 @@ func (r *runner) startAndGreet() (*session, *initializeResult, verdict, error) {
 	}
 	key, ch, err := s.request(methodInitialize, params)
 	if err != nil {
-		v.fail("send initialize: %v%s", err, s.why())
+		// A plugin that exits at once (bad config, say) closes its stdin
+		// before initialize is written: say that it exited and what it
+		// said, as when it exits after reading initialize.
+		if exited, _ := s.waitExit(r.ctx, 200*time.Millisecond); exited {
+			v.fail("%s", s.notAnswered("initialize", d))
+		} else {
+			v.fail("send initialize: %v%s", err, s.why())
+		}
 		return s, nil, v, nil
 	}
 	a, ok, err := s.await(r.ctx, ch, time.Now().Add(d))
