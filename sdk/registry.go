@@ -17,6 +17,7 @@ type registry struct {
 	intercept map[string]InterceptFunc
 	strategy  map[string]HandlerFunc
 	provider  map[string]HandlerFunc
+	stream    map[string]StreamFunc // streaming providers (stream.go)
 	action    map[string]HandlerFunc
 }
 
@@ -25,6 +26,7 @@ func newRegistry() registry {
 		intercept: map[string]InterceptFunc{},
 		strategy:  map[string]HandlerFunc{},
 		provider:  map[string]HandlerFunc{},
+		stream:    map[string]StreamFunc{},
 		action:    map[string]HandlerFunc{},
 	}
 }
@@ -43,6 +45,7 @@ func (r *registry) clone() registry {
 		intercept: maps.Clone(r.intercept),
 		strategy:  maps.Clone(r.strategy),
 		provider:  maps.Clone(r.provider),
+		stream:    maps.Clone(r.stream),
 		action:    maps.Clone(r.action),
 	}
 }
