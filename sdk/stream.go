@@ -128,6 +128,9 @@ func (s *session) serveStream(ctx context.Context, params *wire.ProviderInvokePa
 // sendChunk sends chunk as the next chunk of pr, the stream answering
 // request id, once the window allows.
 func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *producer, chunk any) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("stream cancelled: %w", context.Cause(ctx))
+	}
 	raw, err := marshalChunk(chunk)
 	if err != nil {
 		return err
