@@ -272,7 +272,10 @@ func (s *session) streamAck(params json.RawMessage) {
 // answer as a stream (capability/call with stream, protocol 1.1,
 // docs/protocol.md §5.12), and returns the chunks as a sequence: each one
 // with a nil error, in order; a failure ends the sequence with one (nil,
-// error) pair, with the errors of Call; the normal end without one. A
+// error) pair, with the errors of Call, and a *protocol.Error with
+// CodeInternalError when the host breaks the stream's flow control (a
+// chunk beyond the window or out of sequence: the call is then
+// cancelled); the normal end without one. A
 // provider that does not stream answers its output, the sequence's one
 // chunk. The window is wire.DefaultStreamWindow (16 chunks): the host
 // relays at most that many beyond the last one consumed, and the plugin
@@ -388,7 +391,7 @@ func (c *consumption) run(ctx context.Context, name string, yield func(json.RawM
 				return
 			case <-c.in.broken:
 				c.withdraw()
-				fail(c.in.fault)
+				yield(nil, protocol.Errorf(protocol.CodeInternalError, "call %q: %v", name, c.in.fault))
 				return
 			case <-ctx.Done():
 				if !c.s.forget(c.key) {
