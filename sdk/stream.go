@@ -83,6 +83,7 @@ type producer struct {
 	window  int64
 	credit  chan struct{} // an ack came (capacity 1)
 	sending sync.Mutex
+	frame   []byte // the last chunk's frame, reused; under sending
 
 	mu struct {
 		sync.Mutex
@@ -126,52 +127,80 @@ func (s *session) serveStream(ctx context.Context, params *wire.ProviderInvokePa
 }
 
 // sendChunk sends chunk as the next chunk of pr, the stream answering
-// request id, once the window allows.
+// request id, once the window allows. The frame is assembled in pr's
+// buffer, a json.RawMessage compacted straight into it, and written with
+// its newline: the data is copied once, and scanned once.
 func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *producer, chunk any) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("stream cancelled: %w", context.Cause(ctx))
 	}
-	raw, err := marshalChunk(chunk)
-	if err != nil {
-		return err
+	raw, isRaw := chunk.(json.RawMessage)
+	if !isRaw {
+		b, err := json.Marshal(chunk)
+		if err != nil {
+			return fmt.Errorf("sdk: chunk: %w", err)
+		}
+		raw = b
 	}
 	pr.sending.Lock()
 	defer pr.sending.Unlock()
-	var seq int64
+	seq, err := s.awaitCredit(ctx, pr)
+	if err != nil {
+		return err
+	}
+	frame := append(pr.frame[:0], `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":`...)
+	frame = append(frame, id...)
+	frame = append(frame, `,"seq":`...)
+	frame = strconv.AppendInt(frame, seq, 10)
+	frame = append(frame, `,"data":`...)
+	switch {
+	case len(raw) == 0:
+		frame = append(frame, "null"...)
+	case isRaw:
+		if frame, err = jsonscan.AppendCompact(frame, raw); err != nil {
+			return fmt.Errorf("sdk: chunk: json.RawMessage: %w", err)
+		}
+	default:
+		frame = append(frame, raw...)
+	}
+	frame = append(frame, "}}\n"...)
+	if cap(frame) <= 2*wire.DefaultMaxFrame {
+		pr.frame = frame
+	}
+	pr.mu.Lock()
+	pr.mu.sent = seq
+	pr.mu.Unlock()
+	if err := s.fw.WriteLine(frame); err != nil {
+		s.cancelAbort(fmt.Errorf("write to host: %w", err))
+		return fmt.Errorf("write to host: %w", err)
+	}
+	return nil
+}
+
+// awaitCredit waits until the window of pr allows one more chunk, and
+// returns its seq, or why it will not: the request was cancelled, serving
+// ended, or the handler returned. The caller holds pr.sending, so the seq
+// is its own until it records it as sent.
+func (s *session) awaitCredit(ctx context.Context, pr *producer) (int64, error) {
 	for {
 		pr.mu.Lock()
-		done, ok := pr.mu.done, pr.mu.sent < pr.mu.acked+pr.window
-		if ok && !done {
-			pr.mu.sent++
-			seq = pr.mu.sent
-		}
+		done, seq, ok := pr.mu.done, pr.mu.sent+1, pr.mu.sent < pr.mu.acked+pr.window
 		pr.mu.Unlock()
-		if done {
-			return errStreamEnded
-		}
-		if ok {
-			break
+		switch {
+		case done:
+			return 0, errStreamEnded
+		case ok:
+			return seq, nil
 		}
 		s.sched.release() // the acks must be read while this handler waits
 		select {
 		case <-pr.credit:
 		case <-ctx.Done():
-			return fmt.Errorf("stream cancelled: %w", context.Cause(ctx))
+			return 0, fmt.Errorf("stream cancelled: %w", context.Cause(ctx))
 		case <-s.readDone:
-			return fmt.Errorf("stream ended: %w", ErrNotServing)
+			return 0, fmt.Errorf("stream ended: %w", ErrNotServing)
 		}
 	}
-	fb := frameBufs.Get().(*[]byte)
-	*fb = appendChunkFrame((*fb)[:0], id, seq, raw)
-	err = s.fw.WriteFrame(*fb)
-	if cap(*fb) <= maxPooledBuf {
-		frameBufs.Put(fb)
-	}
-	if err != nil {
-		s.cancelAbort(fmt.Errorf("write to host: %w", err))
-		return fmt.Errorf("write to host: %w", err)
-	}
-	return nil
 }
 
 // marshalChunk encodes a chunk as an output is encoded: a json.RawMessage
@@ -192,18 +221,6 @@ func marshalChunk(chunk any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("sdk: chunk: %w", err)
 	}
 	return b, nil
-}
-
-// appendChunkFrame appends the $/stream/chunk frame (without newline) of
-// chunk seq, data, of the stream answering request id.
-func appendChunkFrame(dst []byte, id json.RawMessage, seq int64, data []byte) []byte {
-	dst = append(dst, `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":`...)
-	dst = append(dst, id...)
-	dst = append(dst, `,"seq":`...)
-	dst = strconv.AppendInt(dst, seq, 10)
-	dst = append(dst, `,"data":`...)
-	dst = append(dst, data...)
-	return append(dst, "}}"...)
 }
 
 // collect runs h for a request that asked for no stream and answers the
@@ -468,7 +485,7 @@ func (s *session) sendAck(id json.RawMessage, seq int64) {
 // cancels.
 func (s *session) streamChunk(params json.RawMessage) {
 	var p wire.StreamChunkParams
-	if err := wire.Decode(params, &p); err != nil {
+	if err := wire.DecodeChunk(params, &p); err != nil { // params were validated with the frame
 		s.log.Warn("ignoring malformed $/stream/chunk", "params", fmt.Sprintf("%.120s", params))
 		return
 	}

@@ -373,7 +373,7 @@ func (s *Stream) push(seq int64, data json.RawMessage) error {
 // cancelled) is dropped quietly. Malformed params are logged and dropped.
 func (c *Client) streamChunk(params json.RawMessage) {
 	var p wire.StreamChunkParams
-	if err := wire.Decode(params, &p); err != nil {
+	if err := wire.DecodeChunk(params, &p); err != nil { // params were validated with the frame
 		c.log.Warn("malformed $/stream/chunk notification", "error", c.redact.err(err))
 		return
 	}
