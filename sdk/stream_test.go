@@ -224,3 +224,42 @@ func TestStreamScenarios(t *testing.T) {
 		})
 	}
 }
+
+// TestStreamExamples plays a host against the Python and Node.js stream
+// examples: the countdown streams under the window, and digest consumes a
+// stream of its call.
+func TestStreamExamples(t *testing.T) {
+	for _, ex := range []struct{ name, interpreter, dir, script string }{
+		{"python", "python3", "python", "example_stream.py"},
+		{"node", "node", "node", "example_stream.js"},
+	} {
+		t.Run(ex.name, func(t *testing.T) {
+			e := startProcess(t, ex.interpreter, ex.dir, ex.script)
+			request(t, e, 1, wire.MethodInitialize, initParams("1.1.0"))
+			if m := e.next(); string(m.ID) != "1" || m.Error != nil {
+				t.Fatalf("initialize: got %s", frame(m))
+			}
+			invokeStream(t, e, 2, "countdown", `3`, 2)
+			expectChunk(t, e.next(), "2", 1, `3`)
+			expectChunk(t, e.next(), "2", 2, `2`)
+			pingNext(t, e, 3)
+			notifyHost(t, e, wire.MethodStreamAck, `{"id":2,"seq":2}`)
+			expectChunk(t, e.next(), "2", 3, `1`)
+			expectResult(t, e.next(), 2, `{}`)
+			invokeStream(t, e, 4, "countdown", `2`, 0)
+			expectResult(t, e.next(), 4, `{"output":[2,1]}`)
+
+			relay(t, e, 5, "digest", `{"prompt":"hi"}`)
+			c := expectCall(t, e.next(), `{"capability":"text.generate","method":"tokens","input":{"prompt":"hi"},"parent":5,"stream":{"window":16}}`)
+			notifyHost(t, e, wire.MethodStreamChunk, chunkParams(string(c), 1, `"Hel"`))
+			notifyHost(t, e, wire.MethodStreamChunk, chunkParams(string(c), 2, `"lo"`))
+			answer(t, e, c, `{}`)
+			expectResult(t, e.next(), 5, `{"output":"Hello"}`)
+
+			request(t, e, 99, wire.MethodShutdown, nil)
+			expectResult(t, e.next(), 99, `{}`)
+			e.closeInput()
+			e.ended()
+		})
+	}
+}
