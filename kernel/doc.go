@@ -11,8 +11,8 @@
 //     Config.FirstGeneration, default 1; package generation) and
 //     publishes it. On failure nothing is published and nothing keeps
 //     running.
-//  3. Intercept, Strategy, CallProvider and RunAction dispatch to the
-//     current generation.
+//  3. Intercept, Strategy, CallProvider, StreamProvider and RunAction
+//     dispatch to the current generation.
 //  4. Close stops everything. It first cancels a build in progress (Start,
 //     Reload, or a supervised or requested restart), which fails with an
 //     error wrapping ErrClosed and stops what it started, so Close never
