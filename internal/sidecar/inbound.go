@@ -102,10 +102,9 @@ func hasParent(parent json.RawMessage) bool {
 }
 
 // admit registers the call key (with the stream it asked for, if any) and
-// returns its context: derived from the
-// parent's context (its values; cancelled with it), with the parent's
-// remaining deadline, or, without a parent, bounded by
-// Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
+// returns its context: derived from the parent's context (its values;
+// cancelled with it), with the parent's remaining deadline, or, without a
+// parent, bounded by Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
 // the deadline carries what is left of it. The context is built outside
 // the lock; a cancel that comes in between is applied once it exists.
 func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (context.Context, *protocol.Error) {

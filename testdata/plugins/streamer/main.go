@@ -21,7 +21,7 @@
 //   - "relay", which consumes a stream through the host (CallStream): its
 //     input {"capability", "method", "input", "take": K, "delay_ms": D}
 //     names the call; it takes at most K chunks (all without take),
-//     waiting D ms before each, and answers {"chunks": [...]} with, when
+//     waiting D ms after each, and answers {"chunks": [...]} with, when
 //     the stream failed, "error": {"code", "message"} (code 0 for a local
 //     failure).
 package main
