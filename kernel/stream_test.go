@@ -8,6 +8,7 @@ import (
 	"iter"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -241,9 +242,10 @@ func (o relayOutcome) chunks() string {
 // kernel (capability/call asking for a stream), for consumers and
 // producers in each SDK: to the end under a slow consumer (the kernel
 // holds at most the consumer's window), cancelled half way by the
-// consumer and by the producer, from a provider that does not stream, an
-// unauthorized one, the host cancelling the consumer's request (which
-// reaches the producer), and the producer's crash.
+// consumer and by the producer, from a provider that does not stream and
+// from a host handler (one chunk each), an unauthorized one, the host
+// cancelling the consumer's request (which reaches the producer), and the
+// producer's crash.
 func TestStreamRelay(t *testing.T) {
 	pairs := []struct{ consumer, producer string }{
 		{"go", "go"}, {"python", "go"}, {"node", "go"}, {"go", "python"}, {"go", "node"},
@@ -253,8 +255,8 @@ func TestStreamRelay(t *testing.T) {
 			opened := streamHook(t)
 			gen := streamPlug{lang: pair.producer, plug: plug{name: "gen", provides: []string{"gen.numbers@1.0.0"},
 				methods: map[string]map[string]string{"gen.numbers": {"count": "count", "plain": "plain"}}}}
-			use := streamPlug{lang: pair.consumer, plug: plug{name: "use", requires: []string{"gen.numbers ^1.0"}}}
-			k := startKernel(t, testConfig(streamHome(t, gen, use)))
+			use := streamPlug{lang: pair.consumer, plug: plug{name: "use", requires: []string{"gen.numbers ^1.0", "host.log ^1.0"}}}
+			k := startKernel(t, callConfig(streamHome(t, gen, use)))
 			events := notifyEvents(t, k)
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
@@ -308,6 +310,13 @@ func TestStreamRelay(t *testing.T) {
 				}
 				<-opened
 			})
+			t.Run("a host handler answers one chunk", func(t *testing.T) {
+				o := relay(ctx, `{"capability":"host.log","method":"write","input":1}`)
+				want := `{"caller":"use","capability":"host.log","generation":1,"input":1,"method":"write"}`
+				if o.Error != nil || len(o.Chunks) != 1 || !jsonEq(o.Chunks[0], want) {
+					t.Errorf("relay = %s %v, want the handler's output", o.chunks(), o.Error)
+				}
+			})
 			t.Run("not authorized", func(t *testing.T) {
 				o := relay(ctx, `{"capability":"billing","method":"charge"}`)
 				if o.Error == nil || o.Error.Code != protocol.CodeNotAuthorized || len(o.Chunks) != 0 {
@@ -344,4 +353,10 @@ func TestStreamRelay(t *testing.T) {
 			})
 		})
 	}
+}
+
+// jsonEq reports whether a and b hold the same JSON value.
+func jsonEq(a json.RawMessage, b string) bool {
+	var x, y any
+	return json.Unmarshal(a, &x) == nil && json.Unmarshal([]byte(b), &y) == nil && reflect.DeepEqual(x, y)
 }
