@@ -158,20 +158,39 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
 	sp := beginCall(ctx, callee.stats, k.cfg.Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
-	out, err := cl.Invoke(context.WithValue(sp.ctx, frameKey{}, callee), wire.MethodProviderInvoke,
-		wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)})
+	ctx = context.WithValue(sp.ctx, frameKey{}, callee)
+	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
+	if c.Stream != nil {
+		err := k.relayStream(ctx, cl, params, provider, key, c)
+		sp.end(err)
+		return nil, err
+	}
+	out, err := cl.Invoke(ctx, wire.MethodProviderInvoke, params)
 	sp.end(err)
+	if err != nil {
+		return nil, calleeError(err, provider, key, c)
+	}
+	return out, nil
+}
+
+// calleeError is the answer to the call c when the provider plugin's
+// provider failed with err: its own error answer as it is, -32006 for its
+// crash or its stop, -32603 for a stream that broke its flow control, and
+// anything else (the call's context ended, the answer did not decode) as
+// it is.
+func calleeError(err error, provider string, key capability.Key, c sidecar.Call) error {
 	var pe *protocol.Error
 	var ce *sidecar.CrashError
 	switch {
-	case err == nil:
-		return out, nil
 	case errors.As(err, &pe):
-		return nil, pe
+		return pe
 	case errors.As(err, &ce):
-		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q crashed: %v", provider, ce))
+		return notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q crashed: %v", provider, ce))
 	case errors.Is(err, sidecar.ErrClosed):
-		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
+		return notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
+	case errors.Is(err, sidecar.ErrFlowControl):
+		return protocol.Errorf(protocol.CodeInternalError, "capability %q (call of %q by plugin %q): provider %q: %v",
+			key, string(key)+"."+c.Method, c.Plugin, provider, err)
 	}
-	return nil, err // the call's context ended, or the answer did not decode
+	return err
 }

@@ -115,6 +115,12 @@ type Config struct {
 	// while serving a request of depth n is depth n+1, one without a
 	// parent depth 1. Negative is an error at New.
 	MaxCallDepth int
+	// StreamWindow is the window of the streams StreamProvider asks for
+	// (docs/protocol.md §5.12): how many chunks a provider may send beyond
+	// the last one the host acknowledged, and so the most the host holds
+	// per stream. Go only; zero or less means 16, more than 1024 is
+	// capped.
+	StreamWindow int
 	// Points and Slots are the interception points and strategy slots the
 	// host defines.
 	Points []contribution.Point

@@ -11,9 +11,9 @@
 //     Config.FirstGeneration, default 1; package generation) and
 //     publishes it. On failure nothing is published and nothing keeps
 //     running.
-//  3. Intercept, Strategy, CallProvider and RunAction dispatch to the
-//     current generation, and so do Invoke and InvokeEach for the
-//     contributions of the kinds the host declares in Config.Kinds
+//  3. Intercept, Strategy, CallProvider, StreamProvider and RunAction
+//     dispatch to the current generation, and so do Invoke and InvokeEach
+//     for the contributions of the kinds the host declares in Config.Kinds
 //     (contribution/invoke, protocol 1.1; docs/config.md, "Host-defined
 //     kinds").
 //  4. Close stops everything. It first cancels a build in progress (Start,

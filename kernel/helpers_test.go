@@ -22,10 +22,11 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// scriptedBin and callerBin are the test plugin binaries, built once in
-// TestMain: testdata/plugins/scripted (on the SDK) and
-// testdata/plugins/caller (raw protocol 1.1, calls the host).
-var scriptedBin, callerBin string
+// scriptedBin, callerBin and streamerBin are the test plugin binaries,
+// built once in TestMain: testdata/plugins/scripted (on the SDK),
+// testdata/plugins/caller (raw protocol 1.1, calls the host) and
+// testdata/plugins/streamer (on the SDK, streams).
+var scriptedBin, callerBin, streamerBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "kernel-test-")
@@ -34,8 +35,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	scriptedBin, callerBin = filepath.Join(dir, "scripted"), filepath.Join(dir, "caller")
+	streamerBin = filepath.Join(dir, "streamer")
 	builds := [][]string{
-		{"go", "build", "-o", dir + string(filepath.Separator), "../testdata/plugins/scripted", "../testdata/plugins/caller"},
+		{"go", "build", "-o", dir + string(filepath.Separator), "../testdata/plugins/scripted", "../testdata/plugins/caller",
+			"../testdata/plugins/streamer"},
 		{"go", "run", "../testdata/demo/build", "../testdata/demo/home"}, // for the examples
 	}
 	for _, args := range builds {

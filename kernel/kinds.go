@@ -12,7 +12,7 @@ import (
 // Invoke invokes the contribution of kind in effect at key, a contribution
 // a plugin declared in its handshake (protocol 1.1), with input, and
 // returns its output: the plugin is sent contribution/invoke with the kind
-// and key (docs/protocol.md §5.12). kind must be one the host declares in
+// and key (docs/protocol.md §5.14). kind must be one the host declares in
 // Config.Kinds beyond the built-in ones, with policy Exclusive (the key's
 // owner is invoked) or Unique (its one declaration is); an Ordered kind
 // has several contributions per key: use InvokeEach. The call is bounded

@@ -69,10 +69,18 @@ func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 	return nil, false
 }
 
-// notification handles a host notification. Only $/cancel is defined;
-// others are ignored, as JSON-RPC prescribes.
+// notification handles a host notification: $/cancel, and the stream
+// notifications (stream.go); others are ignored, as JSON-RPC prescribes.
 func (s *session) notification(m *wire.Message) {
-	if m.Method != wire.MethodCancel {
+	switch m.Method {
+	case wire.MethodCancel:
+	case wire.MethodStreamAck:
+		s.streamAck(m.Params)
+		return
+	case wire.MethodStreamChunk:
+		s.streamChunk(m.Params)
+		return
+	default:
 		s.log.Debug("ignoring notification", "method", m.Method)
 		return
 	}

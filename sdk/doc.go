@@ -16,9 +16,9 @@
 // # Lifecycle
 //
 //  1. New, then register: Provide, Intercept, InterceptWithPriority,
-//     Strategy, Provider, Action, Contribute (contributions of kinds the
-//     host declares, protocol 1.1), OnInitialize. Registering while the
-//     plugin serves panics.
+//     Strategy, Provider, StreamProvider, Action, Contribute (contributions
+//     of kinds the host declares, protocol 1.1), OnInitialize. Registering
+//     while the plugin serves panics.
 //  2. Serve (or ServeIO) waits for the host, which speaks first. Any request
 //     before initialize is answered with CodeNotInitialized. initialize is
 //     answered with the plugin's name, version, the protocol version the
@@ -83,6 +83,19 @@
 // first, Call sends $/cancel for the call and returns its error: so
 // cancelling the host's request cancels the calls its handler makes with
 // its context.
+//
+// # Streams
+//
+// StreamProvider registers a provider that answers with a stream of
+// chunks (docs/protocol.md §5.12): its handler sends each chunk with send,
+// which blocks while the host's window of chunks is unacknowledged and
+// fails once the request is cancelled. The SDK reads the host's acks while
+// the handler waits (it gives the read role up first, as Call does). A
+// host that asks for no stream gets the chunks as one output, their JSON
+// array. CallStream consumes the stream of a capability's method through
+// the host, as an iter.Seq2: it acknowledges as the range consumes, so the
+// provider is never more than the window ahead, and breaking out of the
+// range (or ctx ending) cancels the call.
 //
 // Only protocol frames are written to the output; logs go to stderr as
 // hclog JSON lines. Serve points os.Stdout at os.Stderr so that stray

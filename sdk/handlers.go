@@ -81,7 +81,10 @@ func (s *session) provider(ctx context.Context, raw json.RawMessage) (any, error
 	traced(ctx, params.Traceparent)
 	h, ok := s.reg.provider[params.Ref]
 	if !ok {
-		return nil, unknownTarget("provider", params.Ref, s.reg.provider)
+		if sh, ok := s.reg.stream[params.Ref]; ok {
+			return s.serveStream(ctx, &params, sh)
+		}
+		return nil, unknownTarget("provider", params.Ref, s.reg.providerRefs())
 	}
 	return output(h(ctx, params.Input))
 }

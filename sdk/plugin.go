@@ -147,6 +147,9 @@ func (p *Plugin) Provider(ref, description string, h HandlerFunc) {
 // sent to the host in the declaration.
 func (p *Plugin) ProviderWithSchema(ref, description string, schema json.RawMessage, h HandlerFunc) {
 	p.register("Provider", func(r *registry) {
+		if ref != "" {
+			mustNewRef(r, "Provider", ref)
+		}
 		addHandler(r.provider, "Provider", "ref", ref, h)
 		r.decls.Providers = append(r.decls.Providers, protocol.ProviderDecl{Ref: ref, Description: description, Schema: schema})
 	})

@@ -17,6 +17,7 @@ type registry struct {
 	intercept map[string]InterceptFunc
 	strategy  map[string]HandlerFunc
 	provider  map[string]HandlerFunc
+	stream    map[string]StreamFunc // streaming providers (stream.go)
 	action    map[string]HandlerFunc
 	contrib   map[contribKey]HandlerFunc // protocol 1.1; a nil handler is read only
 }
@@ -26,6 +27,7 @@ func newRegistry() registry {
 		intercept: map[string]InterceptFunc{},
 		strategy:  map[string]HandlerFunc{},
 		provider:  map[string]HandlerFunc{},
+		stream:    map[string]StreamFunc{},
 		action:    map[string]HandlerFunc{},
 		contrib:   map[contribKey]HandlerFunc{},
 	}
@@ -46,6 +48,7 @@ func (r *registry) clone() registry {
 		intercept: maps.Clone(r.intercept),
 		strategy:  maps.Clone(r.strategy),
 		provider:  maps.Clone(r.provider),
+		stream:    maps.Clone(r.stream),
 		action:    maps.Clone(r.action),
 		contrib:   maps.Clone(r.contrib),
 	}

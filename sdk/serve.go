@@ -146,6 +146,12 @@ type session struct {
 		out    map[string]chan *wire.Message // the plugin's own requests in flight, by id key
 		active int                           // running handler goroutines
 		idle   chan struct{}                 // closed when active drops to 0
+
+		// The streams in flight (stream.go), by request id key: those the
+		// plugin produces for host requests, and those it consumes for its
+		// own calls. Created on first use.
+		producing map[string]*producer
+		consuming map[string]*consumer
 	}
 }
 

@@ -8,6 +8,11 @@ package jsonscan
 // input it does not handle (nesting deeper than MaxDepth) but MUST
 // never accept invalid input; FuzzScan checks it against encoding/json.
 
+import (
+	"bytes"
+	"encoding/binary"
+)
+
 // MaxDepth bounds the nesting the scanner follows: a deeper value is
 // refused, and so left to encoding/json.
 const MaxDepth = 64
@@ -34,6 +39,10 @@ func scanString(b []byte, i int) (end int, special bool) {
 		return -1, false
 	}
 	for i++; i < len(b); {
+		i = skipPlain(b, i)
+		if i >= len(b) {
+			break
+		}
 		switch c := b[i]; {
 		case c == '"':
 			return i + 1, special
@@ -63,6 +72,52 @@ func scanString(b []byte, i int) (end int, special bool) {
 		}
 	}
 	return -1, false
+}
+
+// Masks of skipPlain's word at a time test, one byte per lane.
+const (
+	lanes1    = 0x0101010101010101
+	lanesHigh = 0x8080808080808080
+)
+
+// skipPlain returns the index of the first byte of b at or after i that
+// a string's scan must look at (a quote, a backslash, a control
+// character or a byte outside ASCII), or an index before it (the start of
+// the 8 bytes holding a control character or a byte outside ASCII), so
+// that a long plain string (a chunk of a stream) is scanned at memory
+// speed: in windows of 1 KiB (so that a string with many escapes is not
+// searched to its end after each one), the next quote and backslash are
+// found by bytes.IndexByte, and the bytes before them tested 8 at a time.
+// The test is exact: "v has a byte below 0x20" is exactly
+// (v - 0x20..) & ^v & 0x80.. != 0, and above 0x7f, v & 0x80.. != 0.
+func skipPlain(b []byte, i int) int {
+	const window = 1 << 10
+	for i < len(b) {
+		w := b[i:min(i+window, len(b))]
+		q := bytes.IndexByte(w, '"')
+		if q < 0 {
+			q = len(w)
+		}
+		if k := bytes.IndexByte(w[:q], '\\'); k >= 0 {
+			q = k
+		}
+		j := 0
+		for ; j+8 <= q; j += 8 {
+			if v := binary.LittleEndian.Uint64(w[j:]); ((v-lanes1*0x20)&^v|v)&lanesHigh != 0 {
+				return i + j
+			}
+		}
+		for ; j < q; j++ {
+			if c := w[j]; c < 0x20 || c >= 0x80 {
+				return i + j
+			}
+		}
+		if q < len(w) {
+			return i + q
+		}
+		i += len(w)
+	}
+	return i
 }
 
 // scanNumber returns the end of the number starting at b[i], or -1.

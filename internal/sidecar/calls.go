@@ -443,6 +443,10 @@ func (c *Client) dispatch(m *wire.Message) error {
 			return nil
 		}
 		c.cancelCall(p.ID)
+	case m.Method == wire.MethodStreamChunk:
+		c.streamChunk(m.Params)
+	case m.Method == wire.MethodStreamAck:
+		c.streamAck(m.Params)
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
 	}

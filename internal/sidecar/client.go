@@ -59,6 +59,7 @@ type Client struct {
 		sync.Mutex
 		pending map[int64]pendingCall
 		inbound map[string]*inbound // the plugin's capability/calls in flight, by request id
+		streams map[int64]*Stream   // the host's stream requests in flight, by id (stream.go)
 		err     error               // terminal error, set once before dead closes
 		closing bool                // Close started: termination is not a crash
 		down    bool                // the plugin exited or faulted: calls wait for err

@@ -40,6 +40,19 @@
 // call's context. Each pending request keeps its context and the end of
 // its own timeout for this; nothing more is allocated per call.
 //
+// OpenStream asks a provider for its answer as a stream (protocol 1.1,
+// docs/protocol.md §5.12) and returns the host's end of it, a *Stream:
+// Next takes the chunks, acknowledging them as it takes them (or, with
+// StreamOptions.ManualAck, as its caller says with Ack), and Close
+// cancels a stream that has not ended. A Stream MUST be closed. It holds
+// at most its window of chunks, whatever the plugin sends: a chunk beyond
+// the window, or out of sequence, fails the stream with ErrFlowControl and
+// cancels the request, without stopping the plugin. The plugin's stream
+// calls (capability/call with stream) reach OnCall with Call.Stream, the
+// sending end, whose Send blocks while the plugin's window is
+// unacknowledged. Streams start no goroutine: the reader routes chunks and
+// acks, the consumer's goroutine waits.
+//
 // The heartbeat pings a running plugin every HeartbeatInterval (pings are
 // written ahead of queued calls). A ping unanswered for HeartbeatTimeout
 // makes the plugin Unresponsive; it is still pinged, and an answered ping

@@ -34,6 +34,9 @@ type Call struct {
 	// plugin as its parent: the call's context then derives from that
 	// request's (see Options.OnCall).
 	Parent bool
+	// Stream is set when the call asked for a stream (docs/protocol.md
+	// §5.12): OnCall sends the chunks through it before it returns.
+	Stream *CallStream
 }
 
 // Causes of an inbound call's end, as context.Cause reports them.
@@ -52,6 +55,7 @@ type inbound struct {
 	parent int64                   // the host request it derives from; 0 for none
 	cancel context.CancelCauseFunc // nil until its context exists (admit)
 	cause  error                   // a cancel asked for before cancel was set
+	stream *CallStream             // the stream it asked for, or nil; set before it is recorded
 }
 
 // serveCall admits a capability/call from the reading goroutine and serves
@@ -68,14 +72,22 @@ func (c *Client) serveCall(m *wire.Message) {
 		c.reply(m.ID, &protocol.Error{Code: protocol.CodeInvalidParams, Message: msg})
 		return
 	}
+	var stream *CallStream
+	if p.Stream != nil {
+		var perr *protocol.Error
+		if stream, perr = c.newCallStream(m.ID, p.Stream); perr != nil {
+			c.reply(m.ID, perr)
+			return
+		}
+	}
 	key := callKey(m.ID)
-	ctx, perr := c.admit(key, p.Parent)
+	ctx, perr := c.admit(key, p.Parent, stream)
 	if perr != nil {
 		c.reply(m.ID, perr)
 		return
 	}
 	call := Call{Plugin: c.Name(), ClientID: c.id, Capability: p.Capability, Method: p.Method, Input: p.Input,
-		Parent: hasParent(p.Parent)}
+		Parent: hasParent(p.Parent), Stream: stream}
 	if p.Traceparent != "" {
 		// The plugin's span: checked (wire.WithTraceparent keeps only a
 		// valid one) and carried to the handler and the observer.
@@ -94,14 +106,14 @@ func hasParent(parent json.RawMessage) bool {
 	return len(p) > 0 && !bytes.Equal(p, []byte("null"))
 }
 
-// admit registers the call key and returns its context: derived from the
-// parent's context (its values; cancelled with it), with the parent's
-// remaining deadline, or, without a parent, bounded by
-// Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
+// admit registers the call key (with the stream it asked for, if any) and
+// returns its context: derived from the parent's context (its values;
+// cancelled with it), with the parent's remaining deadline, or, without a
+// parent, bounded by Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
 // the deadline carries what is left of it. The context is built outside
 // the lock; a cancel that comes in between is applied once it exists.
-func (c *Client) admit(key string, parent json.RawMessage) (context.Context, *protocol.Error) {
-	rec := &inbound{}
+func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (context.Context, *protocol.Error) {
+	rec := &inbound{stream: stream}
 	base, due, perr := c.reserve(key, parent, rec)
 	if perr != nil {
 		perr.Message = c.redact(perr.Message) // it quotes the plugin's id or parent

@@ -26,11 +26,11 @@ const testHostEnv = "SIDECAR_TEST_HOST"
 var runTestHost func(dir string) int
 
 // binDir holds the test plugins built once by TestMain: good (on the SDK),
-// faulty (raw protocol, one fault per mode) and caller (raw protocol 1.1,
-// calls the host).
+// faulty (raw protocol, one fault per mode), caller (raw protocol 1.1,
+// calls the host) and streamer (on the SDK, streams).
 var binDir string
 
-var binaries = []string{"good", "faulty", "caller"}
+var binaries = []string{"good", "faulty", "caller", "streamer"}
 
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(testHostEnv); dir != "" && runTestHost != nil {
@@ -43,7 +43,8 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"../../testdata/plugins/good", "../../testdata/plugins/faulty", "../../testdata/plugins/caller")
+		"../../testdata/plugins/good", "../../testdata/plugins/faulty", "../../testdata/plugins/caller",
+		"../../testdata/plugins/streamer")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test plugins: %v\n%s", err, out)
 		os.RemoveAll(dir)

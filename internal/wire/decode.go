@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"strconv"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/protocol"
@@ -10,7 +11,8 @@ import (
 // Decode decodes data into v as json.Unmarshal does, in one pass for the
 // params and results of the protocol's calls (InitializeParams,
 // InitializeResult, InterceptParams, InterceptResult, StrategyInvokeParams,
-// ProviderInvokeParams, ActionRunParams, OutputResult, CancelParams):
+// ProviderInvokeParams, ActionRunParams, OutputResult, CancelParams,
+// StreamChunkParams, StreamAckParams):
 // their json.RawMessage fields may then alias data, which the caller MUST
 // NOT modify while v is in use (the fast path is taken only when v holds
 // its zero value). The result and any error are json.Unmarshal's.
@@ -28,6 +30,7 @@ type field = jsonscan.Field
 var knownStrings = []string{
 	JSONRPCVersion, MethodIntercept, MethodStrategyInvoke, MethodProviderInvoke,
 	MethodActionRun, MethodPing, MethodCancel, MethodLog, MethodNotify,
+	MethodStreamChunk, MethodStreamAck,
 }
 
 // decodeFast tries the fast path for v, which it writes only on success.
@@ -39,8 +42,22 @@ func decodeFast(data []byte, v any) bool {
 			return fields(field{Key: "output", Raw: &r.Output})
 		})
 	case *ProviderInvokeParams:
-		return into(p, p.Ref == "" && p.Input == nil && p.Traceparent == "", func(r *ProviderInvokeParams) bool {
-			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input}, field{Key: "traceparent", Str: &r.Traceparent})
+		return into(p, p.Ref == "" && p.Input == nil && p.Stream == nil && p.Traceparent == "", func(r *ProviderInvokeParams) bool {
+			var stream json.RawMessage
+			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input}, field{Key: "stream", Raw: &stream},
+				field{Key: "traceparent", Str: &r.Traceparent}) &&
+				decodeStreamParams(stream, &r.Stream)
+		})
+	case *StreamChunkParams:
+		return into(p, p.ID == nil && p.Seq == 0 && p.Data == nil, func(r *StreamChunkParams) bool {
+			var seq json.RawMessage
+			return fields(field{Key: "id", Raw: &r.ID}, field{Key: "seq", Raw: &seq}, field{Key: "data", Raw: &r.Data}) &&
+				decodeSeq(seq, &r.Seq)
+		})
+	case *StreamAckParams:
+		return into(p, p.ID == nil && p.Seq == 0, func(r *StreamAckParams) bool {
+			var seq json.RawMessage
+			return fields(field{Key: "id", Raw: &r.ID}, field{Key: "seq", Raw: &seq}) && decodeSeq(seq, &r.Seq)
 		})
 	case *StrategyInvokeParams:
 		return into(p, p.Slot == "" && p.Input == nil && p.Traceparent == "", func(r *StrategyInvokeParams) bool {
@@ -70,6 +87,38 @@ func decodeFast(data []byte, v any) bool {
 		return into(p, zero, func(r *protocol.InitializeParams) bool { return decodeInitializeParams(data, r) })
 	}
 	return false
+}
+
+// decodeStreamParams decodes the "stream" member of a request, if any,
+// into *sp: {"window": N} with nothing else (anything else is
+// json.Unmarshal's).
+func decodeStreamParams(raw json.RawMessage, sp **StreamParams) bool {
+	if raw == nil {
+		return true
+	}
+	var w *int
+	if !jsonscan.DecodeFields(raw, knownStrings, []field{{Key: "window", Num: &w}}) || w == nil {
+		return false
+	}
+	*sp = &StreamParams{Window: *w}
+	return true
+}
+
+// decodeSeq decodes a chunk's or an ack's seq, digits only (anything else
+// is json.Unmarshal's, which refuses a fraction and a value out of range,
+// as ParseInt does).
+func decodeSeq(raw json.RawMessage, seq *int64) bool {
+	if len(raw) == 0 || len(raw) > 19 {
+		return false
+	}
+	for _, c := range raw {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	n, err := strconv.ParseInt(string(raw), 10, 64)
+	*seq = n
+	return err == nil
 }
 
 // into decodes a fresh T with decode and stores it in *p, when *p is zero

@@ -19,7 +19,7 @@ func decodeTargets() []any {
 	return []any{
 		new(OutputResult), new(ProviderInvokeParams), new(StrategyInvokeParams), new(ActionRunParams),
 		new(InterceptParams), new(protocol.InterceptResult), new(CancelParams), new(protocol.InitializeParams),
-		new(protocol.InitializeResult),
+		new(protocol.InitializeResult), new(StreamChunkParams), new(StreamAckParams),
 	}
 }
 
@@ -102,6 +102,12 @@ var decodeCases = []string{
 	`{"slot":"s","input":[1]}`, `{"id":"greet","context":{}}`, `{"point":"p","payload":{"x":1}}`,
 	`{"decision":"modify","payload":{"x":1},"reason":"r"}`, `{"output":{"k":"v"}}`, `{"output":null}`,
 	`{"id":7}`, `{"id":"7"}`,
+	// streams
+	`{"ref":"count","input":{"n":3},"stream":{"window":16}}`, `{"ref":"a","stream":{"window":0}}`, `{"ref":"a","stream":{}}`,
+	`{"ref":"a","stream":{"window":1.5}}`, `{"ref":"a","stream":{"window":-3}}`, `{"ref":"a","stream":null}`, `{"ref":"a","stream":{"window":2,"x":1}}`,
+	`{"id":7,"seq":1,"data":{"i":1}}`, `{"id":"c1","seq":12,"data":"x"}`, `{"id":7,"seq":0,"data":null}`, `{"id":7,"seq":-1,"data":1}`,
+	`{"id":7,"seq":1.0,"data":1}`, `{"id":7,"seq":1e3,"data":1}`, `{"id":7,"seq":"1","data":1}`, `{"id":7,"seq":99999999999999999999,"data":1}`,
+	`{"id":7,"seq":9223372036854775807}`, `{"id":7,"seq":9223372036854775808}`, `{"id":7,"seq":01}`, `{"id":7,"seq":3}`, `{"id":7,"seq":3,"seq":4}`,
 	// initialize results
 	initResultCase,
 	`{"name":"p","provides":[],"interceptors":[ ],"actions":[{}]}`,

@@ -11,6 +11,7 @@ import (
 var envelopeStrings = []string{
 	JSONRPCVersion, MethodIntercept, MethodStrategyInvoke, MethodProviderInvoke, MethodActionRun,
 	MethodPing, MethodCancel, MethodLog, MethodNotify, MethodInitialize, MethodShutdown, MethodCapabilityCall,
+	MethodStreamChunk, MethodStreamAck,
 }
 
 // decodeMessageFast decodes line into m (which must be zero) in one pass,

@@ -298,6 +298,16 @@ func (fw *FrameWriter) WriteFrame(line []byte) error {
 	return err
 }
 
+// WriteLine writes line, one encoded message followed by its newline (and
+// no other newline), as it is, in one write: the caller saves the copy
+// WriteFrame makes to add the newline.
+func (fw *FrameWriter) WriteLine(line []byte) error {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	_, err := fw.w.Write(line)
+	return err
+}
+
 func describe(m *Message) string {
 	if m.Method != "" {
 		return "message " + strconv.Quote(m.Method)

@@ -33,6 +33,25 @@ const (
 	// MethodCapabilityCall is a plugin-to-host request (protocol 1.1)
 	// calling a method of a capability the plugin requires.
 	MethodCapabilityCall = "capability/call"
+	// MethodStreamChunk is a notification (either direction, protocol 1.1)
+	// carrying one chunk of the stream that answers a request: sent by the
+	// side answering the request, with its id.
+	MethodStreamChunk = "$/stream/chunk"
+	// MethodStreamAck is a notification (either direction, protocol 1.1)
+	// granting credit on a stream: sent by the side that sent the request,
+	// it says that the chunks up to seq were consumed.
+	MethodStreamAck = "$/stream/ack"
+)
+
+// Stream windows (docs/protocol.md §5.12): how many chunks a producer may
+// send beyond the last one the consumer acknowledged.
+const (
+	// DefaultStreamWindow is the window the host and the SDKs ask for
+	// unless told otherwise.
+	DefaultStreamWindow = 16
+	// MaxStreamWindow is the largest window a stream request may ask for;
+	// a larger one (or one below 1) is invalid params.
+	MaxStreamWindow = 1024
 )
 
 // Default timeouts, documented in docs/protocol.md.
@@ -79,6 +98,9 @@ type ProviderInvokeParams struct {
 	Ref         string          `json:"ref"`
 	Input       json.RawMessage `json:"input,omitempty"`
 	Traceparent string          `json:"traceparent,omitempty"`
+	// Stream, when set (protocol 1.1), asks for the answer as a stream of
+	// chunks (docs/protocol.md §5.12).
+	Stream *StreamParams `json:"stream,omitempty"`
 }
 
 // ActionRunParams are the params of action/run.
@@ -98,6 +120,33 @@ type CapabilityCallParams struct {
 	Input       json.RawMessage `json:"input,omitempty"`
 	Parent      json.RawMessage `json:"parent,omitempty"`
 	Traceparent string          `json:"traceparent,omitempty"`
+	// Stream, when set, asks for the callee's answer as a stream of
+	// chunks, relayed by the host (docs/protocol.md §5.12).
+	Stream *StreamParams `json:"stream,omitempty"`
+}
+
+// StreamParams is the "stream" member of a request that asks for a stream
+// (protocol 1.1): Window is how many chunks the producer may send beyond
+// the last one acknowledged, in [1, MaxStreamWindow].
+type StreamParams struct {
+	Window int `json:"window"`
+}
+
+// StreamChunkParams are the params of $/stream/chunk: ID is the id of the
+// request the stream answers, Seq the chunk's number (1, 2, ... with no
+// gap) and Data the chunk, any JSON value.
+type StreamChunkParams struct {
+	ID   json.RawMessage `json:"id"`
+	Seq  int64           `json:"seq"`
+	Data json.RawMessage `json:"data"`
+}
+
+// StreamAckParams are the params of $/stream/ack: the chunks of the
+// stream answering request ID were consumed up to Seq, so the producer
+// may send up to Seq + window.
+type StreamAckParams struct {
+	ID  json.RawMessage `json:"id"`
+	Seq int64           `json:"seq"`
 }
 
 // OutputResult is the result of strategy/invoke, provider/invoke and

@@ -50,6 +50,8 @@ var goMethods = map[string]goMethod{
 	MethodLog:            {"plugin-to-host", true, typeOf[LogParams](), nil},
 	MethodNotify:         {"plugin-to-host", true, typeOf[NotifyParams](), nil},
 	MethodCapabilityCall: {"plugin-to-host", false, typeOf[CapabilityCallParams](), typeOf[OutputResult]()},
+	MethodStreamChunk:    {"both", true, typeOf[StreamChunkParams](), nil},
+	MethodStreamAck:      {"both", true, typeOf[StreamAckParams](), nil},
 }
 
 // goTimeouts names every default timeout as the schema's "timeouts" does.
@@ -222,10 +224,36 @@ func TestSchemaTimeouts(t *testing.T) {
 		}
 	}
 	// Every Duration constant is in goTimeouts: the count of Default* and
-	// Max* constants minus DefaultMaxFrame, the only non-duration one.
-	n := len(goConsts(t, "Default")) + len(goConsts(t, "Max")) - 1
+	// Max* constants minus the non-duration ones (DefaultMaxFrame and the
+	// stream windows, which TestSchemaStreamWindow holds to the schema).
+	n := len(goConsts(t, "Default")) + len(goConsts(t, "Max")) - 3
 	if n != len(goTimeouts) {
 		t.Errorf("%d timeout constants, %d in goTimeouts: add the new one to both tables", n, len(goTimeouts))
+	}
+}
+
+// TestSchemaStreamWindow holds the schema's bounds of a stream window to
+// MaxStreamWindow, and DefaultStreamWindow within them.
+func TestSchemaStreamWindow(t *testing.T) {
+	b, err := os.ReadFile(schemaPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Defs struct {
+			StreamParams struct {
+				Properties struct {
+					Window struct{ Minimum, Maximum int } `json:"window"`
+				} `json:"properties"`
+			} `json:"StreamParams"`
+		} `json:"$defs"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	w := doc.Defs.StreamParams.Properties.Window
+	if w.Minimum != 1 || w.Maximum != MaxStreamWindow || DefaultStreamWindow < 1 || DefaultStreamWindow > MaxStreamWindow {
+		t.Errorf("schema window in [%d, %d], MaxStreamWindow %d, DefaultStreamWindow %d", w.Minimum, w.Maximum, MaxStreamWindow, DefaultStreamWindow)
 	}
 }
 
@@ -320,7 +348,7 @@ func (c *typeChecker) checkType(path string, typ reflect.Type, n *schemaNode) {
 		n = c.defs[strings.TrimPrefix(n.Ref, "#/$defs/")]
 	}
 	want := map[reflect.Kind]string{
-		reflect.String: "string", reflect.Int: "integer", reflect.Bool: "boolean",
+		reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Bool: "boolean",
 		reflect.Slice: "array", reflect.Map: "object",
 	}[typ.Kind()]
 	switch {

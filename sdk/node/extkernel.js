@@ -52,6 +52,21 @@
  * handler the contribution is one the host only reads. It is declared
  * only to a host speaking protocol 1.1 or later.
  *
+ * Streams (protocol 1.1, docs/protocol.md section 5.12):
+ * `p.streamProvider(ref, description, async function* (input, signal) {...})`
+ * registers an async generator whose values are the chunks of its answer.
+ * When the host asks for a stream, each value is sent as a `$/stream/chunk`
+ * once the host's window allows (the generator is not resumed while the
+ * window is full, so a slow consumer holds it back); when the host cancels,
+ * the signal aborts and the generator is closed (its `finally` runs). When
+ * the host asks for no stream (a 1.0 host), the values are answered as one
+ * output, their array. `p.callStream(capability, method, input, { signal,
+ * window })` returns an async iterable over the chunks of a capability's
+ * stream (the provider's output, for one that does not stream, is the one
+ * chunk); it acknowledges chunks as they are taken, and leaving the loop
+ * early (`break`, `return`, a throw) or an abort cancels the call. Its
+ * errors are call()'s.
+ *
  * Errors: a handler that throws a ProtocolError answers with its code and
  * message; any other throw answers PLUGIN_ERROR with the error's message
  * (its stack is logged). A call naming an undeclared point, slot, provider
@@ -66,6 +81,9 @@ const PROTOCOL_VERSION = '1.1.0';
 const MAX_FRAME = 4 << 20;
 const DRAIN_WAIT_MS = 1000;
 const CANCEL_WAIT_MS = 500;
+/** Streams: the window asked for unless told otherwise, and the largest one a request may ask for. */
+const DEFAULT_STREAM_WINDOW = 16;
+const MAX_STREAM_WINDOW = 1024;
 
 const codes = Object.freeze({
   PARSE_ERROR: -32700,
@@ -227,6 +245,18 @@ class Plugin {
     this.add('provider', ref, handler, this.decls.providers, decl);
   }
 
+  /**
+   * Registers handler(input, signal), an async generator function (or any
+   * function returning an async or sync iterable), as the streaming
+   * provider ref: each value is one chunk of its answer.
+   */
+  streamProvider(ref, description, handler) {
+    const decl = { ref };
+    if (description) decl.description = description;
+    if (typeof handler !== 'function') throw new Error('register provider: need a name and a function');
+    this.add('provider', ref, new StreamHandler(handler), this.decls.providers, decl);
+  }
+
   /** Registers handler(context, signal) -> output as UI action id. */
   action(id, title, placement, handler) {
     const decl = { id, title };
@@ -261,7 +291,7 @@ class Plugin {
 
   add(kind, name, handler, list, decl) {
     if (this.session) throw new Error(`register ${kind} ${JSON.stringify(name)}: the plugin is serving`);
-    if (!name || typeof handler !== 'function') throw new Error(`register ${kind}: need a name and a function`);
+    if (!name || (typeof handler !== 'function' && !(handler instanceof StreamHandler))) throw new Error(`register ${kind}: need a name and a function`);
     if (this.handlers[kind].has(name)) throw new Error(`register ${kind}: duplicate ${JSON.stringify(name)}`);
     this.handlers[kind].set(name, handler);
     list.push(decl);
@@ -288,6 +318,25 @@ class Plugin {
   async call(capability, method, input, options = {}) {
     if (!this.session) throw new CallRefused(`call ${JSON.stringify(`${capability}.${method}`)}: the plugin is not serving`);
     return this.session.callHost(capability, method, input, options.signal);
+  }
+
+  /**
+   * Calls method of capability through the host asking for a stream, and
+   * returns an async iterable over its chunks; the call is made when the
+   * iteration starts. options.signal aborts it, options.window (default
+   * 16) is its window. Leaving the loop early cancels the call.
+   */
+  callStream(capability, method, input, options = {}) {
+    const plugin = this;
+    return {
+      [Symbol.asyncIterator]() {
+        if (!plugin.session) {
+          const err = new CallRefused(`call ${JSON.stringify(`${capability}.${method}`)}: the plugin is not serving`);
+          return { next: () => Promise.reject(err), return: async () => ({ done: true }) };
+        }
+        return plugin.session.streamHost(capability, method, input, options);
+      },
+    };
   }
 
   /** Serves on stdin/stdout and exits the process. */
@@ -347,6 +396,10 @@ class Session {
     this.outgoing = new Map(); // id -> { name, settle(response, error) }
     this.nextCall = 0;
     this.ended = false;
+    // streams in flight: produced for host requests (by JSON id), consumed
+    // by the plugin's calls (by id)
+    this.producing = new Map();
+    this.consuming = new Map();
   }
 
   write(msg) {
@@ -428,7 +481,10 @@ class Session {
       return false;
     }
     if (!('id' in msg)) {
-      if (method === '$/cancel') this.cancel((msg.params || {}).id);
+      const params = msg.params && typeof msg.params === 'object' ? msg.params : {};
+      if (method === '$/cancel') this.cancel(params.id);
+      else if (method === '$/stream/ack') this.streamAck(params);
+      else if (method === '$/stream/chunk') this.streamChunk(params);
       return false;
     }
     if (method === 'initialize') {
@@ -523,6 +579,7 @@ class Session {
       throw new ProtocolError(codes.UNKNOWN_TARGET, `unknown ${kind} ${JSON.stringify(name)} (declared: ${declared})`);
     }
     if (kind === 'point') return checkDecision(await h(name, params[arg], signal));
+    if (h instanceof StreamHandler) return this.serveStream(params, h.fn, signal);
     return output(await h(params[arg], signal));
   }
 
@@ -541,6 +598,144 @@ class Session {
       throw new ProtocolError(codes.UNKNOWN_TARGET, `${params.kind} ${JSON.stringify(params.key)} has no handler: the host only reads it`);
     }
     return output(await h(params.input, signal));
+  }
+
+  /**
+   * Runs the streaming provider fn for the request of the running handler:
+   * its values sent as chunks when the host asks for a stream, else
+   * answered as one output, their array.
+   */
+  async serveStream(params, fn, signal) {
+    const stream = params.stream;
+    const values = fn(params.input, signal);
+    if (stream === undefined || stream === null) {
+      const items = [];
+      for await (const v of values) items.push(v);
+      return output(items);
+    }
+    const window = stream && stream.window;
+    if (!Number.isInteger(window) || window < 1 || window > MAX_STREAM_WINDOW) {
+      if (values && typeof values.return === 'function') await values.return();
+      throw new ProtocolError(codes.INVALID_PARAMS, `provider/invoke: stream window ${JSON.stringify(window)} is not between 1 and ${MAX_STREAM_WINDOW}`);
+    }
+    const { id } = handlerContext.getStore();
+    const key = JSON.stringify(id);
+    const p = { window, sent: 0, acked: 0, wake: () => {} };
+    this.producing.set(key, p);
+    const stop = () => p.wake();
+    signal.addEventListener('abort', stop);
+    try {
+      for await (const v of values) { // leaving the loop closes the generator
+        while (p.sent >= p.acked + window && !signal.aborted && !this.ended) {
+          await new Promise((resolve) => { p.wake = resolve; });
+        }
+        if (signal.aborted || this.ended) break;
+        p.sent++;
+        this.write({ method: '$/stream/chunk', params: { id, seq: p.sent, data: v === undefined ? null : v } });
+      }
+    } finally {
+      signal.removeEventListener('abort', stop);
+      this.producing.delete(key);
+    }
+    if (signal.aborted || this.ended) {
+      throw new ProtocolError(codes.REQUEST_CANCELLED, "provider/invoke cancelled: the stream's consumer went away");
+    }
+    return {};
+  }
+
+  /** The host's $/stream/ack for a stream the plugin produces. */
+  streamAck(params) {
+    const p = this.producing.get(JSON.stringify(params.id));
+    if (!p || !Number.isInteger(params.seq)) return;
+    p.acked = Math.max(p.acked, Math.min(params.seq, p.sent));
+    p.wake();
+  }
+
+  /** The host's $/stream/chunk for a stream one of the plugin's calls consumes; one for no such stream is ignored. */
+  streamChunk(params) {
+    const st = typeof params.id === 'string' ? this.consuming.get(params.id) : undefined;
+    if (!st || st.fault) return;
+    if (params.seq !== st.received + 1) {
+      st.fault = `chunk ${JSON.stringify(params.seq)} after chunk ${st.received}`;
+    } else if (st.chunks.length >= st.window) {
+      st.fault = `chunk ${params.seq} is beyond the window of ${st.window}`;
+    } else {
+      st.received = params.seq;
+      st.chunks.push(params.data === undefined ? null : params.data);
+    }
+    st.wake();
+  }
+
+  /** Sends capability/call asking for a stream and yields its chunks (callStream). */
+  async *streamHost(capability, method, input, options) {
+    const name = JSON.stringify(`${capability}.${method}`);
+    const window = options.window === undefined ? DEFAULT_STREAM_WINDOW : options.window;
+    if (!Number.isInteger(window) || window < 1 || window > MAX_STREAM_WINDOW) {
+      throw new Error(`callStream: window ${JSON.stringify(window)} is not between 1 and ${MAX_STREAM_WINDOW}`);
+    }
+    const { id, signals, params } = this.openCall(name, capability, method, input, options.signal, { window });
+    const st = { window, chunks: [], received: 0, fault: null, final: null, ended: null, wake: () => {} };
+    this.consuming.set(id, st);
+    this.outgoing.set(id, { name, settle: (msg, err) => { st.final = msg; st.ended = err; st.wake(); } });
+    const onAbort = () => st.wake();
+    for (const sig of signals) sig.addEventListener('abort', onAbort);
+    const every = Math.ceil(window / 2);
+    let taken = 0;
+    let acked = 0;
+    let cancel = true;
+    try {
+      this.write({ id, method: 'capability/call', params });
+      for (;;) {
+        if (st.chunks.length) {
+          const chunk = st.chunks.shift();
+          if (++taken - acked >= every) {
+            acked = taken;
+            this.write({ method: '$/stream/ack', params: { id, seq: acked } });
+          }
+          yield chunk;
+          continue;
+        }
+        if (st.fault) throw new ProtocolError(codes.INTERNAL_ERROR, `call ${name}: stream: ${st.fault}`);
+        if (st.ended) { cancel = false; throw st.ended; }
+        if (st.final) {
+          cancel = false;
+          const out = await new Promise((resolve, reject) => settleCall(name, st.final, resolve, reject));
+          if (out !== undefined) yield out;
+          return;
+        }
+        const aborted = signals.find((sig) => sig.aborted);
+        if (aborted) throw abortReason(aborted, name);
+        await new Promise((resolve) => { st.wake = resolve; });
+      }
+    } finally {
+      for (const sig of signals) sig.removeEventListener('abort', onAbort);
+      this.consuming.delete(id);
+      if (this.outgoing.delete(id) && cancel) this.write({ method: '$/cancel', params: { id } });
+    }
+  }
+
+  /**
+   * Checks that a call can be made and returns its id, the signals that
+   * abort it (options' and the running handler's) and its params (asking
+   * for stream when given); throws as callHost does.
+   */
+  openCall(name, capability, method, input, signal, stream) {
+    if (!this.initialized) throw new CallRefused(`call ${name}: handshake not complete`);
+    if (!this.hostCalls) {
+      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion}: capability/call needs a host speaking protocol 1.1.0 or later`);
+    }
+    if (this.ended) throw new CallRefused(`call ${name}: the plugin stopped serving`);
+    const h = handlerContext.getStore();
+    const handler = h && h.session === this ? h : undefined;
+    const signals = [signal, handler && handler.signal].filter(Boolean);
+    const aborted = signals.find((sig) => sig.aborted);
+    if (aborted) throw abortReason(aborted, name);
+    const params = { capability, method };
+    if (input !== undefined) params.input = input;
+    if (handler && handler.traceparent) params.traceparent = handler.traceparent;
+    if (handler) params.parent = handler.id;
+    if (stream) params.stream = stream;
+    return { id: `c${++this.nextCall}`, signals, params };
   }
 
   /** Sends capability/call and resolves to the output of its answer. */
@@ -602,6 +797,7 @@ class Session {
   /** Nothing more is read: every call in flight ends. */
   endCalls() {
     this.ended = true;
+    for (const p of this.producing.values()) p.wake(); // no ack can come
     const outs = [...this.outgoing.values()];
     this.outgoing.clear();
     for (const out of outs) out.settle(undefined, new CallRefused(`call ${out.name}: serving ended before the host answered`));
@@ -626,6 +822,11 @@ class Session {
       this.log.warn('handlers did not return after cancellation', { count: this.active.size });
     }
   }
+}
+
+/** A streaming provider's handler, as registered by streamProvider. */
+class StreamHandler {
+  constructor(fn) { this.fn = fn; }
 }
 
 /** The error an aborted call rejects with: the signal's reason, or a ProtocolError when it has none. */
@@ -692,4 +893,7 @@ function checkDecision(res) {
   }
 }
 
-module.exports = { Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, PROTOCOL_VERSION, MAX_FRAME };
+module.exports = {
+  Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, PROTOCOL_VERSION, MAX_FRAME,
+  DEFAULT_STREAM_WINDOW, MAX_STREAM_WINDOW,
+};

@@ -48,6 +48,20 @@ registers handler(input, cancel) -> output for the host's
 (and not as a decorator) the contribution is one the host only reads. It is
 declared only to a host speaking protocol 1.1 or later.
 
+Streams (protocol 1.1, docs/protocol.md section 5.12): ``@p.stream_provider(ref)``
+registers a generator function ``handler(input, cancel)`` whose items are
+the chunks of its answer. When the host asks for a stream, each item is sent
+as a ``$/stream/chunk`` once the host's window allows (the generator is not
+resumed while the window is full, so a slow consumer holds it back); when the
+host cancels, the generator is closed (GeneratorExit at its ``yield``). When
+the host asks for no stream (a 1.0 host), the items are answered as one
+output, their list. ``p.call_stream(capability, method, input=None,
+timeout=None, window=16)`` returns a CallStream, an iterator over the chunks
+of a capability's stream (the provider's output, for one that does not
+stream, is the one chunk); it acknowledges chunks as they are taken, and
+closing it early (``close()``, ``with``, or dropping it) cancels the call.
+Its errors are call()'s.
+
 Concurrency: every intercept, strategy, provider and action call runs in its
 own thread and is answered as soon as it finishes, so handlers must be
 thread-safe. ``ping`` is answered at once by the reader. Each handler gets a
@@ -65,6 +79,7 @@ Logs are hclog JSON lines on stderr, which the host parses keeping level and
 fields.
 """
 
+import collections
 import datetime
 import json
 import re
@@ -93,9 +108,14 @@ PLUGIN_ERROR = -32000
 DRAIN_WAIT = 1.0
 CANCEL_WAIT = 0.5
 
+# Streams (protocol 1.1): the window asked for unless told otherwise, and
+# the largest one a request may ask for.
+DEFAULT_STREAM_WINDOW = 16
+MAX_STREAM_WINDOW = 1024
+
 __all__ = [
-    "Plugin", "ProtocolError", "CallRefused", "Logger", "continue_", "modify", "deny",
-    "PROTOCOL_VERSION", "MAX_FRAME",
+    "Plugin", "ProtocolError", "CallRefused", "CallStream", "Logger", "continue_", "modify", "deny",
+    "PROTOCOL_VERSION", "MAX_FRAME", "DEFAULT_STREAM_WINDOW", "MAX_STREAM_WINDOW",
 ]
 
 
@@ -263,6 +283,20 @@ class Plugin:
             return fn
         return register(handler) if handler is not None else register
 
+    def stream_provider(self, ref, description="", handler=None):
+        """Registers handler(input, cancel) -> iterable (usually a generator)
+        as the streaming provider ref: each item is one chunk of its answer.
+        Usable as a decorator."""
+        def register(fn):
+            decl = {"ref": ref}
+            if description:
+                decl["description"] = description
+            if not callable(fn):
+                raise ValueError("register provider: need a name and a callable")
+            self._add("provider", ref, _StreamHandler(fn), self._providers, decl)
+            return fn
+        return register(handler) if handler is not None else register
+
     def action(self, id, title, placement="", handler=None):
         """Registers handler(context, cancel) -> output as UI action id."""
         def register(fn):
@@ -354,6 +388,18 @@ class Plugin:
             raise CallRefused("call %r: the plugin is not serving" % ("%s.%s" % (capability, method)))
         return s.call(capability, method, input, timeout)
 
+    def call_stream(self, capability, method, input=None, timeout=None, window=DEFAULT_STREAM_WINDOW):
+        """Calls method of capability through the host asking for a stream,
+        and returns a CallStream: an iterator over its chunks. The call is
+        made at once (raising what call() raises before sending); the
+        iterator raises call()'s errors, and timeout bounds the whole
+        stream. Closing it before the end cancels the call. Thread-safe;
+        one thread iterates a CallStream."""
+        s = self._session
+        if s is None:
+            raise CallRefused("call %r: the plugin is not serving" % ("%s.%s" % (capability, method)))
+        return CallStream(s, capability, method, input, timeout, window)
+
     def serve(self):
         """Serves on stdin/stdout and exits the process."""
         out = sys.stdout.buffer
@@ -411,6 +457,10 @@ class _Session:
         self.outgoing = {}
         self.next_call = 0
         self.ended = False
+        # streams in flight (under cond): those produced for host requests
+        # by the request's JSON id, those consumed by the plugin's calls by id
+        self.producing = {}
+        self.consuming = {}
 
     # -- output ---------------------------------------------------------
 
@@ -477,8 +527,13 @@ class _Session:
             self.answered(id, msg)  # a response to one of the plugin's calls
             return False
         if "id" not in msg:
+            params = msg.get("params") if isinstance(msg.get("params"), dict) else {}
             if method == "$/cancel":
-                self.cancel((msg.get("params") or {}).get("id"))
+                self.cancel(params.get("id"))
+            elif method == "$/stream/ack":
+                self.stream_ack(params)
+            elif method == "$/stream/chunk":
+                self.stream_chunk(params)
             return False
         if method == "initialize":
             self.initialize(id, msg.get("params"))
@@ -530,6 +585,7 @@ class _Session:
         with self.cond:
             for out in list(c.outgoing):
                 out.finish(reason="cancelled")
+            self.cond.notify_all()  # a producer waiting for credit, a CallStream
 
     def spawn(self, id, method, params):
         key = json.dumps(id)
@@ -589,6 +645,25 @@ class _Session:
 
     def call(self, capability, method, input, timeout):
         name = "%s.%s" % (capability, method)
+        out, parent = self.open_call(name, capability, method, input)
+        answered = out.done.wait(timeout)
+        with self.cond:
+            if not answered and out.reason is None:
+                out.finish(reason="timeout")
+            self.forget_locked(out)
+        if out.reason in ("cancelled", "timeout"):
+            self.write({"method": "$/cancel", "params": {"id": out.id}})
+            if out.reason == "timeout":
+                raise TimeoutError("call %r: no answer within %s s" % (name, timeout))
+            raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
+        if out.reason == "ended":
+            raise CallRefused("call %r: serving ended before the host answered" % name)
+        return _call_output(name, out.response)
+
+    def open_call(self, name, capability, method, input, stream=None, consumer=None):
+        """Sends the capability/call (asking for stream when given, whose
+        chunks go to consumer) and returns the call in flight and its
+        parent, or raises what call() raises before sending."""
         with self.handshake:  # waits for an initialize answer being written
             initialized = self.initialized
         if not initialized:
@@ -606,28 +681,27 @@ class _Session:
         tp = traceparent()
         if tp is not None:
             params["traceparent"] = tp
+        if stream is not None:
+            params["stream"] = stream
         out = self.start_call(name, parent)
+        if consumer is not None:
+            with self.cond:
+                self.consuming[out.id] = consumer
         try:
             self.write({"id": out.id, "method": "capability/call", "params": params})
         except BaseException:
-            self.forget(out)
+            self.end_stream(out)
             raise
         if self.broken is not None:
-            self.forget(out)
+            self.end_stream(out)
             raise CallRefused("call %r: write to host: %s" % (name, self.broken))
-        answered = out.done.wait(timeout)
+        return out, parent
+
+    def end_stream(self, out):
+        """Forgets the call out and the stream it consumes, if any."""
         with self.cond:
-            if not answered and out.reason is None:
-                out.finish(reason="timeout")
             self.forget_locked(out)
-        if out.reason in ("cancelled", "timeout"):
-            self.write({"method": "$/cancel", "params": {"id": out.id}})
-            if out.reason == "timeout":
-                raise TimeoutError("call %r: no answer within %s s" % (name, timeout))
-            raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
-        if out.reason == "ended":
-            raise CallRefused("call %r: serving ended before the host answered" % name)
-        return _call_output(name, out.response)
+            self.consuming.pop(out.id, None)
 
     def start_call(self, name, parent):
         """Registers a new call of the plugin (id "c1", "c2", ...), refusing
@@ -661,6 +735,7 @@ class _Session:
             if out is not None:
                 self.forget_locked(out)
                 out.finish(response=msg)
+                self.cond.notify_all()  # a CallStream waits on cond
         if out is None:
             self.log.debug("ignoring response to an unknown request", id=id)
 
@@ -670,6 +745,7 @@ class _Session:
             self.ended = True
             for out in list(self.outgoing.values()):
                 out.finish(reason="ended")
+            self.cond.notify_all()
 
     # -- calls ----------------------------------------------------------
 
@@ -693,7 +769,75 @@ class _Session:
 
     def provider(self, params, cancel):
         params = _params(params, "ref")
-        return _output(self.lookup("provider", params["ref"])(params.get("input"), cancel))
+        h = self.lookup("provider", params["ref"])
+        if isinstance(h, _StreamHandler):
+            return self.serve_stream(params, h.fn, cancel)
+        return _output(h(params.get("input"), cancel))
+
+    # -- streams (protocol 1.1) -----------------------------------------
+
+    def serve_stream(self, params, fn, cancel):
+        """Runs the streaming provider fn for the request this thread
+        serves: its items sent as chunks when the host asks for a stream,
+        else answered as one output, their list."""
+        stream = params.get("stream")
+        items = fn(params.get("input"), cancel)
+        if stream is None:
+            return _output(list(items))
+        window = stream.get("window") if isinstance(stream, dict) else None
+        if not isinstance(window, int) or isinstance(window, bool) or not 1 <= window <= MAX_STREAM_WINDOW:
+            _close(items)
+            raise ProtocolError(INVALID_PARAMS, "provider/invoke: stream window %r is not between 1 and %d"
+                                % (window, MAX_STREAM_WINDOW))
+        call = _current.serving[1]
+        key = json.dumps(call.id)
+        producer = _Producer(window)
+        with self.cond:
+            self.producing[key] = producer
+        try:
+            for item in items:
+                with self.cond:
+                    while not producer.room() and not cancel.is_set() and not self.ended:
+                        self.cond.wait()
+                    if cancel.is_set() or self.ended:
+                        break
+                    producer.sent += 1
+                    seq = producer.sent
+                self.write({"method": "$/stream/chunk", "params": {"id": call.id, "seq": seq, "data": item}})
+        finally:
+            _close(items)  # GeneratorExit in a generator still running
+            with self.cond:
+                self.producing.pop(key, None)
+        if cancel.is_set() or self.ended:
+            raise ProtocolError(REQUEST_CANCELLED, "provider/invoke cancelled: the stream's consumer went away")
+        return {}
+
+    def stream_ack(self, params):
+        """The host's $/stream/ack for a stream the plugin produces."""
+        seq = params.get("seq")
+        with self.cond:
+            producer = self.producing.get(json.dumps(params.get("id")))
+            if producer is None or not isinstance(seq, int):
+                return
+            producer.acked = max(producer.acked, min(seq, producer.sent))
+            self.cond.notify_all()
+
+    def stream_chunk(self, params):
+        """The host's $/stream/chunk for a stream one of the plugin's calls
+        consumes; one for no such stream (it ended) is ignored."""
+        with self.cond:
+            consumer = self.consuming.get(params.get("id"))
+            if consumer is None or consumer.fault is not None:
+                return
+            seq = params.get("seq")
+            if seq != consumer.received + 1:
+                consumer.fault = "chunk %r after chunk %d" % (seq, consumer.received)
+            elif len(consumer.chunks) >= consumer.window:
+                consumer.fault = "chunk %d is beyond the window of %d" % (seq, consumer.window)
+            else:
+                consumer.received = seq
+                consumer.chunks.append(params.get("data"))
+            self.cond.notify_all()
 
     def action(self, params, cancel):
         params = _params(params, "id")
@@ -729,6 +873,154 @@ class _Outgoing:
             return
         self.response, self.reason = response, reason
         self.done.set()
+
+
+class _StreamHandler:
+    """A streaming provider's handler, as registered by stream_provider."""
+    __slots__ = ("fn",)
+
+    def __init__(self, fn):
+        self.fn = fn
+
+    def __call__(self, input, cancel):  # never called: serve_stream runs fn
+        raise TypeError("a streaming provider is run by serve_stream")
+
+
+class _Producer:
+    """A stream the plugin produces: its window, the chunks sent and the
+    last one the host acknowledged (under the session's cond)."""
+    __slots__ = ("window", "sent", "acked")
+
+    def __init__(self, window):
+        self.window = window
+        self.sent = 0
+        self.acked = 0
+
+    def room(self):
+        return self.sent < self.acked + self.window
+
+
+class _Consumer:
+    """A stream one of the plugin's calls consumes: the chunks received and
+    not taken (under the session's cond), at most window unless the host
+    breaks the flow control (fault)."""
+    __slots__ = ("window", "chunks", "received", "fault")
+
+    def __init__(self, window):
+        self.window = window
+        self.chunks = collections.deque()
+        self.received = 0
+        self.fault = None
+
+
+class CallStream:
+    """An iterator over the chunks of a capability's stream (call_stream).
+    It acknowledges the chunks as they are taken, each time half the window
+    was; close() (or leaving a ``with`` block, or dropping it) cancels the
+    call unless it ended. Iterated by one thread."""
+
+    def __init__(self, session, capability, method, input, timeout, window):
+        if not isinstance(window, int) or not 1 <= window <= MAX_STREAM_WINDOW:
+            raise ValueError("call_stream: window %r is not between 1 and %d" % (window, MAX_STREAM_WINDOW))
+        self._s = session
+        self._name = "%s.%s" % (capability, method)
+        self._window = window
+        self._every = (window + 1) // 2
+        self._taken = self._acked = 0
+        self._done = True  # until the call is made
+        self._deadline = None if timeout is None else _monotonic() + timeout
+        self._timeout = timeout
+        self._consumer = _Consumer(window)
+        self._out, self._parent = session.open_call(self._name, capability, method, input,
+                                                    {"window": window}, self._consumer)
+        self._done = False
+
+    def __iter__(self):
+        return self
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __next__(self):
+        if self._done:
+            raise StopIteration
+        s, out, consumer = self._s, self._out, self._consumer
+        ack = 0
+        with s.cond:
+            while True:
+                if consumer.chunks:
+                    chunk, got = consumer.chunks.popleft(), True
+                    self._taken += 1
+                    if self._taken - self._acked >= self._every:
+                        self._acked = ack = self._taken
+                    break
+                if consumer.fault is not None or out.done.is_set():
+                    got = False
+                    break
+                remaining = None if self._deadline is None else self._deadline - _monotonic()
+                if remaining is not None and remaining <= 0:
+                    out.finish(reason="timeout")
+                    got = False
+                    break
+                s.cond.wait(remaining)
+        if not got:
+            return self._end()
+        if ack:
+            s.write({"method": "$/stream/ack", "params": {"id": out.id, "seq": ack}})
+        return chunk
+
+    def _end(self):
+        """The stream ends: the answer's output, the error, or the end."""
+        s, out, consumer = self._s, self._out, self._consumer
+        if consumer.fault is not None and not out.done.is_set():
+            self.close()
+            raise ProtocolError(INTERNAL_ERROR, "call %r: stream: %s" % (self._name, consumer.fault))
+        self._done = True
+        s.end_stream(out)
+        if out.reason in ("cancelled", "timeout"):
+            s.write({"method": "$/cancel", "params": {"id": out.id}})
+            if out.reason == "timeout":
+                raise TimeoutError("call %r: the stream did not end within %s s" % (self._name, self._timeout))
+            raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (self._name, self._parent.method))
+        if out.reason == "ended":
+            raise CallRefused("call %r: serving ended before the host answered" % self._name)
+        output = _call_output(self._name, out.response)
+        if output is not None:
+            return output
+        raise StopIteration
+
+    def close(self):
+        """Cancels the call unless it ended; idempotent."""
+        if self._done:
+            return
+        self._done = True
+        s, out = self._s, self._out
+        with s.cond:
+            answered = out.done.is_set() and out.response is not None
+            out.finish(reason="closed")
+        s.end_stream(out)
+        if not answered:
+            s.write({"method": "$/cancel", "params": {"id": out.id}})
+
+
+def _close(items):
+    close = getattr(items, "close", None)
+    if close is not None:
+        close()
+
+
+def _monotonic():
+    import time
+    return time.monotonic()
 
 
 # _current.serving is (session, call) in a handler's thread, None or unset

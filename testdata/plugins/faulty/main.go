@@ -11,6 +11,10 @@
 // response holding two ids, its own and another), stall-once (stops reading stdin after
 // the handshake until it receives SIGUSR1, then serves normally),
 // leak-secret (writes the config's "secret" everywhere it can, see leak),
+// stream-flood (answers a provider/invoke that asks for a stream with one
+// chunk more than its window at once, then the notify "flooded" and the
+// result; and one that asks
+// for none with a stray chunk before its answer),
 // and well-behaved (serves normally). sleeper is the grandchild's mode.
 package main
 
@@ -214,6 +218,8 @@ func call(m *wire.Message) {
 		os.Exit(2)
 	case "leak-secret":
 		leak(m)
+	case "stream-flood":
+		floodStream(m)
 	default:
 		switch m.Method {
 		case wire.MethodIntercept, wire.MethodStrategyInvoke, wire.MethodProviderInvoke, wire.MethodActionRun:
@@ -329,4 +335,26 @@ func leak(m *wire.Message) {
 		fmt.Fprintln(os.Stderr, "panic: bad token", secret)
 		os.Exit(2)
 	}
+}
+
+// floodStream breaks a stream's flow control: to a provider/invoke asking for a
+// stream of window w it sends chunks 1..w+1 at once, then notifies
+// "flooded" and answers {}; to
+// one asking for none, a chunk for its id, then the input as output.
+func floodStream(m *wire.Message) {
+	var p wire.ProviderInvokeParams
+	_ = json.Unmarshal(m.Params, &p)
+	n := 1
+	if p.Stream != nil {
+		n = p.Stream.Window + 1
+	}
+	for seq := 1; seq <= n; seq++ {
+		notify(wire.MethodStreamChunk, wire.StreamChunkParams{ID: m.ID, Seq: int64(seq), Data: json.RawMessage(strconv.Itoa(seq))})
+	}
+	if p.Stream != nil {
+		notify(wire.MethodNotify, wire.NotifyParams{Event: "flooded"})
+		respond(m.ID, struct{}{})
+		return
+	}
+	respond(m.ID, wire.OutputResult{Output: p.Input})
 }

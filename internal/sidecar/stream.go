@@ -1,0 +1,395 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/extkernel/extkernel/internal/wire"
+)
+
+// ErrFlowControl is wrapped by the error a Stream ends with when the
+// plugin broke its flow control (docs/protocol.md §5.12): a chunk beyond
+// the window, or one out of sequence. The host drops the chunk, cancels
+// the request with $/cancel and keeps the plugin running: the violation
+// costs the plugin that request, never the host's memory.
+var ErrFlowControl = errors.New("stream flow control violated")
+
+// errStreamClosed ends a Stream its consumer closed before its end.
+var errStreamClosed = errors.New("stream closed by the host")
+
+// StreamOptions configure OpenStream. The zero value asks for the default
+// window and acknowledges chunks as Next takes them.
+type StreamOptions struct {
+	// Window is how many chunks the plugin may send beyond the last one
+	// acknowledged: zero or less means wire.DefaultStreamWindow, more than
+	// wire.MaxStreamWindow is capped to it. It is also the most chunks the
+	// Stream ever holds.
+	Window int
+	// ManualAck leaves acknowledging to the consumer (Ack): the kernel
+	// relaying a stream to a plugin acknowledges what that plugin
+	// acknowledged. Otherwise Next acknowledges the chunks it took each
+	// time half the window (rounded up) was taken since the last ack.
+	ManualAck bool
+}
+
+// window returns the window o asks for, within [1, wire.MaxStreamWindow].
+func (o StreamOptions) window() int64 {
+	switch {
+	case o.Window <= 0:
+		return wire.DefaultStreamWindow
+	case o.Window > wire.MaxStreamWindow:
+		return wire.MaxStreamWindow
+	}
+	return int64(o.Window)
+}
+
+// Stream is the host's end of a provider's stream (protocol 1.1,
+// docs/protocol.md §5.12): the answer to one provider/invoke that asked
+// for a stream, as chunks. Create it with OpenStream; take the chunks
+// with Next until it returns an error (io.EOF at the normal end); call
+// Close when done, always (it cancels a stream that has not ended).
+//
+// The Stream holds at most its window of chunks: the plugin may send
+// only so many beyond the last one acknowledged, and a chunk beyond that
+// (or out of sequence) fails the stream with ErrFlowControl instead of
+// being kept.
+//
+// Next and Close are called by one goroutine, the consumer; Ack,
+// Buffered and Peak are safe from any.
+type Stream struct {
+	c       *Client
+	id      int64
+	window  int64
+	every   int64 // auto-ack once this many chunks were taken since the last ack
+	manual  bool
+	ctx     context.Context
+	ch      chan *wire.Message // the final response, from deliver
+	ready   chan struct{}      // a chunk or a violation arrived (capacity 1)
+	timer   *time.Timer        // the stream's own timeout, or nil
+	timeout <-chan time.Time
+
+	// The consumer's state (Next and Close).
+	final *wire.Message // the response, once read: the end, after the chunks
+	ended bool
+	err   error // what Next returns once ended: io.EOF or the failure
+
+	mu struct {
+		sync.Mutex
+		buf      fifo[json.RawMessage] // received, not yet taken
+		received int64                 // seq of the last chunk received
+		taken    int64                 // chunks taken by Next
+		acked    int64                 // the last seq acknowledged to the plugin
+		fault    error                 // a flow control violation, once seen
+		peak     int                   // the most chunks buf ever held
+		gone     bool                  // the stream ended: chunks are dropped
+	}
+}
+
+// OpenStream sends provider/invoke with params, asking for a stream with
+// the window of opts (params.Stream is set from it), and returns the
+// host's end of the stream. ctx bounds the whole stream as it bounds a
+// Call (Options.CallTimeout when it has no deadline, or the timeout of
+// WithCallTimeout), counted from OpenStream: when it ends first, Next
+// fails with its cause and $/cancel is sent. A plugin that does not stream
+// answers normally: its output is then the stream's one chunk.
+//
+// OpenStream fails as Call does before an answer: with ErrClosed after
+// Close, the *CrashError of a plugin that is down, or an encoding error.
+// On success the caller MUST call Close.
+func (c *Client) OpenStream(ctx context.Context, params wire.ProviderInvokeParams, opts StreamOptions) (*Stream, error) {
+	s := &Stream{c: c, window: opts.window(), manual: opts.ManualAck, ctx: ctx,
+		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
+	s.every = (s.window + 1) / 2
+	var due time.Time
+	d, own := callTimeout(ctx)
+	if _, ok := ctx.Deadline(); !ok || own {
+		if !own {
+			d = c.opts.CallTimeout
+		}
+		s.timer = startTimer(d)
+		s.timeout, due = s.timer.C, time.Now().Add(d)
+	}
+	params.Stream = &wire.StreamParams{Window: int(s.window)}
+	s.id = c.nextID.Add(1)
+	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, params)
+	if err == nil {
+		if err = c.registerStream(s, pendingCall{ch: s.ch, ctx: ctx, due: due}); err == errDown {
+			err = c.awaitTerminal(ctx, s.timeout)
+		} else if err == nil {
+			if err = c.send(false, s.id, frame); err == nil {
+				return s, nil
+			}
+			c.unregister(s.id)
+			c.dropStream(s.id)
+			err = c.awaitTerminal(ctx, s.timeout)
+		}
+	}
+	s.stopTimer()
+	return nil, c.named(wire.MethodProviderInvoke, err)
+}
+
+// registerStream records s as a pending call and a stream in flight
+// under one lock, so that its first chunk finds it: the refusals are
+// register's.
+func (c *Client) registerStream(s *Stream, p pendingCall) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.err != nil || c.mu.closing {
+		return c.terminalErrLocked()
+	}
+	if c.mu.down {
+		return errDown
+	}
+	if c.mu.streams == nil {
+		c.mu.streams = map[int64]*Stream{}
+	}
+	c.mu.streams[s.id] = s
+	c.mu.pending[s.id] = p
+	return nil
+}
+
+// dropStream forgets the stream of request id: its later chunks are
+// dropped as late ones.
+func (c *Client) dropStream(id int64) {
+	c.mu.Lock()
+	delete(c.mu.streams, id)
+	c.mu.Unlock()
+}
+
+// Next returns the next chunk. At the normal end it returns io.EOF; on
+// failure the error, as Call returns it: the plugin's error answer (a
+// *protocol.Error, wrapped), the *CrashError at once when the plugin
+// crashed (the chunks not taken yet are dropped), the cause of ctx or
+// context.DeadlineExceeded, an error wrapping ErrFlowControl, or ErrClosed.
+// After the end, Next returns the same error again. A failure other than
+// the plugin's own answer or its crash cancels the request with $/cancel.
+func (s *Stream) Next() (json.RawMessage, error) {
+	for {
+		if s.ended {
+			return nil, s.err
+		}
+		if s.final == nil {
+			select {
+			case <-s.c.dead: // at once, whatever is buffered
+				return nil, s.fail(s.c.terminalErr(), false)
+			default:
+			}
+		}
+		if s.ctx.Err() != nil {
+			return nil, s.fail(context.Cause(s.ctx), true)
+		}
+		data, ok, fault := s.take()
+		switch {
+		case fault != nil:
+			return nil, s.fail(fault, true)
+		case ok:
+			return data, nil
+		case s.final != nil:
+			return s.finish()
+		}
+		select {
+		case <-s.ready:
+		case m := <-s.ch:
+			s.final = m // the chunks before it are buffered already
+		case <-s.c.dead:
+			return nil, s.fail(s.c.terminalErr(), false)
+		case <-s.ctx.Done():
+			return nil, s.fail(context.Cause(s.ctx), true)
+		case <-s.timeout:
+			return nil, s.fail(context.DeadlineExceeded, true)
+		}
+	}
+}
+
+// take pops the next buffered chunk, acknowledging as StreamOptions says,
+// or returns the flow control violation that ended the stream.
+func (s *Stream) take() (data json.RawMessage, ok bool, fault error) {
+	s.mu.Lock()
+	if s.mu.fault != nil {
+		s.mu.Unlock()
+		return nil, false, s.mu.fault
+	}
+	data, ok = s.mu.buf.pop()
+	var ack int64
+	if ok {
+		s.mu.taken++
+		if !s.manual && s.mu.taken-s.mu.acked >= s.every {
+			s.mu.acked, ack = s.mu.taken, s.mu.taken
+		}
+	}
+	s.mu.Unlock()
+	if ack > 0 {
+		s.sendAck(ack)
+	}
+	return data, ok, nil
+}
+
+// finish ends the stream with the plugin's answer, read after its
+// chunks: an error answer fails it, and an output is one more chunk.
+func (s *Stream) finish() (json.RawMessage, error) {
+	m := s.final
+	s.end(io.EOF, false) // deliver removed the call and ended its children
+	if err := decodeResponse(m, nil, s.c.opts.Redact); err != nil {
+		s.err = s.c.named(wire.MethodProviderInvoke, err)
+		return nil, s.err
+	}
+	var res wire.OutputResult
+	if err := wire.Decode(m.Result, &res); err != nil {
+		s.err = s.c.named(wire.MethodProviderInvoke, fmt.Errorf("decode result: %w", err))
+		return nil, s.err
+	}
+	if res.Output != nil {
+		return res.Output, nil
+	}
+	return nil, io.EOF
+}
+
+// fail ends the stream with err, named as Call names it, cancelling the
+// request when cancel is set, and returns it.
+func (s *Stream) fail(err error, cancel bool) error {
+	s.end(s.c.named(wire.MethodProviderInvoke, err), cancel)
+	return s.err
+}
+
+// end ends the stream with err: the chunks buffered are dropped, later
+// ones too, and with cancel the request, unless it was answered, is
+// withdrawn ($/cancel).
+func (s *Stream) end(err error, cancel bool) {
+	s.ended, s.err = true, err
+	s.mu.Lock()
+	s.mu.gone = true
+	s.mu.buf = fifo[json.RawMessage]{}
+	s.mu.Unlock()
+	s.c.dropStream(s.id)
+	if cancel && s.final == nil { // not answered yet
+
+		s.c.unregister(s.id)
+		s.c.cancelRemote(s.id)
+	}
+	s.stopTimer()
+}
+
+func (s *Stream) stopTimer() {
+	if s.timer != nil {
+		stopTimer(s.timer)
+		s.timer, s.timeout = nil, nil
+	}
+}
+
+// Close ends the stream: one that has not ended is cancelled ($/cancel),
+// and Next then returns an error. Close is idempotent.
+func (s *Stream) Close() {
+	if !s.ended {
+		s.end(s.c.named(wire.MethodProviderInvoke, errStreamClosed), true)
+	}
+}
+
+// Ack acknowledges the chunks up to seq, which lets the plugin send up to
+// seq + window: with StreamOptions.ManualAck, the consumer's duty (without
+// it, Next acknowledges). seq is capped to the chunks Next has taken, so
+// the Stream never holds more than its window; an ack not above the last
+// one does nothing.
+func (s *Stream) Ack(seq int64) {
+	s.mu.Lock()
+	seq = min(seq, s.mu.taken)
+	if seq <= s.mu.acked || s.mu.gone {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.acked = seq
+	s.mu.Unlock()
+	s.sendAck(seq)
+}
+
+// sendAck sends $/stream/ack for seq, ahead of queued calls.
+func (s *Stream) sendAck(seq int64) {
+	frame := append(make([]byte, 0, 96), `{"jsonrpc":"2.0","method":"$/stream/ack","params":{"id":`...)
+	frame = strconv.AppendInt(frame, s.id, 10)
+	frame = append(frame, `,"seq":`...)
+	frame = strconv.AppendInt(frame, seq, 10)
+	frame = append(frame, "}}\n"...)
+	_ = s.c.send(true, 0, frame)
+}
+
+// Buffered returns how many chunks the stream holds, received and not
+// taken yet: at most its window.
+func (s *Stream) Buffered() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.buf.len()
+}
+
+// Peak returns the most chunks the stream has held at once: at most its
+// window, whatever the plugin sent.
+func (s *Stream) Peak() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.peak
+}
+
+// Window returns the stream's window.
+func (s *Stream) Window() int { return int(s.window) }
+
+// push adds the chunk seq, read from the plugin, unless it breaks the
+// flow control: then the stream fails (its consumer sees the error at
+// its next Next, which cancels the request) and the chunk is dropped.
+func (s *Stream) push(seq int64, data json.RawMessage) error {
+	s.mu.Lock()
+	var fault error
+	switch {
+	case s.mu.gone, s.mu.fault != nil:
+	case seq != s.mu.received+1:
+		fault = fmt.Errorf("%w: chunk %d after chunk %d", ErrFlowControl, seq, s.mu.received)
+	case seq > s.mu.acked+s.window:
+		fault = fmt.Errorf("%w: chunk %d is beyond the window (%d chunks beyond the last one acknowledged, %d)",
+			ErrFlowControl, seq, s.window, s.mu.acked)
+	default:
+		s.mu.buf.push(data)
+		s.mu.received = seq
+		s.mu.peak = max(s.mu.peak, s.mu.buf.len())
+	}
+	if fault != nil {
+		s.mu.fault = fault
+		s.mu.buf = fifo[json.RawMessage]{}
+	}
+	s.mu.Unlock()
+	select {
+	case s.ready <- struct{}{}:
+	default:
+	}
+	return fault
+}
+
+// streamChunk handles a $/stream/chunk from the plugin (the reading
+// goroutine). A chunk for a stream in flight goes to it; one for a host
+// request in flight that asked for no stream is dropped with a warning;
+// one for no request in flight (a late chunk of a stream the host
+// cancelled) is dropped quietly. Malformed params are logged and dropped.
+func (c *Client) streamChunk(params json.RawMessage) {
+	var p wire.StreamChunkParams
+	if err := wire.DecodeChunk(params, &p); err != nil { // params were validated with the frame
+		c.log.Warn("malformed $/stream/chunk notification", "error", c.redact.err(err))
+		return
+	}
+	id, err := strconv.ParseInt(string(p.ID), 10, 64)
+	c.mu.Lock()
+	s := c.mu.streams[id]
+	_, pending := c.mu.pending[id]
+	c.mu.Unlock()
+	switch {
+	case err != nil || (s == nil && !pending):
+		c.log.Debug("dropping a chunk for no stream in flight", "id", c.opts.Redact(string(p.ID)), "seq", p.Seq)
+	case s == nil:
+		c.log.Warn("dropping a chunk for a request that asked for no stream", "id", id, "seq", p.Seq)
+	default:
+		if fault := s.push(p.Seq, p.Data); fault != nil {
+			c.log.Warn("plugin broke a stream's flow control: cancelling the request", "id", id, "error", fault)
+		}
+	}
+}

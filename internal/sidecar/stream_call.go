@@ -1,0 +1,135 @@
+package sidecar
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"sync"
+
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// CallStream is the host's sending end of the stream a plugin asked for
+// in its capability/call (protocol 1.1, docs/protocol.md §5.12): Call.Stream
+// carries it to Options.OnCall, which sends the chunks with Send and then
+// returns, which answers the call and ends the stream (an output returned
+// is one more chunk to the plugin, an error the stream's failed end).
+//
+// The plugin acknowledges what it consumed with $/stream/ack; Send never
+// lets more than the window be unacknowledged, so the chunks the host has
+// written to the plugin, or queued for it, are at most its window. Send is
+// called by one goroutine at a time; OnAck before the first Send.
+type CallStream struct {
+	c      *Client
+	id     json.RawMessage // the plugin's request id
+	window int64
+	credit chan struct{} // an ack came (capacity 1)
+
+	mu struct {
+		sync.Mutex
+		sent, acked int64
+		onAck       func(seq int64)
+	}
+}
+
+// newCallStream returns the sending end of the stream p asks for, or the
+// -32602 answer to a window out of range.
+func (c *Client) newCallStream(id json.RawMessage, p *wire.StreamParams) (*CallStream, *protocol.Error) {
+	if p.Window < 1 || p.Window > wire.MaxStreamWindow {
+		return nil, protocol.Errorf(protocol.CodeInvalidParams, "capability/call: stream window %d is not between 1 and %d",
+			p.Window, wire.MaxStreamWindow)
+	}
+	return &CallStream{c: c, id: json.RawMessage(callKey(id)), window: int64(p.Window), credit: make(chan struct{}, 1)}, nil
+}
+
+// Window returns the window the plugin asked for.
+func (s *CallStream) Window() int { return int(s.window) }
+
+// OnAck makes fn run with each ack that grants credit (seq above the last
+// one, capped to the chunks sent), on the calling plugin's reading
+// goroutine: it must not block. The kernel relaying a provider's stream
+// passes each ack on to it (Stream.Ack).
+func (s *CallStream) OnAck(fn func(seq int64)) {
+	s.mu.Lock()
+	s.mu.onAck = fn
+	s.mu.Unlock()
+}
+
+// Send writes data (one JSON value, as a plugin's chunk carries it) as the
+// next chunk, once the window allows: it blocks while window chunks are
+// unacknowledged, until an ack or the end of ctx (the call's context, which
+// the plugin's $/cancel, its crash and the end of the call's parent
+// cancel), whose cause it then returns. It fails with ErrClosed once the
+// plugin's input is closed.
+func (s *CallStream) Send(ctx context.Context, data json.RawMessage) error {
+	for {
+		s.mu.Lock()
+		if s.mu.sent < s.mu.acked+s.window {
+			s.mu.sent++
+			seq := s.mu.sent
+			s.mu.Unlock()
+			return s.c.send(false, 0, chunkFrame(s.id, seq, data))
+		}
+		s.mu.Unlock()
+		select {
+		case <-s.credit:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+	}
+}
+
+// ack records the plugin's ack of the chunks up to seq.
+func (s *CallStream) ack(seq int64) {
+	s.mu.Lock()
+	seq = min(seq, s.mu.sent)
+	if seq <= s.mu.acked {
+		s.mu.Unlock()
+		return
+	}
+	s.mu.acked = seq
+	fn := s.mu.onAck
+	s.mu.Unlock()
+	select {
+	case s.credit <- struct{}{}:
+	default:
+	}
+	if fn != nil {
+		fn(seq)
+	}
+}
+
+// chunkFrame returns the newline-terminated $/stream/chunk frame of chunk
+// seq of the stream answering request id. data nil is null.
+func chunkFrame(id json.RawMessage, seq int64, data json.RawMessage) []byte {
+	if data == nil {
+		data = json.RawMessage("null")
+	}
+	frame := make([]byte, 0, len(data)+len(id)+80)
+	frame = append(frame, `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":`...)
+	frame = append(frame, id...)
+	frame = append(frame, `,"seq":`...)
+	frame = strconv.AppendInt(frame, seq, 10)
+	frame = append(frame, `,"data":`...)
+	frame = append(frame, data...)
+	return append(frame, "}}\n"...)
+}
+
+// streamAck handles a $/stream/ack from the plugin for one of its calls
+// (the reading goroutine); one for no stream in flight is ignored.
+func (c *Client) streamAck(params json.RawMessage) {
+	var p wire.StreamAckParams
+	if err := wire.Decode(params, &p); err != nil {
+		c.log.Warn("malformed $/stream/ack notification", "error", c.redact.err(err))
+		return
+	}
+	c.mu.Lock()
+	rec := c.mu.inbound[callKey(p.ID)]
+	c.mu.Unlock()
+	if rec == nil || rec.stream == nil {
+		c.log.Debug("ignoring an ack for no stream in flight", "id", c.opts.Redact(string(p.ID)))
+		return
+	}
+	rec.stream.ack(p.Seq)
+}

@@ -1,0 +1,147 @@
+package kernel
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
+)
+
+// ErrFlowControl is wrapped by the error of a stream whose provider broke
+// its flow control (docs/protocol.md §5.12): it sent a chunk beyond the
+// window, or out of sequence. The kernel drops the chunk and cancels the
+// request; the plugin keeps running.
+var ErrFlowControl = sidecar.ErrFlowControl
+
+// streamOpened, if set (by tests only, before the kernel starts), sees
+// every stream the kernel opens to a provider: StreamProvider's, and each
+// one relayed to a plugin that asked for a stream.
+var streamOpened func(*sidecar.Stream)
+
+// StreamProvider calls the provider with the namespaced id
+// ("plugin/<name>/<ref>") asking for its answer as a stream (protocol 1.1,
+// docs/protocol.md §5.12) and returns the chunks as a sequence: each one
+// with a nil error, in order. A failure ends the sequence with one
+// (nil, error) pair: a *PluginError (wrapping the plugin's error answer,
+// its crash, at once, ErrFlowControl, ErrPluginDown or the end of ctx), an
+// error wrapping ErrUnknownTarget for an unknown id, an *InputError for
+// input Config.ValidateProviderInput refuses, ErrNotStarted or ErrClosed.
+// A normal end ends the sequence without an error. A provider that does
+// not stream (any plugin that ignores the request's stream member, every
+// 1.0 plugin among them) answers as to CallProvider: its output is then
+// the sequence's one chunk.
+//
+// Each range over the sequence calls the provider once, with the
+// semantics of CallProvider: a lease on the current generation held until
+// the range ends, so a reload waits for the stream (up to
+// Config.DrainTimeout), and the provider deadline (Config.Deadlines)
+// bounding the whole stream, as ctx does. Breaking out of the range (or
+// ctx ending) cancels the request ($/cancel), which the provider sees as
+// the failure of its next send. Flow control is credit-based: the
+// provider may send at most Config.StreamWindow chunks beyond the last one
+// the host acknowledged, and the host acknowledges as the range consumes,
+// so a slow consumer holds the provider back and the host never holds
+// more than the window of chunks.
+func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMessage) iter.Seq2[json.RawMessage, error] {
+	return func(yield func(json.RawMessage, error) bool) {
+		l, err := k.acquire()
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer l.release()
+		s, perr, err := k.openStream(ctx, l, id, input)
+		if err != nil {
+			yield(nil, err)
+			return
+		}
+		defer s.Close()
+		for {
+			data, err := s.Next()
+			switch {
+			case errors.Is(err, io.EOF):
+				return
+			case err != nil:
+				perr.Err = err
+				yield(nil, perr)
+				return
+			}
+			if !yield(data, nil) {
+				return
+			}
+		}
+	}
+}
+
+// openStream opens the stream of provider id in l: it returns the stream,
+// and the *PluginError its failures are reported in (Err to be set).
+func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.RawMessage) (*sidecar.Stream, *PluginError, error) {
+	c, found := l.gen.Registry().Provider(id)
+	if !found {
+		return nil, nil, fmt.Errorf("%s %q: %w in generation %d", contribution.KindProvider, id, ErrUnknownTarget, l.gen.Number())
+	}
+	if k.cfg.ValidateProviderInput {
+		if err := k.checkInput(l, c, input); err != nil {
+			return nil, nil, err
+		}
+	}
+	m := l.gen.Member(c.Source.Plugin)
+	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
+	cl, err := running(m)
+	if err != nil {
+		perr.Err = err
+		return nil, nil, perr
+	}
+	p := c.Payload.(contribution.Provider)
+	s, err := cl.OpenStream(dispatchContext(ctx, l, m, k.cfg.Deadlines.Provider),
+		wire.ProviderInvokeParams{Ref: p.Ref, Input: input}, sidecar.StreamOptions{Window: k.cfg.StreamWindow})
+	if err != nil {
+		perr.Err = err
+		return nil, nil, perr
+	}
+	if streamOpened != nil {
+		streamOpened(s)
+	}
+	return s, perr, nil
+}
+
+// relayStream serves the call c, which asked for a stream, from the
+// provider plugin cl's provider (params): it opens the provider's stream
+// with the caller's window and passes each chunk on to the caller as it
+// comes, and each ack of the caller on to the provider, so that the
+// provider is never more than the window ahead of the caller, end to end,
+// and the kernel holds at most the window of chunks between them. The
+// stream's end answers the call: nil for the normal end, else the error
+// (calleeError). ctx is the call's: the caller's $/cancel, its crash or
+// the end of its parent cancel the provider's stream.
+func (k *Kernel) relayStream(ctx context.Context, cl *sidecar.Client, params wire.ProviderInvokeParams, provider string,
+	key capability.Key, c sidecar.Call) error {
+	s, err := cl.OpenStream(ctx, params, sidecar.StreamOptions{Window: c.Stream.Window(), ManualAck: true})
+	if err != nil {
+		return calleeError(err, provider, key, c)
+	}
+	defer s.Close()
+	if streamOpened != nil {
+		streamOpened(s)
+	}
+	c.Stream.OnAck(s.Ack)
+	for {
+		data, err := s.Next()
+		switch {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return calleeError(err, provider, key, c)
+		}
+		if err := c.Stream.Send(ctx, data); err != nil {
+			return err
+		}
+	}
+}
