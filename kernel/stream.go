@@ -57,7 +57,7 @@ func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMe
 			return
 		}
 		defer l.release()
-		s, perr, err := k.openStream(ctx, l, id, input)
+		s, perr, sp, err := k.openStream(ctx, l, id, input)
 		if err != nil {
 			yield(nil, err)
 			return
@@ -67,13 +67,16 @@ func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMe
 			data, err := s.Next()
 			switch {
 			case errors.Is(err, io.EOF):
+				sp.end(nil)
 				return
 			case err != nil:
 				perr.Err = err
+				sp.end(perr)
 				yield(nil, perr)
 				return
 			}
 			if !yield(data, nil) {
+				sp.end(nil) // the consumer had enough: not the plugin's failure
 				return
 			}
 		}
@@ -81,35 +84,41 @@ func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMe
 }
 
 // openStream opens the stream of provider id in l: it returns the stream,
-// and the *PluginError its failures are reported in (Err to be set).
-func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.RawMessage) (*sidecar.Stream, *PluginError, error) {
+// the *PluginError its failures are reported in (Err to be set), and the
+// span counting and observing the whole stream as one call, which the
+// caller ends with the stream's outcome.
+func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.RawMessage) (*sidecar.Stream, *PluginError, *callSpan, error) {
 	c, found := l.gen.Registry().Provider(id)
 	if !found {
-		return nil, nil, fmt.Errorf("%s %q: %w in generation %d", contribution.KindProvider, id, ErrUnknownTarget, l.gen.Number())
+		return nil, nil, nil, fmt.Errorf("%s %q: %w in generation %d", contribution.KindProvider, id, ErrUnknownTarget, l.gen.Number())
 	}
 	if k.cfg.ValidateProviderInput {
 		if err := k.checkInput(l, c, input); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 	}
 	m := l.gen.Member(c.Source.Plugin)
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
+	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.cfg.Observer,
+		CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
 	cl, err := running(m)
 	if err != nil {
 		perr.Err = err
-		return nil, nil, perr
+		sp.end(perr)
+		return nil, nil, nil, perr
 	}
 	p := c.Payload.(contribution.Provider)
-	s, err := cl.OpenStream(dispatchContext(ctx, l, m, k.cfg.Deadlines.Provider),
-		wire.ProviderInvokeParams{Ref: p.Ref, Input: input}, sidecar.StreamOptions{Window: k.cfg.StreamWindow})
+	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, k.cfg.Deadlines.Provider),
+		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: k.cfg.StreamWindow})
 	if err != nil {
 		perr.Err = err
-		return nil, nil, perr
+		sp.end(perr)
+		return nil, nil, nil, perr
 	}
 	if streamOpened != nil {
 		streamOpened(s)
 	}
-	return s, perr, nil
+	return s, perr, &sp, nil
 }
 
 // relayStream serves the call c, which asked for a stream, from the

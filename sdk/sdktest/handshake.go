@@ -60,6 +60,9 @@ func (r *runner) start(record bool) (*session, *initializeResult, error) {
 func (r *runner) startAndGreet() (*session, *initializeResult, verdict, error) {
 	var v verdict
 	s, err := startSession(r.pkg, r.command, pluginEnv(r.pkg, r.opts.Env, r.dataDir))
+	if s != nil {
+		s.host = newStubHost(r.pkg)
+	}
 	if err != nil {
 		v.fail("start %s: %v", r.pkg.Manifest.Runtime.Command, err)
 		return nil, nil, v, nil

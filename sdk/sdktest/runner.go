@@ -28,8 +28,10 @@ const (
 	caseStderr       = "stderr"
 )
 
+// caseCallbacks (callback.go) comes after the call cases.
+
 var caseOrder = []string{caseManifest, caseHandshake, caseDeclarations, casePing, caseCalls,
-	caseCancel, caseUnknown, caseMalformed, caseShutdown, caseGroup, caseStdout, caseStderr}
+	caseCallbacks, caseCancel, caseUnknown, caseMalformed, caseShutdown, caseGroup, caseStdout, caseStderr}
 
 // callPrefix starts the name of each declaration's call case.
 const callPrefix = "call/"
@@ -93,6 +95,9 @@ func (r *runner) run() error {
 		if err := r.malformed(); err != nil {
 			return err
 		}
+	}
+	if r.passed(caseHandshake) {
+		r.callbacks()
 	}
 	r.stdout()
 	r.stderr()

@@ -2,6 +2,7 @@ package sdktest
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -75,7 +76,7 @@ func TestReportGood(t *testing.T) {
 	want := []string{"manifest", "handshake", "declarations", "ping",
 		"call/intercept/tool.before", "call/strategy/context.compactor",
 		"call/provider/block", "call/provider/echo", "call/provider/env", "call/provider/fail", "call/provider/notify",
-		"call/action/greet", "cancel", "unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
+		"call/action/greet", "callbacks", "cancel", "unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
 	var got []string
 	for _, c := range rep.Cases {
 		got = append(got, c.Name)
@@ -337,4 +338,39 @@ func TestStartsAsTheKernel(t *testing.T) {
 		}
 	}
 	noChildren(t)
+}
+
+// TestCallbacksStubHost: a plugin's calls into the host are answered by
+// the stub host: a required capability's call gets a null output, one the
+// manifest does not require -32005 (the callbacks case warns), and a
+// malformed one -32602 (the case fails).
+func TestCallbacksStubHost(t *testing.T) {
+	h := &stubHost{requires: []string{"storage.kv"}}
+	inFlight := func(id json.RawMessage) bool { return string(id) == "7" }
+	tests := []struct {
+		name, params string
+		code         int
+		problem      bool
+		refused      bool
+	}{
+		{"required", `{"capability":"storage.kv","method":"get","input":"k","parent":7}`, 0, false, false},
+		{"not required", `{"capability":"billing","method":"charge"}`, protocol.CodeNotAuthorized, false, true},
+		{"no method", `{"capability":"storage.kv"}`, protocol.CodeInvalidParams, true, false},
+		{"bad method", `{"capability":"storage.kv","method":"Get"}`, protocol.CodeInvalidParams, true, false},
+		{"unknown parent", `{"capability":"storage.kv","method":"get","parent":99}`, protocol.CodeInvalidParams, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cb, reply := h.answer(&message{ID: json.RawMessage(`"c1"`), Params: json.RawMessage(tt.params)}, inFlight)
+			code := 0
+			if reply.Error != nil {
+				code = reply.Error.Code
+			} else if string(reply.Result) != `{"output":null}` {
+				t.Errorf("result %s, want a null output", reply.Result)
+			}
+			if code != tt.code || (cb.problem != "") != tt.problem || (cb.refused != "") != tt.refused || string(reply.ID) != `"c1"` {
+				t.Errorf("answer %+v (code %d), callback %+v", reply, code, cb)
+			}
+		})
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -48,6 +50,10 @@ type session struct {
 
 	releaseOnce sync.Once
 	holders     []int // set by release
+
+	host    *stubHost // answers the plugin's capability/call
+	cbMu    sync.Mutex
+	cbCalls []callback // the plugin's calls into the host, under cbMu
 }
 
 // answer is a response and when the reader read it.
@@ -124,7 +130,15 @@ func (s *session) route(m *message) {
 			s.earlyMessage("request %q", m.Method)
 			return
 		}
-		// As the host does: protocol 1.0 defines no plugin request.
+		if m.Method == wire.MethodCapabilityCall && s.host != nil {
+			cb, reply := s.host.answer(m, s.inFlight)
+			s.cbMu.Lock()
+			s.cbCalls = append(s.cbCalls, cb)
+			s.cbMu.Unlock()
+			_ = s.write(reply)
+			return
+		}
+		// As the host does: no other plugin request exists.
 		_ = s.write(&message{JSONRPC: jsonrpcVersion, ID: m.ID,
 			Error: &wireError{Code: codeMethodNotFound, Message: "the host provides no method " + strconv.Quote(m.Method)}})
 	default:
@@ -132,6 +146,21 @@ func (s *session) route(m *message) {
 			s.earlyMessage("notification %q", m.Method)
 		}
 	}
+}
+
+// inFlight reports whether id names a request the suite sent and awaits.
+func (s *session) inFlight(id json.RawMessage) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.mu.pending[idKey(id)]
+	return ok
+}
+
+// callbacks returns the plugin's calls into the host so far.
+func (s *session) callbacks() []callback {
+	s.cbMu.Lock()
+	defer s.cbMu.Unlock()
+	return slices.Clone(s.cbCalls)
 }
 
 // response delivers a response to its request, or records why it answers

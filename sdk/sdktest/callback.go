@@ -1,0 +1,104 @@
+package sdktest
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+)
+
+// caseCallbacks reports the plugin's own calls into the host
+// (capability/call, protocol 1.1, docs/protocol.md §5.11), which the suite
+// answers as a stub host.
+const caseCallbacks = "callbacks"
+
+// stubHost answers a plugin's capability/call as the host would route it,
+// without a provider behind it: a call of a capability the manifest
+// requires is answered {"output": null}; one it does not require -32005,
+// as the host refuses it; malformed params -32602. It records what it saw
+// for the callbacks case.
+type stubHost struct {
+	requires []string // the manifest's required capability keys
+}
+
+// newStubHost returns the stub host of pkg's plugin.
+func newStubHost(pkg *pluginpkg.Package) *stubHost {
+	h := &stubHost{}
+	for _, r := range pkg.Manifest.Requires {
+		h.requires = append(h.requires, string(r.Key))
+	}
+	return h
+}
+
+// callback is one capability/call the plugin made.
+type callback struct {
+	name    string // capability.method, quoted for reasons
+	problem string // a MUST the call broke, else ""
+	refused string // why the stub host refused it (not required), else ""
+}
+
+// answer decodes the call m, records it and returns the stub host's answer.
+func (h *stubHost) answer(m *message, inFlight func(id json.RawMessage) bool) (callback, *message) {
+	reply := func(res json.RawMessage, e *wireError) *message {
+		return &message{JSONRPC: jsonrpcVersion, ID: m.ID, Result: res, Error: e}
+	}
+	var p wire.CapabilityCallParams
+	if err := json.Unmarshal(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
+		cb := callback{name: "capability/call", problem: "params must name a capability and a method (§5.11)"}
+		return cb, reply(nil, &wireError{Code: protocol.CodeInvalidParams, Message: cb.problem})
+	}
+	cb := callback{name: strconv.Quote(p.Capability + "." + p.Method)}
+	switch {
+	case contribution.ValidateProviderRef(p.Method) != nil:
+		cb.problem = fmt.Sprintf("method %q is not an identifier (§4.5)", p.Method)
+	case len(p.Parent) > 0 && string(p.Parent) != "null" && !inFlight(p.Parent):
+		cb.problem = fmt.Sprintf("parent %s names no host request in flight (§5.11)", p.Parent)
+	}
+	if cb.problem != "" {
+		return cb, reply(nil, &wireError{Code: protocol.CodeInvalidParams, Message: cb.problem})
+	}
+	if !slices.Contains(h.requires, p.Capability) {
+		cb.refused = fmt.Sprintf("capability %q is not in the manifest's requires", p.Capability)
+		return cb, reply(nil, &wireError{Code: protocol.CodeNotAuthorized, Message: "sdktest stub host: " + cb.refused})
+	}
+	return cb, reply(json.RawMessage(`{"output":null}`), nil)
+}
+
+// callbacks reports the plugin's calls into the host over every start: a
+// malformed one fails (a MUST of §5.11), one of a capability the manifest
+// does not require warns (the host refuses it), none at all passes.
+func (r *runner) callbacks() {
+	var calls []callback
+	for _, s := range r.sessions {
+		calls = append(calls, s.callbacks()...)
+	}
+	var problems, refused, names []string
+	for _, c := range calls {
+		switch {
+		case c.problem != "":
+			problems = append(problems, c.name+": "+c.problem)
+		case c.refused != "":
+			refused = append(refused, c.name+": "+c.refused)
+		}
+		if !slices.Contains(names, c.name) {
+			names = append(names, c.name)
+		}
+	}
+	slices.Sort(names)
+	switch {
+	case len(problems) > 0:
+		r.add(Case{Name: caseCallbacks, Status: Fail, Reason: "a call into the host is malformed: " + joinLimited(problems, 3)})
+	case len(refused) > 0:
+		r.add(Case{Name: caseCallbacks, Status: Warn, Reason: "the host refuses a call (-32005): " + joinLimited(refused, 3)})
+	case len(calls) == 0:
+		r.add(Case{Name: caseCallbacks, Status: Pass, Reason: "made no call into the host"})
+	default:
+		r.add(Case{Name: caseCallbacks, Status: Pass, Reason: fmt.Sprintf("%d calls into the host, each of a required capability, answered by the stub host: %s",
+			len(calls), joinLimited(names, 5))})
+	}
+}
