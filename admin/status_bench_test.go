@@ -3,12 +3,14 @@ package admin
 import (
 	"context"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/kernel"
 )
@@ -18,20 +20,25 @@ import (
 // encodes and writes the answer (every plugin's state, pid, uptime and
 // call counters) to an in-memory recorder. It reports the median and 99th
 // percentile of one answer (p50-ns, p99-ns); the target is p99 under 1 ms.
-// The plugins are copies of testdata/bench/sdkplugin; the host declares
-// no point or slot, so their contributions are warnings and all 64 run.
+// The plugins are copies of testdata/plugins/scripted, each an
+// interceptor at tool.before, which the host declares: a generation with
+// no warning, as a healthy one is.
 func BenchmarkStatus64(b *testing.B) {
 	bin := b.TempDir()
-	if err := benchkit.Build(filepath.Join("..", ".."), bin, "./testdata/bench/sdkplugin"); err != nil {
+	if err := benchkit.Build("..", bin, "./testdata/plugins/scripted"); err != nil {
+		b.Fatal(err)
+	}
+	manifest := filepath.Join(b.TempDir(), "plugin.json")
+	if err := os.WriteFile(manifest, []byte(`{"format": 1, "name": "x", "version": "1.0.0", "runtime": {"command": "./scripted",
+		"env": {"SCRIPT_INTERCEPT": "tool.before=continue"}, "intercepts": ["tool.before"]}}`), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	home := b.TempDir()
-	if _, err := benchkit.Install(home, filepath.Join("..", "testdata", "bench", "sdkplugin", "plugin.json"),
-		filepath.Join(bin, "sdkplugin"), nil, benchkit.Names("p", 64)...); err != nil {
+	if _, err := benchkit.Install(home, manifest, filepath.Join(bin, "scripted"), nil, benchkit.Names("p", 64)...); err != nil {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	k, err := kernel.New(kernel.Config{Home: home, Logger: hclog.NewNullLogger()})
+	k, err := kernel.New(kernel.Config{Home: home, Points: []contribution.Point{"tool.before"}, Logger: hclog.NewNullLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -39,8 +46,8 @@ func BenchmarkStatus64(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { k.Close(ctx) })
-	if n := len(k.Plugins()); n != 64 {
-		b.Fatalf("%d plugins, want 64", n)
+	if n, w := len(k.Plugins()), k.Current().Warnings(); n != 64 || len(w) != 0 {
+		b.Fatalf("%d plugins, want 64; warnings %q", n, w)
 	}
 	s := NewServer(k, Options{})
 	b.Cleanup(func() { s.Close(ctx) })
