@@ -126,17 +126,8 @@ type InstallResult struct {
 // Running the same install again then completes it. An error from OnStep's
 // steps leaves the home as it was.
 func InstallSource(home, src string, opts InstallOptions) (*InstallResult, error) {
-	s, err := openSource(src, opts.Limits.withDefaults())
+	home, s, err := checkedSource(home, src, opts)
 	if err != nil {
-		return nil, err
-	}
-	if home, err = filepath.Abs(home); err != nil {
-		return nil, err
-	}
-	if err := s.checkHome(home); err != nil {
-		return nil, err
-	}
-	if err := precheck(home, s, opts); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Join(home, PackagesDir), 0o755); err != nil {
@@ -431,4 +422,25 @@ func cleanLeftoversLocked(home string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// checkedSource opens and checks the source at src for an install into
+// home (made absolute): every entry against opts.Limits, the home, and the
+// installed package it would replace. InstallSource and PreviewInstall
+// both start with it, so that a preview refuses what an install refuses.
+func checkedSource(home, src string, opts InstallOptions) (string, *source, error) {
+	s, err := openSource(src, opts.Limits.withDefaults())
+	if err != nil {
+		return "", nil, err
+	}
+	if home, err = filepath.Abs(home); err != nil {
+		return "", nil, err
+	}
+	if err := s.checkHome(home); err != nil {
+		return "", nil, err
+	}
+	if err := precheck(home, s, opts); err != nil {
+		return "", nil, err
+	}
+	return home, s, nil
 }

@@ -42,17 +42,8 @@ func (p *Preview) Close() error {
 // preview links to the home's other packages; where symbolic links cannot
 // be made (Windows without the privilege) it fails.
 func PreviewInstall(home, src string, opts InstallOptions) (*Preview, error) {
-	s, err := openSource(src, opts.Limits.withDefaults())
+	home, s, err := checkedSource(home, src, opts)
 	if err != nil {
-		return nil, err
-	}
-	if home, err = filepath.Abs(home); err != nil {
-		return nil, err
-	}
-	if err := s.checkHome(home); err != nil {
-		return nil, err
-	}
-	if err := precheck(home, s, opts); err != nil {
 		return nil, err
 	}
 	st, err := readState(home)

@@ -741,21 +741,7 @@ class Session {
   /** Sends capability/call and resolves to the output of its answer. */
   callHost(capability, method, input, signal) {
     const name = JSON.stringify(`${capability}.${method}`);
-    if (!this.initialized) throw new CallRefused(`call ${name}: handshake not complete`);
-    if (!this.hostCalls) {
-      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion}: capability/call needs a host speaking protocol 1.1.0 or later`);
-    }
-    if (this.ended) throw new CallRefused(`call ${name}: the plugin stopped serving`);
-    const h = handlerContext.getStore();
-    const handler = h && h.session === this ? h : undefined;
-    const signals = [signal, handler && handler.signal].filter(Boolean);
-    const aborted = signals.find((sig) => sig.aborted);
-    if (aborted) throw abortReason(aborted, name);
-    const params = { capability, method };
-    if (input !== undefined) params.input = input;
-    if (handler && handler.traceparent) params.traceparent = handler.traceparent;
-    if (handler) params.parent = handler.id;
-    const id = `c${++this.nextCall}`;
+    const { id, signals, params } = this.openCall(name, capability, method, input, signal);
     return new Promise((resolve, reject) => {
       const onAbort = (ev) => {
         if (!this.outgoing.delete(id)) return;
