@@ -86,7 +86,7 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	key := capability.Key(c.Capability)
 	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
 	if perr == nil {
-		perr = checkDepth(from, k.cfg.MaxCallDepth, key, c.Method)
+		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
 	}
 	if perr != nil {
 		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
@@ -156,7 +156,7 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
 	}
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
-	sp := beginCall(ctx, callee.stats, k.cfg.Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+	sp := beginCall(ctx, callee.stats, k.config().Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
 	ctx = context.WithValue(sp.ctx, frameKey{}, callee)
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}

@@ -258,8 +258,8 @@ func (r *chaosRig) observe(e Event) {
 func (r *chaosRig) caller(ctx context.Context) {
 	k, n := r.k, len(r.plugs)
 	// A chain runs n interceptors, each bounded by the intercept deadline.
-	chainBound := time.Duration(n)*k.cfg.Deadlines.Intercept + 2*time.Second
-	callBound := k.cfg.Deadlines.Provider + 2*time.Second
+	chainBound := time.Duration(n)*k.config().Deadlines.Intercept + 2*time.Second
+	callBound := k.config().Deadlines.Provider + 2*time.Second
 	for ctx.Err() == nil {
 		target := r.plugs[rand.IntN(n)].name
 		start := time.Now()

@@ -95,7 +95,7 @@ type InterceptResult struct {
 // no interceptor (none is registered there) and the payload comes back
 // unchanged.
 func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (*InterceptResult, error) {
-	if err := undeclared(k.cfg.Strict, "point", point, k.cfg.Points); err != nil {
+	if err := undeclared(k.config().Strict, "point", point, k.config().Points); err != nil {
 		return nil, err
 	}
 	l, err := k.acquire()
@@ -138,12 +138,12 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 		return protocol.InterceptResult{}, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.cfg.Observer, CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.stats, k.config().Observer, CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
 	if c, rerr := running(m); rerr != nil {
 		err = rerr
 	} else {
-		out, err = c.Intercept(dispatchContext(sp.ctx, l, m, k.cfg.Deadlines.Intercept), string(point), payload)
+		out, err = c.Intercept(dispatchContext(sp.ctx, l, m, k.config().Deadlines.Intercept), string(point), payload)
 	}
 	sp.end(err)
 	return out, err
@@ -211,7 +211,7 @@ type StrategyResult struct {
 // ErrUnknownTarget; otherwise the result says the host default applies
 // (no plugin can own an undeclared slot).
 func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (*StrategyResult, error) {
-	if err := undeclared(k.cfg.Strict, "slot", slot, k.cfg.Slots); err != nil {
+	if err := undeclared(k.config().Strict, "slot", slot, k.config().Slots); err != nil {
 		return nil, err
 	}
 	l, err := k.acquire()
@@ -227,7 +227,7 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 	}
 	m := l.gen.Member(owner.Source.Plugin)
 	res.Owner = owner.Source.Plugin
-	out, err := k.invoke(ctx, l, m, contribution.KindStrategy, string(slot), k.cfg.Deadlines.Strategy, wire.MethodStrategyInvoke,
+	out, err := k.invoke(ctx, l, m, contribution.KindStrategy, string(slot), k.config().Deadlines.Strategy, wire.MethodStrategyInvoke,
 		wire.StrategyInvokeParams{Slot: string(slot), Input: input})
 	if err != nil {
 		perr := &PluginError{Plugin: res.Owner, Kind: contribution.KindStrategy, Key: string(slot), Required: m.Required, Err: err}
@@ -250,7 +250,7 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 // the plugin is not called.
 func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMessage) (json.RawMessage, error) {
 	return k.callUnique(ctx, contribution.KindProvider, id, func(l *live, c contribution.Contribution) (string, any, error) {
-		if k.cfg.ValidateProviderInput {
+		if k.config().ValidateProviderInput {
 			if err := k.checkInput(l, c, input); err != nil {
 				return "", nil, err
 			}
@@ -286,9 +286,9 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 		return nil, fmt.Errorf("%s %q: %w in generation %d", kind, id, ErrUnknownTarget, l.gen.Number())
 	}
 	m := l.gen.Member(c.Source.Plugin)
-	deadline := k.cfg.Deadlines.Provider
+	deadline := k.config().Deadlines.Provider
 	if kind == contribution.KindAction {
-		deadline = k.cfg.Deadlines.Action
+		deadline = k.config().Deadlines.Action
 	}
 	method, params, err := call(l, c)
 	if err != nil {
@@ -319,7 +319,7 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 		return nil, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.cfg.Observer, CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.stats, k.config().Observer, CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
 	c, err := running(m)
 	if err == nil {

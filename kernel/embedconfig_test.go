@@ -148,7 +148,7 @@ func TestNewEmbedderSettings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tt.check(t, k.cfg)
+			tt.check(t, *k.config())
 		})
 	}
 }

@@ -29,8 +29,11 @@ var (
 
 // Kernel is the extension kernel a host embeds. Create it with New.
 type Kernel struct {
-	cfg Config
-	log hclog.Logger
+	// conf is the config: replaced whole by Reconfigure (under buildMu),
+	// read without a lock through config(). Home, DataRoot and Logger
+	// never change.
+	conf atomic.Pointer[Config]
+	log  hclog.Logger
 
 	loader  pluginpkg.Loader // reuses unchanged manifests across reloads
 	current atomic.Pointer[live]
@@ -47,27 +50,41 @@ type Kernel struct {
 	retiring   sync.WaitGroup
 	builds     buildCancel // lets Close cancel the build in progress
 	super      *supervisor
-	redact     func(string) string // nil when no secret is configured
-	skips      skipLog             // optional interceptors' skips, logged once per state
-	stats      statsTable          // every plugin's call counters
+	redact     atomic.Pointer[func(string) string] // nil when no secret is configured
+	skips      skipLog                             // optional interceptors' skips, logged once per state
+	stats      statsTable                          // every plugin's call counters
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
 func New(cfg Config) (*Kernel, error) {
-	if cfg.Home == "" {
-		return nil, errors.New("kernel: config: home is required")
-	}
-	if cfg.PoolSize < 0 {
-		return nil, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
-	}
-	cfg, err := cfg.resolve()
+	cfg, err := cfg.prepare()
 	if err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
-	return &Kernel{cfg: cfg, log: cfg.Logger.Named("kernel"), super: newSupervisor(), redact: redactor(cfg.PluginEnv),
-		number: cfg.FirstGeneration - 1}, nil
+	k := &Kernel{log: cfg.Logger.Named("kernel"), super: newSupervisor(), number: cfg.FirstGeneration - 1}
+	k.conf.Store(&cfg)
+	k.setRedactor(cfg)
+	return k, nil
 }
+
+// prepare validates cfg and fills in its defaults, for New and Reconfigure.
+func (cfg Config) prepare() (Config, error) {
+	if cfg.Home == "" {
+		return cfg, errors.New("kernel: config: home is required")
+	}
+	if cfg.PoolSize < 0 {
+		return cfg, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
+	}
+	cfg, err := cfg.resolve()
+	if err != nil {
+		return cfg, err
+	}
+	return cfg.withDefaults(), nil
+}
+
+// config returns the kernel's config: one atomic load. A caller that reads
+// several fields reads them from one value.
+func (k *Kernel) config() *Config { return k.conf.Load() }
 
 // Current returns the published generation, or nil before Start and after
 // Close. It takes no lock. The generation may be retired at any time after
@@ -111,7 +128,7 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 	ctx, done := k.builds.begin(ctx)
 	defer done()
 	if in.Installed == nil {
-		inst, err := k.loader.Load(k.cfg.Home)
+		inst, err := k.loader.Load(k.config().Home)
 		if err != nil {
 			return nil, fmt.Errorf("kernel: %w", err)
 		}
@@ -178,7 +195,7 @@ func (b *buildCancel) cancelAll() {
 // down as data: each package's launch value (launches), the redaction
 // (k.redact, computed once in New). The observer's functions only report.
 func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
-	c := k.cfg
+	c := k.config()
 	in := generation.Inputs{
 		Installed: inst,
 		Launch:    k.launches(inst),
@@ -194,7 +211,7 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 			HostName:    c.Host.Name,
 			HostVersion: c.Host.Version,
 			DataRoot:    c.DataRoot,
-			Redact:      k.redact,
+			Redact:      k.clientRedactor(),
 			Session:     c.Session,
 
 			HandshakeTimeout: c.HandshakeTimeout,
@@ -217,7 +234,7 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 	}
 	out := make(map[string]generation.Launch, len(inst.Packages))
 	for _, p := range inst.Packages {
-		l := generation.Launch{Required: k.required(p), Config: k.cfg.PluginConfig[p.Name], Limits: k.cfg.Limits[p.Name]}
+		l := generation.Launch{Required: k.required(p), Config: k.config().PluginConfig[p.Name], Limits: k.config().Limits[p.Name]}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
 		out[p.Name] = l
 	}
@@ -226,7 +243,7 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 
 // required applies the config's policy override, else the manifest's.
 func (k *Kernel) required(p *pluginpkg.Package) bool {
-	switch k.cfg.Policy[p.Name] {
+	switch k.config().Policy[p.Name] {
 	case FailureRequired:
 		return true
 	case FailureOptional:
@@ -239,8 +256,8 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 // when one of them is not installed, does not load, or is disabled.
 func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
-	for _, name := range slices.Sorted(maps.Keys(k.cfg.Policy)) {
-		if k.cfg.Policy[name] == FailureRequired {
+	for _, name := range slices.Sorted(maps.Keys(k.config().Policy)) {
+		if k.config().Policy[name] == FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}
 	}
@@ -253,7 +270,7 @@ func (k *Kernel) expected() []generation.Expected {
 // An operator's disable is honoured for them.
 func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot) {
 	for _, p := range from.Packages {
-		if p.Required && k.cfg.Policy[p.Name] == FailureDefault {
+		if p.Required && k.config().Policy[p.Name] == FailureDefault {
 			in.Expect = append(in.Expect, generation.Expected{Name: p.Name, MayDisable: true,
 				Why: fmt.Sprintf("generation %d runs it as required (to remove it, disable it and reload first)", from.Generation)})
 		}
@@ -269,7 +286,7 @@ func (k *Kernel) publish(g *generation.Generation) {
 			keep = append(keep, m.Package.Name)
 		}
 	}
-	old := k.current.Swap(newLive(g, k.cfg.Handlers, &k.stats))
+	old := k.current.Swap(newLive(g, k.config().Handlers, &k.stats))
 	k.published(g)
 	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
@@ -289,13 +306,13 @@ func (k *Kernel) retire(l *live, keep []string) {
 	k.retiring.Add(1)
 	go func() {
 		defer k.retiring.Done()
-		t := time.NewTimer(k.cfg.DrainTimeout)
+		t := time.NewTimer(k.config().DrainTimeout)
 		defer t.Stop()
 		select {
 		case <-l.drained:
 		case <-t.C:
 			k.log.Warn("retired generation did not drain in time; stopping it", "generation", l.gen.Number(),
-				"drain_timeout", k.cfg.DrainTimeout)
+				"drain_timeout", k.config().DrainTimeout)
 		}
 		if err := l.gen.Close(context.Background()); err != nil {
 			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
@@ -359,8 +376,8 @@ func (k *Kernel) progress(e generation.StartEvent) {
 	case generation.StartLaunching:
 		k.setState(e.Plugin, StateStarting, "", nil)
 	case generation.StartReady, generation.StartFailed:
-		if k.cfg.Observer != nil {
-			k.cfg.Observer.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
+		if k.config().Observer != nil {
+			k.config().Observer.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 		}
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})

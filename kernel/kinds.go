@@ -99,7 +99,7 @@ func (k *Kernel) hostKind(kind contribution.Kind) (contribution.KindSpec, error)
 	if builtin(kind) {
 		return contribution.KindSpec{}, fmt.Errorf("kernel: kind %q is built in: use Intercept, Strategy, CallProvider or RunAction", kind)
 	}
-	for _, s := range k.cfg.Kinds {
+	for _, s := range k.config().Kinds {
 		if s.Kind == kind {
 			return s, nil
 		}
@@ -111,7 +111,7 @@ func (k *Kernel) hostKind(kind contribution.Kind) (contribution.KindSpec, error)
 // by the provider deadline; a failure is a *PluginError.
 func (k *Kernel) invokeContribution(ctx context.Context, l *live, c contribution.Contribution, input json.RawMessage) (json.RawMessage, error) {
 	m := l.gen.Member(c.Source.Plugin)
-	out, err := k.invoke(ctx, l, m, c.Kind, c.Key, k.cfg.Deadlines.Provider, wire.MethodContributionInvoke,
+	out, err := k.invoke(ctx, l, m, c.Kind, c.Key, k.config().Deadlines.Provider, wire.MethodContributionInvoke,
 		wire.ContributionInvokeParams{Kind: string(c.Kind), Key: c.Key, Input: input})
 	if err != nil {
 		required := m != nil && m.Required

@@ -20,8 +20,27 @@ func (k *Kernel) notified(plugin string, id uint64, event string, data json.RawM
 // redactText is the kernel's redaction point for plugin text it logs
 // itself: the function the clients redact with, or none without secrets.
 func (k *Kernel) redactText(s string) string {
-	if k.redact == nil {
-		return s
+	if r := k.redact.Load(); r != nil {
+		return (*r)(s)
 	}
-	return k.redact(s)
+	return s
+}
+
+// setRedactor makes the secrets of cfg's plugin_env the ones redacted.
+func (k *Kernel) setRedactor(cfg Config) {
+	if r := redactor(cfg.PluginEnv); r != nil {
+		k.redact.Store(&r)
+	} else {
+		k.redact.Store(nil)
+	}
+}
+
+// clientRedactor is the redaction a client is started with: redactText,
+// which follows Reconfigure, when any secret is configured, else nil (a
+// client that need not redact skips that work).
+func (k *Kernel) clientRedactor() func(string) string {
+	if k.redact.Load() == nil {
+		return nil
+	}
+	return k.redactText
 }

@@ -134,7 +134,7 @@ func (k *Kernel) currentLocked() (*live, error) {
 
 // load reads the home into build inputs.
 func (k *Kernel) load() (generation.Inputs, error) {
-	inst, err := k.loader.Load(k.cfg.Home)
+	inst, err := k.loader.Load(k.config().Home)
 	if err != nil {
 		return generation.Inputs{}, fmt.Errorf("kernel: %w", err)
 	}

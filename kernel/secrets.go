@@ -48,7 +48,7 @@ func redactor(env map[string]map[string]EnvVar) func(string) string {
 // pluginEnv returns the environment the config gives a package and the
 // names of its secret values, sorted.
 func (k *Kernel) pluginEnv(name string) (map[string]string, []string) {
-	vars := k.cfg.PluginEnv[name]
+	vars := k.config().PluginEnv[name]
 	if len(vars) == 0 {
 		return nil, nil
 	}

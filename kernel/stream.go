@@ -92,14 +92,14 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	if !found {
 		return nil, nil, nil, fmt.Errorf("%s %q: %w in generation %d", contribution.KindProvider, id, ErrUnknownTarget, l.gen.Number())
 	}
-	if k.cfg.ValidateProviderInput {
+	if k.config().ValidateProviderInput {
 		if err := k.checkInput(l, c, input); err != nil {
 			return nil, nil, nil, err
 		}
 	}
 	m := l.gen.Member(c.Source.Plugin)
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
-	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.cfg.Observer,
+	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.config().Observer,
 		CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
 	cl, err := running(m)
 	if err != nil {
@@ -108,8 +108,8 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 		return nil, nil, nil, perr
 	}
 	p := c.Payload.(contribution.Provider)
-	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, k.cfg.Deadlines.Provider),
-		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: k.cfg.StreamWindow})
+	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, k.config().Deadlines.Provider),
+		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: k.config().StreamWindow})
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)

@@ -209,7 +209,7 @@ func (k *Kernel) crashed(plugin string, client uint64, err error, stderr []strin
 // or leaves it failed. A client's crash is counted once, however many times
 // it is reported.
 func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr []string) {
-	sup := k.cfg.Supervision
+	sup := k.config().Supervision
 	s := k.super
 	now := time.Now()
 	s.mu.Lock()

@@ -146,7 +146,7 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		p.print("\n")
 		return stopKernel(k, srv, p, nil)
 	}
-	return keepRunning(ctx, stopSignals, g, k, srv, cfg.Home, p, opts)
+	return keepRunning(ctx, stopSignals, g, k, srv, cfg, p, opts)
 }
 
 // published returns the published generation and its routes, read
@@ -164,8 +164,9 @@ func published(k *kernel.Kernel) (*generation.Generation, []kernel.Route) {
 
 // keepRunning serves the admin API (and --watch) while the published
 // generation runs, until ctx is done, then stops everything.
-func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, home string,
+func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, cfg kernel.Config,
 	p *printer, opts runOptions) error {
+	home := cfg.Home
 	served := serveAdmin(g, srv, home, p)
 	var w *watcher
 	if opts.watch {
@@ -174,7 +175,7 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
 		}
 	}
-	serve(ctx, k, home, p, w)
+	serve(ctx, k, home, p, w, func(ctx context.Context, record func()) { reconfigure(ctx, g, k, cfg.Logger, p, record) })
 	stopSignals()
 	p.print("stopping\n")
 	if w != nil {
@@ -222,7 +223,7 @@ func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan e
 // serve waits for ctx, reloading on SIGHUP and when w (if not nil) reports
 // a change, and recording every published generation (including
 // supervised restarts and reloads through the admin API) as a snapshot.
-func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher) {
+func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher, reconf func(context.Context, func())) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -258,7 +259,10 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 			reload(ctx, k, p, record)
 		case b := <-changed:
 			if b.config {
-				p.print("changed: the config file; a reload reads the home, not the config: restart run to apply it\n")
+				// A reload under the new config reads the home too.
+				p.print("changed: the config file\n")
+				reconf(ctx, record)
+				continue
 			}
 			if len(b.home) > 0 {
 				p.print(fmt.Sprintf("changed: %s\n", strings.Join(b.home, ", ")))
@@ -275,6 +279,31 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 	p.print("reloading\n")
 	res, err := k.Reload(ctx)
+	if err == nil {
+		record()
+	}
+	p.print(reloadText(reloadOutcomeOf(k, res, err)))
+}
+
+// reconfigure reads the --config file again and reloads under it
+// (Kernel.Reconfigure), with kernelctl's logger and the host capabilities
+// it implements for the new config; it prints the plan applied, or why the
+// running generation keeps serving under the previous config.
+func reconfigure(ctx context.Context, g *globals, k *kernel.Kernel, log hclog.Logger, p *printer, record func()) {
+	next, err := g.configWithHome()
+	if err != nil {
+		p.print(fmt.Sprintf("config not applied; generation %d keeps serving under the previous config:\n%s\n",
+			k.Current().Number(), indentLines(err.Error(), "  ")))
+		return
+	}
+	next.Logger = log
+	var warnings []string
+	next.Handlers, warnings = hostHandlers(next, next.Logger)
+	for _, w := range warnings {
+		p.print("warning: " + w + "\n")
+	}
+	p.print("reloading under the new config\n")
+	res, err := k.Reconfigure(ctx, next)
 	if err == nil {
 		record()
 	}
