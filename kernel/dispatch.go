@@ -94,7 +94,11 @@ type InterceptResult struct {
 // (Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
 // no interceptor (none is registered there) and the payload comes back
 // unchanged.
-func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (*InterceptResult, error) {
+func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (_ *InterceptResult, err error) {
+	if ctx2, end := k.dispatching(ctx, contribution.KindInterceptor, string(point)); end != nil {
+		ctx = ctx2
+		defer func() { end(err) }()
+	}
 	if err := undeclared(k.config().Strict, "point", point, k.config().Points); err != nil {
 		return nil, err
 	}
@@ -210,7 +214,11 @@ type StrategyResult struct {
 // host did not declare (Config.Slots) is an error wrapping
 // ErrUnknownTarget; otherwise the result says the host default applies
 // (no plugin can own an undeclared slot).
-func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (*StrategyResult, error) {
+func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (_ *StrategyResult, err error) {
+	if ctx2, end := k.dispatching(ctx, contribution.KindStrategy, string(slot)); end != nil {
+		ctx = ctx2
+		defer func() { end(err) }()
+	}
 	if err := undeclared(k.config().Strict, "slot", slot, k.config().Slots); err != nil {
 		return nil, err
 	}
@@ -272,7 +280,11 @@ func (k *Kernel) RunAction(ctx context.Context, id string, uiContext json.RawMes
 }
 
 func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id string,
-	call func(*live, contribution.Contribution) (string, any, error)) (json.RawMessage, error) {
+	call func(*live, contribution.Contribution) (string, any, error)) (_ json.RawMessage, err error) {
+	if ctx2, end := k.dispatching(ctx, kind, id); end != nil {
+		ctx = ctx2
+		defer func() { end(err) }()
+	}
 	l, err := k.acquire()
 	if err != nil {
 		return nil, err

@@ -25,7 +25,11 @@ import (
 // whose Required says whether the plugin is required; as for providers,
 // there is no fallback: the host decides what an optional plugin's failure
 // means.
-func (k *Kernel) Invoke(ctx context.Context, kind contribution.Kind, key string, input json.RawMessage) (json.RawMessage, error) {
+func (k *Kernel) Invoke(ctx context.Context, kind contribution.Kind, key string, input json.RawMessage) (_ json.RawMessage, err error) {
+	if ctx2, end := k.dispatching(ctx, kind, key); end != nil {
+		ctx = ctx2
+		defer func() { end(err) }()
+	}
 	spec, err := k.hostKind(kind)
 	if err != nil {
 		return nil, err
@@ -68,7 +72,11 @@ type Answer struct {
 // the run goes on, unless ctx ended. A kind the host does not declare
 // (Config.Kinds, beyond the built-in ones) is an error wrapping
 // ErrUnknownTarget.
-func (k *Kernel) InvokeEach(ctx context.Context, kind contribution.Kind, key string, input json.RawMessage) ([]Answer, error) {
+func (k *Kernel) InvokeEach(ctx context.Context, kind contribution.Kind, key string, input json.RawMessage) (_ []Answer, err error) {
+	if ctx2, end := k.dispatching(ctx, kind, key); end != nil {
+		ctx = ctx2
+		defer func() { end(err) }()
+	}
 	if _, err := k.hostKind(kind); err != nil {
 		return nil, err
 	}

@@ -24,9 +24,41 @@ type Observer interface {
 	// with (an adapter returns ctx with a span, say); end is called once,
 	// when the call has ended, with its outcome. end may be nil.
 	Call(ctx context.Context, info CallInfo) (_ context.Context, end func(CallOutcome))
+	// Dispatch is called when a host's dispatch begins (Intercept,
+	// Strategy, CallProvider, RunAction, StreamProvider, Invoke,
+	// InvokeEach), with its context; the calls it sends to plugins are
+	// made under the context it returns (an adapter's dispatch span is the
+	// parent of their spans). end, which may be nil, is called once with
+	// the dispatch's error when it returns (for StreamProvider, when the
+	// stream ends).
+	Dispatch(ctx context.Context, info DispatchInfo) (_ context.Context, end func(error))
 	// Start is called when a plugin start has ended, ready or failed: in
 	// a generation build, or a supervised restart.
 	Start(info StartInfo)
+}
+
+// DispatchInfo describes a host's dispatch: the contribution kind and the
+// key it names (a point, a slot, a provider or action ID, a custom kind's
+// key).
+type DispatchInfo struct {
+	Kind contribution.Kind
+	Key  string
+}
+
+// dispatching tells the observer, if any, that a dispatch of kind at key
+// begins; it returns the dispatch's context and the function to call with
+// its error, nil (and ctx) without an observer or when the observer gives
+// none.
+func (k *Kernel) dispatching(ctx context.Context, kind contribution.Kind, key string) (context.Context, func(error)) {
+	obs := k.config().Observer
+	if obs == nil {
+		return ctx, nil
+	}
+	c, end := obs.Dispatch(ctx, DispatchInfo{Kind: kind, Key: key})
+	if c == nil {
+		c = ctx
+	}
+	return c, end
 }
 
 // CallInfo describes a call the kernel sends to a plugin.

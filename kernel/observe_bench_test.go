@@ -13,6 +13,9 @@ type nopObserver struct{}
 func (nopObserver) Call(ctx context.Context, _ CallInfo) (context.Context, func(CallOutcome)) {
 	return ctx, nil
 }
+func (nopObserver) Dispatch(ctx context.Context, _ DispatchInfo) (context.Context, func(error)) {
+	return ctx, nil
+}
 func (nopObserver) Start(StartInfo) {}
 
 // BenchmarkObserve measures a dispatched call (an interceptor chain of one

@@ -52,20 +52,39 @@ func TestCallStatsSnapshot(t *testing.T) {
 
 // recordingObserver records what the kernel tells it.
 type recordingObserver struct {
-	mu     sync.Mutex
-	calls  []string
-	starts []string
+	mu         sync.Mutex
+	calls      []string
+	starts     []string
+	dispatches []string
+}
+
+type dispatchMark struct{}
+
+func (o *recordingObserver) Dispatch(ctx context.Context, info DispatchInfo) (context.Context, func(error)) {
+	return context.WithValue(ctx, dispatchMark{}, info.Key), func(err error) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		res := "ok"
+		if err != nil {
+			res = "error"
+		}
+		o.dispatches = append(o.dispatches, string(info.Kind)+" "+info.Key+" "+res)
+	}
 }
 
 type ctxMark struct{}
 
 func (o *recordingObserver) Call(ctx context.Context, info CallInfo) (context.Context, func(CallOutcome)) {
+	inDispatch := ctx.Value(dispatchMark{}) != nil
 	return context.WithValue(ctx, ctxMark{}, info.Key), func(out CallOutcome) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		res := "ok"
 		if out.Err != nil {
 			res = "error"
+		}
+		if !inDispatch {
+			res += " outside any dispatch"
 		}
 		o.calls = append(o.calls, string(info.Kind)+" "+info.Plugin+" "+info.Key+" "+res)
 	}
@@ -107,6 +126,9 @@ func TestObserverAndCounters(t *testing.T) {
 		"interceptor good tool.before ok", "interceptor good tool.before ok", "interceptor good tool.before ok"}
 	if !slices.Equal(obs.calls, want) {
 		t.Errorf("calls = %q\nwant %q", obs.calls, want)
+	}
+	if want := []string{"interceptor tool.before ok", "interceptor tool.before ok", "interceptor tool.before ok"}; !slices.Equal(obs.dispatches, want) {
+		t.Errorf("dispatches = %q, want %q", obs.dispatches, want)
 	}
 	obs.mu.Unlock()
 	for _, p := range k.Plugins() {

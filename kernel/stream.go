@@ -51,6 +51,19 @@ var streamOpened func(*sidecar.Stream)
 // more than the window of chunks.
 func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMessage) iter.Seq2[json.RawMessage, error] {
 	return func(yield func(json.RawMessage, error) bool) {
+		ctx := ctx // each range over the stream is a dispatch of its own
+		if dctx, end := k.dispatching(ctx, contribution.KindProvider, id); end != nil {
+			ctx = dctx
+			var failed error // the stream's outcome
+			defer func() { end(failed) }()
+			inner := yield
+			yield = func(data json.RawMessage, err error) bool {
+				if err != nil {
+					failed = err
+				}
+				return inner(data, err)
+			}
+		}
 		l, err := k.acquire()
 		if err != nil {
 			yield(nil, err)

@@ -27,11 +27,15 @@
 //
 // # Traces
 //
-// Each call is a client span named "<kind> <plugin>" with the attributes
+// Each host dispatch (Intercept, Strategy, CallProvider, RunAction,
+// StreamProvider, Invoke, InvokeEach) is an internal span named
+// "dispatch <kind>" with extkernel.kind and extkernel.key, failed with the
+// dispatch's error. Each call the kernel sends to a plugin within it is a
+// client span named "<kind> <plugin>" with the attributes
 // extkernel.plugin, extkernel.kind, extkernel.key, extkernel.generation
 // and, for a call the kernel relays from another plugin, extkernel.caller.
-// Its parent is the span in the call's context: the host's own span of
-// the dispatch, or, for a relayed call, the calling plugin's span, from
+// Its parent is the span in the call's context: the dispatch's span, or,
+// for a relayed call, the calling plugin's span, from
 // the traceparent it sent (docs/protocol.md §5.13). The observer puts the
 // new span's traceparent on the call's context (kernel.WithTraceparent),
 // so the plugin receives it and its spans join the trace. A failed call's

@@ -122,6 +122,20 @@ func (o *Observer) Call(ctx context.Context, info kernel.CallInfo) (context.Cont
 	}
 }
 
+// Dispatch starts the span of a host's dispatch, the parent of the spans
+// of the calls it sends to plugins.
+func (o *Observer) Dispatch(ctx context.Context, info kernel.DispatchInfo) (context.Context, func(error)) {
+	ctx, span := o.tracer.Start(ctx, "dispatch "+string(info.Kind), trace.WithSpanKind(trace.SpanKindInternal),
+		trace.WithAttributes(keyKind.String(string(info.Kind)), keyKey.String(info.Key)))
+	return ctx, func(err error) {
+		if err != nil {
+			span.RecordError(err)
+			span.SetStatus(codes.Error, err.Error())
+		}
+		span.End()
+	}
+}
+
 // Start counts a plugin start, its duration, and a restart when the
 // plugin was seen before.
 func (o *Observer) Start(info kernel.StartInfo) {

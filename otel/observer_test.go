@@ -77,6 +77,27 @@ func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
 	return false
 }
 
+// TestDispatchSpan: a dispatch is a span, the parent of the calls made
+// under its context, and a failed dispatch's span says so.
+func TestDispatchSpan(t *testing.T) {
+	o, rec, _ := newTestObserver(t)
+	ctx, endDispatch := o.Dispatch(context.Background(), kernel.DispatchInfo{Kind: "provider", Key: "plugin/kvstore/get"})
+	_, endCall := o.Call(ctx, kernel.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Generation: 1})
+	endCall(kernel.CallOutcome{Duration: time.Millisecond})
+	endDispatch(errors.New("plugin \"kvstore\": down"))
+	spans := rec.Ended()
+	if len(spans) != 2 {
+		t.Fatalf("%d spans ended, want 2", len(spans))
+	}
+	call, dispatch := spans[0], spans[1]
+	if dispatch.Name() != "dispatch provider" || dispatch.Status().Code != codes.Error || !hasAttr(dispatch.Attributes(), keyKey.String("plugin/kvstore/get")) {
+		t.Errorf("dispatch span: %q status %v attrs %v", dispatch.Name(), dispatch.Status(), dispatch.Attributes())
+	}
+	if call.Parent().SpanID() != dispatch.SpanContext().SpanID() {
+		t.Errorf("call span's parent %v is not the dispatch span %v", call.Parent().SpanID(), dispatch.SpanContext().SpanID())
+	}
+}
+
 // TestMetrics: calls by outcome, in flight back to zero, durations, starts
 // and a restart for a plugin started twice.
 func TestMetrics(t *testing.T) {
