@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/homefile"
 )
 
 // Client limits.
@@ -177,7 +178,7 @@ func (c *Client) do(ctx context.Context, method, path string, body, out any) err
 		return fmt.Errorf("admin: %s %s: reading the answer: %w", method, path, err)
 	}
 	if len(data) > maxAnswer {
-		return fmt.Errorf("admin: %s %s: the answer is larger than %s", method, path, byteCount(maxAnswer))
+		return fmt.Errorf("admin: %s %s: the answer is larger than %s", method, path, homefile.Size(maxAnswer))
 	}
 	if resp.StatusCode != http.StatusOK {
 		return answerError(method, path, resp.StatusCode, data)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/kernel"
 )
 
@@ -315,7 +316,7 @@ func decode(r *http.Request, v any) *Error {
 	var tooBig *http.MaxBytesError
 	if errors.As(err, &tooBig) {
 		return &Error{Status: http.StatusRequestEntityTooLarge, Code: CodeBodyTooLarge,
-			Message: "request body is larger than " + byteCount(tooBig.Limit)}
+			Message: "request body is larger than " + homefile.Size(tooBig.Limit)}
 	}
 	return &Error{Status: http.StatusBadRequest, Code: CodeInvalidJSON, Message: "request body: " + err.Error()}
 }

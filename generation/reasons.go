@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -55,18 +56,7 @@ func filesReason(fa, fb Fingerprint) []string {
 	if fa.FileDigests == nil || fb.FileDigests == nil {
 		return []string{"package files changed"}
 	}
-	var changed []string
-	for f, d := range fb.FileDigests {
-		if fa.FileDigests[f] != d {
-			changed = append(changed, f)
-		}
-	}
-	for f := range fa.FileDigests {
-		if _, ok := fb.FileDigests[f]; !ok {
-			changed = append(changed, f)
-		}
-	}
-	sort.Strings(changed)
+	changed := pkgfiles.ChangedFiles(fa.FileDigests, fb.FileDigests)
 	if i := sort.SearchStrings(changed, pluginpkg.ManifestFile); i < len(changed) && changed[i] == pluginpkg.ManifestFile {
 		changed = append(changed[:i], changed[i+1:]...)
 	}

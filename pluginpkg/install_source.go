@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/extkernel/extkernel/internal/pkgfiles"
@@ -386,18 +385,10 @@ func diffDigests(a, b *FileDigest) (string, []string) {
 	if a == nil {
 		return "", nil
 	}
-	changed := []string{}
-	for f, d := range b.Files {
-		if a.Files[f] != d {
-			changed = append(changed, f)
-		}
+	changed := pkgfiles.ChangedFiles(a.Files, b.Files)
+	if changed == nil {
+		changed = []string{}
 	}
-	for f := range a.Files {
-		if _, ok := b.Files[f]; !ok {
-			changed = append(changed, f)
-		}
-	}
-	slices.Sort(changed)
 	return a.Sum, changed
 }
 

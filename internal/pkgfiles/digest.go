@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/extkernel/extkernel/internal/homefile"
 )
@@ -179,4 +180,23 @@ func (w *digestWalk) entry(file string, e fs.DirEntry) (string, error) {
 		x = "x"
 	}
 	return "f" + x + " " + hex.EncodeToString(sum[:]), nil
+}
+
+// ChangedFiles returns, sorted, the files whose digests differ between two
+// file-digest maps (path -> digest): changed, added or removed. It is nil
+// when none differs.
+func ChangedFiles(a, b map[string]string) []string {
+	var changed []string
+	for f, d := range b {
+		if a[f] != d {
+			changed = append(changed, f)
+		}
+	}
+	for f := range a {
+		if _, ok := b[f]; !ok {
+			changed = append(changed, f)
+		}
+	}
+	slices.Sort(changed)
+	return changed
 }
