@@ -99,7 +99,8 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 		ctx = ctx2
 		defer func() { end(err) }()
 	}
-	if err := undeclared(k.config().Strict, "point", point, k.config().Points); err != nil {
+	c := k.config()
+	if err := undeclared(c.Strict, "point", point, c.Points); err != nil {
 		return nil, err
 	}
 	l, err := k.acquire()
@@ -219,7 +220,8 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 		ctx = ctx2
 		defer func() { end(err) }()
 	}
-	if err := undeclared(k.config().Strict, "slot", slot, k.config().Slots); err != nil {
+	c := k.config()
+	if err := undeclared(c.Strict, "slot", slot, c.Slots); err != nil {
 		return nil, err
 	}
 	l, err := k.acquire()
@@ -298,9 +300,10 @@ func (k *Kernel) callUnique(ctx context.Context, kind contribution.Kind, id stri
 		return nil, fmt.Errorf("%s %q: %w in generation %d", kind, id, ErrUnknownTarget, l.gen.Number())
 	}
 	m := l.gen.Member(c.Source.Plugin)
-	deadline := k.config().Deadlines.Provider
+	deadlines := k.config().Deadlines
+	deadline := deadlines.Provider
 	if kind == contribution.KindAction {
-		deadline = k.config().Deadlines.Action
+		deadline = deadlines.Action
 	}
 	method, params, err := call(l, c)
 	if err != nil {

@@ -232,9 +232,10 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 	if inst == nil {
 		return nil
 	}
+	c := k.config()
 	out := make(map[string]generation.Launch, len(inst.Packages))
 	for _, p := range inst.Packages {
-		l := generation.Launch{Required: k.required(p), Config: k.config().PluginConfig[p.Name], Limits: k.config().Limits[p.Name]}
+		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.Limits[p.Name]}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
 		out[p.Name] = l
 	}
@@ -256,8 +257,9 @@ func (k *Kernel) required(p *pluginpkg.Package) bool {
 // when one of them is not installed, does not load, or is disabled.
 func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
-	for _, name := range slices.Sorted(maps.Keys(k.config().Policy)) {
-		if k.config().Policy[name] == FailureRequired {
+	policy := k.config().Policy
+	for _, name := range slices.Sorted(maps.Keys(policy)) {
+		if policy[name] == FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}
 	}
@@ -306,13 +308,14 @@ func (k *Kernel) retire(l *live, keep []string) {
 	k.retiring.Add(1)
 	go func() {
 		defer k.retiring.Done()
-		t := time.NewTimer(k.config().DrainTimeout)
+		drain := k.config().DrainTimeout
+		t := time.NewTimer(drain)
 		defer t.Stop()
 		select {
 		case <-l.drained:
 		case <-t.C:
 			k.log.Warn("retired generation did not drain in time; stopping it", "generation", l.gen.Number(),
-				"drain_timeout", k.config().DrainTimeout)
+				"drain_timeout", drain)
 		}
 		if err := l.gen.Close(context.Background()); err != nil {
 			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
@@ -376,8 +379,8 @@ func (k *Kernel) progress(e generation.StartEvent) {
 	case generation.StartLaunching:
 		k.setState(e.Plugin, StateStarting, "", nil)
 	case generation.StartReady, generation.StartFailed:
-		if k.config().Observer != nil {
-			k.config().Observer.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
+		if obs := k.config().Observer; obs != nil {
+			obs.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 		}
 	}
 	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})

@@ -121,8 +121,9 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 		return nil, nil, nil, perr
 	}
 	p := c.Payload.(contribution.Provider)
-	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, k.config().Deadlines.Provider),
-		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: k.config().StreamWindow})
+	cfg := k.config()
+	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider),
+		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: cfg.StreamWindow})
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)
