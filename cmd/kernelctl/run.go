@@ -290,15 +290,12 @@ func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 // it implements for the new config; it prints the plan applied, or why the
 // running generation keeps serving under the previous config.
 func reconfigure(ctx context.Context, g *globals, k *kernel.Kernel, log hclog.Logger, p *printer, record func()) {
-	next, err := g.configWithHome()
+	next, warnings, err := kernelConfig(g, log)
 	if err != nil {
 		p.print(fmt.Sprintf("config not applied; generation %d keeps serving under the previous config:\n%s\n",
 			k.Current().Number(), indentLines(err.Error(), "  ")))
 		return
 	}
-	next.Logger = log
-	var warnings []string
-	next.Handlers, warnings = hostHandlers(next, next.Logger)
 	for _, w := range warnings {
 		p.print("warning: " + w + "\n")
 	}
@@ -403,7 +400,11 @@ const loggerName = "kernelctl"
 // of the config that kernelctl implements (hostHandlers), and returns a
 // warning for each other one.
 func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg kernel.Config, warnings []string, err error) {
-	cfg, err = g.configWithHome()
+	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: loggerName, Output: g.stderr, Level: g.level()})
+	if ring != nil {
+		log.RegisterSink(ring)
+	}
+	cfg, warnings, err = kernelConfig(g, log)
 	if err != nil {
 		return nil, cfg, nil, err
 	}
@@ -412,14 +413,23 @@ func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg kernel.Co
 		return nil, cfg, nil, err
 	}
 	cfg.FirstGeneration = last + 1
-	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: loggerName, Output: g.stderr, Level: g.level()})
-	if ring != nil {
-		log.RegisterSink(ring)
-	}
-	cfg.Logger = log
-	cfg.Handlers, warnings = hostHandlers(cfg, log)
 	k, err = kernel.New(cfg)
 	return k, cfg, warnings, err
+}
+
+// kernelConfig reads the config as run applies it, at start and when
+// --watch sees it change: the --config file with the home resolved,
+// kernelctl's logger log, and handlers for the host capabilities kernelctl
+// implements (with a warning for each declared one it does not).
+func kernelConfig(g *globals, log hclog.Logger) (kernel.Config, []string, error) {
+	cfg, err := g.configWithHome()
+	if err != nil {
+		return cfg, nil, err
+	}
+	cfg.Logger = log
+	var warnings []string
+	cfg.Handlers, warnings = hostHandlers(cfg, log)
+	return cfg, warnings, nil
 }
 
 // stopKernel closes the admin server (if not nil), then k, within
