@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"sync/atomic"
+	"time"
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -24,8 +26,9 @@ import (
 //
 // While Call waits, the plugin keeps reading and serving host requests,
 // those the call itself causes included (A → B → A): a handler that holds
-// the read role gives it up before Call blocks (see the package doc,
-// # Concurrency).
+// the read role reads on its own goroutine until the answer comes, and
+// moves reading to another worker if a request for a handler comes first
+// (see the package doc, # Concurrency).
 //
 // Call returns:
 //   - an error wrapping ErrNotServing when no ServeIO runs or it has
@@ -35,7 +38,8 @@ import (
 //     answered, and one wrapping ErrCallsUnsupported when the host speaks
 //     protocol 1.0;
 //   - an error wrapping ctx.Err() when ctx is done first; Call then sends
-//     $/cancel for the call and drops its answer;
+//     $/cancel for the call and drops its answer (a call reading its own
+//     answer returns once the host answered the $/cancel, at once);
 //   - the *protocol.Error the host answered with, not wrapped: one of
 //     CodeNotAuthorized, CodeNotAvailable, CodeMethodNotFound,
 //     CodeDepthExceeded, CodeStaleGeneration, CodeRequestCancelled, or
@@ -85,6 +89,12 @@ type handlerCtx struct {
 	s           *session
 	id          json.RawMessage // the request's id
 	traceparent string          // the request's, if the host sent a valid one
+	// episode is the scheduler's number for the handler's run holding the
+	// read role, 0 when it runs without it; set before the handler starts.
+	episode uint64
+	// run measures the handler's stretches of running between the waits
+	// of its calls, the time scheduler.observe judges.
+	run stretches
 }
 
 // Value answers parentKey with h, traceparentKey with the request's
@@ -101,18 +111,67 @@ func (h *handlerCtx) Value(key any) any {
 	return h.Context.Value(key)
 }
 
+// handlerOf returns the context of the handler of s that ctx is or
+// derives from, or nil.
+func (s *session) handlerOf(ctx context.Context) *handlerCtx {
+	if h, ok := ctx.Value(parentKey{}).(*handlerCtx); ok && h.s == s {
+		return h
+	}
+	return nil
+}
+
+// stretches measures how long a handler runs without waiting for a call:
+// the longest of its stretches, each from its start or a call's answer to
+// the next call or its return. A handler that calls often lets the host's
+// messages be read often, however long it runs in all. Its methods are
+// safe for concurrent use (a handler's goroutines may call at once; the
+// measure is then approximate).
+type stretches struct {
+	mark    atomic.Int64 // when the current stretch began, ns on clock
+	longest atomic.Int64 // ns
+}
+
+// clock is the origin of stretches' times: time.Since(clock) is
+// monotonic.
+var clock = time.Now()
+
+// start begins the first stretch.
+func (st *stretches) start() { st.mark.Store(int64(time.Since(clock))) }
+
+// pause ends a stretch: a call begins to wait.
+func (st *stretches) pause() { st.record(int64(time.Since(clock)) - st.mark.Load()) }
+
+// resume begins a stretch: a call returned.
+func (st *stretches) resume() { st.mark.Store(int64(time.Since(clock))) }
+
+// end ends the last stretch and returns the longest.
+func (st *stretches) end() time.Duration {
+	st.pause()
+	return time.Duration(st.longest.Load())
+}
+
+func (st *stretches) record(d int64) {
+	for {
+		l := st.longest.Load()
+		if d <= l || st.longest.CompareAndSwap(l, d) {
+			return
+		}
+	}
+}
+
 // parentOf returns the id of the request of s whose handler's context ctx
 // is or derives from, or nil.
 func (s *session) parentOf(ctx context.Context) json.RawMessage {
-	if h, ok := ctx.Value(parentKey{}).(*handlerCtx); ok && h.s == s {
+	if h := s.handlerOf(ctx); h != nil {
 		return h.id
 	}
 	return nil
 }
 
 // call sends capability/call with params (and ctx's parent) and waits for
-// its answer, ctx, or the end of reading. It hands the read role over
-// before it writes, so the answer is read even when the caller holds it.
+// its answer, ctx, or the end of reading. A caller whose handler holds the
+// read role reads the answer itself (readFor); any other hands a handler's
+// role over before it writes, so the answer is read.
 func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (json.RawMessage, error) {
 	if err := s.callable(); err != nil {
 		return nil, err
@@ -120,19 +179,35 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	params.Parent = s.parentOf(ctx)
+	h := s.handlerOf(ctx)
+	if h != nil {
+		params.Parent = h.id
+		h.run.pause()
+		defer h.run.resume()
+	}
 	params.Traceparent = Traceparent(ctx)
 	raw, err := json.Marshal(params)
 	if err != nil {
 		return nil, fmt.Errorf("marshal params: %w", err)
 	}
 	id, key, answer := s.startCall()
-	s.sched.release()
+	reads := h != nil && s.sched.claimRead(h.episode)
+	if !reads {
+		s.sched.release()
+	}
 	m := &wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Method: wire.MethodCapabilityCall, Params: raw}
 	if err := s.fw.WriteMessage(m); err != nil {
+		if reads {
+			s.sched.keepRead(h.episode)
+		}
 		s.forget(key)
 		s.cancelAbort(fmt.Errorf("write to host: %w", err))
 		return nil, fmt.Errorf("write to host: %w", err)
+	}
+	if reads {
+		if m := s.readFor(ctx, h, id, answer); m != nil {
+			return answerOutput(ctx, m)
+		}
 	}
 	cancelled := false
 	select {
@@ -151,6 +226,46 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 	}
 	s.cancelOut(id)
 	return nil, ctx.Err()
+}
+
+// readFor reads and handles the host's messages on the caller's
+// goroutine, the handler h holding the read role (claimRead), until the
+// answer to the call id comes on answer, which it returns with the role
+// kept (keepRead). It returns nil when it read a request for a handler
+// first, handing the role over with it (handOver), or when the read loop
+// ended (endRead): the caller then waits for the answer as any other. When
+// ctx is done meanwhile, $/cancel is sent for the call, which the host
+// answers at once with -32800 (docs/protocol.md §5.8).
+func (s *session) readFor(ctx context.Context, h *handlerCtx, id json.RawMessage, answer chan *wire.Message) *wire.Message {
+	stop := context.AfterFunc(ctx, func() { s.cancelOut(id) })
+	defer stop()
+	for {
+		c, end, err := s.readOne()
+		switch {
+		case end:
+			s.sched.endRead(err)
+			return nil
+		case c != nil:
+			s.sched.handOver(c)
+			return nil
+		}
+		select {
+		case m := <-answer:
+			s.sched.keepRead(h.episode)
+			return m
+		default:
+		}
+	}
+}
+
+// answerOutput is callOutput for an answer readFor read: a call whose ctx
+// ended and which the host answered cancelled (after the $/cancel readFor
+// sent) returns ctx's error, as a call waiting on ctx does.
+func answerOutput(ctx context.Context, m *wire.Message) (json.RawMessage, error) {
+	if m.Error != nil && m.Error.Code == protocol.CodeRequestCancelled && ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return callOutput(m)
 }
 
 // callable returns why the session cannot call the host now, or nil. As

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -35,7 +36,18 @@ func TestCallErrors(t *testing.T) {
 				return err != nil && strings.Contains(err.Error(), `call "storage.kv.get": malformed result [1]`)
 			}},
 		{name: "outer request cancelled", host: "1.1.0",
-			after: func(t *testing.T, h *harness, _ json.RawMessage) { h.cancelCall(12) },
+			after: func(t *testing.T, h *harness, c json.RawMessage) {
+				// The plugin answers 12 cancelled and cancels its call,
+				// in either order; the host answers the cancelled call,
+				// as docs/protocol.md §5.8 has it.
+				h.cancelCall(12)
+				for range 2 {
+					if m := h.recv(); m.Method == wire.MethodCancel {
+						expectCancel(t, m, c)
+						answerError(t, h, c, protocol.CodeRequestCancelled, "cancelled")
+					}
+				}
+			},
 			check: func(err error) bool { return errors.Is(err, context.Canceled) }},
 		{name: "shutdown", host: "1.1.0",
 			after: func(t *testing.T, h *harness, _ json.RawMessage) { h.call(13, wire.MethodShutdown, nil) },
@@ -192,5 +204,64 @@ func TestCallWriteFailure(t *testing.T) {
 	}
 	if err := h.wait(); !errors.Is(err, io.ErrClosedPipe) {
 		t.Fatalf("ServeIO = %v, want the write error", err)
+	}
+}
+
+// TestCallReadsItsAnswer: a handler holding the read role reads its calls'
+// answers on its own goroutine, so a handler that calls many times keeps
+// the role (no move) however long it runs in all, as long as each stretch
+// between its calls stays within the inline bound; and the next request
+// still runs holding the role. A stretch past the bound loses the role to
+// the timer, and makes the next request hand the role over at once, as
+// any slow handler does.
+func TestCallReadsItsAnswer(t *testing.T) {
+	const bound = 20 * time.Millisecond
+	withBounds(t, bounds{drain: drainWait, cancel: cancelWait, inline: bound})
+	tests := []struct {
+		name      string
+		calls     int
+		pause     time.Duration // between two calls
+		wantMoves bool
+	}{
+		{name: "many quick stretches", calls: 20, pause: bound / 10}, // 20 x 2 ms > bound in all
+		{name: "a stretch past the bound", calls: 3, pause: 3 * bound, wantMoves: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := New("caller", "1.0.0")
+			p.Provider("loop", "calls storage.kv's get several times", func(ctx context.Context, _ json.RawMessage) (any, error) {
+				for i := range tt.calls {
+					if i > 0 {
+						time.Sleep(tt.pause)
+					}
+					if _, err := p.Call(ctx, "storage.kv", "get", nil); err != nil {
+						return nil, err
+					}
+				}
+				return "done", nil
+			})
+			h := serve(t, p)
+			h.call(1, wire.MethodInitialize, initParams("1.1.0"))
+			h.response(1)
+			h.call(2, wire.MethodProviderInvoke, invoke("loop"))
+			for range tt.calls {
+				c := expectCall(t, h.recv(), `{"capability":"storage.kv","method":"get","parent":2}`)
+				answer(t, h, c, `{"output":1}`)
+			}
+			expectResult(t, h.recv(), 2, `{"output":"done"}`)
+			p.mu.Lock()
+			sc := p.mu.serving.sched
+			p.mu.Unlock()
+			if moves := sc.moves.Load(); (moves > 0) != tt.wantMoves {
+				t.Errorf("the role moved %d times, want moves: %v", moves, tt.wantMoves)
+			}
+			if slow := sc.slow.Load(); slow != tt.wantMoves {
+				t.Errorf("slow = %v after the handler, want %v (true hands the next request over)", slow, tt.wantMoves)
+			}
+			h.inW.Close()
+			if err := h.wait(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

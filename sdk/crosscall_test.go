@@ -189,8 +189,11 @@ var callScenarios = []callScenario{
 		relay(t, e, 12, "relay", `{"capability":"storage.kv","method":"get","timeout_ms":50}`)
 		c := expectCall(t, e.next(), `{"capability":"storage.kv","method":"get","parent":12}`)
 		expectCancel(t, e.next(), c)
+		// The host answers the cancelled call (docs/protocol.md §5.8): a
+		// plugin may wait for that answer (the Go SDK does when its
+		// handler reads for it) or drop it (the others).
+		answerError(t, e, c, protocol.CodeRequestCancelled, "cancelled")
 		expectResult(t, e.next(), 12, `{"output":{"timeout":true}}`)
-		answerError(t, e, c, protocol.CodeRequestCancelled, "cancelled") // dropped
 		pingNext(t, e, 13)
 	}},
 	{name: "a 1.0 host is refused locally", host: "1.0.0", run: func(t *testing.T, e hostEnd) {

@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -208,14 +207,15 @@ func (s *session) register(m *wire.Message, fn callFunc) *call {
 }
 
 // run calls c's handler, answers c and forgets it. Whether the handler
-// took the inline bound or longer is recorded before the answer is
+// ran the inline bound or longer without waiting for a call (see
+// stretches) is recorded before the answer is
 // written, so the next request the host sends already sees it (see
 // scheduler.observe).
 func (s *session) run(c *call) {
 	defer s.finish(c)
-	start := time.Now()
+	c.ctx.run.start()
 	res, err := s.invokeCall(c)
-	s.sched.observe(time.Since(start))
+	s.sched.observe(c.ctx.episode, c.ctx.run.end())
 	s.answer(c, res, err)
 }
 

@@ -64,13 +64,18 @@
 // has ended when it returns. Notify and Logger are safe to call from any
 // goroutine.
 //
-// Call may be used from any goroutine. A handler that calls holds no
-// read role while it waits: Call hands the role over before it writes the
-// request, so the host's answer, and any request the host sends meanwhile
-// (a callee calling back into this plugin, A → B → A), are read and served
-// while the handler waits. The plugin's requests have ids "c1", "c2", ...,
-// unique within a ServeIO run; an answer to no request in flight (a late
-// answer to a call given up) is dropped.
+// Call may be used from any goroutine. A handler that calls while it runs
+// on the reading goroutine keeps reading there: it reads until its answer
+// comes, so a call costs no goroutine switch either, and a handler that
+// calls many times keeps reading as long as each stretch of its own work
+// between two calls stays within 200 µs (the time waiting for answers is
+// not counted). If it reads a request for a handler first (a callee
+// calling back into this plugin, A → B → A), reading moves to another
+// worker with that request, and the call waits for its answer as any
+// other. A Call on any other goroutine moves reading off a handler that
+// holds it before it writes, so its answer is read. The plugin's requests
+// have ids "c1", "c2", ..., unique within a ServeIO run; an answer to no
+// request in flight (a late answer to a call given up) is dropped.
 //
 // # Calling capabilities
 //
@@ -82,7 +87,10 @@
 // goroutine of the plugin's own) is independent. When the context is done
 // first, Call sends $/cancel for the call and returns its error: so
 // cancelling the host's request cancels the calls its handler makes with
-// its context.
+// its context. A call that reads its own answer returns once the host has
+// answered the $/cancel, which a host does at once with -32800
+// (docs/protocol.md §5.8); any other returns at once and drops the
+// answer.
 //
 // # Streams
 //

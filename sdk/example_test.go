@@ -94,14 +94,16 @@ func ExamplePlugin_Call() {
 }
 
 // scriptedHost prints what the plugin writes and plays ExamplePlugin_Call's
-// host: it answers the call, and ends the input after the answer to 2.
+// host: it answers the call, and ends the input after the answer to 2. As
+// a real host, it writes to the plugin independently of reading from it:
+// the plugin reads the answer only once its request is written.
 type scriptedHost struct{ answers *io.PipeWriter }
 
 func (h scriptedHost) Write(frame []byte) (int, error) {
 	os.Stdout.Write(frame)
 	switch {
 	case bytes.Contains(frame, []byte(`"method":"capability/call"`)):
-		fmt.Fprintln(h.answers, `{"jsonrpc":"2.0","id":"c1","result":{"output":"make -j8"}}`)
+		go fmt.Fprintln(h.answers, `{"jsonrpc":"2.0","id":"c1","result":{"output":"make -j8"}}`)
 	case bytes.HasPrefix(frame, []byte(`{"jsonrpc":"2.0","id":2,`)):
 		h.answers.Close()
 	}

@@ -28,8 +28,14 @@ const maxIdleWorkers = 16
 // handler that took bound or longer, see observe) the next requests hand
 // the role over at once, before their handler runs, until a handler
 // returns within the bound again. A handler that calls the host (Call)
-// gives the role up the same way before it waits (release), without
-// waiting for the timer. A worker that lost the role waits idle
+// while it holds the role keeps it and reads on its own goroutine until
+// its answer comes (claimRead, keepRead): the answer costs no goroutine
+// switch, and while it reads no timer takes the role. If it reads a
+// request for a handler meanwhile, it hands the role over with that
+// request (handOver) and waits for its answer as any other caller. A
+// caller that does not hold the role gives up any handler's role before
+// it waits (release), without waiting for the timer, so that its answer
+// is read. A worker that lost the role waits idle
 // for it again after its handler, unless maxIdleWorkers others already
 // wait. The worker whose read ends the loop (read returns a nil call)
 // sends read's error to serve and keeps the role.
@@ -44,21 +50,30 @@ type scheduler struct {
 	bound time.Duration
 
 	// role is unbuffered: a send hands the role to an idle worker, and
-	// succeeds only when one waits. stop ends the idle workers.
-	role        chan struct{}
+	// succeeds only when one waits; a non-nil call sent is a request read
+	// already, which the worker runs first. stop ends the idle workers.
+	role        chan *call
 	loopDone    chan error
 	stop        chan struct{}
 	workers     sync.WaitGroup
 	idleWorkers atomic.Int32
 
 	// A handler runs holding the read role (see runHolding) as episode
-	// number inline, 0 when none does; handoff is the timer that takes the
+	// number inline, 0 when none does, selfReading while one of its calls
+	// reads for its answer (claimRead); handoff is the timer that takes the
 	// role from it after bound, and slow is set while handlers take longer
-	// than that.
+	// than that (the time its calls spent reading not counted).
 	inline  atomic.Uint64
 	episode atomic.Uint64
 	slow    atomic.Bool
-	handoff atomic.Pointer[time.Timer] // created by the first request
+	// observed is the last episode whose handler returned (observe):
+	// slow is then its decision, not the timer's.
+	observed atomic.Uint64
+	handoff  atomic.Pointer[time.Timer] // created by the first request
+
+	// moves counts the times the role went to another goroutine (passRole,
+	// handOver), for tests.
+	moves atomic.Uint64
 }
 
 // newScheduler returns a scheduler that reads with read and runs calls with
@@ -68,7 +83,7 @@ func newScheduler(bound time.Duration, read func() (*call, error), run func(*cal
 		read:     read,
 		run:      run,
 		bound:    bound,
-		role:     make(chan struct{}),
+		role:     make(chan *call),
 		loopDone: make(chan error, 1),
 		stop:     make(chan struct{}),
 	}
@@ -95,9 +110,17 @@ func (sc *scheduler) close(wait bool) {
 	}
 }
 
-// observe records that a handler ran for d. run calls it before writing
-// the answer, so the next request the host sends already sees it.
-func (sc *scheduler) observe(d time.Duration) { sc.slow.Store(d >= sc.bound) }
+// observe records that the handler of episode ep (0 for one that ran
+// without the role) ran for d. run calls it before writing the answer, so
+// the next request the host sends already sees it; if the timer fires
+// while that answer is written, it hands the role over without overriding
+// what observe decided (handoffFired).
+func (sc *scheduler) observe(ep uint64, d time.Duration) {
+	sc.slow.Store(d >= sc.bound)
+	if ep != 0 {
+		sc.observed.Store(ep)
+	}
+}
 
 // worker is a worker's life (see scheduler). A worker given a call c
 // starts by running it, holding the role.
@@ -120,7 +143,7 @@ func (sc *scheduler) worker(c *call) {
 			return
 		}
 		select {
-		case <-sc.role:
+		case c = <-sc.role:
 			sc.idleWorkers.Add(-1)
 		case <-sc.stop:
 			return
@@ -139,6 +162,7 @@ func (sc *scheduler) runHolding(c *call) bool {
 		return false
 	}
 	ep := sc.episode.Add(1)
+	c.ctx.episode = ep
 	sc.inline.Store(ep)
 	t := sc.handoff.Load()
 	if t == nil {
@@ -163,10 +187,12 @@ func (sc *scheduler) runHolding(c *call) bool {
 // over at once.
 func (sc *scheduler) handoffFired() {
 	ep := sc.inline.Load()
-	if ep == 0 || !sc.inline.CompareAndSwap(ep, 0) {
-		return // the handler returned first
+	if ep == 0 || ep == selfReading || !sc.inline.CompareAndSwap(ep, 0) {
+		return // the handler returned first, or its call reads
 	}
-	sc.slow.Store(true)
+	if sc.observed.Load() != ep {
+		sc.slow.Store(true) // the handler itself runs past bound
+	}
 	sc.passRole()
 }
 
@@ -178,17 +204,63 @@ func (sc *scheduler) handoffFired() {
 // the handler returns.
 func (sc *scheduler) release() {
 	ep := sc.inline.Load()
-	if ep == 0 || !sc.inline.CompareAndSwap(ep, 0) {
-		return // no handler holds the role, or the timer took it first
+	if ep == 0 || ep == selfReading || !sc.inline.CompareAndSwap(ep, 0) {
+		return // no handler holds the role, the timer took it first, or a call reads
 	}
 	sc.passRole()
+}
+
+// selfReading is inline's value while a call of the handler holding the
+// role reads on the caller's goroutine. Episode numbers never reach it.
+const selfReading = ^uint64(0)
+
+// claimRead reports whether the caller, a goroutine of the handler that
+// runs as episode ep (0 for a handler that does not hold the role), now
+// reads the host's messages itself: it does when that handler still holds
+// the role and no other of its calls reads. Until keepRead, handOver or
+// endRead, neither the timer nor release takes the role.
+func (sc *scheduler) claimRead(ep uint64) bool {
+	return ep != 0 && sc.inline.CompareAndSwap(ep, selfReading)
+}
+
+// keepRead ends a claimRead whose call was answered: the handler of
+// episode ep holds the role again, and the timer gets a whole bound
+// before it takes it.
+func (sc *scheduler) keepRead(ep uint64) {
+	if sc.inline.CompareAndSwap(selfReading, ep) {
+		if t := sc.handoff.Load(); t != nil {
+			t.Reset(sc.bound)
+		}
+	}
+}
+
+// handOver ends a claimRead that read c, a request for a handler, before
+// its call's answer: the role goes with c to an idle worker (or a new
+// one), which runs c first, as the reader of a request does.
+func (sc *scheduler) handOver(c *call) {
+	sc.inline.Store(0)
+	sc.moves.Add(1)
+	select {
+	case sc.role <- c:
+	default:
+		sc.workers.Add(1)
+		go sc.worker(c)
+	}
+}
+
+// endRead ends a claimRead whose read ended the read loop, with err as
+// read's: it goes to serve, and nobody reads any more.
+func (sc *scheduler) endRead(err error) {
+	sc.inline.Store(0)
+	sc.loopDone <- err
 }
 
 // passRole hands the read role to an idle worker, or to a new one when
 // none waits.
 func (sc *scheduler) passRole() {
+	sc.moves.Add(1)
 	select {
-	case sc.role <- struct{}{}:
+	case sc.role <- nil:
 	default:
 		sc.workers.Add(1)
 		go sc.worker(nil)

@@ -103,7 +103,7 @@ func TestScheduler(t *testing.T) {
 				if w := tt.calls[i].waitFor; w > 0 {
 					<-r.readCh[w]
 				}
-				sc.observe(tt.calls[i].took)
+				sc.observe(c.ctx.episode, tt.calls[i].took)
 				r.mu.Lock()
 				r.ranOn[i] = goroutineID()
 				r.mu.Unlock()

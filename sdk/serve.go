@@ -217,33 +217,41 @@ func closeOnDone(ctx context.Context, r io.Reader) func() {
 // or a fatal read error.
 func (s *session) readUntilCall() (*call, error) {
 	for {
-		if s.abort.Err() != nil {
-			return nil, context.Cause(s.abort)
-		}
-		line, err := s.fr.ReadFrame()
-		if err != nil {
-			if s.abort.Err() != nil {
-				return nil, context.Cause(s.abort)
-			}
-			if errors.Is(err, io.EOF) {
-				s.log.Debug("end of input")
-				return nil, nil
-			}
-			return nil, fmt.Errorf("read from host: %w", err)
-		}
-		m := new(wire.Message)
-		if err := wire.DecodeMessage(line, m); err != nil {
-			s.malformed(line, err)
-			continue
-		}
-		c, shutdown := s.dispatch(m)
-		if shutdown {
-			return nil, nil
+		c, end, err := s.readOne()
+		if end {
+			return nil, err
 		}
 		if c != nil {
 			return c, nil
 		}
 	}
+}
+
+// readOne reads and handles one message. It returns the call the message
+// registered, if any, or end set when the read loop ends, with
+// readUntilCall's error.
+func (s *session) readOne() (c *call, end bool, err error) {
+	if s.abort.Err() != nil {
+		return nil, true, context.Cause(s.abort)
+	}
+	line, err := s.fr.ReadFrame()
+	if err != nil {
+		if s.abort.Err() != nil {
+			return nil, true, context.Cause(s.abort)
+		}
+		if errors.Is(err, io.EOF) {
+			s.log.Debug("end of input")
+			return nil, true, nil
+		}
+		return nil, true, fmt.Errorf("read from host: %w", err)
+	}
+	m := new(wire.Message)
+	if err := wire.DecodeMessage(line, m); err != nil {
+		s.malformed(line, err)
+		return nil, false, nil
+	}
+	c, shutdown := s.dispatch(m)
+	return c, shutdown, nil
 }
 
 // malformed answers a line that is not a JSON-RPC message with an error

@@ -56,6 +56,10 @@ type inbound struct {
 	cancel context.CancelCauseFunc // nil until its context exists (admit)
 	cause  error                   // a cancel asked for before cancel was set
 	stream *CallStream             // the stream it asked for, or nil; set before it is recorded
+	// answered is set once the call was answered cancelled on the
+	// plugin's $/cancel, before its handler returned (cancelCall): the
+	// handler's own answer is then dropped.
+	answered bool
 }
 
 // serveCall admits a capability/call from the reading goroutine and serves
@@ -184,14 +188,16 @@ func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, ca
 	if err == nil {
 		var frame []byte
 		if frame, err = encodeOutput(id, out); err == nil {
-			c.finishCall(key)
-			_ = c.send(false, 0, frame)
+			if c.finishCall(key) {
+				_ = c.send(false, 0, frame)
+			}
 			return
 		}
 	}
 	perr := c.callError(ctx, err)
-	c.finishCall(key)
-	c.reply(id, perr)
+	if c.finishCall(key) {
+		c.reply(id, perr)
+	}
 }
 
 // encodeOutput encodes the answer {"output": out} to request id.
@@ -216,10 +222,11 @@ func (c *Client) callError(ctx context.Context, err error) *protocol.Error {
 	return &protocol.Error{Code: protocol.CodeInternalError, Message: c.redact(err.Error())}
 }
 
-// finishCall forgets a call that is about to be answered (a later $/cancel
-// for its id is ignored, and the id may be reused) and releases its
-// context.
-func (c *Client) finishCall(key string) {
+// finishCall forgets a call whose handler returned (a later $/cancel for
+// its id is ignored, and the id may be reused), releases its context, and
+// reports whether the handler's answer is to be sent: not when the call
+// was answered cancelled already (cancelCall).
+func (c *Client) finishCall(key string) bool {
 	c.mu.Lock()
 	rec := c.mu.inbound[key]
 	delete(c.mu.inbound, key)
@@ -227,12 +234,30 @@ func (c *Client) finishCall(key string) {
 	if rec != nil && rec.cancel != nil {
 		rec.cancel(context.Canceled)
 	}
+	return rec != nil && !rec.answered
 }
 
 // cancelCall cancels the call the plugin's $/cancel names, if it is in
-// flight.
+// flight, and answers it at once with -32800 (docs/protocol.md §5.8), so
+// that a caller gets its answer even from a handler that ignores its
+// context; the handler's own answer is dropped. A call with a stream is
+// only cancelled: its stream's end answers it (§5.12). Until its handler
+// returns, the call still counts against MaxInboundCalls and its id
+// stays in use.
 func (c *Client) cancelCall(id json.RawMessage) {
-	c.cancelInbound(errCallCancelled, func(key string, _ *inbound) bool { return key == callKey(id) })
+	key := callKey(id)
+	c.mu.Lock()
+	rec := c.mu.inbound[key]
+	answer := rec != nil && rec.stream == nil && !rec.answered
+	if answer {
+		rec.answered = true
+	}
+	c.mu.Unlock()
+	c.cancelInbound(errCallCancelled, func(k string, _ *inbound) bool { return k == key })
+	if answer {
+		c.reply(id, &protocol.Error{Code: protocol.CodeRequestCancelled,
+			Message: c.redact("capability/call cancelled: " + errCallCancelled.Error())})
+	}
 }
 
 // endChildren cancels the calls derived from the host request id, which

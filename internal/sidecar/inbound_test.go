@@ -303,6 +303,34 @@ func TestInboundCallCancelled(t *testing.T) {
 	}
 }
 
+// TestInboundCallCancelAnsweredAtOnce: the plugin's $/cancel is answered
+// -32800 at once even when OnCall ignores its context (docs/protocol.md
+// §5.8: a caller may wait for that answer), and OnCall's own answer, when
+// it comes, is dropped: the next call is answered as usual.
+func TestInboundCallCancelAnsweredAtOnce(t *testing.T) {
+	release := make(chan struct{})
+	var calls atomic.Int32
+	opts, _ := testOptions(t)
+	opts.OnCall = func(ctx context.Context, call Call) (json.RawMessage, error) {
+		if calls.Add(1) == 1 {
+			<-release // deaf to ctx
+			return json.RawMessage(`"late"`), nil
+		}
+		return json.RawMessage(`"second"`), nil
+	}
+	c := startCaller(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	o := runScript(t, ctx, c, `{"call":{"capability":"x","method":"m"},"cancel":true}`)
+	if o.Error == nil || o.Error.Code != protocol.CodeRequestCancelled {
+		t.Fatalf("outcome = %s, want -32800 while OnCall still runs", o)
+	}
+	close(release)
+	if o := runScript(t, ctx, c, `{"call":{"capability":"x","method":"m"}}`); string(o.Output) != `"second"` {
+		t.Fatalf("next call's outcome = %s, want \"second\"", o)
+	}
+}
+
 // background runs fn on a goroutine and returns a channel closed when it
 // returned.
 func background(fn func()) <-chan struct{} {
