@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -68,7 +69,7 @@ type inbound struct {
 // are answered at once.
 func (c *Client) serveCall(m *wire.Message) {
 	var p wire.CapabilityCallParams
-	if err := json.Unmarshal(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
+	if err := wire.Decode(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
 		msg := "capability/call: params must name a capability and a method"
 		if err != nil {
 			msg += ": " + c.redact(err.Error())
@@ -113,9 +114,12 @@ func hasParent(parent json.RawMessage) bool {
 // admit registers the call key (with the stream it asked for, if any) and
 // returns its context: derived from the parent's context (its values;
 // cancelled with it), with the parent's remaining deadline, or, without a
-// parent, bounded by Options.CallTimeout alone. The parent's WithCallTimeout is hidden, as
-// the deadline carries what is left of it. The context is built outside
-// the lock; a cancel that comes in between is applied once it exists.
+// parent, bounded by Options.CallTimeout alone. The parent's
+// WithCallTimeout is hidden, as the deadline carries what is left of it;
+// that deadline needs no timer of its own, as the parent's timeout ends
+// the parent at that time, which cancels the call (endChildren). The
+// context is built outside the lock; a cancel that comes in between is
+// applied once it exists.
 func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (context.Context, *protocol.Error) {
 	rec := &inbound{stream: stream}
 	base, due, perr := c.reserve(key, parent, rec)
@@ -123,17 +127,13 @@ func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (
 		perr.Message = c.redact(perr.Message) // it quotes the plugin's id or parent
 		return nil, perr
 	}
-	ctx, cancelCause := context.WithCancelCause(hiddenTimeout{base})
-	var stop context.CancelFunc
-	switch {
-	case rec.parent == 0:
+	ctx, cancelCause := context.WithCancelCause(hiddenTimeout{Context: base, due: due})
+	cancel := cancelCause
+	if rec.parent == 0 {
+		var stop context.CancelFunc
 		ctx, stop = context.WithTimeout(ctx, c.opts.CallTimeout)
-	case !due.IsZero():
-		ctx, stop = context.WithDeadline(ctx, due)
-	default:
-		stop = func() {}
+		cancel = func(cause error) { cancelCause(cause); stop() }
 	}
-	cancel := func(cause error) { cancelCause(cause); stop() }
 	c.mu.Lock()
 	early := rec.cause
 	rec.cancel = cancel
@@ -200,13 +200,21 @@ func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, ca
 	}
 }
 
-// encodeOutput encodes the answer {"output": out} to request id.
+// encodeOutput encodes the frame of the answer {"output": out} to request
+// id ({} for no output), out compacted, newline included.
 func encodeOutput(id, out json.RawMessage) ([]byte, error) {
-	res, err := json.Marshal(wire.OutputResult{Output: out})
-	if err != nil {
-		return nil, fmt.Errorf("capability/call: the output is not valid JSON: %w", err)
+	res := make([]byte, 0, len(out)+len(`{"output":}`))
+	if len(out) == 0 {
+		res = append(res, "{}"...)
+	} else {
+		var err error
+		if res, err = jsonscan.AppendCompact(append(res, `{"output":`...), out); err != nil {
+			return nil, fmt.Errorf("capability/call: the output is not valid JSON: %w", err)
+		}
+		res = append(res, '}')
 	}
-	return encodeFrame(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Result: res})
+	frame := wire.AppendResult(make([]byte, 0, len(res)+len(id)+len(`{"jsonrpc":"2.0","id":,"result":}`)+1), id, res)
+	return append(frame, '\n'), nil
 }
 
 // callError is the error answer to a call that failed with err.
@@ -297,9 +305,20 @@ func (c *Client) cancelInbound(cause error, match func(string, *inbound) bool) {
 }
 
 // hiddenTimeout is the base of an inbound call's context: the parent's
-// values, except its WithCallTimeout, whose remaining time is the call's
+// values, except its WithCallTimeout, whose end, due, is the call's
 // deadline instead (a callee must not get the whole timeout again).
-type hiddenTimeout struct{ context.Context }
+type hiddenTimeout struct {
+	context.Context
+	due time.Time // zero: the parent's own deadline, if any
+}
+
+// Deadline is due, when set, else the parent's deadline.
+func (h hiddenTimeout) Deadline() (time.Time, bool) {
+	if !h.due.IsZero() {
+		return h.due, true
+	}
+	return h.Context.Deadline()
+}
 
 func (h hiddenTimeout) Value(key any) any {
 	if key == (callTimeoutKey{}) {

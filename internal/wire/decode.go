@@ -12,7 +12,7 @@ import (
 // params and results of the protocol's calls (InitializeParams,
 // InitializeResult, InterceptParams, InterceptResult, StrategyInvokeParams,
 // ProviderInvokeParams, ActionRunParams, OutputResult, CancelParams,
-// StreamChunkParams, StreamAckParams):
+// CapabilityCallParams, StreamChunkParams, StreamAckParams):
 // their json.RawMessage fields may then alias data, which the caller MUST
 // NOT modify while v is in use (the fast path is taken only when v holds
 // its zero value). The result and any error are json.Unmarshal's.
@@ -46,6 +46,15 @@ func decodeFast(data []byte, v any) bool {
 			var stream json.RawMessage
 			return fields(field{Key: "ref", Str: &r.Ref}, field{Key: "input", Raw: &r.Input}, field{Key: "stream", Raw: &stream},
 				field{Key: "traceparent", Str: &r.Traceparent}) &&
+				decodeStreamParams(stream, &r.Stream)
+		})
+	case *CapabilityCallParams:
+		zero := p.Capability == "" && p.Method == "" && p.Input == nil && p.Parent == nil && p.Traceparent == "" && p.Stream == nil
+		return into(p, zero, func(r *CapabilityCallParams) bool {
+			var stream json.RawMessage
+			return fields(field{Key: "capability", Str: &r.Capability}, field{Key: "method", Str: &r.Method},
+				field{Key: "input", Raw: &r.Input}, field{Key: "parent", Raw: &r.Parent},
+				field{Key: "traceparent", Str: &r.Traceparent}, field{Key: "stream", Raw: &stream}) &&
 				decodeStreamParams(stream, &r.Stream)
 		})
 	case *StreamChunkParams:
