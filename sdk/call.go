@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -60,7 +61,7 @@ func (p *Plugin) Call(ctx context.Context, capability, method string, input any)
 	}
 	params := wire.CapabilityCallParams{Capability: capability, Method: method}
 	if input != nil {
-		raw, err := json.Marshal(input)
+		raw, err := marshalInput(input)
 		if err != nil {
 			return nil, fmt.Errorf("call %q: marshal input: %w", name, err)
 		}
@@ -74,6 +75,20 @@ func (p *Plugin) Call(ctx context.Context, capability, method string, input any)
 		return nil, fmt.Errorf("call %q: %w", name, err)
 	}
 	return out, nil
+}
+
+// marshalInput returns input as compact JSON: a json.RawMessage is
+// validated and compacted in one pass (an empty one is null, as
+// json.Marshal has it), anything else marshalled.
+func marshalInput(input any) (json.RawMessage, error) {
+	raw, ok := input.(json.RawMessage)
+	switch {
+	case !ok:
+		return json.Marshal(input)
+	case len(raw) == 0:
+		return json.RawMessage("null"), nil
+	}
+	return jsonscan.AppendCompact(make([]byte, 0, len(raw)), raw)
 }
 
 // parentKey is the context key under which a handler's context answers
@@ -186,17 +201,18 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 		defer h.run.resume()
 	}
 	params.Traceparent = Traceparent(ctx)
-	raw, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("marshal params: %w", err)
-	}
 	id, key, answer := s.startCall()
+	fb := frameBufs.Get().(*[]byte)
+	*fb = append(wire.AppendCapabilityCall((*fb)[:0], id, &params), '\n')
 	reads := h != nil && s.sched.claimRead(h.episode)
 	if !reads {
 		s.sched.release()
 	}
-	m := &wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Method: wire.MethodCapabilityCall, Params: raw}
-	if err := s.fw.WriteMessage(m); err != nil {
+	err := s.fw.WriteLine(*fb)
+	if cap(*fb) <= maxPooledBuf {
+		frameBufs.Put(fb)
+	}
+	if err != nil {
 		if reads {
 			s.sched.keepRead(h.episode)
 		}

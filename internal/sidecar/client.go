@@ -53,6 +53,12 @@ type Client struct {
 	closeErr    error
 	wg          sync.WaitGroup // every goroutine but the supervisor
 
+	// callJobs hands the plugin's capability/calls to idle call workers
+	// (inbound.go); created by the stdout reader, which alone uses it, on
+	// the first call. idleCallWorkers counts the workers waiting on it.
+	callJobs        chan callJob
+	idleCallWorkers atomic.Int32
+
 	// mu guards the fields below. It is a leaf lock: nothing else is
 	// locked, and no I/O or callback runs, while it is held.
 	mu struct {

@@ -64,7 +64,8 @@ type inbound struct {
 }
 
 // serveCall admits a capability/call from the reading goroutine and serves
-// it on a goroutine of its own, which the client waits for. Bad params,
+// it on a call worker (an idle one, else a new one), which the client
+// waits for. Bad params,
 // a duplicate id, a parent that is not in flight and a call over the bound
 // are answered at once.
 func (c *Client) serveCall(m *wire.Message) {
@@ -98,8 +99,53 @@ func (c *Client) serveCall(m *wire.Message) {
 		// valid one) and carried to the handler and the observer.
 		ctx = wire.WithTraceparent(ctx, p.Traceparent)
 	}
-	c.wg.Add(1) // from the reader, which wg counts: always before the supervisor waits
-	go c.runCall(ctx, m.ID, key, call)
+	j := callJob{ctx: ctx, id: m.ID, key: key, call: call}
+	if c.callJobs == nil {
+		c.callJobs = make(chan callJob)
+	}
+	select {
+	case c.callJobs <- j: // an idle worker serves it
+	default:
+		c.wg.Add(1) // from the reader, which wg counts: always before the supervisor waits
+		go c.callWorker(c.callJobs, j)
+	}
+}
+
+// maxIdleCallWorkers bounds the goroutines of one client that wait for
+// the plugin's next capability/call after serving one. Reusing one spares
+// a call the start of a goroutine and the growth of its stack (the path
+// through the kernel to a provider is deep); a plugin that never calls
+// has none.
+const maxIdleCallWorkers = 2
+
+// callJob is one admitted capability/call, for a call worker to serve.
+type callJob struct {
+	ctx  context.Context
+	id   json.RawMessage
+	key  string
+	call Call
+}
+
+// callWorker serves j, then, while fewer than maxIdleCallWorkers others
+// wait, waits for the next call on jobs (the reader's Client.callJobs)
+// and serves it. Waiting workers end with the readers: no call comes
+// after them.
+func (c *Client) callWorker(jobs <-chan callJob, j callJob) {
+	defer c.wg.Done()
+	for {
+		c.runCall(j.ctx, j.id, j.key, j.call)
+		if c.idleCallWorkers.Add(1) > maxIdleCallWorkers {
+			c.idleCallWorkers.Add(-1)
+			return
+		}
+		select {
+		case j = <-jobs:
+			c.idleCallWorkers.Add(-1)
+		case <-c.readersDone:
+			c.idleCallWorkers.Add(-1)
+			return
+		}
+	}
 }
 
 // callKey is the key of a plugin's request id in Client.mu.inbound: its
@@ -183,7 +229,6 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 // error (a *protocol.Error keeps its code; a call whose context ended is
 // -32800; anything else -32603), its message and data redacted.
 func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, call Call) {
-	defer c.wg.Done()
 	out, err := c.opts.OnCall(ctx, call)
 	if err == nil {
 		var frame []byte

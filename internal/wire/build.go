@@ -61,3 +61,37 @@ func appendID(dst []byte, id json.RawMessage) []byte {
 	}
 	return append(dst, buf.Bytes()...)
 }
+
+// AppendCapabilityCall appends the frame of the capability/call request id
+// (a JSON value, as "c1") with params p to dst, without the newline: the
+// message FrameWriter.WriteMessage writes for the same request, but with
+// the strings encoded as json.Marshal encodes them (jsonscan.AppendString)
+// and p.Input and p.Parent appended as they are. p.Input must be compact
+// JSON (as jsonscan.AppendCompact returns it) or empty to omit it; p.Parent
+// a JSON value read from a frame, or empty.
+func AppendCapabilityCall(dst []byte, id json.RawMessage, p *CapabilityCallParams) []byte {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	dst = append(dst, `,"method":"`+MethodCapabilityCall+`","params":{"capability":`...)
+	dst = jsonscan.AppendString(dst, p.Capability)
+	dst = append(dst, `,"method":`...)
+	dst = jsonscan.AppendString(dst, p.Method)
+	if len(p.Input) > 0 {
+		dst = append(dst, `,"input":`...)
+		dst = append(dst, p.Input...)
+	}
+	if len(p.Parent) > 0 {
+		dst = append(dst, `,"parent":`...)
+		dst = appendID(dst, p.Parent)
+	}
+	if p.Traceparent != "" {
+		dst = append(dst, `,"traceparent":`...)
+		dst = jsonscan.AppendString(dst, p.Traceparent)
+	}
+	if p.Stream != nil {
+		dst = append(dst, `,"stream":{"window":`...)
+		dst = strconv.AppendInt(dst, int64(p.Stream.Window), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, "}}"...)
+}

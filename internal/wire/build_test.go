@@ -86,3 +86,66 @@ func encodeNoHTML(t *testing.T, s string) string {
 	}
 	return strings.TrimSuffix(buf.String(), "\n")
 }
+
+// TestAppendCapabilityCall holds AppendCapabilityCall to the message
+// WriteMessage writes for the same request: the frames decode to the same
+// message, and, with no string needing an escape that differs between
+// the two, are the same bytes.
+func TestAppendCapabilityCall(t *testing.T) {
+	for _, p := range []CapabilityCallParams{
+		{Capability: "storage.kv", Method: "get"},
+		{Capability: "storage.kv", Method: "get", Input: json.RawMessage(`{"key":"build"}`), Parent: json.RawMessage(`12`),
+			Traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+		{Capability: "a\"b\\c", Method: "tab\there\n", Input: json.RawMessage(`"x"`), Parent: json.RawMessage(`"p-1"`)},
+		{Capability: "<&>", Method: "caf\u00e9 \u2028", Parent: json.RawMessage(`{ "a" : 1 }`)},
+		{Capability: "s", Method: "open", Input: json.RawMessage(`[1,2]`), Stream: &StreamParams{Window: 16}},
+	} {
+		raw, err := json.Marshal(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want bytes.Buffer
+		m := &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(`"c7"`), Method: MethodCapabilityCall, Params: raw}
+		if err := NewFrameWriter(&want).WriteMessage(m); err != nil {
+			t.Fatal(err)
+		}
+		got := AppendCapabilityCall([]byte("x"), json.RawMessage(`"c7"`), &p)
+		if !bytes.HasPrefix(got, []byte("x")) {
+			t.Fatalf("AppendCapabilityCall overwrote dst: %s", got)
+		}
+		got = got[1:]
+		var back, wantBack Message
+		if err := DecodeMessage(got, &back); err != nil {
+			t.Fatalf("AppendCapabilityCall(%+v) = %s: %v", p, got, err)
+		}
+		if err := DecodeMessage(bytes.TrimSuffix(want.Bytes(), []byte("\n")), &wantBack); err != nil {
+			t.Fatal(err)
+		}
+		var gotParams, wantParams CapabilityCallParams
+		if err := json.Unmarshal(back.Params, &gotParams); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(wantBack.Params, &wantParams); err != nil {
+			t.Fatal(err)
+		}
+		gotParams.Parent, wantParams.Parent = compact(t, gotParams.Parent), compact(t, wantParams.Parent)
+		if back.Method != wantBack.Method || string(back.ID) != string(wantBack.ID) || !reflect.DeepEqual(gotParams, wantParams) {
+			t.Errorf("AppendCapabilityCall(%+v) = %s, decodes to %+v, want %+v", p, got, gotParams, wantParams)
+		}
+		if !strings.ContainsAny(p.Capability+p.Method, "<>&\u2028") && string(got) != strings.TrimSuffix(want.String(), "\n") {
+			t.Errorf("AppendCapabilityCall(%+v) = %s, want %s", p, got, want.String())
+		}
+	}
+}
+
+func compact(t *testing.T, raw json.RawMessage) json.RawMessage {
+	t.Helper()
+	if len(raw) == 0 {
+		return raw
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
