@@ -66,3 +66,46 @@ func TestPipeEnds(t *testing.T) {
 		w.Close()
 	}
 }
+
+// TestGrowStdout: GrowStdout gives the stdout pipe the room asked for
+// (within pipe-max-size), leaves the host's end non-blocking and polled,
+// and a second call, with room enough already, changes nothing.
+func TestGrowStdout(t *testing.T) {
+	r, w, _, err := pipe(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	p := &Process{Stdout: r}
+	size := func() int {
+		rc, err := r.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := rc.Control(func(fd uintptr) {
+			v, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, 1032 /* F_GETPIPE_SZ */, 0)
+			n = int(v)
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	const want = 256 << 10 // below the default pipe-max-size (1 MiB)
+	if !p.GrowStdout(want) {
+		t.Fatalf("GrowStdout(%d) = false; pipe holds %d", want, size())
+	}
+	if got := size(); got < want {
+		t.Errorf("pipe holds %d after GrowStdout(%d)", got, want)
+	}
+	if !p.GrowStdout(want / 2) {
+		t.Errorf("GrowStdout(%d) = false with %d already", want/2, size())
+	}
+	if got := size(); got < want {
+		t.Errorf("pipe shrank to %d", got)
+	}
+	if err := r.SetDeadline(time.Now().Add(time.Hour)); err != nil {
+		t.Errorf("SetDeadline after GrowStdout: %v, want the end still polled", err)
+	}
+}

@@ -59,6 +59,8 @@ type Client struct {
 	callJobs        chan callJob
 	idleCallWorkers atomic.Int32
 
+	growPipe sync.Once // OpenStream grows the stdout pipe once
+
 	// mu guards the fields below. It is a leaf lock: nothing else is
 	// locked, and no I/O or callback runs, while it is held.
 	mu struct {

@@ -20,6 +20,14 @@ import (
 // costs the plugin that request, never the host's memory.
 var ErrFlowControl = errors.New("stream flow control violated")
 
+// streamPipeSize is the room OpenStream asks for in the plugin's stdout
+// pipe, once per client (process.GrowStdout; Linux only): with the
+// default 64 KiB a plugin writing chunks of 64 KiB waits for the host to
+// read each one before it can write the next. 1 MiB is the most an
+// unprivileged process may ask for by default; only a plugin that streams
+// is given it.
+const streamPipeSize = 1 << 20
+
 // errStreamClosed ends a Stream its consumer closed before its end.
 var errStreamClosed = errors.New("stream closed by the host")
 
@@ -103,6 +111,7 @@ type Stream struct {
 // Close, the *CrashError of a plugin that is down, or an encoding error.
 // On success the caller MUST call Close.
 func (c *Client) OpenStream(ctx context.Context, params wire.ProviderInvokeParams, opts StreamOptions) (*Stream, error) {
+	c.growPipe.Do(func() { c.proc.GrowStdout(streamPipeSize) })
 	s := &Stream{c: c, window: opts.window(), manual: opts.ManualAck, ctx: ctx,
 		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
 	s.every = (s.window + 1) / 2
