@@ -20,3 +20,11 @@ func AppendCompact(dst, raw []byte) ([]byte, error) {
 	}
 	return buf.Bytes(), nil
 }
+
+// Valid reports whether raw is one JSON value, with or without space
+// around it, as json.Valid does, in one pass (a long plain string at
+// memory speed, see skipPlain).
+func Valid(raw []byte) bool {
+	end, _ := scanValue(raw, skipSpace(raw, 0))
+	return end >= 0 && skipSpace(raw, end) == len(raw)
+}

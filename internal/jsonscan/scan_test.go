@@ -76,3 +76,16 @@ func TestAppendCompactFastPath(t *testing.T) {
 		t.Errorf("AppendCompact of compact JSON: %v allocations, want 0", n)
 	}
 }
+
+// TestValidAgreesWithEncodingJSON holds Valid to json.Valid on the
+// scanner's cases within MaxDepth (Valid refuses deeper nesting).
+func TestValidAgreesWithEncodingJSON(t *testing.T) {
+	for _, in := range scanCases {
+		if strings.Count(in, "[")+strings.Count(in, "{") > MaxDepth {
+			continue
+		}
+		if got, want := Valid([]byte(in)), json.Valid([]byte(in)); got != want {
+			t.Errorf("Valid(%q) = %v, json.Valid %v", in, got, want)
+		}
+	}
+}

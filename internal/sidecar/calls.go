@@ -368,10 +368,19 @@ func (c *Client) readLoop() {
 	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.MaxFrame)
 	fr.SetRedact(c.opts.Redact)
 	for {
-		m, err := fr.ReadMessage()
+		var chunk wire.StreamChunkParams
+		m, err := fr.ReadChunkOrMessage(&chunk)
 		if err != nil {
 			c.fault(c.readError(err))
 			return
+		}
+		if m == nil { // a chunk, decoded in place: its data is copied into its stream's buffers
+			if !c.handshook.Load() {
+				c.fault(fmt.Errorf("%w: notification %q sent before the handshake completed", ErrProtocol, wire.MethodStreamChunk))
+				return
+			}
+			c.chunk(&chunk)
+			continue
 		}
 		if err := c.dispatch(m); err != nil {
 			c.fault(err)

@@ -85,11 +85,13 @@ type Stream struct {
 	// The consumer's state (Next and Close).
 	final *wire.Message // the response, once read: the end, after the chunks
 	ended bool
-	err   error // what Next returns once ended: io.EOF or the failure
+	err   error  // what Next returns once ended: io.EOF or the failure
+	lent  []byte // the buffer of the chunk Next returned last, the consumer's until the next Next
 
 	mu struct {
 		sync.Mutex
 		buf      fifo[json.RawMessage] // received, not yet taken
+		free     [][]byte              // buffers of chunks taken and given back, for push to fill again
 		received int64                 // seq of the last chunk received
 		taken    int64                 // chunks taken by Next
 		acked    int64                 // the last seq acknowledged to the plugin
@@ -171,7 +173,10 @@ func (c *Client) dropStream(id int64) {
 	c.mu.Unlock()
 }
 
-// Next returns the next chunk. At the normal end it returns io.EOF; on
+// Next returns the next chunk, which is valid until the next call of Next
+// or Close: its memory then holds a later chunk (so that a stream of any
+// length reuses the memory of its window, allocating nothing per chunk).
+// A consumer that keeps a chunk copies it. At the normal end it returns io.EOF; on
 // failure the error, as Call returns it: the plugin's error answer (a
 // *protocol.Error, wrapped), the *CrashError at once when the plugin
 // crashed (the chunks not taken yet are dropped), the cause of ctx or
@@ -179,6 +184,10 @@ func (c *Client) dropStream(id int64) {
 // After the end, Next returns the same error again. A failure other than
 // the plugin's own answer or its crash cancels the request with $/cancel.
 func (s *Stream) Next() (json.RawMessage, error) {
+	if s.lent != nil {
+		s.giveBack(s.lent)
+		s.lent = nil
+	}
 	for {
 		if s.ended {
 			return nil, s.err
@@ -198,6 +207,7 @@ func (s *Stream) Next() (json.RawMessage, error) {
 		case fault != nil:
 			return nil, s.fail(fault, true)
 		case ok:
+			s.lent = data
 			return data, nil
 		case s.final != nil:
 			return s.finish()
@@ -239,6 +249,32 @@ func (s *Stream) take() (data json.RawMessage, ok bool, fault error) {
 	return data, ok, nil
 }
 
+// giveBack returns the buffer of a chunk the consumer is done with, for a
+// later chunk: the buffers in use never exceed the window's chunks and the
+// one lent, as the buffer (of at most the window) and free together hold
+// what push filled and Next did not lend.
+func (s *Stream) giveBack(b []byte) {
+	s.mu.Lock()
+	if !s.mu.gone {
+		s.mu.free = append(s.mu.free, b)
+	}
+	s.mu.Unlock()
+}
+
+// bufferFor returns a buffer for a chunk of n bytes: a free one large
+// enough, else a new one. The caller holds s.mu.
+func (s *Stream) bufferFor(n int) []byte {
+	for i := len(s.mu.free) - 1; i >= 0; i-- {
+		if b := s.mu.free[i]; cap(b) >= n {
+			s.mu.free[i] = s.mu.free[len(s.mu.free)-1]
+			s.mu.free[len(s.mu.free)-1] = nil
+			s.mu.free = s.mu.free[:len(s.mu.free)-1]
+			return b[:n]
+		}
+	}
+	return make([]byte, n)
+}
+
 // finish ends the stream with the plugin's answer, read after its
 // chunks: an error answer fails it, and an output is one more chunk.
 func (s *Stream) finish() (json.RawMessage, error) {
@@ -271,9 +307,11 @@ func (s *Stream) fail(err error, cancel bool) error {
 // withdrawn ($/cancel).
 func (s *Stream) end(err error, cancel bool) {
 	s.ended, s.err = true, err
+	s.lent = nil
 	s.mu.Lock()
 	s.mu.gone = true
 	s.mu.buf = fifo[json.RawMessage]{}
+	s.mu.free = nil
 	s.mu.Unlock()
 	s.c.dropStream(s.id)
 	if cancel && s.final == nil { // not answered yet
@@ -345,9 +383,10 @@ func (s *Stream) Peak() int {
 // Window returns the stream's window.
 func (s *Stream) Window() int { return int(s.window) }
 
-// push adds the chunk seq, read from the plugin, unless it breaks the
-// flow control: then the stream fails (its consumer sees the error at
-// its next Next, which cancels the request) and the chunk is dropped.
+// push adds a copy of the chunk seq, read from the plugin (data may
+// alias the reader's buffer), unless it breaks the flow control: then the
+// stream fails (its consumer sees the error at its next Next, which
+// cancels the request) and the chunk is dropped.
 func (s *Stream) push(seq int64, data json.RawMessage) error {
 	s.mu.Lock()
 	var fault error
@@ -359,7 +398,9 @@ func (s *Stream) push(seq int64, data json.RawMessage) error {
 		fault = fmt.Errorf("%w: chunk %d is beyond the window (%d chunks beyond the last one acknowledged, %d)",
 			ErrFlowControl, seq, s.window, s.mu.acked)
 	default:
-		s.mu.buf.push(data)
+		b := s.bufferFor(len(data))
+		copy(b, data)
+		s.mu.buf.push(b)
 		s.mu.received = seq
 		s.mu.peak = max(s.mu.peak, s.mu.buf.len())
 	}
@@ -386,6 +427,12 @@ func (c *Client) streamChunk(params json.RawMessage) {
 		c.log.Warn("malformed $/stream/chunk notification", "error", c.redact.err(err))
 		return
 	}
+	c.chunk(&p)
+}
+
+// chunk delivers the chunk p, whose fields may alias the reader's buffer
+// (wire.FrameReader.ReadChunkOrMessage): what is kept is copied.
+func (c *Client) chunk(p *wire.StreamChunkParams) {
 	id, err := strconv.ParseInt(string(p.ID), 10, 64)
 	c.mu.Lock()
 	s := c.mu.streams[id]

@@ -185,6 +185,26 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 	return m, nil
 }
 
+// ReadChunkOrMessage reads the next frame. A stream chunk in the layout
+// DecodeChunkFrame knows is decoded into *p, which must be zero, aliasing
+// the reader's buffer (valid until the next read: the caller copies what
+// it keeps), and reported with a nil message; any other frame is decoded
+// as ReadMessage decodes it.
+func (fr *FrameReader) ReadChunkOrMessage(p *StreamChunkParams) (*Message, error) {
+	line, err := fr.ReadFrame()
+	if err != nil {
+		return nil, err
+	}
+	if DecodeChunkFrame(line, p) {
+		return nil, nil
+	}
+	m := new(Message)
+	if err := DecodeMessage(line, m); err != nil {
+		return nil, &FrameError{Line: fr.line, Quote: fr.quote(line, nil), Err: err}
+	}
+	return m, nil
+}
+
 // DecodeMessage decodes one frame into m, which it overwrites, and checks
 // the JSON-RPC envelope. m's raw fields never alias line. The decoding is
 // json.Unmarshal's (a one-pass decoder that agrees with it does the usual

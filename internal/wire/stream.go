@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/extkernel/extkernel/internal/jsonscan"
 )
 
 // DecodeChunk decodes the params of a $/stream/chunk into p, which must
@@ -18,6 +20,25 @@ func DecodeChunk(params json.RawMessage, p *StreamChunkParams) error {
 		return nil
 	}
 	return Decode(params, p)
+}
+
+// chunkFramePrefix starts a chunk frame as the Go SDK writes it: the
+// envelope's members in this order, params last.
+const chunkFramePrefix = `{"jsonrpc":"2.0","method":"` + MethodStreamChunk + `","params":`
+
+// DecodeChunkFrame reports whether line is a $/stream/chunk notification
+// in the layout the Go SDK writes ({"jsonrpc":"2.0","method":
+// "$/stream/chunk","params":{"id":ID,"seq":N,"data":"..."}}, nothing
+// else) with valid params, and then decodes its params into p, which must
+// be zero, in one scan of the data: p's raw fields alias line. Any other
+// frame, a chunk of another layout included, is left to DecodeMessage.
+func DecodeChunkFrame(line []byte, p *StreamChunkParams) bool {
+	rest, ok := bytes.CutPrefix(line, []byte(chunkFramePrefix))
+	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
+		return false
+	}
+	params := rest[:len(rest)-1]
+	return jsonscan.Valid(params) && decodeChunkValid(params, p)
 }
 
 // decodeChunkValid decodes params, valid JSON, if they have the layout

@@ -51,3 +51,48 @@ func TestDecodeChunk(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeChunkFrame holds DecodeChunkFrame to DecodeMessage then
+// DecodeChunk: the frames it decodes in place decode to the same params
+// the usual way, and the ones it leaves (another layout, other members,
+// invalid params) are left whole, whatever DecodeMessage makes of them.
+func TestDecodeChunkFrame(t *testing.T) {
+	tests := []struct {
+		frame string
+		fast  bool
+	}{
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"xxxx"}}`, true},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c3","seq":7,"data":"a\"}\\"}}`, true},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":{"a":1}}}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x\u0001"}}`, true},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"$/stream/chunk\",\"params\":{\"id\":2,\"seq\":1,\"data\":\"x\x01\"}}", false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x}}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"},"id":4}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"}} `, false},
+		{`{"method":"$/stream/chunk","jsonrpc":"2.0","params":{"id":2,"seq":1,"data":"x"}}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/ack","params":{"id":2,"seq":1,"data":"x"}}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.frame, func(t *testing.T) {
+			var got StreamChunkParams
+			if fast := DecodeChunkFrame([]byte(tt.frame), &got); fast != tt.fast {
+				t.Fatalf("DecodeChunkFrame = %v, want %v", fast, tt.fast)
+			}
+			if !tt.fast {
+				return
+			}
+			var m Message
+			if err := DecodeMessage([]byte(tt.frame), &m); err != nil {
+				t.Fatalf("DecodeMessage: %v", err)
+			}
+			var want StreamChunkParams
+			if err := DecodeChunk(m.Params, &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("DecodeChunkFrame gave %+v, the usual way %+v", got, want)
+			}
+		})
+	}
+}
