@@ -28,8 +28,11 @@ var streamOpened func(*sidecar.Stream)
 // StreamProvider calls the provider with the namespaced id
 // ("plugin/<name>/<ref>") asking for its answer as a stream (protocol 1.1,
 // docs/protocol.md §5.12) and returns the chunks as a sequence: each one
-// with a nil error, in order. A failure ends the sequence with one
-// (nil, error) pair: a *PluginError (wrapping the plugin's error answer,
+// with a nil error, in order. A chunk is valid until the loop body
+// returns: its memory then holds a later chunk (a stream reuses the
+// memory of its window rather than allocate per chunk), so a consumer
+// that keeps one copies it (bytes.Clone). A failure ends the sequence
+// with one (nil, error) pair: a *PluginError (wrapping the plugin's error answer,
 // its crash, at once, ErrFlowControl, ErrPluginDown or the end of ctx), an
 // error wrapping ErrUnknownTarget for an unknown id, an *InputError for
 // input Config.ValidateProviderInput refuses, ErrNotStarted or ErrClosed.
