@@ -28,3 +28,10 @@ func Valid(raw []byte) bool {
 	end, _ := scanValue(raw, skipSpace(raw, 0))
 	return end >= 0 && skipSpace(raw, end) == len(raw)
 }
+
+// StringEnd returns the end (one past the closing quote) of the valid JSON
+// string starting at b[i], or -1 when b[i:] does not start with one.
+func StringEnd(b []byte, i int) int {
+	end, _ := scanString(b, i)
+	return end
+}

@@ -102,6 +102,19 @@ func skipPlain(b []byte, i int) int {
 			q = k
 		}
 		j := 0
+		for x := w[:q]; len(x) >= 32; x = x[32:] {
+			// Four words a round, tested together (the slice form lets
+			// the compiler drop the bounds checks): a plain run costs one
+			// branch per 32 bytes; the loop below finds the word.
+			v0 := binary.LittleEndian.Uint64(x[0:8])
+			v1 := binary.LittleEndian.Uint64(x[8:16])
+			v2 := binary.LittleEndian.Uint64(x[16:24])
+			v3 := binary.LittleEndian.Uint64(x[24:32])
+			if ((v0-lanes1*0x20)&^v0|v0|(v1-lanes1*0x20)&^v1|v1|(v2-lanes1*0x20)&^v2|v2|(v3-lanes1*0x20)&^v3|v3)&lanesHigh != 0 {
+				break
+			}
+			j += 32
+		}
 		for ; j+8 <= q; j += 8 {
 			if v := binary.LittleEndian.Uint64(w[j:]); ((v-lanes1*0x20)&^v|v)&lanesHigh != 0 {
 				return i + j

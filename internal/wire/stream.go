@@ -38,12 +38,44 @@ func DecodeChunkFrame(line []byte, p *StreamChunkParams) bool {
 		return false
 	}
 	params := rest[:len(rest)-1]
-	return jsonscan.Valid(params) && decodeChunkValid(params, p)
+	// The layout of decodeChunkValid, each string scanned (validated)
+	// once: the id's, then the data's, which must end the params.
+	body, ok := bytes.CutPrefix(params, []byte(`{"id":`))
+	if !ok {
+		return false
+	}
+	if len(body) > 0 && body[0] == '"' && jsonscan.StringEnd(body, 0) < 0 {
+		return false
+	}
+	var q StreamChunkParams
+	if !decodeChunkLayout(params, &q) {
+		return false
+	}
+	start := len(params) - len(q.Data) - 1 // the data's closing brace follows it
+	if jsonscan.StringEnd(params, start) != len(params)-1 {
+		return false
+	}
+	*p = q
+	return true
 }
 
 // decodeChunkValid decodes params, valid JSON, if they have the layout
 // the SDKs write with string data, and reports whether they had.
 func decodeChunkValid(params []byte, p *StreamChunkParams) bool {
+	return decodeChunkCut(params, p, true)
+}
+
+// decodeChunkLayout is decodeChunkValid for params not known to be
+// valid: it cuts the layout, taking the data to run from its opening
+// quote to the byte before the closing brace, without looking into it
+// (the caller scans it). The id, when a string, has no backslash.
+func decodeChunkLayout(params []byte, p *StreamChunkParams) bool {
+	return decodeChunkCut(params, p, false)
+}
+
+// decodeChunkCut cuts the layout of decodeChunkValid; with valid, params
+// are valid JSON and the data's end is found by its closing quote.
+func decodeChunkCut(params []byte, p *StreamChunkParams, valid bool) bool {
 	rest, ok := bytes.CutPrefix(params, []byte(`{"id":`))
 	if !ok {
 		return false
@@ -69,8 +101,12 @@ func decodeChunkValid(params []byte, p *StreamChunkParams) bool {
 	}
 	// data starts with a valid string (params are valid JSON): it ends at
 	// the first quote that no backslash escapes, and the params with it,
-	// if the closing brace follows at once.
-	end := closingQuote(data)
+	// if the closing brace follows at once. Without valid, the caller
+	// checks that it does.
+	end := len(data) - 2
+	if valid {
+		end = closingQuote(data)
+	}
 	if end < 0 || end+2 != len(data) || data[end+1] != '}' {
 		return false
 	}

@@ -96,3 +96,29 @@ func TestDecodeChunkFrame(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDecodeChunkFrame: a frame DecodeChunkFrame decodes is a message
+// DecodeMessage accepts, whose params DecodeChunk decodes the same.
+func FuzzDecodeChunkFrame(f *testing.F) {
+	for _, s := range []string{
+		`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"xxxx"}}`,
+		`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c3","seq":7,"data":"a\"}\\"}}`,
+		`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c\u00e9","seq":7,"data":"\ud800"}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		var got StreamChunkParams
+		if !DecodeChunkFrame(frame, &got) {
+			return
+		}
+		var m Message
+		if err := DecodeMessage(frame, &m); err != nil {
+			t.Fatalf("DecodeChunkFrame accepted %q, DecodeMessage: %v", frame, err)
+		}
+		var want StreamChunkParams
+		if err := DecodeChunk(m.Params, &want); err != nil || !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: DecodeChunkFrame %+v, the usual way %+v (%v)", frame, got, want, err)
+		}
+	})
+}
