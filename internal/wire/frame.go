@@ -53,10 +53,12 @@ func quote(b []byte) string {
 
 // Read buffer sizes of a FrameReader: it starts small, so that an idle
 // plugin's reader holds little memory, and switches to the large size once a
-// frame did not fit the small buffer (fewer reads for large frames).
+// frame did not fit the small buffer: fewer reads for large frames, and a
+// frame of up to 128 KiB (a stream's chunk of 64 KiB) read with no copy
+// out of the read buffer.
 const (
 	frameBufSmall = 4 << 10
-	frameBufLarge = 64 << 10
+	frameBufLarge = 128 << 10
 )
 
 // FrameReader reads newline-delimited JSON-RPC messages with a size bound.
@@ -119,28 +121,17 @@ func (fr *FrameReader) quote(a, b []byte) string {
 // unterminated last line is returned first). A line over the limit returns a
 // *FrameError wrapping ErrFrameTooLarge; the stream is then unusable.
 func (fr *FrameReader) ReadFrame() ([]byte, error) {
+	if fr.big && cap(fr.buf) <= frameBufLarge {
+		fr.buf = nil // frames that fit the large read buffer need no line buffer
+	}
 	for {
-		fr.buf = fr.buf[:0]
-		for {
-			chunk, err := fr.r.ReadSlice('\n')
-			if len(fr.buf)+len(chunk) > fr.max+1 {
-				fr.line++
-				return nil, &FrameError{Line: fr.line, Quote: fr.quote(fr.buf, chunk),
-					Err: fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, fr.max)}
-			}
-			fr.grow(len(chunk))
-			fr.buf = append(fr.buf, chunk...)
-			if err == bufio.ErrBufferFull {
-				continue
-			}
-			if err != nil && (err != io.EOF || len(fr.buf) == 0) {
-				return nil, err
-			}
-			break
+		line, err := fr.readLine()
+		if err != nil {
+			return nil, err
 		}
 		fr.growReader()
 		fr.line++
-		line := bytes.TrimRight(fr.buf, "\r\n")
+		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -148,10 +139,39 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 	}
 }
 
+// readLine returns the next line with its newline (the last one may lack
+// it): a slice of the read buffer when the whole line is in it, with no
+// copy, else the line assembled in the line buffer.
+func (fr *FrameReader) readLine() ([]byte, error) {
+	fr.buf = fr.buf[:0]
+	chunk, err := fr.r.ReadSlice('\n')
+	if err == nil && len(chunk) <= fr.max+1 {
+		return chunk, nil
+	}
+	for {
+		if len(fr.buf)+len(chunk) > fr.max+1 {
+			fr.line++
+			return nil, &FrameError{Line: fr.line, Quote: fr.quote(fr.buf, chunk),
+				Err: fmt.Errorf("%w (%d bytes)", ErrFrameTooLarge, fr.max)}
+		}
+		fr.grow(len(chunk))
+		fr.buf = append(fr.buf, chunk...)
+		switch {
+		case err == bufio.ErrBufferFull:
+		case err == nil, err == io.EOF && len(fr.buf) > 0:
+			return fr.buf, nil
+		default:
+			return nil, err
+		}
+		chunk, err = fr.r.ReadSlice('\n')
+	}
+}
+
 // grow makes room for n more bytes in the line buffer, whose capacity
 // never exceeds max+1 (a frame and its newline): the memory a reader holds
-// is bounded by the frame limit and its bufio.Reader (4 KiB, or 64 KiB once
-// a frame was larger), whatever the input.
+// is bounded by the frame limit and its bufio.Reader (4 KiB, or 128 KiB
+// once a frame was larger), whatever the input; once the reader has its
+// large buffer, the line buffer is dropped while frames fit that buffer.
 func (fr *FrameReader) grow(n int) {
 	need := len(fr.buf) + n
 	if need <= cap(fr.buf) {
