@@ -176,7 +176,11 @@ func (c *Client) dropStream(id int64) {
 // Next returns the next chunk, which is valid until the next call of Next
 // or Close: its memory then holds a later chunk (so that a stream of any
 // length reuses the memory of its window, allocating nothing per chunk).
-// A consumer that keeps a chunk copies it. At the normal end it returns io.EOF; on
+// A consumer that keeps a chunk copies it. Next validates each chunk
+// before it returns it (the reader only cut it from its frame, so that
+// the scan runs on the consumer's goroutine): a chunk that is not valid
+// JSON is a protocol violation, which stops the plugin and fails the
+// stream with an error wrapping ErrProtocol. At the normal end it returns io.EOF; on
 // failure the error, as Call returns it: the plugin's error answer (a
 // *protocol.Error, wrapped), the *CrashError at once when the plugin
 // crashed (the chunks not taken yet are dropped), the cause of ctx or
@@ -206,6 +210,12 @@ func (s *Stream) Next() (json.RawMessage, error) {
 		switch {
 		case fault != nil:
 			return nil, s.fail(fault, true)
+		case ok && !wire.ValidChunkData(data):
+			// Cut unvalidated by the reader (wire.CutChunkFrame): the
+			// frame was not JSON, a protocol violation like any other.
+			err := fmt.Errorf("%w: stdout: $/stream/chunk of request %d: the data is not valid JSON", ErrProtocol, s.id)
+			s.c.fault(err)
+			return nil, s.fail(err, false)
 		case ok:
 			s.lent = data
 			return data, nil
@@ -431,7 +441,8 @@ func (c *Client) streamChunk(params json.RawMessage) {
 }
 
 // chunk delivers the chunk p, whose fields may alias the reader's buffer
-// (wire.FrameReader.ReadChunkOrMessage): what is kept is copied.
+// (wire.FrameReader.ReadChunkOrMessage): what is kept is copied. Its data
+// may not be validated yet: Next validates it.
 func (c *Client) chunk(p *wire.StreamChunkParams) {
 	id, err := strconv.ParseInt(string(p.ID), 10, 64)
 	c.mu.Lock()

@@ -236,6 +236,26 @@ func TestStreamCrash(t *testing.T) {
 	}
 }
 
+// TestStreamInvalidChunk: a chunk frame in the Go SDK's layout, which the
+// reader cuts without scanning its data, whose data is not JSON (a raw
+// control character) is never handed out: Next fails with ErrProtocol
+// and the plugin is stopped, as for any frame that is not JSON.
+func TestStreamInvalidChunk(t *testing.T) {
+	opts, _ := testOptions(t)
+	c, _ := startStreamer(t, "stream-bad-chunk", opts)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	s := openCount(t, ctx, c, `{}`, 3)
+	data, err := s.Next()
+	if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), "the data is not valid JSON") {
+		t.Fatalf("Next = %q, %v; want ErrProtocol for the chunk", data, err)
+	}
+	recv(t, c.Done(), "the plugin's stop")
+	if err := c.Err(); !errors.Is(err, ErrProtocol) {
+		t.Errorf("client error = %v, want the protocol violation", err)
+	}
+}
+
 // TestStreamFlowControlViolation: a chunk beyond the window fails the
 // stream with ErrFlowControl at once and cancels the request; the plugin
 // keeps running, and a chunk for a request that asked for no stream is

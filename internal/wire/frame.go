@@ -206,16 +206,18 @@ func (fr *FrameReader) ReadMessage() (*Message, error) {
 }
 
 // ReadChunkOrMessage reads the next frame. A stream chunk in the layout
-// DecodeChunkFrame knows is decoded into *p, which must be zero, aliasing
-// the reader's buffer (valid until the next read: the caller copies what
-// it keeps), and reported with a nil message; any other frame is decoded
-// as ReadMessage decodes it.
+// CutChunkFrame knows is cut into *p, which must be zero, aliasing the
+// reader's buffer (valid until the next read: the caller copies what it
+// keeps), and reported with a nil message: its data is not validated yet
+// (ValidChunkData), so that the scan of a stream's data runs on its
+// consumer's goroutine rather than the reader's. Any other frame is
+// decoded, and validated, as ReadMessage decodes it.
 func (fr *FrameReader) ReadChunkOrMessage(p *StreamChunkParams) (*Message, error) {
 	line, err := fr.ReadFrame()
 	if err != nil {
 		return nil, err
 	}
-	if DecodeChunkFrame(line, p) {
+	if CutChunkFrame(line, p) {
 		return nil, nil
 	}
 	m := new(Message)

@@ -26,56 +26,37 @@ func DecodeChunk(params json.RawMessage, p *StreamChunkParams) error {
 // envelope's members in this order, params last.
 const chunkFramePrefix = `{"jsonrpc":"2.0","method":"` + MethodStreamChunk + `","params":`
 
-// DecodeChunkFrame reports whether line is a $/stream/chunk notification
-// in the layout the Go SDK writes ({"jsonrpc":"2.0","method":
+// CutChunkFrame reports whether line is a $/stream/chunk notification in
+// the layout the Go SDK writes ({"jsonrpc":"2.0","method":
 // "$/stream/chunk","params":{"id":ID,"seq":N,"data":"..."}}, nothing
-// else) with valid params, and then decodes its params into p, which must
-// be zero, in one scan of the data: p's raw fields alias line. Any other
-// frame, a chunk of another layout included, is left to DecodeMessage.
-func DecodeChunkFrame(line []byte, p *StreamChunkParams) bool {
+// else), and then cuts its params into p, which must be zero: p's raw
+// fields alias line. The id is validated, the data is not: it runs from
+// its opening quote to its first quote that no backslash escapes, which
+// the frame's closing braces follow, and it is a valid JSON string only if
+// ValidChunkData says so; until then it MUST NOT be used (the frame, with
+// data that is not, is not JSON). Any other frame, a chunk of another
+// layout included, is left to DecodeMessage. Cutting costs a search of
+// the data for quotes; the data's scan is left to its consumer.
+func CutChunkFrame(line []byte, p *StreamChunkParams) bool {
 	rest, ok := bytes.CutPrefix(line, []byte(chunkFramePrefix))
 	if !ok || len(rest) < 2 || rest[len(rest)-1] != '}' {
 		return false
 	}
 	params := rest[:len(rest)-1]
-	// The layout of decodeChunkValid, each string scanned (validated)
-	// once: the id's, then the data's, which must end the params.
 	body, ok := bytes.CutPrefix(params, []byte(`{"id":`))
-	if !ok {
+	if !ok || (len(body) > 0 && body[0] == '"' && jsonscan.StringEnd(body, 0) < 0) {
 		return false
 	}
-	if len(body) > 0 && body[0] == '"' && jsonscan.StringEnd(body, 0) < 0 {
-		return false
-	}
-	var q StreamChunkParams
-	if !decodeChunkLayout(params, &q) {
-		return false
-	}
-	start := len(params) - len(q.Data) - 1 // the data's closing brace follows it
-	if jsonscan.StringEnd(params, start) != len(params)-1 {
-		return false
-	}
-	*p = q
-	return true
+	return decodeChunkValid(params, p)
 }
+
+// ValidChunkData reports whether data, a chunk's data (as CutChunkFrame
+// cuts it, or decoded), is one valid JSON value.
+func ValidChunkData(data []byte) bool { return jsonscan.Valid(data) }
 
 // decodeChunkValid decodes params, valid JSON, if they have the layout
 // the SDKs write with string data, and reports whether they had.
 func decodeChunkValid(params []byte, p *StreamChunkParams) bool {
-	return decodeChunkCut(params, p, true)
-}
-
-// decodeChunkLayout is decodeChunkValid for params not known to be
-// valid: it cuts the layout, taking the data to run from its opening
-// quote to the byte before the closing brace, without looking into it
-// (the caller scans it). The id, when a string, has no backslash.
-func decodeChunkLayout(params []byte, p *StreamChunkParams) bool {
-	return decodeChunkCut(params, p, false)
-}
-
-// decodeChunkCut cuts the layout of decodeChunkValid; with valid, params
-// are valid JSON and the data's end is found by its closing quote.
-func decodeChunkCut(params []byte, p *StreamChunkParams, valid bool) bool {
 	rest, ok := bytes.CutPrefix(params, []byte(`{"id":`))
 	if !ok {
 		return false
@@ -101,12 +82,8 @@ func decodeChunkCut(params []byte, p *StreamChunkParams, valid bool) bool {
 	}
 	// data starts with a valid string (params are valid JSON): it ends at
 	// the first quote that no backslash escapes, and the params with it,
-	// if the closing brace follows at once. Without valid, the caller
-	// checks that it does.
-	end := len(data) - 2
-	if valid {
-		end = closingQuote(data)
-	}
+	// if the closing brace follows at once.
+	end := closingQuote(data)
 	if end < 0 || end+2 != len(data) || data[end+1] != '}' {
 		return false
 	}

@@ -52,54 +52,63 @@ func TestDecodeChunk(t *testing.T) {
 	}
 }
 
-// TestDecodeChunkFrame holds DecodeChunkFrame to DecodeMessage then
-// DecodeChunk: the frames it decodes in place decode to the same params
-// the usual way, and the ones it leaves (another layout, other members,
-// invalid params) are left whole, whatever DecodeMessage makes of them.
-func TestDecodeChunkFrame(t *testing.T) {
+// TestCutChunkFrame holds CutChunkFrame and ValidChunkData to
+// DecodeMessage then DecodeChunk: the frames it cuts with valid data
+// decode to the same params the usual way, those with invalid data do not
+// decode, and the ones it leaves (another layout, other members) are left
+// whole, whatever DecodeMessage makes of them.
+func TestCutChunkFrame(t *testing.T) {
 	tests := []struct {
 		frame string
 		fast  bool
+		valid bool // the data, once cut
 	}{
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"xxxx"}}`, true},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c3","seq":7,"data":"a\"}\\"}}`, true},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":{"a":1}}}`, false},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x\u0001"}}`, true},
-		{"{\"jsonrpc\":\"2.0\",\"method\":\"$/stream/chunk\",\"params\":{\"id\":2,\"seq\":1,\"data\":\"x\x01\"}}", false},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x}}`, false},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"},"id":4}`, false},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"}} `, false},
-		{`{"method":"$/stream/chunk","jsonrpc":"2.0","params":{"id":2,"seq":1,"data":"x"}}`, false},
-		{`{"jsonrpc":"2.0","method":"$/stream/ack","params":{"id":2,"seq":1,"data":"x"}}`, false},
-		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":}`, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"xxxx"}}`, true, true},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c3","seq":7,"data":"a\"}\\"}}`, true, true},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":{"a":1}}}`, false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x\u0001"}}`, true, true},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"$/stream/chunk\",\"params\":{\"id\":2,\"seq\":1,\"data\":\"x\x01\"}}", true, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x\q"}}`, true, false},
+		{"{\"jsonrpc\":\"2.0\",\"method\":\"$/stream/chunk\",\"params\":{\"id\":\"c\x01\",\"seq\":1,\"data\":\"x\"}}", false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x}}`, false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"},"id":4}`, false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"x"}} `, false, false},
+		{`{"method":"$/stream/chunk","jsonrpc":"2.0","params":{"id":2,"seq":1,"data":"x"}}`, false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/ack","params":{"id":2,"seq":1,"data":"x"}}`, false, false},
+		{`{"jsonrpc":"2.0","method":"$/stream/chunk","params":}`, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.frame, func(t *testing.T) {
 			var got StreamChunkParams
-			if fast := DecodeChunkFrame([]byte(tt.frame), &got); fast != tt.fast {
-				t.Fatalf("DecodeChunkFrame = %v, want %v", fast, tt.fast)
+			if fast := CutChunkFrame([]byte(tt.frame), &got); fast != tt.fast {
+				t.Fatalf("CutChunkFrame = %v, want %v", fast, tt.fast)
 			}
 			if !tt.fast {
 				return
 			}
 			var m Message
-			if err := DecodeMessage([]byte(tt.frame), &m); err != nil {
-				t.Fatalf("DecodeMessage: %v", err)
+			err := DecodeMessage([]byte(tt.frame), &m)
+			if valid := ValidChunkData(got.Data); valid != tt.valid || valid != (err == nil) {
+				t.Fatalf("ValidChunkData(%s) = %v, want %v; DecodeMessage: %v", got.Data, valid, tt.valid, err)
+			}
+			if !tt.valid {
+				return
 			}
 			var want StreamChunkParams
 			if err := DecodeChunk(m.Params, &want); err != nil {
 				t.Fatal(err)
 			}
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("DecodeChunkFrame gave %+v, the usual way %+v", got, want)
+				t.Errorf("CutChunkFrame gave %+v, the usual way %+v", got, want)
 			}
 		})
 	}
 }
 
-// FuzzDecodeChunkFrame: a frame DecodeChunkFrame decodes is a message
-// DecodeMessage accepts, whose params DecodeChunk decodes the same.
-func FuzzDecodeChunkFrame(f *testing.F) {
+// FuzzCutChunkFrame: a frame CutChunkFrame cuts is a message DecodeMessage
+// accepts exactly when ValidChunkData accepts its data, and then its
+// params decode the same the usual way.
+func FuzzCutChunkFrame(f *testing.F) {
 	for _, s := range []string{
 		`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"xxxx"}}`,
 		`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c3","seq":7,"data":"a\"}\\"}}`,
@@ -109,16 +118,20 @@ func FuzzDecodeChunkFrame(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		var got StreamChunkParams
-		if !DecodeChunkFrame(frame, &got) {
+		if !CutChunkFrame(frame, &got) {
 			return
 		}
 		var m Message
-		if err := DecodeMessage(frame, &m); err != nil {
-			t.Fatalf("DecodeChunkFrame accepted %q, DecodeMessage: %v", frame, err)
+		err := DecodeMessage(frame, &m)
+		if valid := ValidChunkData(got.Data); valid != (err == nil) {
+			t.Fatalf("%q: ValidChunkData = %v, DecodeMessage: %v", frame, valid, err)
+		}
+		if err != nil {
+			return
 		}
 		var want StreamChunkParams
 		if err := DecodeChunk(m.Params, &want); err != nil || !reflect.DeepEqual(got, want) {
-			t.Fatalf("%q: DecodeChunkFrame %+v, the usual way %+v (%v)", frame, got, want, err)
+			t.Fatalf("%q: CutChunkFrame %+v, the usual way %+v (%v)", frame, got, want, err)
 		}
 	})
 }

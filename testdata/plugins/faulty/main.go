@@ -14,7 +14,9 @@
 // stream-flood (answers a provider/invoke that asks for a stream with one
 // chunk more than its window at once, then the notify "flooded" and the
 // result; and one that asks
-// for none with a stray chunk before its answer),
+// for none with a stray chunk before its answer), stream-bad-chunk
+// (answers a stream request with a chunk frame in the Go SDK's layout whose
+// data is not valid JSON: a raw control character),
 // and well-behaved (serves normally). sleeper is the grandchild's mode.
 package main
 
@@ -220,6 +222,9 @@ func call(m *wire.Message) {
 		leak(m)
 	case "stream-flood":
 		floodStream(m)
+	case "stream-bad-chunk":
+		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":` + string(m.ID) +
+			`,"seq":1,"data":"a` + "\x01" + `b"}}` + "\n")
 	default:
 		switch m.Method {
 		case wire.MethodIntercept, wire.MethodStrategyInvoke, wire.MethodProviderInvoke, wire.MethodActionRun:
