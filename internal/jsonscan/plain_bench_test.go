@@ -16,3 +16,16 @@ func BenchmarkSkipPlain(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkSkipPlainEscapes measures the scan of a 64 KiB string with an
+// escape every 16 bytes: each escape ends a plain run, so the windows of
+// skipPlain must stay small.
+func BenchmarkSkipPlainEscapes(b *testing.B) {
+	s := append(append([]byte{'"'}, bytes.Repeat([]byte(`abcdefghijklm\"n`), 4<<10)...), '"')
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		if end, _ := scanString(s, 0); end != len(s) {
+			b.Fatalf("scanString = %d, want %d", end, len(s))
+		}
+	}
+}

@@ -85,14 +85,16 @@ const (
 // character or a byte outside ASCII), or an index before it (the start of
 // the 8 bytes holding a control character or a byte outside ASCII), so
 // that a long plain string (a chunk of a stream) is scanned at memory
-// speed: in windows of 1 KiB (so that a string with many escapes is not
-// searched to its end after each one), the next quote and backslash are
-// found by bytes.IndexByte, and the bytes before them tested 8 at a time.
+// speed: in windows that start at 256 bytes and double while they hold
+// nothing to look at, up to 16 KiB (so that a string with many escapes is
+// not searched far ahead after each one, and a long plain one costs few
+// calls), the next quote and backslash are found by bytes.IndexByte, and
+// the bytes before them tested 32, then 8 at a time.
 // The test is exact: "v has a byte below 0x20" is exactly
 // (v - 0x20..) & ^v & 0x80.. != 0, and above 0x7f, v & 0x80.. != 0.
 func skipPlain(b []byte, i int) int {
-	const window = 1 << 10
-	for i < len(b) {
+	const firstWindow, maxWindow = 256, 16 << 10
+	for window := firstWindow; i < len(b); window = min(2*window, maxWindow) {
 		w := b[i:min(i+window, len(b))]
 		q := bytes.IndexByte(w, '"')
 		if q < 0 {
