@@ -89,7 +89,7 @@ const (
 // nothing to look at, up to 16 KiB (so that a string with many escapes is
 // not searched far ahead after each one, and a long plain one costs few
 // calls), the next quote and backslash are found by bytes.IndexByte, and
-// the bytes before them tested 32, then 8 at a time.
+// the bytes before them tested 64, then 8 at a time.
 // The test is exact: "v has a byte below 0x20" is exactly
 // (v - 0x20..) & ^v & 0x80.. != 0, and above 0x7f, v & 0x80.. != 0.
 func skipPlain(b []byte, i int) int {
@@ -104,18 +104,24 @@ func skipPlain(b []byte, i int) int {
 			q = k
 		}
 		j := 0
-		for x := w[:q]; len(x) >= 32; x = x[32:] {
-			// Four words a round, tested together (the slice form lets
+		for x := w[:q]; len(x) >= 64; x = x[64:] {
+			// Eight words a round, tested together (the slice form lets
 			// the compiler drop the bounds checks): a plain run costs one
-			// branch per 32 bytes; the loop below finds the word.
+			// branch per 64 bytes; the loop below finds the word.
 			v0 := binary.LittleEndian.Uint64(x[0:8])
 			v1 := binary.LittleEndian.Uint64(x[8:16])
 			v2 := binary.LittleEndian.Uint64(x[16:24])
 			v3 := binary.LittleEndian.Uint64(x[24:32])
-			if ((v0-lanes1*0x20)&^v0|v0|(v1-lanes1*0x20)&^v1|v1|(v2-lanes1*0x20)&^v2|v2|(v3-lanes1*0x20)&^v3|v3)&lanesHigh != 0 {
+			v4 := binary.LittleEndian.Uint64(x[32:40])
+			v5 := binary.LittleEndian.Uint64(x[40:48])
+			v6 := binary.LittleEndian.Uint64(x[48:56])
+			v7 := binary.LittleEndian.Uint64(x[56:64])
+			a := (v0-lanes1*0x20)&^v0 | v0 | (v1-lanes1*0x20)&^v1 | v1 | (v2-lanes1*0x20)&^v2 | v2 | (v3-lanes1*0x20)&^v3 | v3
+			b := (v4-lanes1*0x20)&^v4 | v4 | (v5-lanes1*0x20)&^v5 | v5 | (v6-lanes1*0x20)&^v6 | v6 | (v7-lanes1*0x20)&^v7 | v7
+			if (a|b)&lanesHigh != 0 {
 				break
 			}
-			j += 32
+			j += 64
 		}
 		for ; j+8 <= q; j += 8 {
 			if v := binary.LittleEndian.Uint64(w[j:]); ((v-lanes1*0x20)&^v|v)&lanesHigh != 0 {
