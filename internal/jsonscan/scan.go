@@ -90,8 +90,11 @@ const (
 // not searched far ahead after each one, and a long plain one costs few
 // calls), the next quote and backslash are found by bytes.IndexByte, and
 // the bytes before them tested 64, then 8 at a time.
-// The test is exact: "v has a byte below 0x20" is exactly
-// (v - 0x20..) & ^v & 0x80.. != 0, and above 0x7f, v & 0x80.. != 0.
+// The test is exact: v has a byte below 0x20 or above 0x7f exactly when
+// ((v - 0x20..) | v) & 0x80.. != 0: a byte above 0x7f sets its own high
+// bit, a byte below 0x20 borrows into it, and a byte in [0x20, 0x7f]
+// neither does nor borrows from the next, so a borrow into a byte's lane
+// only ever follows a byte that is itself one of them.
 func skipPlain(b []byte, i int) int {
 	const firstWindow, maxWindow = 256, 16 << 10
 	for window := firstWindow; i < len(b); window = min(2*window, maxWindow) {
@@ -116,15 +119,15 @@ func skipPlain(b []byte, i int) int {
 			v5 := binary.LittleEndian.Uint64(x[40:48])
 			v6 := binary.LittleEndian.Uint64(x[48:56])
 			v7 := binary.LittleEndian.Uint64(x[56:64])
-			a := (v0-lanes1*0x20)&^v0 | v0 | (v1-lanes1*0x20)&^v1 | v1 | (v2-lanes1*0x20)&^v2 | v2 | (v3-lanes1*0x20)&^v3 | v3
-			b := (v4-lanes1*0x20)&^v4 | v4 | (v5-lanes1*0x20)&^v5 | v5 | (v6-lanes1*0x20)&^v6 | v6 | (v7-lanes1*0x20)&^v7 | v7
+			a := (v0 - lanes1*0x20) | v0 | (v1 - lanes1*0x20) | v1 | (v2 - lanes1*0x20) | v2 | (v3 - lanes1*0x20) | v3
+			b := (v4 - lanes1*0x20) | v4 | (v5 - lanes1*0x20) | v5 | (v6 - lanes1*0x20) | v6 | (v7 - lanes1*0x20) | v7
 			if (a|b)&lanesHigh != 0 {
 				break
 			}
 			j += 64
 		}
 		for ; j+8 <= q; j += 8 {
-			if v := binary.LittleEndian.Uint64(w[j:]); ((v-lanes1*0x20)&^v|v)&lanesHigh != 0 {
+			if v := binary.LittleEndian.Uint64(w[j:]); ((v-lanes1*0x20)|v)&lanesHigh != 0 {
 				return i + j
 			}
 		}
