@@ -239,13 +239,7 @@ func (sc *scheduler) keepRead(ep uint64) {
 // one), which runs c first, as the reader of a request does.
 func (sc *scheduler) handOver(c *call) {
 	sc.inline.Store(0)
-	sc.moves.Add(1)
-	select {
-	case sc.role <- c:
-	default:
-		sc.workers.Add(1)
-		go sc.worker(c)
-	}
+	sc.passRoleWith(c)
 }
 
 // endRead ends a claimRead whose read ended the read loop, with err as
@@ -257,13 +251,17 @@ func (sc *scheduler) endRead(err error) {
 
 // passRole hands the read role to an idle worker, or to a new one when
 // none waits.
-func (sc *scheduler) passRole() {
+func (sc *scheduler) passRole() { sc.passRoleWith(nil) }
+
+// passRoleWith hands the read role, with c (a request read already, which
+// the worker runs first) or nil, to an idle worker or a new one.
+func (sc *scheduler) passRoleWith(c *call) {
 	sc.moves.Add(1)
 	select {
-	case sc.role <- nil:
+	case sc.role <- c:
 	default:
 		sc.workers.Add(1)
-		go sc.worker(nil)
+		go sc.worker(c)
 	}
 }
 
