@@ -184,13 +184,18 @@
 //     written, and only what the pipe takes at once: the rest goes to the
 //     writer, first, so a call never blocks in a write and frames never
 //     interleave.
-//   - one per capability/call in flight, at most MaxInboundCalls: it runs
-//     Options.OnCall and writes the answer. Its context is cancelled by the
-//     plugin's $/cancel for it, by the end of its parent request, and when
-//     the plugin faults, crashes or Close starts; the client waits for it
-//     like for the others, so OnCall MUST honour its context.
+//   - a call worker per capability/call in flight, at most
+//     MaxInboundCalls: it runs Options.OnCall and writes the answer. Its
+//     context is cancelled by the plugin's $/cancel for it (which the
+//     client answers -32800 at once, dropping OnCall's later answer), by
+//     the end of its parent request, and when the plugin faults, crashes
+//     or Close starts; the client waits for it like for the others, so
+//     OnCall MUST honour its context. Up to maxIdleCallWorkers workers
+//     then wait for the plugin's next call (a reused worker keeps the
+//     stack it grew) and end with the readers.
 //
-// An idle running client thus costs four goroutines. The first fault (a
+// An idle running client thus costs four goroutines, and two more at most
+// once its plugin has called. The first fault (a
 // protocol error, a broken pipe, a stalled write, the hang timeout) is the
 // cause of one context.WithCancelCause, which Close cancels too.
 //
