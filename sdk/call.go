@@ -247,9 +247,11 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 // readFor reads and handles the host's messages on the caller's
 // goroutine, the handler h holding the read role (claimRead), until the
 // answer to the call id comes on answer, which it returns with the role
-// kept (keepRead). It returns nil when it read a request for a handler
-// first, handing the role over with it (handOver), or when the read loop
-// ended (endRead): the caller then waits for the answer as any other. When
+// kept (keepRead), unless another call or a stream waits for the host:
+// then reading moves on to another worker (release). It returns nil when
+// it read a request for a handler first, handing the role over with it
+// (handOver), or when the read loop ended (endRead): the caller then
+// waits for the answer as any other. When
 // ctx is done meanwhile, $/cancel is sent for the call, which the host
 // answers at once with -32800 (docs/protocol.md §5.8).
 func (s *session) readFor(ctx context.Context, h *handlerCtx, id json.RawMessage, answer chan *wire.Message) *wire.Message {
@@ -268,10 +270,24 @@ func (s *session) readFor(ctx context.Context, h *handlerCtx, id json.RawMessage
 		select {
 		case m := <-answer:
 			s.sched.keepRead(h.episode)
+			if s.waiting() {
+				// Another call (a goroutine of this handler, or any) or a
+				// stream waits for the host: reading moves on rather than
+				// wait for the handler to call again or for the timer.
+				s.sched.release()
+			}
 			return m
 		default:
 		}
 	}
+}
+
+// waiting reports whether a call of the plugin waits for its answer, or
+// a stream for the host's acks or chunks.
+func (s *session) waiting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.mu.out) > 0 || len(s.mu.producing) > 0 || len(s.mu.consuming) > 0
 }
 
 // answerOutput is callOutput for an answer readFor read: a call whose ctx
