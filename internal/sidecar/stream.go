@@ -272,15 +272,22 @@ func (s *Stream) giveBack(b []byte) {
 }
 
 // bufferFor returns a buffer for a chunk of n bytes: a free one large
-// enough, else a new one. The caller holds s.mu.
+// enough, else a new one, for which a free one too small is dropped, so
+// that the buffers of a stream never outnumber its window and the one
+// lent, whatever the sizes of its chunks. The caller holds s.mu.
 func (s *Stream) bufferFor(n int) []byte {
-	for i := len(s.mu.free) - 1; i >= 0; i-- {
+	last := len(s.mu.free) - 1
+	for i := last; i >= 0; i-- {
 		if b := s.mu.free[i]; cap(b) >= n {
-			s.mu.free[i] = s.mu.free[len(s.mu.free)-1]
-			s.mu.free[len(s.mu.free)-1] = nil
-			s.mu.free = s.mu.free[:len(s.mu.free)-1]
+			s.mu.free[i] = s.mu.free[last]
+			s.mu.free[last] = nil
+			s.mu.free = s.mu.free[:last]
 			return b[:n]
 		}
+	}
+	if last >= 0 {
+		s.mu.free[last] = nil
+		s.mu.free = s.mu.free[:last]
 	}
 	return make([]byte, n)
 }
