@@ -308,7 +308,7 @@ func (c *Client) cancelCall(id json.RawMessage) {
 	c.mu.Unlock()
 	c.cancelInbound(errCallCancelled, func(k string, _ *inbound) bool { return k == key })
 	if answer {
-		c.reply(id, &protocol.Error{Code: protocol.CodeRequestCancelled,
+		c.reply(json.RawMessage(key), &protocol.Error{Code: protocol.CodeRequestCancelled,
 			Message: c.redact("capability/call cancelled: " + errCallCancelled.Error())})
 	}
 }
