@@ -61,8 +61,9 @@ type scheduler struct {
 	// A handler runs holding the read role (see runHolding) as episode
 	// number inline, 0 when none does, selfReading while one of its calls
 	// reads for its answer (claimRead); handoff is the timer that takes the
-	// role from it after bound, and slow is set while handlers take longer
-	// than that (the time its calls spent reading not counted).
+	// role from it after bound, and slow is set while handlers run longer
+	// than that without waiting for a call (their longest stretch, see
+	// stretches).
 	inline  atomic.Uint64
 	episode atomic.Uint64
 	slow    atomic.Bool
@@ -111,7 +112,8 @@ func (sc *scheduler) close(wait bool) {
 }
 
 // observe records that the handler of episode ep (0 for one that ran
-// without the role) ran for d. run calls it before writing the answer, so
+// without the role) ran for d at the longest without waiting for a call
+// (see stretches). run calls it before writing the answer, so
 // the next request the host sends already sees it; if the timer fires
 // while that answer is written, it hands the role over without overriding
 // what observe decided (handoffFired).
