@@ -224,9 +224,16 @@ func stopTimer(t *time.Timer) {
 	timers.Put(t)
 }
 
-// encodeRequest returns the newline-terminated frame of a request: params
-// are marshalled once and the frame assembled around them.
+// encodeRequest returns the newline-terminated frame of a request: the
+// dispatch params are appended (wire.AppendDispatchRequest), any other
+// params marshalled once and the frame assembled around them.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {
+	if frame, ok, err := wire.AppendDispatchRequest(make([]byte, 0, dispatchFrameSize(params)+len(method)+96), id, method, params); ok {
+		if err != nil {
+			return nil, fmt.Errorf("encode params: %w", err)
+		}
+		return append(frame, '\n'), nil
+	}
 	var raw []byte
 	if params != nil {
 		var err error
@@ -247,6 +254,24 @@ func encodeFrame(m *wire.Message) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// dispatchFrameSize is the size of the raw member of dispatch params
+// (what a frame of them holds beyond names and strings), 0 for others.
+func dispatchFrameSize(params any) int {
+	switch p := params.(type) {
+	case wire.ProviderInvokeParams:
+		return len(p.Input) + len(p.Ref)
+	case wire.InterceptParams:
+		return len(p.Payload)
+	case wire.StrategyInvokeParams:
+		return len(p.Input)
+	case wire.ActionRunParams:
+		return len(p.Context)
+	case wire.ContributionInvokeParams:
+		return len(p.Input)
+	}
+	return 0
 }
 
 // pendingCall is a host request in flight: where its answer goes, and

@@ -18,17 +18,105 @@ import (
 // omit it (an empty method is omitted too, as by WriteMessage). Nothing is
 // validated: the caller marshalled params.
 func AppendRequest(dst []byte, id int64, method string, params []byte) []byte {
+	dst = appendRequestStart(dst, id, method)
+	if len(params) > 0 {
+		dst = append(dst, `,"params":`...)
+		dst = append(dst, params...)
+	}
+	return append(dst, '}')
+}
+
+// appendRequestStart appends a request's frame up to its params.
+func appendRequestStart(dst []byte, id int64, method string) []byte {
 	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
 	dst = strconv.AppendInt(dst, id, 10)
 	if method != "" {
 		dst = append(dst, `,"method":`...)
 		dst = jsonscan.AppendString(dst, method)
 	}
-	if len(params) > 0 {
-		dst = append(dst, `,"params":`...)
-		dst = append(dst, params...)
+	return dst
+}
+
+// AppendDispatchRequest appends the frame of request id of method whose
+// params are one of the params the host dispatches with (InterceptParams,
+// StrategyInvokeParams, ProviderInvokeParams, ActionRunParams,
+// ContributionInvokeParams, or a pointer to one), without the newline,
+// and reports whether params was one of them (false: nothing appended,
+// the caller marshals). The params are encoded as json.Marshal encodes
+// them, members in the struct's order, but for their raw member (the
+// input, payload or context), which is compacted (jsonscan.AppendCompact)
+// and not HTML-escaped: the same JSON value. A raw member that is not
+// valid JSON is the error, as it is json.Marshal's.
+func AppendDispatchRequest(dst []byte, id int64, method string, params any) ([]byte, bool, error) {
+	var (
+		key, val, rawKey, trace string
+		raw                     json.RawMessage
+		stream                  *StreamParams
+		kind                    string // ContributionInvokeParams' first member
+	)
+	switch p := params.(type) {
+	case InterceptParams:
+		key, val, rawKey, raw, trace = "point", p.Point, "payload", p.Payload, p.Traceparent
+	case *InterceptParams:
+		return appendDispatchPtr(dst, id, method, p)
+	case StrategyInvokeParams:
+		key, val, rawKey, raw, trace = "slot", p.Slot, "input", p.Input, p.Traceparent
+	case *StrategyInvokeParams:
+		return appendDispatchPtr(dst, id, method, p)
+	case ProviderInvokeParams:
+		key, val, rawKey, raw, trace, stream = "ref", p.Ref, "input", p.Input, p.Traceparent, p.Stream
+	case *ProviderInvokeParams:
+		return appendDispatchPtr(dst, id, method, p)
+	case ActionRunParams:
+		key, val, rawKey, raw, trace = "id", p.ID, "context", p.Context, p.Traceparent
+	case *ActionRunParams:
+		return appendDispatchPtr(dst, id, method, p)
+	case ContributionInvokeParams:
+		kind, key, val, rawKey, raw, trace = p.Kind, "key", p.Key, "input", p.Input, p.Traceparent
+	case *ContributionInvokeParams:
+		return appendDispatchPtr(dst, id, method, p)
+	default:
+		return dst, false, nil
 	}
-	return append(dst, '}')
+	start := len(dst)
+	dst = append(appendRequestStart(dst, id, method), `,"params":{`...)
+	if _, ok := params.(ContributionInvokeParams); ok {
+		dst = append(dst, `"kind":`...)
+		dst = jsonscan.AppendString(dst, kind)
+		dst = append(dst, ',')
+	}
+	dst = append(dst, '"')
+	dst = append(dst, key...)
+	dst = append(dst, `":`...)
+	dst = jsonscan.AppendString(dst, val)
+	if len(raw) > 0 {
+		dst = append(dst, `,"`...)
+		dst = append(dst, rawKey...)
+		dst = append(dst, `":`...)
+		var err error
+		if dst, err = jsonscan.AppendCompact(dst, raw); err != nil {
+			return dst[:start], true, err
+		}
+	}
+	if trace != "" {
+		dst = append(dst, `,"traceparent":`...)
+		dst = jsonscan.AppendString(dst, trace)
+	}
+	if stream != nil {
+		dst = append(dst, `,"stream":{"window":`...)
+		dst = strconv.AppendInt(dst, int64(stream.Window), 10)
+		dst = append(dst, '}')
+	}
+	return append(dst, "}}"...), true, nil
+}
+
+// appendDispatchPtr is AppendDispatchRequest for a pointer to params: a
+// nil one is left to json.Marshal (null params).
+func appendDispatchPtr[T any](dst []byte, id int64, method string, p *T) ([]byte, bool, error) {
+	if p == nil {
+		return dst, false, nil
+	}
+	return AppendDispatchRequest(dst, id, method, *p)
 }
 
 // AppendResult appends the frame of a successful response to dst, without

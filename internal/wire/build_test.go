@@ -149,3 +149,59 @@ func compact(t *testing.T, raw json.RawMessage) json.RawMessage {
 	}
 	return buf.Bytes()
 }
+
+// TestAppendDispatchRequest holds AppendDispatchRequest to AppendRequest
+// with json.Marshal's params: the same bytes when no raw member holds
+// what json.Marshal would escape or compact differently, the same message
+// once decoded always, and an error exactly when json.Marshal fails.
+func TestAppendDispatchRequest(t *testing.T) {
+	tp := "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	raws := []json.RawMessage{nil, json.RawMessage(`{"a":[1,2]}`), json.RawMessage(` { "a" : 1 } `), json.RawMessage(`"<b>&"`), json.RawMessage(`{`)}
+	var params []any
+	for _, raw := range raws {
+		params = append(params,
+			InterceptParams{Point: "tool.before", Payload: raw, Traceparent: tp},
+			&StrategyInvokeParams{Slot: "context.compactor", Input: raw},
+			ProviderInvokeParams{Ref: "run", Input: raw, Traceparent: tp, Stream: &StreamParams{Window: 16}},
+			ProviderInvokeParams{Ref: `a"b\\c<>`, Input: raw},
+			ActionRunParams{ID: "plugin/memory/forget", Context: raw},
+			ContributionInvokeParams{Kind: "tool", Key: "x\u2028y", Input: raw, Traceparent: tp},
+		)
+	}
+	for _, p := range params {
+		raw, marshalErr := json.Marshal(p)
+		got, ok, err := AppendDispatchRequest([]byte("x"), 7, MethodProviderInvoke, p)
+		if !ok {
+			t.Fatalf("%T not taken", p)
+		}
+		if (err != nil) != (marshalErr != nil) {
+			t.Fatalf("%+v: error %v, json.Marshal's %v", p, err, marshalErr)
+		}
+		if err != nil {
+			if string(got) != "x" {
+				t.Errorf("%+v: failed but appended %q", p, got)
+			}
+			continue
+		}
+		want := string(AppendRequest([]byte("x"), 7, MethodProviderInvoke, raw))
+		var gotMsg, wantMsg Message
+		if err := DecodeMessage(got[1:], &gotMsg); err != nil {
+			t.Fatalf("%+v: %s: %v", p, got, err)
+		}
+		if err := DecodeMessage([]byte(want[1:]), &wantMsg); err != nil {
+			t.Fatal(err)
+		}
+		var g, w any
+		if json.Unmarshal(gotMsg.Params, &g) != nil || json.Unmarshal(wantMsg.Params, &w) != nil || !reflect.DeepEqual(g, w) {
+			t.Errorf("%+v: params %s, json.Marshal's %s", p, gotMsg.Params, wantMsg.Params)
+		}
+		if s := string(raw); !strings.Contains(s, `\u003c`) && !strings.Contains(s, " ") && string(got) != want {
+			t.Errorf("%+v:\n got %s\nwant %s", p, got, want)
+		}
+	}
+	for _, p := range []any{nil, 42, (*ProviderInvokeParams)(nil), CancelParams{}} {
+		if got, ok, _ := AppendDispatchRequest([]byte("x"), 1, "m", p); ok || string(got) != "x" {
+			t.Errorf("AppendDispatchRequest(%#v) = %q, %v; want it left to json.Marshal", p, got, ok)
+		}
+	}
+}
