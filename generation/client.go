@@ -118,7 +118,8 @@ func (in *Inputs) sidecarOptions() sidecar.Options {
 	o := sidecar.Options{Logger: c.Logger, HostName: c.HostName, HostVersion: c.HostVersion, DataRoot: c.DataRoot,
 		Session: c.Session, Redact: c.Redact, HandshakeTimeout: c.HandshakeTimeout,
 		HeartbeatInterval: c.HeartbeatInterval, HeartbeatTimeout: c.HeartbeatTimeout, HangTimeout: c.HangTimeout,
-		OnNotify: notifyFunc(obs.OnNotify), OnCall: clients.OnCallOf(&c)}
+		OnNotify: notifyFunc(obs.OnNotify)}
+	o.OnCall, o.OnCallAsync = clients.OnCallOf(&c)
 	if f := obs.OnCrash; f != nil {
 		o.OnCrash = func(ce *sidecar.CrashError) { f(ce.Plugin, ce.ClientID, ce, ce.Stderr) }
 	}

@@ -104,6 +104,53 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	return k.callProvider(ctx, from, rt.provider, ref, key, c)
 }
 
+// serveCallAsync is every sidecar's OnCallAsync: on the caller's reading
+// goroutine, it serves a call to another plugin's provider with no
+// goroutine in between (sidecar.Client.InvokeAsync: the answer is relayed
+// by the provider's reader), and refuses a call at once, as serveCall
+// would. A call to a host handler, which may block, is left to serveCall
+// on a call worker (false).
+func (k *Kernel) serveCallAsync(ctx context.Context, c sidecar.Call, done func(json.RawMessage, error)) bool {
+	from, err := k.callerFrame(ctx, c)
+	if err != nil {
+		done(nil, err)
+		return true
+	}
+	key := capability.Key(c.Capability)
+	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
+	if perr == nil {
+		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
+	}
+	switch {
+	case perr != nil:
+		from.live.release()
+		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
+			"method", k.redactText(c.Method), "code", perr.Code)
+		done(nil, perr)
+		return true
+	case rt.provider == capability.HostProvider:
+		from.live.release()
+		return false
+	}
+	cl, err := running(from.live.gen.Member(rt.provider))
+	if err != nil {
+		from.live.release()
+		done(nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", rt.provider, err)))
+		return true
+	}
+	ctx, params, sp := k.calleeRequest(ctx, from, rt.provider, ref, c)
+	cl.InvokeAsync(ctx, wire.MethodProviderInvoke, params, func(out json.RawMessage, err error) {
+		sp.end(err)
+		from.live.release()
+		if err != nil {
+			done(nil, calleeError(err, rt.provider, key, c))
+			return
+		}
+		done(out, nil)
+	})
+	return true
+}
+
 // runHandler runs a host handler. A handler that panics fails the call
 // (-32603) and is logged with its stack, as net/http treats a panicking
 // handler: a plugin's call must not take the host down.
@@ -155,11 +202,7 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 	if err != nil {
 		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
 	}
-	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
-	sp := beginCall(ctx, callee.stats, k.config().Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
-		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
-	ctx = context.WithValue(sp.ctx, frameKey{}, callee)
-	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
+	ctx, params, sp := k.calleeRequest(ctx, from, provider, ref, c)
 	if c.Stream != nil {
 		err := k.relayStream(ctx, cl, params, provider, key, c)
 		sp.end(err)
@@ -171,6 +214,18 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 		return nil, calleeError(err, provider, key, c)
 	}
 	return out, nil
+}
+
+// calleeRequest returns what the call c made from from sends the
+// provider plugin's ref: the context of the request (carrying the
+// callee's frame, one level deeper, and the call's span), its params and
+// the span, which the caller ends.
+func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
+	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
+	sp := beginCall(ctx, callee.stats, k.config().Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
+	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
+	return context.WithValue(sp.ctx, frameKey{}, callee), params, sp
 }
 
 // calleeError is the answer to the call c when the provider plugin's

@@ -221,7 +221,7 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 			HangTimeout:       c.Supervision.HangTimeout,
 		},
 	}
-	clients.SetOnCall(&in.Client, k.serveCall)
+	clients.SetOnCall(&in.Client, k.serveCall, k.serveCallAsync)
 	return in
 }
 

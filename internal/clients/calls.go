@@ -16,7 +16,14 @@ type OnCall = func(context.Context, sidecar.Call) (json.RawMessage, error)
 // API (a host that builds generations itself serves no calls: routing a
 // call is the kernel's, under its leases). It is embedded like Holder; its
 // zero value serves none.
-type Server struct{ onCall OnCall }
+type Server struct {
+	onCall      OnCall
+	onCallAsync OnCallAsync
+}
+
+// OnCallAsync is the function offered each capability/call first, to
+// serve it without a goroutine (sidecar.Options.OnCallAsync).
+type OnCallAsync = func(context.Context, sidecar.Call, func(json.RawMessage, error)) bool
 
 // server returns s; promoted through the embedding, it makes the
 // embedding type satisfy serving.
@@ -25,8 +32,10 @@ func (s *Server) server() *Server { return s }
 // serving is satisfied by a pointer to any struct that embeds a Server.
 type serving interface{ server() *Server }
 
-// SetOnCall makes x carry fn (nil: none).
-func SetOnCall(x serving, fn OnCall) { x.server().onCall = fn }
+// SetOnCall makes x carry fn and async (nil: none).
+func SetOnCall(x serving, fn OnCall, async OnCallAsync) {
+	x.server().onCall, x.server().onCallAsync = fn, async
+}
 
-// OnCallOf returns the function x carries, or nil.
-func OnCallOf(x serving) OnCall { return x.server().onCall }
+// OnCallOf returns the functions x carries, or nil.
+func OnCallOf(x serving) (OnCall, OnCallAsync) { return x.server().onCall, x.server().onCallAsync }

@@ -277,9 +277,10 @@ func dispatchFrameSize(params any) int {
 // pendingCall is a host request in flight: where its answer goes, and
 // what a capability/call naming it as its parent derives from.
 type pendingCall struct {
-	ch  chan *wire.Message
-	ctx context.Context // the call's context
-	due time.Time       // when its own timeout runs out; zero: ctx's deadline bounds it
+	ch    chan *wire.Message
+	async *asyncCall      // InvokeAsync's, instead of ch
+	ctx   context.Context // the call's context
+	due   time.Time       // when its own timeout runs out; zero: ctx's deadline bounds it
 }
 
 // register records a pending call, unless the client is terminal or
@@ -506,6 +507,11 @@ func (c *Client) deliver(m *wire.Message) {
 	c.mu.Unlock()
 	if !ok {
 		c.log.Debug("dropping late response", "id", id)
+		return
+	}
+	if p.async != nil {
+		c.endChildren(id)
+		p.async.answer(m)
 		return
 	}
 	p.ch <- m

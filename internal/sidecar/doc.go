@@ -192,7 +192,11 @@
 //     or Close starts; the client waits for it like for the others, so
 //     OnCall MUST honour its context. Up to maxIdleCallWorkers workers
 //     then wait for the plugin's next call (a reused worker keeps the
-//     stack it grew) and end with the readers.
+//     stack it grew) and end with the readers. A call that
+//     Options.OnCallAsync takes (the kernel's relay to another plugin's
+//     provider, Client.InvokeAsync) has no goroutine: the reader that
+//     reads the provider's answer (or the goroutine that ends the call)
+//     writes the caller's.
 //
 // An idle running client thus costs four goroutines, and two more at most
 // once its plugin has called. The first fault (a

@@ -99,6 +99,12 @@ func (c *Client) serveCall(m *wire.Message) {
 		// valid one) and carried to the handler and the observer.
 		ctx = wire.WithTraceparent(ctx, p.Traceparent)
 	}
+	if stream == nil && c.opts.OnCallAsync != nil {
+		id := m.ID
+		if c.opts.OnCallAsync(ctx, call, func(out json.RawMessage, err error) { c.answerCall(ctx, id, key, out, err) }) {
+			return
+		}
+	}
 	j := callJob{ctx: ctx, id: m.ID, key: key, call: call}
 	if c.callJobs == nil {
 		c.callJobs = make(chan callJob)
@@ -230,6 +236,12 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 // -32800; anything else -32603), its message and data redacted.
 func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, call Call) {
 	out, err := c.opts.OnCall(ctx, call)
+	c.answerCall(ctx, id, key, out, err)
+}
+
+// answerCall answers the call id (key) with OnCall's (or OnCallAsync's)
+// outcome, unless it was answered cancelled already, and forgets it.
+func (c *Client) answerCall(ctx context.Context, id json.RawMessage, key string, out json.RawMessage, err error) {
 	if err == nil {
 		var frame []byte
 		if frame, err = encodeOutput(id, out); err == nil {

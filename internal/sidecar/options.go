@@ -162,6 +162,15 @@ type Options struct {
 	// -32800, any other error with -32603 and its text; messages are
 	// redacted.
 	OnCall func(ctx context.Context, call Call) (json.RawMessage, error)
+	// OnCallAsync, if set with OnCall, is offered each capability/call
+	// that asks for no stream first, on the reading goroutine, with the
+	// ctx OnCall would get: it returns false to leave the call to OnCall,
+	// or true once it has arranged for done to be called exactly once
+	// with what OnCall would have returned (from any goroutine, possibly
+	// before it returns). It MUST NOT block: the kernel uses it to relay a
+	// call to another plugin's provider with no goroutine in between
+	// (Client.InvokeAsync), answering on the reader of that plugin.
+	OnCallAsync func(ctx context.Context, call Call, done func(json.RawMessage, error)) bool
 
 	// now replaces time.Now for the log rate limit, in tests.
 	now func() time.Time

@@ -183,10 +183,20 @@ func (c *Client) finish(cause error) *CrashError {
 			fire = crash
 		}
 	}
+	var async []*asyncCall
+	for _, p := range c.mu.pending {
+		if p.async != nil {
+			async = append(async, p.async)
+		}
+	}
 	clear(c.mu.pending)
+	err := c.mu.err
 	c.mu.Unlock()
 	c.endInbound()
 	close(c.dead)
+	for _, a := range async {
+		a.end(nil, a.c.named(a.method, err))
+	}
 	if crash != nil {
 		c.log.Error("plugin crashed", "error", crash)
 	}
