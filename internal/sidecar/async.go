@@ -63,10 +63,11 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		a.timer = time.AfterFunc(d, func() { a.expire(context.DeadlineExceeded) })
 	}
 	a.stop = context.AfterFunc(ctx, func() { a.expire(context.Cause(ctx)) })
-	if err := c.send(false, id, frame); err != nil {
-		if c.take(id) {
-			a.end(nil, c.named(method, c.terminalErr()))
-		}
+	if err := c.send(false, id, frame); err != nil && c.take(id) {
+		// As Invoke: the write failed, so the plugin is being stopped;
+		// the call fails with the terminal error (the *CrashError), which
+		// a goroutine waits for, bounded by ctx.
+		go func() { a.end(nil, c.named(method, c.awaitTerminal(ctx, nil))) }()
 	}
 }
 
