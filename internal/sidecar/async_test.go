@@ -73,17 +73,26 @@ func TestInvokeAsync(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer closeClient(t, c)
-		ctx, cancel := context.WithCancel(context.Background())
+		// The context's deadline, then the call's own timeout: each ends
+		// the call and withdraws the request (requests 2 and 3, after
+		// initialize), as TestCallNeverAnswered has it for Invoke.
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		for i, ctx := range []context.Context{ctx, context.Background()} {
+			if o := once(t, invokeAsync(t, ctx, c, wire.ProviderInvokeParams{Ref: "x"})); !errors.Is(o.err, context.DeadlineExceeded) {
+				t.Errorf("call %d: %v, want context.DeadlineExceeded", i, o.err)
+			}
+			if n := recv(t, notes, "$/cancel report"); n.Event != "cancelled" || string(n.Data) != strconv.Itoa(2+i) {
+				t.Errorf("notification = %+v, want cancelled %d", n, 2+i)
+			}
+		}
+		// Cancelled at once: the request may not even be written (then
+		// it is dropped from the queue, and no $/cancel is sent).
+		ctx, cancel = context.WithCancel(context.Background())
 		ch := invokeAsync(t, WithCallTimeout(ctx, time.Hour), c, wire.ProviderInvokeParams{Ref: "x"})
 		cancel()
 		if o := once(t, ch); !errors.Is(o.err, context.Canceled) {
 			t.Errorf("after cancel: %v, want context.Canceled", o.err)
-		}
-		if n := recv(t, notes, "$/cancel report"); n.Event != "cancelled" || string(n.Data) != strconv.Itoa(2) {
-			t.Errorf("notification = %+v, want cancelled 2", n)
-		}
-		if o := once(t, invokeAsync(t, context.Background(), c, wire.ProviderInvokeParams{Ref: "x"})); !errors.Is(o.err, context.DeadlineExceeded) {
-			t.Errorf("after the call timeout: %v, want context.DeadlineExceeded", o.err)
 		}
 	})
 	t.Run("crash", func(t *testing.T) {
