@@ -215,7 +215,10 @@ func TestCallWriteFailure(t *testing.T) {
 // the timer, and makes the next request hand the role over at once, as
 // any slow handler does.
 func TestCallReadsItsAnswer(t *testing.T) {
-	const bound = 20 * time.Millisecond
+	// Generous against a loaded machine: a stall of 90 ms between two
+	// quick stretches would be needed to move the role, and the timer may
+	// be 200 ms late for the slow one.
+	const bound = 100 * time.Millisecond
 	withBounds(t, bounds{drain: drainWait, cancel: cancelWait, inline: bound})
 	tests := []struct {
 		name      string
@@ -223,8 +226,8 @@ func TestCallReadsItsAnswer(t *testing.T) {
 		pause     time.Duration // between two calls
 		wantMoves bool
 	}{
-		{name: "many quick stretches", calls: 20, pause: bound / 10}, // 20 x 2 ms > bound in all
-		{name: "a stretch past the bound", calls: 3, pause: 3 * bound, wantMoves: true},
+		{name: "many quick stretches", calls: 30, pause: bound / 10}, // 30 x 10 ms > bound in all
+		{name: "a stretch past the bound", calls: 2, pause: 3 * bound, wantMoves: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
