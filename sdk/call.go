@@ -126,6 +126,23 @@ func (h *handlerCtx) Value(key any) any {
 	return h.Context.Value(key)
 }
 
+// writeCall writes the capability/call request id with params, its frame
+// appended in a pooled buffer (wire.AppendCapabilityCall). A failed write
+// aborts the session (the host is gone) and is returned wrapped.
+func (s *session) writeCall(id json.RawMessage, params *wire.CapabilityCallParams) error {
+	fb := frameBufs.Get().(*[]byte)
+	*fb = append(wire.AppendCapabilityCall((*fb)[:0], id, params), '\n')
+	err := s.fw.WriteLine(*fb)
+	if cap(*fb) <= maxPooledBuf {
+		frameBufs.Put(fb)
+	}
+	if err != nil {
+		err = fmt.Errorf("write to host: %w", err)
+		s.cancelAbort(err)
+	}
+	return err
+}
+
 // handlerOf returns the context of the handler of s that ctx is or
 // derives from, or nil.
 func (s *session) handlerOf(ctx context.Context) *handlerCtx {
@@ -202,23 +219,16 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 	}
 	params.Traceparent = Traceparent(ctx)
 	id, key, answer := s.startCall()
-	fb := frameBufs.Get().(*[]byte)
-	*fb = append(wire.AppendCapabilityCall((*fb)[:0], id, &params), '\n')
 	reads := h != nil && s.sched.claimRead(h.episode)
 	if !reads {
 		s.sched.release()
 	}
-	err := s.fw.WriteLine(*fb)
-	if cap(*fb) <= maxPooledBuf {
-		frameBufs.Put(fb)
-	}
-	if err != nil {
+	if err := s.writeCall(id, &params); err != nil {
 		if reads {
 			s.sched.keepRead(h.episode)
 		}
 		s.forget(key)
-		s.cancelAbort(fmt.Errorf("write to host: %w", err))
-		return nil, fmt.Errorf("write to host: %w", err)
+		return nil, err
 	}
 	if reads {
 		if m := s.readFor(ctx, h, id, answer); m != nil {

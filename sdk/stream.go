@@ -317,7 +317,7 @@ func (p *Plugin) CallStream(ctx context.Context, capability, method string, inpu
 		}
 		params := wire.CapabilityCallParams{Capability: capability, Method: method}
 		if input != nil {
-			raw, err := json.Marshal(input)
+			raw, err := marshalInput(input)
 			if err != nil {
 				yield(nil, fmt.Errorf("call %q: marshal input: %w", name, err))
 				return
@@ -353,11 +353,6 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 	}
 	params.Parent = s.parentOf(ctx)
 	params.Stream = &wire.StreamParams{Window: window}
-	raw, err := json.Marshal(params)
-	if err != nil {
-		fail(fmt.Errorf("marshal params: %w", err))
-		return
-	}
 	id, key, answer := s.startCall()
 	in := &consumer{chunks: make(chan json.RawMessage, window), broken: make(chan struct{})}
 	s.mu.Lock()
@@ -372,10 +367,9 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 		s.mu.Unlock()
 	}()
 	s.sched.release()
-	if err := s.fw.WriteMessage(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Method: wire.MethodCapabilityCall, Params: raw}); err != nil {
+	if err := s.writeCall(id, &params); err != nil {
 		s.forget(key)
-		s.cancelAbort(fmt.Errorf("write to host: %w", err))
-		fail(fmt.Errorf("write to host: %w", err))
+		fail(err)
 		return
 	}
 	c := &consumption{s: s, id: id, key: key, in: in, answer: answer, every: int64(window+1) / 2}
