@@ -100,29 +100,16 @@ func ExamplePlugin_CallStream() {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1.1.0","host":{"name":"demo","version":"0.1.0"},"plugin":{"name":"summary","version":"1.0.0","data_dir":"/tmp/summary"}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"provider/invoke","params":{"ref":"summarize","input":{"prompt":"hi"}}}`,
 	}, "\n") + "\n")
-	if err := p.ServeIO(context.Background(), io.MultiReader(requests, answers), streamingHost{host}); err != nil {
+	var chunks strings.Builder
+	for i, token := range []string{"Hel", "lo", "!"} {
+		fmt.Fprintf(&chunks, `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c1","seq":%d,"data":%q}}`+"\n", i+1, token)
+	}
+	chunks.WriteString(`{"jsonrpc":"2.0","id":"c1","result":{}}` + "\n")
+	if err := p.ServeIO(context.Background(), io.MultiReader(requests, answers), scriptedHost{host, chunks.String()}); err != nil {
 		fmt.Println("serve:", err)
 	}
 	// Output:
 	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.1.0","name":"summary","version":"1.0.0","providers":[{"ref":"summarize","description":"joins the tokens of text.generate"}]}}
 	// {"jsonrpc":"2.0","id":"c1","method":"capability/call","params":{"capability":"text.generate","method":"tokens","input":{"prompt":"hi"},"parent":2,"stream":{"window":16}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"output":"Hello!"}}
-}
-
-// streamingHost prints what the plugin writes and plays
-// ExamplePlugin_CallStream's host.
-type streamingHost struct{ answers *io.PipeWriter }
-
-func (h streamingHost) Write(frame []byte) (int, error) {
-	os.Stdout.Write(frame)
-	switch {
-	case bytes.Contains(frame, []byte(`"method":"capability/call"`)):
-		for i, token := range []string{"Hel", "lo", "!"} {
-			fmt.Fprintf(h.answers, `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":"c1","seq":%d,"data":%q}}`+"\n", i+1, token)
-		}
-		fmt.Fprintln(h.answers, `{"jsonrpc":"2.0","id":"c1","result":{}}`)
-	case bytes.HasPrefix(frame, []byte(`{"jsonrpc":"2.0","id":2,`)):
-		h.answers.Close()
-	}
-	return len(frame), nil
 }

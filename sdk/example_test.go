@@ -84,7 +84,8 @@ func ExamplePlugin_Call() {
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocol_version":"1.1.0","host":{"name":"demo","version":"0.1.0"},"plugin":{"name":"memory","version":"1.0.0","data_dir":"/tmp/memory"}}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"provider/invoke","params":{"ref":"recall","input":{"topic":"build"}}}`,
 	}, "\n") + "\n")
-	if err := p.ServeIO(context.Background(), io.MultiReader(requests, answers), scriptedHost{host}); err != nil {
+	if err := p.ServeIO(context.Background(), io.MultiReader(requests, answers),
+		scriptedHost{host, `{"jsonrpc":"2.0","id":"c1","result":{"output":"make -j8"}}` + "\n"}); err != nil {
 		fmt.Println("serve:", err)
 	}
 	// Output:
@@ -93,17 +94,22 @@ func ExamplePlugin_Call() {
 	// {"jsonrpc":"2.0","id":2,"result":{"output":{"recalled":"make -j8"}}}
 }
 
-// scriptedHost prints what the plugin writes and plays ExamplePlugin_Call's
-// host: it answers the call, and ends the input after the answer to 2. As
-// a real host, it writes to the plugin independently of reading from it:
-// the plugin reads the answer only once its request is written.
-type scriptedHost struct{ answers *io.PipeWriter }
+// scriptedHost prints what the plugin writes and plays the host of the
+// examples that call it (ExamplePlugin_Call, ExamplePlugin_CallStream):
+// it sends reply (the frames answering the plugin's call "c1") once it
+// sees the call, and ends the input after the answer to 2. As a real
+// host, it writes to the plugin independently of reading from it: the
+// plugin reads the reply only once its request is written.
+type scriptedHost struct {
+	answers *io.PipeWriter
+	reply   string
+}
 
 func (h scriptedHost) Write(frame []byte) (int, error) {
 	os.Stdout.Write(frame)
 	switch {
 	case bytes.Contains(frame, []byte(`"method":"capability/call"`)):
-		go fmt.Fprintln(h.answers, `{"jsonrpc":"2.0","id":"c1","result":{"output":"make -j8"}}`)
+		go io.WriteString(h.answers, h.reply)
 	case bytes.HasPrefix(frame, []byte(`{"jsonrpc":"2.0","id":2,`)):
 		h.answers.Close()
 	}
