@@ -233,32 +233,20 @@ var callScenarios = []callScenario{
 	}},
 }
 
-// TestCallScenarios plays every call scenario against the caller plugin of each
-// SDK: Go in-process (with an inline bound no handler reaches, so the
-// read role moves only because Call hands it over), Go, Python and Node.js
-// as real processes.
-func TestCallScenarios(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	sdks := []struct {
-		name  string
-		start func(t *testing.T) hostEnd
-	}{
-		{"go in-process", func(t *testing.T) hostEnd {
-			withBounds(t, bounds{drain: drainWait, cancel: cancelWait, inline: time.Hour})
-			return serve(t, callerPlugin(nil))
-		}},
-		{"go", func(t *testing.T) hostEnd {
-			return startCommand(t, exe, ".", []string{callerHelperEnv + "=caller"})
-		}},
-		{"python", func(t *testing.T) hostEnd { return startProcess(t, "python3", "testdata", "caller.py") }},
-		{"node", func(t *testing.T) hostEnd { return startProcess(t, "node", "testdata", "caller.js") }},
-	}
+// sdkUnderTest starts one SDK's plugin for a scenario.
+type sdkUnderTest struct {
+	name  string
+	start func(t *testing.T) hostEnd
+}
+
+// runScenarios plays each scenario against a new plugin of each SDK: the
+// handshake with the scenario's host version, the scenario, then (unless
+// it ended the input itself) shutdown and the end of input; the plugin
+// must then end.
+func runScenarios(t *testing.T, sdks []sdkUnderTest, scenarios []callScenario) {
 	for _, impl := range sdks {
 		t.Run(impl.name, func(t *testing.T) {
-			for _, sc := range callScenarios {
+			for _, sc := range scenarios {
 				t.Run(sc.name, func(t *testing.T) {
 					e := impl.start(t)
 					request(t, e, 1, wire.MethodInitialize, initParams(sc.host))
@@ -276,4 +264,27 @@ func TestCallScenarios(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCallScenarios plays every call scenario against the caller plugin of each
+// SDK: Go in-process (with an inline bound no handler reaches, so the
+// read role moves only because Call hands it over), Go, Python and Node.js
+// as real processes.
+func TestCallScenarios(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sdks := []sdkUnderTest{
+		{"go in-process", func(t *testing.T) hostEnd {
+			withBounds(t, bounds{drain: drainWait, cancel: cancelWait, inline: time.Hour})
+			return serve(t, callerPlugin(nil))
+		}},
+		{"go", func(t *testing.T) hostEnd {
+			return startCommand(t, exe, ".", []string{callerHelperEnv + "=caller"})
+		}},
+		{"python", func(t *testing.T) hostEnd { return startProcess(t, "python3", "testdata", "caller.py") }},
+		{"node", func(t *testing.T) hostEnd { return startProcess(t, "node", "testdata", "caller.js") }},
+	}
+	runScenarios(t, sdks, callScenarios)
 }

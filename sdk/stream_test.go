@@ -197,32 +197,12 @@ var streamScenarios = []callScenario{
 // plugin of each SDK, as a real process.
 func TestStreamScenarios(t *testing.T) {
 	bin := buildStreamer(t)
-	sdks := []struct {
-		name  string
-		start func(t *testing.T) hostEnd
-	}{
+	sdks := []sdkUnderTest{
 		{"go", func(t *testing.T) hostEnd { return startCommand(t, bin, ".", nil) }},
 		{"python", func(t *testing.T) hostEnd { return startProcess(t, "python3", "testdata", "streamer.py") }},
 		{"node", func(t *testing.T) hostEnd { return startProcess(t, "node", "testdata", "streamer.js") }},
 	}
-	for _, impl := range sdks {
-		t.Run(impl.name, func(t *testing.T) {
-			for _, sc := range streamScenarios {
-				t.Run(sc.name, func(t *testing.T) {
-					e := impl.start(t)
-					request(t, e, 1, wire.MethodInitialize, initParams(sc.host))
-					if m := e.next(); string(m.ID) != "1" || m.Error != nil {
-						t.Fatalf("initialize: got %s", frame(m))
-					}
-					sc.run(t, e)
-					request(t, e, 99, wire.MethodShutdown, nil)
-					expectResult(t, e.next(), 99, `{}`)
-					e.closeInput()
-					e.ended()
-				})
-			}
-		})
-	}
+	runScenarios(t, sdks, streamScenarios)
 }
 
 // TestStreamExamples plays a host against the Python and Node.js stream
