@@ -44,11 +44,8 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 	}
 	a := &asyncCall{c: c, id: id, method: method, done: done}
 	var due time.Time
-	d, own := callTimeout(ctx)
-	if _, ok := ctx.Deadline(); !ok || own {
-		if !own {
-			d = c.opts.CallTimeout
-		}
+	d, timed := c.ownTimeout(ctx)
+	if timed {
 		due = time.Now().Add(d)
 	}
 	switch err := c.register(id, pendingCall{async: a, ctx: ctx, due: due}, callNormal); {
@@ -59,7 +56,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		done(nil, c.named(method, err))
 		return
 	}
-	if !due.IsZero() {
+	if timed {
 		a.timer = time.AfterFunc(d, func() { a.expire(context.DeadlineExceeded) })
 	}
 	a.stop = context.AfterFunc(ctx, func() { a.expire(context.Cause(ctx)) })

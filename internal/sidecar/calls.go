@@ -118,6 +118,19 @@ func (c *callTimeoutCtx) Value(key any) any {
 	return c.Context.Value(key)
 }
 
+// ownTimeout returns the timeout a call under ctx arms itself, and
+// whether it arms one: WithCallTimeout's, else Options.CallTimeout when ctx
+// has no deadline (a deadline of ctx alone bounds it otherwise).
+func (c *Client) ownTimeout(ctx context.Context) (time.Duration, bool) {
+	if d, own := callTimeout(ctx); own {
+		return d, true
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return 0, false
+	}
+	return c.opts.CallTimeout, true
+}
+
 // callTimeout returns the timeout WithCallTimeout set on ctx, if any.
 func callTimeout(ctx context.Context) (time.Duration, bool) {
 	tc, ok := ctx.(*callTimeoutCtx)
@@ -153,11 +166,7 @@ func isCrash(err error) bool {
 func (c *Client) roundTrip(ctx context.Context, method string, params, result any, kind callKind) error {
 	var timeout <-chan time.Time
 	var due time.Time
-	d, own := callTimeout(ctx)
-	if _, ok := ctx.Deadline(); !ok || own {
-		if !own {
-			d = c.opts.CallTimeout
-		}
+	if d, ok := c.ownTimeout(ctx); ok {
 		t := startTimer(d)
 		defer stopTimer(t)
 		timeout, due = t.C, time.Now().Add(d)

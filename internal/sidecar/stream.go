@@ -118,11 +118,7 @@ func (c *Client) OpenStream(ctx context.Context, params wire.ProviderInvokeParam
 		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
 	s.every = (s.window + 1) / 2
 	var due time.Time
-	d, own := callTimeout(ctx)
-	if _, ok := ctx.Deadline(); !ok || own {
-		if !own {
-			d = c.opts.CallTimeout
-		}
+	if d, ok := c.ownTimeout(ctx); ok {
 		s.timer = startTimer(d)
 		s.timeout, due = s.timer.C, time.Now().Add(d)
 	}
