@@ -78,21 +78,12 @@ func frameOf(ctx context.Context) *frame {
 // the caller's remaining deadline and is cancelled with it). Its errors
 // are *protocol.Error values, but for a call whose context ended.
 func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage, error) {
-	from, err := k.callerFrame(ctx, c)
+	from, rt, ref, err := k.routeCall(ctx, c)
 	if err != nil {
 		return nil, err
 	}
 	defer from.live.release()
 	key := capability.Key(c.Capability)
-	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
-	if perr == nil {
-		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
-	}
-	if perr != nil {
-		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
-			"method", k.redactText(c.Method), "code", perr.Code)
-		return nil, perr
-	}
 	if rt.provider == capability.HostProvider {
 		out, err := k.runHandler(ctx, rt.handler, &Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
 			Generation: from.live.gen.Number()})
@@ -104,6 +95,30 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	return k.callProvider(ctx, from, rt.provider, ref, key, c)
 }
 
+// routeCall finds where the call c goes: the frame it is made from, with
+// a lease on its generation that the caller releases (callerFrame), and
+// the route and provider ref routes.resolve picks, the depth bounded. A
+// refusal is its error, a *protocol.Error (logged at debug), with nothing
+// leased.
+func (k *Kernel) routeCall(ctx context.Context, c sidecar.Call) (*frame, route, string, error) {
+	from, err := k.callerFrame(ctx, c)
+	if err != nil {
+		return nil, route{}, "", err
+	}
+	key := capability.Key(c.Capability)
+	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
+	if perr == nil {
+		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
+	}
+	if perr != nil {
+		from.live.release()
+		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
+			"method", k.redactText(c.Method), "code", perr.Code)
+		return nil, route{}, "", perr
+	}
+	return from, rt, ref, nil
+}
+
 // serveCallAsync is every sidecar's OnCallAsync: on the caller's reading
 // goroutine, it serves a call to another plugin's provider with no
 // goroutine in between (sidecar.Client.InvokeAsync: the answer is relayed
@@ -111,31 +126,20 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 // would. A call to a host handler, which may block, is left to serveCall
 // on a call worker (false).
 func (k *Kernel) serveCallAsync(ctx context.Context, c sidecar.Call, done func(json.RawMessage, error)) bool {
-	from, err := k.callerFrame(ctx, c)
+	from, rt, ref, err := k.routeCall(ctx, c)
 	if err != nil {
 		done(nil, err)
 		return true
 	}
+	if rt.provider == capability.HostProvider {
+		from.live.release()
+		return false // routed again on the call worker: two lookups, no lock
+	}
 	key := capability.Key(c.Capability)
-	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
-	if perr == nil {
-		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
-	}
-	switch {
-	case perr != nil:
-		from.live.release()
-		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
-			"method", k.redactText(c.Method), "code", perr.Code)
-		done(nil, perr)
-		return true
-	case rt.provider == capability.HostProvider:
-		from.live.release()
-		return false
-	}
-	cl, err := running(from.live.gen.Member(rt.provider))
+	cl, err := calleeClient(from, rt.provider, key, c)
 	if err != nil {
 		from.live.release()
-		done(nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", rt.provider, err)))
+		done(nil, err)
 		return true
 	}
 	ctx, params, sp := k.calleeRequest(ctx, from, rt.provider, ref, c)
@@ -198,9 +202,9 @@ func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error
 // callee's own error answer is forwarded (code and message, redacted by
 // its client); its crash fails the call at once (-32006).
 func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref string, key capability.Key, c sidecar.Call) (json.RawMessage, error) {
-	cl, err := running(from.live.gen.Member(provider))
+	cl, err := calleeClient(from, provider, key, c)
 	if err != nil {
-		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
+		return nil, err
 	}
 	ctx, params, sp := k.calleeRequest(ctx, from, provider, ref, c)
 	if c.Stream != nil {
@@ -214,6 +218,17 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 		return nil, calleeError(err, provider, key, c)
 	}
 	return out, nil
+}
+
+// calleeClient returns the running client of the provider plugin of the
+// call c made from from, or the CodeNotAvailable answer saying it is not
+// running.
+func calleeClient(from *frame, provider string, key capability.Key, c sidecar.Call) (*sidecar.Client, error) {
+	cl, err := running(from.live.gen.Member(provider))
+	if err != nil {
+		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
+	}
+	return cl, nil
 }
 
 // calleeRequest returns what the call c made from from sends the
