@@ -414,7 +414,7 @@ func (c *Client) readLoop() {
 				c.fault(fmt.Errorf("%w: notification %q sent before the handshake completed", ErrProtocol, wire.MethodStreamChunk))
 				return
 			}
-			c.chunk(&chunk)
+			c.chunk(&chunk, false) // cut, not validated: Next validates it
 			continue
 		}
 		if err := c.dispatch(m); err != nil {

@@ -90,14 +90,14 @@ type Stream struct {
 
 	mu struct {
 		sync.Mutex
-		buf      fifo[json.RawMessage] // received, not yet taken
-		free     [][]byte              // buffers of chunks taken and given back, for push to fill again
-		received int64                 // seq of the last chunk received
-		taken    int64                 // chunks taken by Next
-		acked    int64                 // the last seq acknowledged to the plugin
-		fault    error                 // a flow control violation, once seen
-		peak     int                   // the most chunks buf ever held
-		gone     bool                  // the stream ended: chunks are dropped
+		buf      fifo[received] // received, not yet taken
+		free     [][]byte       // buffers of chunks taken and given back, for push to fill again
+		received int64          // seq of the last chunk received
+		taken    int64          // chunks taken by Next
+		acked    int64          // the last seq acknowledged to the plugin
+		fault    error          // a flow control violation, once seen
+		peak     int            // the most chunks buf ever held
+		gone     bool           // the stream ended: chunks are dropped
 	}
 }
 
@@ -172,11 +172,12 @@ func (c *Client) dropStream(id int64) {
 // Next returns the next chunk, which is valid until the next call of Next
 // or Close: its memory then holds a later chunk (so that a stream of any
 // length reuses the memory of its window, allocating nothing per chunk).
-// A consumer that keeps a chunk copies it. Next validates each chunk
-// before it returns it (the reader only cut it from its frame, so that
-// the scan runs on the consumer's goroutine): a chunk that is not valid
-// JSON is a protocol violation, which stops the plugin and fails the
-// stream with an error wrapping ErrProtocol. At the normal end it returns io.EOF; on
+// A consumer that keeps a chunk copies it. Next validates a chunk the
+// reader only cut from its frame (the Go SDK's layout, so that the scan
+// runs on the consumer's goroutine) before it returns it; any other was
+// validated with its frame: a chunk that is not valid JSON is a protocol
+// violation, which stops the plugin and fails the stream with an error
+// wrapping ErrProtocol. At the normal end it returns io.EOF; on
 // failure the error, as Call returns it: the plugin's error answer (a
 // *protocol.Error, wrapped), the *CrashError at once when the plugin
 // crashed (the chunks not taken yet are dropped), the cause of ctx or
@@ -202,19 +203,19 @@ func (s *Stream) Next() (json.RawMessage, error) {
 		if s.ctx.Err() != nil {
 			return nil, s.fail(context.Cause(s.ctx), true)
 		}
-		data, ok, fault := s.take()
+		chunk, ok, fault := s.take()
 		switch {
 		case fault != nil:
 			return nil, s.fail(fault, true)
-		case ok && !wire.ValidChunkData(data):
+		case ok && !chunk.valid && !wire.ValidChunkData(chunk.data):
 			// Cut unvalidated by the reader (wire.CutChunkFrame): the
 			// frame was not JSON, a protocol violation like any other.
 			err := fmt.Errorf("%w: stdout: $/stream/chunk of request %d: the data is not valid JSON", ErrProtocol, s.id)
 			s.c.fault(err)
 			return nil, s.fail(err, false)
 		case ok:
-			s.lent = data
-			return data, nil
+			s.lent = chunk.data
+			return chunk.data, nil
 		case s.final != nil:
 			return s.finish()
 		}
@@ -232,15 +233,22 @@ func (s *Stream) Next() (json.RawMessage, error) {
 	}
 }
 
+// received is a chunk the Stream holds: a copy of its data, and whether
+// the frame's decoding validated it already (else Next does).
+type received struct {
+	data  []byte
+	valid bool
+}
+
 // take pops the next buffered chunk, acknowledging as StreamOptions says,
 // or returns the flow control violation that ended the stream.
-func (s *Stream) take() (data json.RawMessage, ok bool, fault error) {
+func (s *Stream) take() (chunk received, ok bool, fault error) {
 	s.mu.Lock()
 	if s.mu.fault != nil {
 		s.mu.Unlock()
-		return nil, false, s.mu.fault
+		return received{}, false, s.mu.fault
 	}
-	data, ok = s.mu.buf.pop()
+	chunk, ok = s.mu.buf.pop()
 	var ack int64
 	if ok {
 		s.mu.taken++
@@ -252,7 +260,7 @@ func (s *Stream) take() (data json.RawMessage, ok bool, fault error) {
 	if ack > 0 {
 		s.sendAck(ack)
 	}
-	return data, ok, nil
+	return chunk, ok, nil
 }
 
 // giveBack returns the buffer of a chunk the consumer is done with, for a
@@ -323,7 +331,7 @@ func (s *Stream) end(err error, cancel bool) {
 	s.lent = nil
 	s.mu.Lock()
 	s.mu.gone = true
-	s.mu.buf = fifo[json.RawMessage]{}
+	s.mu.buf = fifo[received]{}
 	s.mu.free = nil
 	s.mu.Unlock()
 	s.c.dropStream(s.id)
@@ -400,7 +408,7 @@ func (s *Stream) Window() int { return int(s.window) }
 // alias the reader's buffer), unless it breaks the flow control: then the
 // stream fails (its consumer sees the error at its next Next, which
 // cancels the request) and the chunk is dropped.
-func (s *Stream) push(seq int64, data json.RawMessage) error {
+func (s *Stream) push(seq int64, data json.RawMessage, valid bool) error {
 	s.mu.Lock()
 	var fault error
 	switch {
@@ -413,13 +421,13 @@ func (s *Stream) push(seq int64, data json.RawMessage) error {
 	default:
 		b := s.bufferFor(len(data))
 		copy(b, data)
-		s.mu.buf.push(b)
+		s.mu.buf.push(received{data: b, valid: valid})
 		s.mu.received = seq
 		s.mu.peak = max(s.mu.peak, s.mu.buf.len())
 	}
 	if fault != nil {
 		s.mu.fault = fault
-		s.mu.buf = fifo[json.RawMessage]{}
+		s.mu.buf = fifo[received]{}
 	}
 	s.mu.Unlock()
 	select {
@@ -440,13 +448,14 @@ func (c *Client) streamChunk(params json.RawMessage) {
 		c.log.Warn("malformed $/stream/chunk notification", "error", c.redact.err(err))
 		return
 	}
-	c.chunk(&p)
+	c.chunk(&p, true)
 }
 
 // chunk delivers the chunk p, whose fields may alias the reader's buffer
-// (wire.FrameReader.ReadChunkOrMessage): what is kept is copied. Its data
-// may not be validated yet: Next validates it.
-func (c *Client) chunk(p *wire.StreamChunkParams) {
+// (wire.FrameReader.ReadChunkOrMessage): what is kept is copied. valid
+// says whether its data was validated with its frame; if not, Next
+// validates it.
+func (c *Client) chunk(p *wire.StreamChunkParams, valid bool) {
 	id, err := strconv.ParseInt(string(p.ID), 10, 64)
 	c.mu.Lock()
 	s := c.mu.streams[id]
@@ -458,7 +467,7 @@ func (c *Client) chunk(p *wire.StreamChunkParams) {
 	case s == nil:
 		c.log.Warn("dropping a chunk for a request that asked for no stream", "id", id, "seq", p.Seq)
 	default:
-		if fault := s.push(p.Seq, p.Data); fault != nil {
+		if fault := s.push(p.Seq, p.Data, valid); fault != nil {
 			c.log.Warn("plugin broke a stream's flow control: cancelling the request", "id", id, "error", fault)
 		}
 	}

@@ -32,17 +32,18 @@ func TestStreamBuffers(t *testing.T) {
 				s.mu.Lock()
 				s.mu.acked = s.mu.taken // as if each chunk taken was acknowledged
 				s.mu.Unlock()
-				if err := s.push(int64(seq), chunk(seq)); err != nil {
+				if err := s.push(int64(seq), chunk(seq), true); err != nil {
 					t.Fatal(err)
 				}
 				for s.Buffered() >= window-1 || (seq == 200 && s.Buffered() > 0) {
 					if lent != nil {
 						s.giveBack(lent)
 					}
-					data, ok, fault := s.take()
+					got, ok, fault := s.take()
 					if !ok || fault != nil {
 						t.Fatalf("take: %v, %v", ok, fault)
 					}
+					data := got.data
 					if !bytes.Equal(data, chunk(next)) {
 						t.Fatalf("chunk %d came out as %.20q (%d bytes)", next, data, len(data))
 					}
