@@ -55,6 +55,6 @@
 // # Call counters
 //
 // Each plugin of the status answer carries the kernel's always-on call
-// counters (kernel.PluginStatus.Calls) as "calls": calls, errors, calls in
+// counters (observe.PluginStatus.Calls) as "calls": calls, errors, calls in
 // flight and latency percentiles, the latter as histogram bucket bounds.
 package admin

@@ -13,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -48,7 +49,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 	a.Plugins = make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
 		st := PluginStatus{Name: p.Plugin, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Crashes, Reason: p.Reason}
-		if p.PID != 0 && (p.State == kernel.StateReady || p.State == kernel.StateUnresponsive) {
+		if p.PID != 0 && (p.State == observe.StateReady || p.State == observe.StateUnresponsive) {
 			up := seconds(now.Sub(p.Since))
 			st.UptimeSeconds = &up
 		}

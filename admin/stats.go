@@ -3,11 +3,11 @@ package admin
 import (
 	"time"
 
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // CallStats are one plugin's call counters in the status answer: the
-// kernel's always-on counters (kernel.PluginStatus.Calls).
+// kernel's always-on counters (observe.PluginStatus.Calls).
 type CallStats struct {
 	// Calls counts the calls dispatched to the plugin.
 	Calls uint64 `json:"calls"`
@@ -28,7 +28,7 @@ type Latency struct {
 
 // callStats converts the kernel's counters; Latency is omitted until a
 // call ended.
-func callStats(c kernel.CallStats) *CallStats {
+func callStats(c observe.CallStats) *CallStats {
 	out := &CallStats{Calls: c.Calls, Errors: c.Errors, InFlight: c.InFlight}
 	if c.Calls > 0 {
 		out.Latency = &Latency{P50: millis(c.P50), P90: millis(c.P90), P99: millis(c.P99)}

@@ -10,9 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/hashicorp/go-hclog"
-
-	"github.com/extkernel/extkernel/kernel"
 )
 
 // eventLog keeps the recent kernel events and feeds followers. Its add is
@@ -33,7 +32,7 @@ func newEventLog(n int) *eventLog {
 	return l
 }
 
-func (l *eventLog) add(e kernel.Event) {
+func (l *eventLog) add(e observe.Event) {
 	line := eventLine(e)
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -49,7 +49,7 @@ type GenerationStatus struct {
 // PluginStatus is one plugin's supervision state in a StatusAnswer.
 type PluginStatus struct {
 	Name string `json:"name"`
-	// State is a kernel.PluginState: starting, ready, unresponsive,
+	// State is a observe.PluginState: starting, ready, unresponsive,
 	// restarting or failed.
 	State string `json:"state"`
 	// PID is its sidecar's process ID in the current generation, omitted
@@ -197,10 +197,10 @@ type LogLine struct {
 	Fields  map[string]any `json:"fields,omitempty"`
 }
 
-// EventLine is one line of GET /v1/events: a kernel.Event.
+// EventLine is one line of GET /v1/events: a observe.Event.
 type EventLine struct {
 	Time time.Time `json:"time"`
-	// Type is a kernel.EventType.
+	// Type is a observe.EventType.
 	Type       string  `json:"type"`
 	Generation uint64  `json:"generation,omitempty"`
 	Plugin     string  `json:"plugin,omitempty"`
@@ -214,7 +214,7 @@ type EventLine struct {
 }
 
 // eventLine converts a kernel event.
-func eventLine(e kernel.Event) EventLine {
+func eventLine(e observe.Event) EventLine {
 	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Plugin: e.Plugin, State: e.State,
 		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name}
 	if e.Err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -237,7 +238,7 @@ func calleeClient(from *frame, provider string, key capability.Key, c sidecar.Ca
 // the span, which the caller ends.
 func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
-	sp := beginCall(ctx, callee.stats, k.config().Observer, CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+	sp := beginCall(ctx, callee.stats, k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
 	return context.WithValue(sp.ctx, frameKey{}, callee), params, sp

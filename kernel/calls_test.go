@@ -13,6 +13,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -212,10 +213,10 @@ func TestReentrantCalls(t *testing.T) {
 
 // notices collects the notify events of k's plugins, for tests waiting on
 // them.
-func notices(t *testing.T, k *Kernel) <-chan Event {
-	ch := make(chan Event, 64)
-	stop := k.Subscribe(func(e Event) {
-		if e.Type == EventNotify {
+func notices(t *testing.T, k *Kernel) <-chan observe.Event {
+	ch := make(chan observe.Event, 64)
+	stop := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventNotify {
 			select {
 			case ch <- e:
 			default:
@@ -228,7 +229,7 @@ func notices(t *testing.T, k *Kernel) <-chan Event {
 }
 
 // awaitNotice waits, up to bound, for the notify event name from plugin.
-func awaitNotice(t *testing.T, ch <-chan Event, plugin, name string, bound time.Duration) {
+func awaitNotice(t *testing.T, ch <-chan observe.Event, plugin, name string, bound time.Duration) {
 	t.Helper()
 	timer := time.NewTimer(bound)
 	defer timer.Stop()

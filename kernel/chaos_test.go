@@ -21,6 +21,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 var (
@@ -223,19 +224,19 @@ func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts, late int) str
 
 // observe counts crashes, protocol faults, exhausted budgets and starts,
 // and logs starts and publishes in order for the budget check.
-func (r *chaosRig) observe(e Event) {
+func (r *chaosRig) observe(e observe.Event) {
 	switch {
-	case e.Type == EventPluginCrashed:
+	case e.Type == observe.EventPluginCrashed:
 		r.st.crashes.Add(1)
 		if errors.Is(e.Err, sidecar.ErrProtocol) {
 			r.st.protocolFaults.Add(1)
 		}
-	case e.Type == EventPluginState && e.State == string(StateFailed) && strings.HasPrefix(e.Message, "crashed "):
+	case e.Type == observe.EventPluginState && e.State == string(observe.StateFailed) && strings.HasPrefix(e.Message, "crashed "):
 		r.st.exhausted.Add(1)
-	case e.Type == EventPlugin && e.State == string(sidecar.StartLaunching):
+	case e.Type == observe.EventPlugin && e.State == string(sidecar.StartLaunching):
 		r.st.restarts.Add(1)
 		r.starts.add(startEntry{plugin: e.Plugin})
-	case e.Type == EventGenerationPublished:
+	case e.Type == observe.EventGenerationPublished:
 		// Publishing holds the build lock: the current generation is the
 		// one published.
 		g := r.k.Current()
@@ -473,7 +474,7 @@ func (r *chaosRig) reloader(ctx context.Context) {
 func (r *chaosRig) restartExhausted(ctx context.Context) bool {
 	var names []string
 	for _, st := range r.k.Plugins() {
-		if st.State == StateFailed && strings.HasPrefix(st.Reason, "crashed ") {
+		if st.State == observe.StateFailed && strings.HasPrefix(st.Reason, "crashed ") {
 			names = append(names, st.Plugin)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -168,7 +169,7 @@ type Config struct {
 	// Observer, when set, is told about every call the kernel sends to a
 	// plugin and every plugin start (see Observer); nil costs nothing.
 	// The call counters of PluginStatus.Calls are kept either way.
-	Observer Observer
+	Observer observe.Observer
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
 	// HandshakeTimeout bounds the handshake of each plugin whose manifest

@@ -13,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -143,7 +144,7 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 		return protocol.InterceptResult{}, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.config().Observer, CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
 	if c, rerr := running(m); rerr != nil {
 		err = rerr
@@ -334,7 +335,7 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 		return nil, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.config().Observer, CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
 	c, err := running(m)
 	if err == nil {

@@ -1,74 +1,17 @@
 package kernel
 
 import (
-	"encoding/json"
 	"sync"
 	"time"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
-
-// EventType says what an Event reports.
-type EventType string
-
-// Event types.
-const (
-	// EventPlugin reports a plugin's start progress: State is starting,
-	// ready, failed or skipped.
-	EventPlugin EventType = "plugin"
-	// EventGenerationPublished reports a new current generation.
-	EventGenerationPublished EventType = "generation-published"
-	// EventBuildFailed reports a generation build that failed; Err is the
-	// *generation.BuildError. The current generation is unchanged.
-	EventBuildFailed EventType = "build-failed"
-	// EventPluginCrashed reports a plugin that terminated outside Close;
-	// Err is the crash: its message names the plugin, the exit status or
-	// cause, and the last stderr lines.
-	EventPluginCrashed EventType = "plugin-crashed"
-	// EventWarning reports one warning of a published generation.
-	EventWarning EventType = "warning"
-	// EventPluginState reports a supervision state change: State is one of
-	// the PluginState constants, Message the reason.
-	EventPluginState EventType = "plugin-state"
-	// EventNotify carries a plugin's notify notification (protocol.md
-	// §5.10): Name is its event name, Data its data. It is delivered from
-	// the goroutine that reads that plugin's output, so no answer from
-	// that plugin is read while subscribers run: a subscriber must not
-	// wait for a call to the same plugin. Generation is the number of the
-	// current generation when the notifying process is the plugin's
-	// process in it, and zero otherwise: a process still being started by
-	// a build not yet published, or a replaced one that is finishing its
-	// calls in a retired generation. Such notifies are delivered, but
-	// never attributed to the current generation.
-	EventNotify EventType = "notify"
-)
-
-// Event is something a host may want to show or log.
-type Event struct {
-	Type EventType
-	// Time is when the kernel emitted the event (for EventNotify, when the
-	// notification was read).
-	Time       time.Time
-	Generation uint64
-	Plugin     string
-	// State is the plugin's start state (a generation.StartState), for
-	// EventPlugin, or its supervision state (a PluginState), for
-	// EventPluginState.
-	State   string
-	Elapsed time.Duration
-	Message string
-	Err     error
-	// Name is the event name the plugin sent, for EventNotify.
-	Name string
-	// Data is the data the plugin sent, for EventNotify (nil when it sent
-	// none). It is the plugin's JSON as received, the host's to use: it is
-	// not redacted, unlike the text the kernel logs.
-	Data json.RawMessage
-}
 
 // bus delivers events to subscribers synchronously, in order.
 type bus struct {
 	mu     sync.Mutex
 	next   int
-	subs   map[int]func(Event)
+	subs   map[int]func(observe.Event)
 	closed bool
 }
 
@@ -78,12 +21,12 @@ type bus struct {
 // quickly and must not call back into the kernel's Start, Reload or Close.
 // An EventNotify comes from the goroutine reading that plugin's output, so
 // fn must not wait there for a call to the same plugin.
-func (k *Kernel) Subscribe(fn func(Event)) (unsubscribe func()) {
+func (k *Kernel) Subscribe(fn func(observe.Event)) (unsubscribe func()) {
 	b := &k.events
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.subs == nil {
-		b.subs = map[int]func(Event){}
+		b.subs = map[int]func(observe.Event){}
 	}
 	id := b.next
 	b.next++
@@ -96,7 +39,7 @@ func (k *Kernel) Subscribe(fn func(Event)) (unsubscribe func()) {
 }
 
 // emit delivers e to every subscriber, setting its Time when unset.
-func (b *bus) emit(e Event) {
+func (b *bus) emit(e observe.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

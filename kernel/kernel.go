@@ -15,6 +15,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/clients"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -142,7 +143,7 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		if errors.Is(context.Cause(ctx), ErrClosed) {
 			err = fmt.Errorf("%w: build cancelled: %w", ErrClosed, err)
 		}
-		k.events.emit(Event{Type: EventBuildFailed, Generation: in.Number, Err: err})
+		k.events.emit(observe.Event{Type: observe.EventBuildFailed, Generation: in.Number, Err: err})
 		return nil, err
 	}
 	k.number = in.Number
@@ -290,9 +291,9 @@ func (k *Kernel) publish(g *generation.Generation) {
 	}
 	old := k.current.Swap(newLive(g, k.config().Handlers, &k.stats))
 	k.published(g)
-	k.events.emit(Event{Type: EventGenerationPublished, Generation: g.Number()})
+	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
-		k.events.emit(Event{Type: EventWarning, Generation: g.Number(), Message: w})
+		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Message: w})
 	}
 	if old != nil {
 		k.retire(old, keep)
@@ -377,11 +378,11 @@ func (k *Kernel) acquire() (*live, error) {
 func (k *Kernel) progress(e generation.StartEvent) {
 	switch e.State {
 	case generation.StartLaunching:
-		k.setState(e.Plugin, StateStarting, "", nil)
+		k.setState(e.Plugin, observe.StateStarting, "", nil)
 	case generation.StartReady, generation.StartFailed:
 		if obs := k.config().Observer; obs != nil {
-			obs.Start(StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
+			obs.Start(observe.StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 		}
 	}
-	k.events.emit(Event{Type: EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
+	k.events.emit(observe.Event{Type: observe.EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }

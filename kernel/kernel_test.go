@@ -12,6 +12,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 func startKernel(t *testing.T, cfg Config) *Kernel {
@@ -142,9 +143,9 @@ func TestCrashedPluginIsSkippedOrFailsClosed(t *testing.T) {
 				plug{name: "steady", intercepts: []string{"tool.before"}, env: map[string]string{"SCRIPT_INTERCEPT": "tool.before=modify"}}))
 			cfg.Supervision.BackoffMin = time.Hour // no restart during the test
 			k := startKernel(t, cfg)
-			crashed := make(chan Event, 1)
-			unsub := k.Subscribe(func(e Event) {
-				if e.Type == EventPluginCrashed {
+			crashed := make(chan observe.Event, 1)
+			unsub := k.Subscribe(func(e observe.Event) {
+				if e.Type == observe.EventPluginCrashed {
 					crashed <- e
 				}
 			})

@@ -1,6 +1,10 @@
 package kernel
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/extkernel/extkernel/kernel/observe"
+)
 
 // notified turns a plugin's notify notification into an EventNotify, from
 // the reading goroutine of client id. The generation is the current one
@@ -14,7 +18,7 @@ func (k *Kernel) notified(plugin string, id uint64, event string, data json.RawM
 		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,
 			"event", k.redactText(event))
 	}
-	k.events.emit(Event{Type: EventNotify, Generation: number, Plugin: plugin, Name: event, Data: data})
+	k.events.emit(observe.Event{Type: observe.EventNotify, Generation: number, Plugin: plugin, Name: event, Data: data})
 }
 
 // redactText is the kernel's redaction point for plugin text it logs

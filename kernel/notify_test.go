@@ -8,16 +8,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/hashicorp/go-hclog"
 )
 
 // notifyEvents subscribes to k's EventNotify events. The channel is large
 // enough that a plugin's read goroutine never waits on it in these tests.
-func notifyEvents(t *testing.T, k *Kernel) <-chan Event {
+func notifyEvents(t *testing.T, k *Kernel) <-chan observe.Event {
 	t.Helper()
-	ch := make(chan Event, 64)
-	unsub := k.Subscribe(func(e Event) {
-		if e.Type == EventNotify {
+	ch := make(chan observe.Event, 64)
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventNotify {
 			ch <- e
 		}
 	})
@@ -26,14 +27,14 @@ func notifyEvents(t *testing.T, k *Kernel) <-chan Event {
 }
 
 // nextEvent waits for the next event on ch.
-func nextEvent(t *testing.T, ch <-chan Event) Event {
+func nextEvent(t *testing.T, ch <-chan observe.Event) observe.Event {
 	t.Helper()
 	select {
 	case e := <-ch:
 		return e
 	case <-time.After(10 * time.Second):
 		t.Fatal("no notify event within 10s")
-		return Event{}
+		return observe.Event{}
 	}
 }
 
@@ -77,8 +78,8 @@ func TestEventsCarryTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var events []Event
-	unsub := k.Subscribe(func(e Event) { events = append(events, e) })
+	var events []observe.Event
+	unsub := k.Subscribe(func(e observe.Event) { events = append(events, e) })
 	if err := k.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -4,19 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // nopObserver is an Observer that does nothing: what a host pays for the
 // hook itself.
 type nopObserver struct{}
 
-func (nopObserver) Call(ctx context.Context, _ CallInfo) (context.Context, func(CallOutcome)) {
+func (nopObserver) Call(ctx context.Context, _ observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
 	return ctx, nil
 }
-func (nopObserver) Dispatch(ctx context.Context, _ DispatchInfo) (context.Context, func(error)) {
+func (nopObserver) Dispatch(ctx context.Context, _ observe.DispatchInfo) (context.Context, func(error)) {
 	return ctx, nil
 }
-func (nopObserver) Start(StartInfo) {}
+func (nopObserver) Start(observe.StartInfo) {}
 
 // BenchmarkObserve measures a dispatched call (an interceptor chain of one
 // plugin) with the observer unset and set to a no-op, and, in the same
@@ -31,7 +33,7 @@ func BenchmarkObserve(b *testing.B) {
 	ctx := context.Background()
 	for _, tt := range []struct {
 		name string
-		obs  Observer
+		obs  observe.Observer
 	}{{"observer=nil", nil}, {"observer=nop", nopObserver{}}} {
 		b.Run(tt.name, func(b *testing.B) {
 			cfg := testConfig(writeHome(b, plugs...))
@@ -45,10 +47,10 @@ func BenchmarkObserve(b *testing.B) {
 			}
 		})
 	}
-	info := CallInfo{Plugin: "one", Kind: "interceptor", Key: "tool.before", Generation: 1}
+	info := observe.CallInfo{Plugin: "one", Kind: "interceptor", Key: "tool.before", Generation: 1}
 	for _, tt := range []struct {
 		name string
-		obs  Observer
+		obs  observe.Observer
 	}{{"counters", nil}, {"counters+nop", nopObserver{}}} {
 		b.Run(tt.name, func(b *testing.B) {
 			var st callStats

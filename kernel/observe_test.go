@@ -8,6 +8,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 func TestLatencyBucket(t *testing.T) {
@@ -31,7 +33,7 @@ func TestLatencyBucket(t *testing.T) {
 
 func TestCallStatsSnapshot(t *testing.T) {
 	var st callStats
-	if got := st.snapshot(); got != (CallStats{}) {
+	if got := st.snapshot(); got != (observe.CallStats{}) {
 		t.Errorf("empty snapshot = %+v", got)
 	}
 	// 98 fast calls, one at 1ms, one failing at 1s.
@@ -44,7 +46,7 @@ func TestCallStatsSnapshot(t *testing.T) {
 	st.errors.Store(1)
 	st.inFlight.Store(2)
 	got := st.snapshot()
-	want := CallStats{Calls: 100, Errors: 1, InFlight: 2, P50: 32 * time.Microsecond, P90: 32 * time.Microsecond, P99: 1024 * time.Microsecond}
+	want := observe.CallStats{Calls: 100, Errors: 1, InFlight: 2, P50: 32 * time.Microsecond, P90: 32 * time.Microsecond, P99: 1024 * time.Microsecond}
 	if got != want {
 		t.Errorf("snapshot = %+v\nwant       %+v", got, want)
 	}
@@ -60,7 +62,7 @@ type recordingObserver struct {
 
 type dispatchMark struct{}
 
-func (o *recordingObserver) Dispatch(ctx context.Context, info DispatchInfo) (context.Context, func(error)) {
+func (o *recordingObserver) Dispatch(ctx context.Context, info observe.DispatchInfo) (context.Context, func(error)) {
 	return context.WithValue(ctx, dispatchMark{}, info.Key), func(err error) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
@@ -74,9 +76,9 @@ func (o *recordingObserver) Dispatch(ctx context.Context, info DispatchInfo) (co
 
 type ctxMark struct{}
 
-func (o *recordingObserver) Call(ctx context.Context, info CallInfo) (context.Context, func(CallOutcome)) {
+func (o *recordingObserver) Call(ctx context.Context, info observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
 	inDispatch := ctx.Value(dispatchMark{}) != nil
-	return context.WithValue(ctx, ctxMark{}, info.Key), func(out CallOutcome) {
+	return context.WithValue(ctx, ctxMark{}, info.Key), func(out observe.CallOutcome) {
 		o.mu.Lock()
 		defer o.mu.Unlock()
 		res := "ok"
@@ -90,7 +92,7 @@ func (o *recordingObserver) Call(ctx context.Context, info CallInfo) (context.Co
 	}
 }
 
-func (o *recordingObserver) Start(info StartInfo) {
+func (o *recordingObserver) Start(info observe.StartInfo) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	res := "ready"
@@ -146,7 +148,7 @@ func TestObserverAndCounters(t *testing.T) {
 // returns is the one the call is made with (an adapter's span rides on it).
 func TestObserverContextReachesCall(t *testing.T) {
 	var st callStats
-	sp := beginCall(context.Background(), &st, &recordingObserver{}, CallInfo{Key: "k"})
+	sp := beginCall(context.Background(), &st, &recordingObserver{}, observe.CallInfo{Key: "k"})
 	if got := sp.ctx.Value(ctxMark{}); got != "k" {
 		t.Errorf("call context carries %v, want the observer's", got)
 	}
@@ -162,8 +164,8 @@ type tracingObserver struct{ nopObserver }
 
 const testSpan = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 
-func (tracingObserver) Call(ctx context.Context, _ CallInfo) (context.Context, func(CallOutcome)) {
-	return WithTraceparent(ctx, testSpan), nil
+func (tracingObserver) Call(ctx context.Context, _ observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
+	return observe.WithTraceparent(ctx, testSpan), nil
 }
 
 // TestTraceparentCrossesProcesses: the traceparent the observer puts on a
@@ -175,7 +177,7 @@ func TestTraceparentCrossesProcesses(t *testing.T) {
 	cfg.Observer = tracingObserver{}
 	seen := make(chan string, 1)
 	cfg.Handlers["host.log"] = func(ctx context.Context, _ *Call) (json.RawMessage, error) {
-		seen <- Traceparent(ctx)
+		seen <- observe.Traceparent(ctx)
 		return json.RawMessage(`true`), nil
 	}
 	k := startKernel(t, cfg)

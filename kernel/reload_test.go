@@ -14,6 +14,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // spawnLog makes every scripted plugin of a home append its pid to one file,
@@ -134,8 +135,8 @@ func TestReloadRemovedStopsAfterSwap(t *testing.T) {
 	k := startKernel(t, testConfig(home))
 	charlie := clientNamed(k.Current(), "charlie").PID()
 	aliveAtPublish := make(chan bool, 1)
-	unsub := k.Subscribe(func(e Event) {
-		if e.Type == EventGenerationPublished {
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventGenerationPublished {
 			aliveAtPublish <- alive(charlie)
 		}
 	})

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // ErrUnknownPlugin is wrapped by RestartPlugin's error when the current
@@ -70,7 +71,7 @@ func (k *Kernel) restart(ctx context.Context, plugin string) {
 // plugin and publishes it. It returns why the plugin could not be started.
 // It must be called with buildMu held.
 func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) error {
-	k.setState(plugin, StateStarting, "", nil)
+	k.setState(plugin, observe.StateStarting, "", nil)
 	names := restartSet(l.gen, plugin)
 	in := k.lastInputs
 	in.Previous = l.gen

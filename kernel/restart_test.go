@@ -9,19 +9,20 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // crashLoop makes plugin crash through a call at point until supervision
 // gives up on it: budget restarts, then failed. It returns the failed
 // state's event.
-func crashLoop(t *testing.T, k *Kernel, states *stateLog, point contribution.Point, budget int) Event {
+func crashLoop(t *testing.T, k *Kernel, states *stateLog, point contribution.Point, budget int) observe.Event {
 	t.Helper()
 	for range budget {
 		k.Intercept(context.Background(), point, json.RawMessage(`[]`))
-		states.expect(t, StateRestarting, StateStarting, StateReady)
+		states.expect(t, observe.StateRestarting, observe.StateStarting, observe.StateReady)
 	}
 	k.Intercept(context.Background(), point, json.RawMessage(`[]`))
-	return states.expect(t, StateFailed)
+	return states.expect(t, observe.StateFailed)
 }
 
 // noEvent fails if states holds an event.
@@ -65,10 +66,10 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 		}
 	}
 	st := k.Plugins()
-	if st[0].Plugin != "alpha" || st[0].State != StateFailed || st[0].Reason != failed.Message {
+	if st[0].Plugin != "alpha" || st[0].State != observe.StateFailed || st[0].Reason != failed.Message {
 		t.Errorf("alpha's status = %+v, want it still failed with %q", st[0], failed.Message)
 	}
-	if st[1].State != StateFailed || st[2].State != StateReady {
+	if st[1].State != observe.StateFailed || st[2].State != observe.StateReady {
 		t.Errorf("Plugins() = %+v", st)
 	}
 	if c := clientNamed(k.Current(), "steady"); c == nil || c.ID() != steady {
@@ -93,25 +94,25 @@ func TestRestartPlugin(t *testing.T) {
 	if err := k.RestartPlugin(context.Background(), "crashy"); err != nil {
 		t.Fatal(err)
 	}
-	states.expect(t, StateStarting, StateReady)
+	states.expect(t, observe.StateStarting, observe.StateReady)
 	if n := len(log.pids(t)); n != before+1 {
 		t.Errorf("%d starts after RestartPlugin, want %d", n, before+1)
 	}
-	if st := k.Plugins()[0]; st.State != StateReady || st.Crashes != 0 {
+	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Crashes != 0 {
 		t.Errorf("after RestartPlugin: %+v, want ready with no crashes", st)
 	}
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
-	if e := states.expect(t, StateRestarting); !strings.HasPrefix(e.Message, "crash 1 of 3") {
+	if e := states.expect(t, observe.StateRestarting); !strings.HasPrefix(e.Message, "crash 1 of 3") {
 		t.Errorf("first crash after RestartPlugin: %q, want a fresh budget", e.Message)
 	}
-	states.expect(t, StateStarting, StateReady)
+	states.expect(t, observe.StateStarting, observe.StateReady)
 
 	// A running plugin is restarted too: a new process, steady adopted.
 	g := k.Current()
 	if err := k.RestartPlugin(context.Background(), "crashy"); err != nil {
 		t.Fatal(err)
 	}
-	states.expect(t, StateStarting, StateReady)
+	states.expect(t, observe.StateStarting, observe.StateReady)
 	if clientNamed(k.Current(), "crashy").ID() == clientNamed(g, "crashy").ID() || !k.Current().Member("steady").Adopted {
 		t.Error("RestartPlugin did not replace crashy alone")
 	}
@@ -172,7 +173,7 @@ func TestFailedReloadLeavesNoStaleStates(t *testing.T) {
 		t.Fatalf("Plugins() = %+v, want alpha, bravo and charlie", st)
 	}
 	for _, s := range st {
-		if s.State != StateReady {
+		if s.State != observe.StateReady {
 			t.Errorf("%s is %s after the rollback, want ready", s.Plugin, s.State)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // ErrBadSchema is wrapped by the *PluginError that refuses a call to a
@@ -96,7 +97,7 @@ func (k *Kernel) providerSchema(l *live, c contribution.Contribution) (*jsonsche
 		cs.err = fmt.Errorf("%w: %s", ErrBadSchema, oneLine(cs.err.Error()))
 		k.log.Warn("provider schema does not compile; calls to the provider are refused", "plugin", c.Source.Plugin,
 			"provider", c.Key, "error", cs.err)
-		k.events.emit(Event{Type: EventWarning, Generation: l.gen.Number(), Plugin: c.Source.Plugin,
+		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: l.gen.Number(), Plugin: c.Source.Plugin,
 			Message: fmt.Sprintf("plugin %q: provider %q: %v; calls to it are refused", c.Source.Plugin, c.Key, cs.err), Err: cs.err})
 	})
 	return cs.schema, cs.err

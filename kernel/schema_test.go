@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // searchSchema is a small, realistic provider input schema.
@@ -71,8 +73,8 @@ func TestProviderInputValidation(t *testing.T) {
 		t.Run(fmt.Sprintf("validate=%v", on), func(t *testing.T) {
 			k := startKernel(t, cfg)
 			var warnings atomic.Int64
-			t.Cleanup(k.Subscribe(func(e Event) {
-				if e.Type == EventWarning && e.Plugin == "finder" {
+			t.Cleanup(k.Subscribe(func(e observe.Event) {
+				if e.Type == observe.EventWarning && e.Plugin == "finder" {
 					warnings.Add(1)
 				}
 			}))

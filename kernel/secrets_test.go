@@ -16,6 +16,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers.
@@ -59,8 +60,8 @@ func TestSecretsNeverLogged(t *testing.T) {
 	cfg.Supervision.BackoffMin = 0
 	k := startKernel(t, cfg)
 	crashed := make(chan error, 1)
-	unsub := k.Subscribe(func(e Event) {
-		if e.Type == EventPluginCrashed {
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventPluginCrashed {
 			crashed <- e.Err
 		}
 	})

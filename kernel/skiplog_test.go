@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -60,8 +61,8 @@ func TestDownPluginLoggedOnce(t *testing.T) {
 	cfg.Supervision.BackoffMin = time.Hour // no restart during the test
 	k := startKernel(t, cfg)
 	crashed := make(chan struct{}, 1)
-	unsub := k.Subscribe(func(e Event) {
-		if e.Type == EventPluginCrashed {
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventPluginCrashed {
 			crashed <- struct{}{}
 		}
 	})

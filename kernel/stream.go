@@ -12,6 +12,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // ErrFlowControl is wrapped by the error of a stream whose provider broke
@@ -116,7 +117,7 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	m := l.gen.Member(c.Source.Plugin)
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
 	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.config().Observer,
-		CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
+		observe.CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
 	cl, err := running(m)
 	if err != nil {
 		perr.Err = err

@@ -15,6 +15,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -105,7 +106,7 @@ func counted(from, to int) []string {
 
 // awaitNotify waits for the EventNotify named name from plugin, skipping
 // others.
-func awaitNotify(t *testing.T, events <-chan Event, plugin, name string) Event {
+func awaitNotify(t *testing.T, events <-chan observe.Event, plugin, name string) observe.Event {
 	t.Helper()
 	for {
 		if e := nextEvent(t, events); e.Plugin == plugin && e.Name == name {

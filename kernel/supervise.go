@@ -8,48 +8,8 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
-
-// PluginState is a plugin's supervision state.
-type PluginState string
-
-// Plugin states, as Plugins reports them and EventPluginState announces.
-const (
-	// StateStarting: its sidecar is being started in a generation build.
-	StateStarting PluginState = "starting"
-	// StateReady: running and answering heartbeats.
-	StateReady PluginState = "ready"
-	// StateUnresponsive: running, but a heartbeat went unanswered; past the
-	// hang timeout it is killed and restarted.
-	StateUnresponsive PluginState = "unresponsive"
-	// StateRestarting: it crashed and a restart is scheduled after backoff.
-	StateRestarting PluginState = "restarting"
-	// StateFailed: it is not running and will not be restarted
-	// automatically: it failed to start (optional), or crashed more often
-	// than the crash budget allows. Restarts of other plugins leave it
-	// failed. RestartPlugin retries it; a Reload retries one that failed to
-	// start, but one past its crash budget only when its package changed.
-	StateFailed PluginState = "failed"
-)
-
-// PluginStatus is one plugin's supervision state.
-type PluginStatus struct {
-	Plugin string
-	State  PluginState
-	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
-	Reason string
-	// Stderr holds the last stderr lines of a crashed plugin.
-	Stderr []string
-	// Crashes counts crashes within the current crash window.
-	Crashes int
-	Since   time.Time
-	// PID is the process ID of the plugin's sidecar in the current
-	// generation, or zero when none is running there. The process is the
-	// kernel's: call the plugin through the kernel's dispatch methods.
-	PID int
-	// Calls are the plugin's call counters (always on, cheap atomics).
-	Calls CallStats
-}
 
 // supervisor tracks plugin states and restarts crashed plugins. Lock order:
 // Kernel.buildMu, then supervisor.mu, then bus.mu; statsTable.mu is a
@@ -60,7 +20,7 @@ type supervisor struct {
 	wg     sync.WaitGroup // restart goroutines
 
 	mu      sync.Mutex
-	status  map[string]*PluginStatus
+	status  map[string]*observe.PluginStatus
 	crashes map[string][]time.Time // per plugin, within the window
 	counted map[string]uint64      // per plugin, the client whose crash was counted last
 	// held names the plugins failed past their crash budget: only
@@ -70,17 +30,17 @@ type supervisor struct {
 
 func newSupervisor() *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*PluginStatus{}, crashes: map[string][]time.Time{},
+	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*observe.PluginStatus{}, crashes: map[string][]time.Time{},
 		counted: map[string]uint64{}, held: map[string]bool{}}
 }
 
 // Plugins returns every plugin's supervision state, sorted by name.
-func (k *Kernel) Plugins() []PluginStatus {
+func (k *Kernel) Plugins() []observe.PluginStatus {
 	g := k.Current()
 	s := k.super
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]PluginStatus, 0, len(s.status))
+	out := make([]observe.PluginStatus, 0, len(s.status))
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
@@ -96,14 +56,14 @@ func (k *Kernel) Plugins() []PluginStatus {
 
 // setState records a transition and announces it. It must not be called
 // with supervisor.mu held.
-func (k *Kernel) setState(plugin string, st PluginState, reason string, stderr []string) {
+func (k *Kernel) setState(plugin string, st observe.PluginState, reason string, stderr []string) {
 	k.setStateUnless(plugin, st, reason, stderr, nil)
 }
 
 // setStateUnless is setState, unless skip (if not nil) reports true; skip
 // runs under supervisor.mu, so it is ordered with every other transition.
 // It reports whether skip did.
-func (k *Kernel) setStateUnless(plugin string, st PluginState, reason string, stderr []string, skip func() bool) bool {
+func (k *Kernel) setStateUnless(plugin string, st observe.PluginState, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
 	if skip != nil && skip() {
@@ -115,10 +75,10 @@ func (k *Kernel) setStateUnless(plugin string, st PluginState, reason string, st
 		s.mu.Unlock()
 		return false
 	}
-	s.status[plugin] = &PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
+	s.status[plugin] = &observe.PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
 		Crashes: len(s.crashes[plugin]), Since: time.Now()}
 	s.mu.Unlock()
-	k.events.emit(Event{Type: EventPluginState, Plugin: plugin, State: string(st), Message: reason})
+	k.events.emit(observe.Event{Type: observe.EventPluginState, Plugin: plugin, State: string(st), Message: reason})
 	return false
 }
 
@@ -134,9 +94,9 @@ func (k *Kernel) published(g *generation.Generation) {
 		switch {
 		case m.Adopted && k.super.tracked(name):
 		case m.Status == generation.StatusFailed:
-			k.setState(name, StateFailed, m.Reason, nil)
+			k.setState(name, observe.StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusRunning:
-			if k.setStateUnless(name, StateReady, "", nil, func() bool { return down(m) }) {
+			if k.setStateUnless(name, observe.StateReady, "", nil, func() bool { return down(m) }) {
 				c := clientOf(m)
 				cause := c.Err()
 				if cause == nil {
@@ -181,10 +141,10 @@ func (k *Kernel) health(plugin string, id uint64, responsive bool) {
 		return
 	}
 	if !responsive {
-		k.setState(plugin, StateUnresponsive, "a heartbeat went unanswered", nil)
+		k.setState(plugin, observe.StateUnresponsive, "a heartbeat went unanswered", nil)
 		return
 	}
-	k.setState(plugin, StateReady, "", nil)
+	k.setState(plugin, observe.StateReady, "", nil)
 }
 
 // crashed handles a plugin that terminated outside Close: its pending calls
@@ -197,7 +157,7 @@ func (k *Kernel) crashed(plugin string, client uint64, err error, stderr []strin
 		n = g.Number()
 	}
 	k.log.Error("plugin crashed", "plugin", plugin, "error", err)
-	k.events.emit(Event{Type: EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
+	k.events.emit(observe.Event{Type: observe.EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
 	if !k.isCurrent(plugin, client) {
 		return // a process already replaced (or being retired): stale
 	}
@@ -234,12 +194,12 @@ func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr [
 	}
 	s.mu.Unlock()
 	if exhausted {
-		k.setState(plugin, StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until "+
+		k.setState(plugin, observe.StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until "+
 			"an explicit restart or a reload that changes the package: %v", len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
 		return
 	}
 	delay := backoff(sup.BackoffMin, sup.BackoffMax, len(recent))
-	k.setState(plugin, StateRestarting, fmt.Sprintf("crash %d of %d allowed within %v; restarting in %v: %v",
+	k.setState(plugin, observe.StateRestarting, fmt.Sprintf("crash %d of %d allowed within %v; restarting in %v: %v",
 		len(recent), sup.CrashBudget, sup.CrashWindow, delay, cause), stderr)
 	k.schedule(plugin, delay)
 }
@@ -347,10 +307,10 @@ func (s *supervisor) tracked(plugin string) bool {
 }
 
 // states returns a copy of every plugin's state, by name.
-func (s *supervisor) states() map[string]PluginStatus {
+func (s *supervisor) states() map[string]observe.PluginStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]PluginStatus, len(s.status))
+	out := make(map[string]observe.PluginStatus, len(s.status))
 	for name, st := range s.status {
 		out[name] = *st
 	}
@@ -360,9 +320,9 @@ func (s *supervisor) states() map[string]PluginStatus {
 // settle undoes what a failed build did to states: every plugin it set
 // starting gets back its state from before (announced), or is forgotten
 // when it had none (it was new to that build).
-func (k *Kernel) settle(before map[string]PluginStatus) {
+func (k *Kernel) settle(before map[string]observe.PluginStatus) {
 	for name, st := range k.super.states() {
-		if st.State != StateStarting {
+		if st.State != observe.StateStarting {
 			continue
 		}
 		prev, ok := before[name]

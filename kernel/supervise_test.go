@@ -10,17 +10,18 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // stateLog collects EventPluginState events of one plugin.
 type stateLog struct {
-	ch chan Event
+	ch chan observe.Event
 }
 
 func watchStates(t *testing.T, k *Kernel, plugin string) *stateLog {
-	l := &stateLog{ch: make(chan Event, 64)}
-	unsub := k.Subscribe(func(e Event) {
-		if e.Type == EventPluginState && e.Plugin == plugin {
+	l := &stateLog{ch: make(chan observe.Event, 64)}
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventPluginState && e.Plugin == plugin {
 			l.ch <- e
 		}
 	})
@@ -30,13 +31,13 @@ func watchStates(t *testing.T, k *Kernel, plugin string) *stateLog {
 
 // expect waits for the given states in order (other states may come in
 // between only where listed) and returns the last event.
-func (l *stateLog) expect(t *testing.T, states ...PluginState) Event {
+func (l *stateLog) expect(t *testing.T, states ...observe.PluginState) observe.Event {
 	t.Helper()
-	var last Event
+	var last observe.Event
 	for _, want := range states {
 		select {
 		case e := <-l.ch:
-			if PluginState(e.State) != want {
+			if observe.PluginState(e.State) != want {
 				t.Fatalf("state %q (%s), want %q", e.State, e.Message, want)
 			}
 			last = e
@@ -49,13 +50,13 @@ func (l *stateLog) expect(t *testing.T, states ...PluginState) Event {
 
 // until waits for the state want, skipping other states, and returns its
 // event.
-func (l *stateLog) until(t *testing.T, want PluginState) Event {
+func (l *stateLog) until(t *testing.T, want observe.PluginState) observe.Event {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case e := <-l.ch:
-			if PluginState(e.State) == want {
+			if observe.PluginState(e.State) == want {
 				return e
 			}
 		case <-deadline:
@@ -83,7 +84,7 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	steadyID := clientNamed(first, "steady").ID()
 
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
-	states.expect(t, StateRestarting, StateStarting, StateReady)
+	states.expect(t, observe.StateRestarting, observe.StateStarting, observe.StateReady)
 	g := k.Current()
 	if g.Number() != first.Number()+1 {
 		t.Fatalf("generation %d after the restart, want %d", g.Number(), first.Number()+1)
@@ -99,7 +100,7 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 		snap.Plan.Packages[0].Reasons[0] != "not running in generation 1 (crashed)" {
 		t.Errorf("restart plan = %+v", snap.Plan)
 	}
-	if st := k.Plugins(); len(st) != 2 || st[0].Plugin != "crashy" || st[0].State != StateReady || st[0].Crashes != 1 {
+	if st := k.Plugins(); len(st) != 2 || st[0].Plugin != "crashy" || st[0].State != observe.StateReady || st[0].Crashes != 1 {
 		t.Errorf("Plugins() = %+v", st)
 	}
 }
@@ -111,19 +112,19 @@ func TestCrashBudget(t *testing.T) {
 	states := watchStates(t, k, "crashy")
 	for i := range 3 {
 		k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
-		e := states.expect(t, StateRestarting)
+		e := states.expect(t, observe.StateRestarting)
 		if want := "crash " + string(rune('1'+i)) + " of 3 allowed within 1m0s"; !strings.HasPrefix(e.Message, want) {
 			t.Errorf("restart reason %q, want prefix %q", e.Message, want)
 		}
-		states.expect(t, StateStarting, StateReady)
+		states.expect(t, observe.StateStarting, observe.StateReady)
 	}
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
-	e := states.expect(t, StateFailed)
+	e := states.expect(t, observe.StateFailed)
 	if !strings.HasPrefix(e.Message, "crashed 4 times within 1m0s (budget 3); not restarting until an explicit restart or a reload that changes the package") {
 		t.Errorf("failed reason = %q", e.Message)
 	}
 	st := k.Plugins()[0]
-	if st.State != StateFailed || len(st.Stderr) == 0 && st.Reason == "" {
+	if st.State != observe.StateFailed || len(st.Stderr) == 0 && st.Reason == "" {
 		t.Errorf("status = %+v", st)
 	}
 	if st.PID != 0 {
@@ -166,7 +167,7 @@ func TestReloadKeepsCrashLoopDown(t *testing.T) {
 			// A crash may come before or after the restarted plugin is
 			// published (and reported ready), the first one even before
 			// states was subscribed: its starts are counted below.
-			failed := states.until(t, StateFailed)
+			failed := states.until(t, observe.StateFailed)
 
 			neighbour.version = "1.0.1"
 			rewrite(t, home, neighbour)
@@ -190,7 +191,7 @@ func TestReloadKeepsCrashLoopDown(t *testing.T) {
 			if n := len(loopLog.pids(t)); n != budget+1 {
 				t.Errorf("loop started %d times, want %d", n, budget+1)
 			}
-			if st := k.Plugins()[1]; st.Plugin != "loop" || st.State != StateFailed || st.Reason != failed.Message {
+			if st := k.Plugins()[1]; st.Plugin != "loop" || st.State != observe.StateFailed || st.Reason != failed.Message {
 				t.Errorf("loop's status = %+v, want it failed with %q", st, failed.Message)
 			}
 			checkFailedCall(t, k, required)
@@ -201,7 +202,7 @@ func TestReloadKeepsCrashLoopDown(t *testing.T) {
 			if err != nil || planChange(r.Plan, "loop").Class != generation.ClassReloaded {
 				t.Fatalf("reload of a changed loop = %+v, %v", r, err)
 			}
-			if e := states.until(t, StateRestarting); !strings.HasPrefix(e.Message, "crash 1 of 3") {
+			if e := states.until(t, observe.StateRestarting); !strings.HasPrefix(e.Message, "crash 1 of 3") {
 				t.Errorf("first crash after a reload that changed loop: %q, want a fresh budget", e.Message)
 			}
 		})
@@ -249,7 +250,7 @@ func TestStaleRestartLeavesExhaustedPluginDown(t *testing.T) {
 	if n := len(log.pids(t)); n != before {
 		t.Errorf("a stale restart started crashy: %d starts, want %d", n, before)
 	}
-	if st := k.Plugins()[0]; st.State != StateFailed || st.Reason != failed.Message {
+	if st := k.Plugins()[0]; st.State != observe.StateFailed || st.Reason != failed.Message {
 		t.Errorf("after a stale restart: %+v, want failed with %q", st, failed.Message)
 	}
 }
@@ -261,7 +262,7 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	states := watchStates(t, k, "crashy")
 	oldID := clientNamed(k.Current(), "crashy").ID()
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
-	states.expect(t, StateRestarting, StateStarting, StateReady)
+	states.expect(t, observe.StateRestarting, observe.StateStarting, observe.StateReady)
 	g := k.Current()
 
 	// Late reports from the replaced process change nothing.
@@ -272,7 +273,7 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	if k.Current() != g {
 		t.Error("a stale crash report replaced the generation")
 	}
-	if st := k.Plugins()[0]; st.State != StateReady || st.Crashes != 1 {
+	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Crashes != 1 {
 		t.Errorf("after stale reports: %+v", st)
 	}
 	select {
@@ -286,8 +287,8 @@ func TestOptionalStartFailureIsFailedState(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "broken", env: map[string]string{"SCRIPT_START": "exit"}}, plug{name: "fine"}))
 	k := startKernel(t, cfg)
 	st := k.Plugins()
-	if len(st) != 2 || st[0].Plugin != "broken" || st[0].State != StateFailed || !strings.Contains(st[0].Reason, "exit status 3") ||
-		st[1].State != StateReady {
+	if len(st) != 2 || st[0].Plugin != "broken" || st[0].State != observe.StateFailed || !strings.Contains(st[0].Reason, "exit status 3") ||
+		st[1].State != observe.StateReady {
 		t.Errorf("Plugins() = %+v", st)
 	}
 	if m := k.Current().Member("broken"); m.Status != generation.StatusFailed {
@@ -312,7 +313,7 @@ func TestBackoff(t *testing.T) {
 func TestPluginsReportPID(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "broken", env: map[string]string{"SCRIPT_START": "exit"}}, plug{name: "fine"}))
 	k := startKernel(t, cfg)
-	byName := map[string]PluginStatus{}
+	byName := map[string]observe.PluginStatus{}
 	for _, st := range k.Plugins() {
 		byName[st.Plugin] = st
 	}

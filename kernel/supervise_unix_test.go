@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // TestHeartbeatUnresponsiveThenKilled freezes a plugin with SIGSTOP: it
@@ -27,22 +28,22 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	states.expect(t, StateUnresponsive)
+	states.expect(t, observe.StateUnresponsive)
 	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
-	states.expect(t, StateReady)
+	states.expect(t, observe.StateReady)
 
 	// Stopped past the hang timeout: killed and restarted.
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	states.expect(t, StateUnresponsive)
-	e := states.expect(t, StateRestarting)
+	states.expect(t, observe.StateUnresponsive)
+	e := states.expect(t, observe.StateRestarting)
 	if !strings.Contains(e.Message, sidecar.ErrUnresponsive.Error()) {
 		t.Errorf("restart reason = %q, want it to name %q", e.Message, sidecar.ErrUnresponsive)
 	}
-	states.expect(t, StateStarting, StateReady)
+	states.expect(t, observe.StateStarting, observe.StateReady)
 	if clientNamed(k.Current(), "frozen").PID() == pid {
 		t.Error("the hung process was not replaced")
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // TestAbortedPluginsReportedAsConsequences: when a required plugin fails,
@@ -66,8 +67,8 @@ func TestProgressShowsPluginsRemovedAfterReady(t *testing.T) {
 	var mu sync.Mutex
 	states := map[string][]string{}
 	reasons := map[string]string{}
-	k.Subscribe(func(e Event) {
-		if e.Type != EventPlugin {
+	k.Subscribe(func(e observe.Event) {
+		if e.Type != observe.EventPlugin {
 			return
 		}
 		mu.Lock()

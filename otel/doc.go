@@ -1,5 +1,5 @@
 // Package kernelotel is an OpenTelemetry adapter for extkernel: a
-// kernel.Observer that records metrics and traces for every call the
+// observe.Observer that records metrics and traces for every call the
 // kernel sends to a plugin and every plugin start. It lives in a module of
 // its own (github.com/extkernel/extkernel/otel), so that the core module
 // does not depend on OpenTelemetry.
@@ -37,7 +37,7 @@
 // Its parent is the span in the call's context: the dispatch's span, or,
 // for a relayed call, the calling plugin's span, from
 // the traceparent it sent (docs/protocol.md §5.13). The observer puts the
-// new span's traceparent on the call's context (kernel.WithTraceparent),
+// new span's traceparent on the call's context (observe.WithTraceparent),
 // so the plugin receives it and its spans join the trace. A failed call's
 // span has status Error with the call's error.
 //

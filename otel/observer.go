@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/extkernel/extkernel/kernel/observe"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
-
-	"github.com/extkernel/extkernel/kernel"
 )
 
 // scope is the instrumentation scope of every instrument and span.
@@ -39,7 +38,7 @@ type Options struct {
 	MeterProvider metric.MeterProvider
 }
 
-// Observer is a kernel.Observer recording OpenTelemetry metrics and
+// Observer is a observe.Observer recording OpenTelemetry metrics and
 // traces (see the package doc). Create it with NewObserver.
 type Observer struct {
 	tracer                    trace.Tracer
@@ -49,7 +48,7 @@ type Observer struct {
 	seen                      sync.Map // plugin name -> struct{}: started once
 }
 
-var _ kernel.Observer = (*Observer)(nil)
+var _ observe.Observer = (*Observer)(nil)
 
 // NewObserver returns an Observer on the providers of opts. It fails only
 // when the meter refuses to create an instrument.
@@ -87,9 +86,9 @@ var traceContext = propagation.TraceContext{}
 // Call starts the call's span, counts it in flight, and returns the
 // context carrying the span and its traceparent, and the function that
 // ends both.
-func (o *Observer) Call(ctx context.Context, info kernel.CallInfo) (context.Context, func(kernel.CallOutcome)) {
+func (o *Observer) Call(ctx context.Context, info observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
 	if !trace.SpanContextFromContext(ctx).IsValid() {
-		if tp := kernel.Traceparent(ctx); tp != "" {
+		if tp := observe.Traceparent(ctx); tp != "" {
 			// A call relayed from a plugin: its span, from the traceparent
 			// it sent, is the parent.
 			ctx = traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
@@ -104,10 +103,10 @@ func (o *Observer) Call(ctx context.Context, info kernel.CallInfo) (context.Cont
 		trace.WithAttributes(attrs...))
 	carrier := propagation.MapCarrier{}
 	traceContext.Inject(ctx, carrier)
-	ctx = kernel.WithTraceparent(ctx, carrier["traceparent"])
+	ctx = observe.WithTraceparent(ctx, carrier["traceparent"])
 	set := metric.WithAttributeSet(attribute.NewSet(keyPlugin.String(info.Plugin), keyKind.String(string(info.Kind))))
 	o.inFlight.Add(ctx, 1, set)
-	return ctx, func(out kernel.CallOutcome) {
+	return ctx, func(out observe.CallOutcome) {
 		o.inFlight.Add(context.Background(), -1, set)
 		outcome := "ok"
 		if out.Err != nil {
@@ -124,7 +123,7 @@ func (o *Observer) Call(ctx context.Context, info kernel.CallInfo) (context.Cont
 
 // Dispatch starts the span of a host's dispatch, the parent of the spans
 // of the calls it sends to plugins.
-func (o *Observer) Dispatch(ctx context.Context, info kernel.DispatchInfo) (context.Context, func(error)) {
+func (o *Observer) Dispatch(ctx context.Context, info observe.DispatchInfo) (context.Context, func(error)) {
 	ctx, span := o.tracer.Start(ctx, "dispatch "+string(info.Kind), trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(keyKind.String(string(info.Kind)), keyKey.String(info.Key)))
 	return ctx, func(err error) {
@@ -138,7 +137,7 @@ func (o *Observer) Dispatch(ctx context.Context, info kernel.DispatchInfo) (cont
 
 // Start counts a plugin start, its duration, and a restart when the
 // plugin was seen before.
-func (o *Observer) Start(info kernel.StartInfo) {
+func (o *Observer) Start(info observe.StartInfo) {
 	ctx := context.Background()
 	outcome := "ready"
 	if info.Err != nil {

@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 func newTestObserver(t *testing.T) (*Observer, *tracetest.SpanRecorder, *sdkmetric.ManualReader) {
@@ -38,17 +39,17 @@ func newTestObserver(t *testing.T) (*Observer, *tracetest.SpanRecorder, *sdkmetr
 func TestCallSpans(t *testing.T) {
 	o, rec, _ := newTestObserver(t)
 	hostCtx, hostSpan := sdktrace.NewTracerProvider().Tracer("host").Start(context.Background(), "dispatch")
-	ctx, end := o.Call(hostCtx, kernel.CallInfo{Plugin: "redactor", Kind: "interceptor", Key: "tool.before", Generation: 3})
+	ctx, end := o.Call(hostCtx, observe.CallInfo{Plugin: "redactor", Kind: "interceptor", Key: "tool.before", Generation: 3})
 	span := trace.SpanFromContext(ctx).SpanContext()
-	if tp := kernel.Traceparent(ctx); tp != "00-"+span.TraceID().String()+"-"+span.SpanID().String()+"-01" {
+	if tp := observe.Traceparent(ctx); tp != "00-"+span.TraceID().String()+"-"+span.SpanID().String()+"-01" {
 		t.Errorf("traceparent on the call's context = %q, want the new span's", tp)
 	}
-	end(kernel.CallOutcome{Duration: time.Millisecond})
+	end(observe.CallOutcome{Duration: time.Millisecond})
 
 	const pluginSpan = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-	relayed := kernel.WithTraceparent(context.Background(), pluginSpan)
-	_, end = o.Call(relayed, kernel.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Caller: "memory", Generation: 3})
-	end(kernel.CallOutcome{Duration: 2 * time.Millisecond, Err: errors.New("plugin \"kvstore\": exited")})
+	relayed := observe.WithTraceparent(context.Background(), pluginSpan)
+	_, end = o.Call(relayed, observe.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Caller: "memory", Generation: 3})
+	end(observe.CallOutcome{Duration: 2 * time.Millisecond, Err: errors.New("plugin \"kvstore\": exited")})
 
 	spans := rec.Ended()
 	if len(spans) != 2 {
@@ -81,9 +82,9 @@ func hasAttr(attrs []attribute.KeyValue, want attribute.KeyValue) bool {
 // under its context, and a failed dispatch's span says so.
 func TestDispatchSpan(t *testing.T) {
 	o, rec, _ := newTestObserver(t)
-	ctx, endDispatch := o.Dispatch(context.Background(), kernel.DispatchInfo{Kind: "provider", Key: "plugin/kvstore/get"})
-	_, endCall := o.Call(ctx, kernel.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Generation: 1})
-	endCall(kernel.CallOutcome{Duration: time.Millisecond})
+	ctx, endDispatch := o.Dispatch(context.Background(), observe.DispatchInfo{Kind: "provider", Key: "plugin/kvstore/get"})
+	_, endCall := o.Call(ctx, observe.CallInfo{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/get", Generation: 1})
+	endCall(observe.CallOutcome{Duration: time.Millisecond})
 	endDispatch(errors.New("plugin \"kvstore\": down"))
 	spans := rec.Ended()
 	if len(spans) != 2 {
@@ -102,13 +103,13 @@ func TestDispatchSpan(t *testing.T) {
 // and a restart for a plugin started twice.
 func TestMetrics(t *testing.T) {
 	o, _, reader := newTestObserver(t)
-	info := kernel.CallInfo{Plugin: "audit", Kind: "action", Key: "plugin/audit/show", Generation: 1}
+	info := observe.CallInfo{Plugin: "audit", Kind: "action", Key: "plugin/audit/show", Generation: 1}
 	for _, err := range []error{nil, nil, errors.New("boom")} {
 		_, end := o.Call(context.Background(), info)
-		end(kernel.CallOutcome{Duration: time.Millisecond, Err: err})
+		end(observe.CallOutcome{Duration: time.Millisecond, Err: err})
 	}
-	o.Start(kernel.StartInfo{Plugin: "audit", Duration: 5 * time.Millisecond})
-	o.Start(kernel.StartInfo{Plugin: "audit", Duration: 6 * time.Millisecond, Err: errors.New("exited")})
+	o.Start(observe.StartInfo{Plugin: "audit", Duration: 5 * time.Millisecond})
+	o.Start(observe.StartInfo{Plugin: "audit", Duration: 6 * time.Millisecond, Err: errors.New("exited")})
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {

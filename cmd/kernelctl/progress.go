@@ -9,9 +9,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/mattn/go-isatty"
-
-	"github.com/extkernel/extkernel/kernel"
 )
 
 // printer writes everything `run` shows, in order, from one goroutine it
@@ -45,7 +44,7 @@ type printer struct {
 
 // printItem is a kernel event or, when ev is nil, text to print as is.
 type printItem struct {
-	ev   *kernel.Event
+	ev   *observe.Event
 	text string
 }
 
@@ -75,7 +74,7 @@ func startPrinter(out io.Writer, tty bool, width int) *printer {
 }
 
 // event queues a kernel event; it is the kernel's Subscribe callback.
-func (p *printer) event(e kernel.Event) { p.push(printItem{ev: &e}) }
+func (p *printer) event(e observe.Event) { p.push(printItem{ev: &e}) }
 
 // print queues text written as is once everything queued before it is.
 func (p *printer) print(text string) { p.push(printItem{text: text}) }
@@ -127,11 +126,11 @@ func (p *printer) drain() {
 
 // show prints one event: plugin progress into the live block on a
 // terminal, everything else as a line.
-func (p *printer) show(e kernel.Event) {
+func (p *printer) show(e observe.Event) {
 	line, ok := p.eventLine(e)
 	switch {
 	case !ok:
-	case p.tty && e.Type == kernel.EventPlugin:
+	case p.tty && e.Type == observe.EventPlugin:
 		p.setLive(e.Plugin, line)
 	default:
 		p.line(line)
@@ -140,9 +139,9 @@ func (p *printer) show(e kernel.Event) {
 
 // eventLine formats e; ok is false for events the summary already shows
 // (the generation `run` started and its warnings).
-func (p *printer) eventLine(e kernel.Event) (line string, ok bool) {
+func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 	switch e.Type {
-	case kernel.EventPlugin:
+	case observe.EventPlugin:
 		switch e.State {
 		case "ready":
 			return fmt.Sprintf("ready %s in %s", e.Plugin, roundDuration(e.Elapsed)), true
@@ -150,16 +149,16 @@ func (p *printer) eventLine(e kernel.Event) (line string, ok bool) {
 			return fmt.Sprintf("failed %s: %v", e.Plugin, e.Err), true
 		}
 		return e.State + " " + e.Plugin, true
-	case kernel.EventPluginCrashed:
+	case observe.EventPluginCrashed:
 		return fmt.Sprintf("crashed %s: %v", e.Plugin, e.Err), true
-	case kernel.EventWarning:
+	case observe.EventWarning:
 		return "warning: " + e.Message, p.summarized
-	case kernel.EventGenerationPublished:
+	case observe.EventGenerationPublished:
 		return fmt.Sprintf("generation %d published", e.Generation), p.summarized
-	case kernel.EventBuildFailed:
+	case observe.EventBuildFailed:
 		// Start's error says it all; a later build is news.
 		return fmt.Sprintf("generation %d failed: %v", e.Generation, e.Err), p.summarized
-	case kernel.EventPluginState:
+	case observe.EventPluginState:
 		return p.stateLine(e)
 	}
 	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
@@ -168,19 +167,19 @@ func (p *printer) eventLine(e kernel.Event) (line string, ok bool) {
 // stateLine formats a supervision state change. Starting and ready are
 // shown by the progress events, except "ready" after "unresponsive";
 // failures at the first start are shown by progress too.
-func (p *printer) stateLine(e kernel.Event) (string, bool) {
+func (p *printer) stateLine(e observe.Event) (string, bool) {
 	prev := p.states[e.Plugin]
 	if p.states == nil {
 		p.states = map[string]string{}
 	}
 	p.states[e.Plugin] = e.State
-	switch kernel.PluginState(e.State) {
-	case kernel.StateUnresponsive, kernel.StateRestarting:
+	switch observe.PluginState(e.State) {
+	case observe.StateUnresponsive, observe.StateRestarting:
 		return fmt.Sprintf("%s %s: %s", e.State, e.Plugin, e.Message), true
-	case kernel.StateFailed:
+	case observe.StateFailed:
 		return fmt.Sprintf("failed %s: %s", e.Plugin, e.Message), p.summarized
-	case kernel.StateReady:
-		return "responsive again " + e.Plugin, prev == string(kernel.StateUnresponsive)
+	case observe.StateReady:
+		return "responsive again " + e.Plugin, prev == string(observe.StateUnresponsive)
 	}
 	return "", false
 }

@@ -6,31 +6,31 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // TestPrinter feeds the same events to a line printer and to a terminal
 // printer and compares everything they write.
 func TestPrinter(t *testing.T) {
-	plugin := func(name, state string, elapsed time.Duration, err error) kernel.Event {
-		return kernel.Event{Type: kernel.EventPlugin, Plugin: name, State: state, Elapsed: elapsed, Err: err}
+	plugin := func(name, state string, elapsed time.Duration, err error) observe.Event {
+		return observe.Event{Type: observe.EventPlugin, Plugin: name, State: state, Elapsed: elapsed, Err: err}
 	}
 	steps := []func(p *printer){
 		func(p *printer) { p.event(plugin("redactor", "starting", 0, nil)) },
 		func(p *printer) { p.event(plugin("audit", "starting", 0, nil)) },
 		func(p *printer) { p.event(plugin("redactor", "ready", 12345*time.Microsecond, nil)) },
 		func(p *printer) {
-			p.event(kernel.Event{Type: kernel.EventPluginCrashed, Plugin: "memory", Err: errors.New("gone\nfor good")})
+			p.event(observe.Event{Type: observe.EventPluginCrashed, Plugin: "memory", Err: errors.New("gone\nfor good")})
 		},
 		func(p *printer) {
 			p.event(plugin("audit", "failed", time.Millisecond, errors.New("no such file or directory")))
 		},
-		func(p *printer) { p.event(kernel.Event{Type: kernel.EventGenerationPublished, Generation: 1}) },
+		func(p *printer) { p.event(observe.Event{Type: observe.EventGenerationPublished, Generation: 1}) },
 		func(p *printer) {
-			p.event(kernel.Event{Type: kernel.EventWarning, Generation: 1, Message: "shown in the summary"})
+			p.event(observe.Event{Type: observe.EventWarning, Generation: 1, Message: "shown in the summary"})
 		},
 		func(p *printer) { p.print("summary\n") },
-		func(p *printer) { p.event(kernel.Event{Type: kernel.EventWarning, Generation: 1, Message: "news"}) },
+		func(p *printer) { p.event(observe.Event{Type: observe.EventWarning, Generation: 1, Message: "news"}) },
 	}
 	tests := []struct {
 		name string

@@ -19,6 +19,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -165,7 +166,7 @@ func dispatchLeaks(t *testing.T, config string, add func(what, s string)) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k.Subscribe(func(e kernel.Event) { add("event", fmt.Sprintf("%+v %v", e, e.Err)) })
+	k.Subscribe(func(e observe.Event) { add("event", fmt.Sprintf("%+v %v", e, e.Err)) })
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
 	if err := k.Start(ctx); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/extkernel/extkernel/admin"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -228,8 +229,8 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	published := make(chan struct{}, 1)
-	unsub := k.Subscribe(func(e kernel.Event) {
-		if e.Type == kernel.EventGenerationPublished {
+	unsub := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventGenerationPublished {
 			select {
 			case published <- struct{}{}:
 			default:

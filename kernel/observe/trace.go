@@ -1,4 +1,4 @@
-package kernel
+package observe
 
 import (
 	"context"

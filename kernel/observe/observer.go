@@ -1,0 +1,81 @@
+package observe
+
+import (
+	"context"
+	"time"
+
+	"github.com/extkernel/extkernel/contribution"
+)
+
+// Observer is told about every call the kernel sends to a plugin and every
+// plugin start (Config.Observer). The kernel calls it from the goroutine
+// making the call or the start, with no lock held; it must return quickly
+// and must not block. A nil Observer costs a dispatch nothing; package
+// docs/architecture.md ("Observing a kernel") says what a no-op one costs.
+// The OpenTelemetry adapter (module github.com/extkernel/extkernel/otel)
+// is one.
+type Observer interface {
+	// Call is called when the kernel is about to send a call, with the
+	// call's context. The context it returns is the one the call is made
+	// with (an adapter returns ctx with a span, say); end is called once,
+	// when the call has ended, with its outcome. end may be nil.
+	Call(ctx context.Context, info CallInfo) (_ context.Context, end func(CallOutcome))
+	// Dispatch is called when a host's dispatch begins (Intercept,
+	// Strategy, CallProvider, RunAction, StreamProvider, Invoke,
+	// InvokeEach), with its context; the calls it sends to plugins are
+	// made under the context it returns (an adapter's dispatch span is the
+	// parent of their spans). end, which may be nil, is called once with
+	// the dispatch's error when it returns (for StreamProvider, when the
+	// stream ends).
+	Dispatch(ctx context.Context, info DispatchInfo) (_ context.Context, end func(error))
+	// Start is called when a plugin start has ended, ready or failed: in
+	// a generation build, or a supervised restart.
+	Start(info StartInfo)
+}
+
+// DispatchInfo describes a host's dispatch: the contribution kind and the
+// key it names (a point, a slot, a provider or action ID, a custom kind's
+// key).
+type DispatchInfo struct {
+	Kind contribution.Kind
+	Key  string
+}
+
+// CallInfo describes a call the kernel sends to a plugin.
+type CallInfo struct {
+	// Plugin is the plugin called.
+	Plugin string
+	// Kind and Key name the contribution called: an interceptor at a
+	// point, the owner of a strategy slot, a provider or an action by its
+	// namespaced ID.
+	Kind contribution.Kind
+	Key  string
+	// Caller is the plugin whose capability/call the kernel relays (the
+	// call then goes to a provider of another plugin), or empty for the
+	// host's own dispatch.
+	Caller string
+	// Generation is the number of the generation the call is served by.
+	Generation uint64
+}
+
+// CallOutcome is how a call ended.
+type CallOutcome struct {
+	// Duration is the time from the call's start to its end.
+	Duration time.Duration
+	// Err is nil for a result, else the error the dispatch method returns
+	// for this plugin (a plugin's error answer, its crash, a deadline).
+	Err error
+}
+
+// StartInfo describes a plugin start that ended. A plugin that was not
+// launched, because a plugin it depends on failed or the startup budget
+// ran out, is reported failed with a zero Duration.
+type StartInfo struct {
+	// Plugin is the plugin started.
+	Plugin string
+	// Duration is the time from spawn to the end of its handshake (or its
+	// failure).
+	Duration time.Duration
+	// Err is nil when the plugin became ready.
+	Err error
+}

@@ -1,0 +1,60 @@
+package observe
+
+import "time"
+
+// PluginState is a plugin's supervision state.
+type PluginState string
+
+// Plugin states, as Plugins reports them and EventPluginState announces.
+const (
+	// StateStarting: its sidecar is being started in a generation build.
+	StateStarting PluginState = "starting"
+	// StateReady: running and answering heartbeats.
+	StateReady PluginState = "ready"
+	// StateUnresponsive: running, but a heartbeat went unanswered; past the
+	// hang timeout it is killed and restarted.
+	StateUnresponsive PluginState = "unresponsive"
+	// StateRestarting: it crashed and a restart is scheduled after backoff.
+	StateRestarting PluginState = "restarting"
+	// StateFailed: it is not running and will not be restarted
+	// automatically: it failed to start (optional), or crashed more often
+	// than the crash budget allows. Restarts of other plugins leave it
+	// failed. RestartPlugin retries it; a Reload retries one that failed to
+	// start, but one past its crash budget only when its package changed.
+	StateFailed PluginState = "failed"
+)
+
+// PluginStatus is one plugin's supervision state.
+type PluginStatus struct {
+	Plugin string
+	State  PluginState
+	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
+	Reason string
+	// Stderr holds the last stderr lines of a crashed plugin.
+	Stderr []string
+	// Crashes counts crashes within the current crash window.
+	Crashes int
+	Since   time.Time
+	// PID is the process ID of the plugin's sidecar in the current
+	// generation, or zero when none is running there. The process is the
+	// kernel's: call the plugin through the kernel's dispatch methods.
+	PID int
+	// Calls are the plugin's call counters (always on, cheap atomics).
+	Calls CallStats
+}
+
+// CallStats are a plugin's call counters (PluginStatus.Calls): always on,
+// counted for every call the kernel sends to it (the host's dispatch and
+// the calls it relays from other plugins) since the kernel started,
+// across reloads and restarts.
+type CallStats struct {
+	// Calls counts the calls that ended; Errors those of them that failed.
+	Calls, Errors uint64
+	// InFlight is the number of calls sent and not ended.
+	InFlight int64
+	// P50, P90 and P99 are latency percentiles over every call that
+	// ended, as the upper bounds of the histogram buckets they fall in
+	// (powers of two from 16µs up to about 9 minutes), so within a factor
+	// of two above the true value. Zero when no call ended.
+	P50, P90, P99 time.Duration
+}
