@@ -45,6 +45,14 @@
 // *ResolveError listing every Error-severity problem, one per line, or nil
 // when only warnings remain.
 //
+// # Host handlers
+//
+// A host that provides a capability (Request.Host) may also serve the
+// calls plugins make to it: a Handler per Key, given to the kernel in its
+// config (package kernel/config). The kernel routes each plugin's call to
+// the handler as a *Call and sends the answer back; this package only
+// declares the two types, and resolution never looks at them.
+//
 // # Concurrency
 //
 // Resolve keeps no state between calls and may run concurrently. A Closure

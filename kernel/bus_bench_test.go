@@ -44,7 +44,7 @@ func BenchmarkPluginCall(b *testing.B) {
 			env: map[string]string{"POLYGLOT_PROVIDES": "poly.go-b@1.0.0"}, methods: map[string]map[string]string{"poly.go-b": {"run": "run"}}},
 	)
 	cfg := testConfig(home)
-	cfg.Handlers = map[capability.Key]HostHandler{"host.log": func(_ context.Context, c *Call) (json.RawMessage, error) {
+	cfg.Handlers = map[capability.Key]capability.Handler{"host.log": func(_ context.Context, c *capability.Call) (json.RawMessage, error) {
 		return c.Input, nil
 	}}
 	k := benchKernel(b, cfg)

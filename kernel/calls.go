@@ -15,38 +15,6 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// HostHandler serves the calls plugins make to a capability the host
-// provides (Config.Handlers; docs/protocol.md §5.11). ctx is the call's:
-// it carries at most the caller's remaining deadline and is cancelled with
-// the call (the caller's $/cancel, the end of the host request it serves,
-// its crash). The output is sent to the caller as it is and must be valid
-// JSON (nil for none). A *protocol.Error (errors.As) reaches the caller
-// with its code and message; any other error is answered -32603 with its
-// text; both are redacted. A handler runs on a goroutine of the calling
-// plugin's connection, with no kernel lock held: it may call the kernel,
-// including a dispatch to the caller itself.
-type HostHandler func(ctx context.Context, call *Call) (json.RawMessage, error)
-
-// Call is one call of a capability's method by a plugin, as a HostHandler
-// receives it.
-type Call struct {
-	// Caller is the name of the calling plugin.
-	Caller string
-	// Capability is the capability called, one the caller's manifest
-	// requires and the host provides.
-	Capability capability.Key
-	// Method is the method called: an identifier (docs/protocol.md §4.5),
-	// otherwise as the plugin sent it. The handler decides which methods
-	// it serves, and answers another with protocol.CodeMethodNotFound.
-	Method string
-	// Input is the method's input as the plugin sent it (nil when absent).
-	Input json.RawMessage
-	// Generation is the number of the generation that serves the call:
-	// the one that dispatched the request the call serves, else the
-	// current one.
-	Generation uint64
-}
-
 // frame is where a request the kernel sends to a plugin comes from: the
 // generation that dispatched it, the plugin it goes to and its depth in a
 // chain of calls (0 for the host's own dispatch), and up, the frame of the
@@ -86,7 +54,7 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	defer from.live.release()
 	key := capability.Key(c.Capability)
 	if rt.provider == capability.HostProvider {
-		out, err := k.runHandler(ctx, rt.handler, &Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
+		out, err := k.runHandler(ctx, rt.handler, &capability.Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
 			Generation: from.live.gen.Number()})
 		if err != nil {
 			return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
@@ -159,7 +127,7 @@ func (k *Kernel) serveCallAsync(ctx context.Context, c sidecar.Call, done func(j
 // runHandler runs a host handler. A handler that panics fails the call
 // (-32603) and is logged with its stack, as net/http treats a panicking
 // handler: a plugin's call must not take the host down.
-func (k *Kernel) runHandler(ctx context.Context, h HostHandler, call *Call) (out json.RawMessage, err error) {
+func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *capability.Call) (out json.RawMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			k.log.Error("host handler panicked", "capability", string(call.Capability), "method", k.redactText(call.Method),

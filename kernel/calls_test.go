@@ -76,7 +76,7 @@ func runCaller(t *testing.T, ctx context.Context, k *Kernel, plugin, script stri
 // hostLog is the handler of host.log the tests register: "write" answers
 // what it was called with, "refuse" a protocol error, "boom" a plain one,
 // "panic" panics.
-func hostLog(_ context.Context, call *Call) (json.RawMessage, error) {
+func hostLog(_ context.Context, call *capability.Call) (json.RawMessage, error) {
 	switch call.Method {
 	case "refuse":
 		return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q", call.Method)
@@ -94,7 +94,7 @@ func hostLog(_ context.Context, call *Call) (json.RawMessage, error) {
 func callConfig(home string) Config {
 	cfg := testConfig(home)
 	cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: "host.bare", Version: semver.MustParse("1.0.0")})
-	cfg.Handlers = map[capability.Key]HostHandler{"host.log": hostLog}
+	cfg.Handlers = map[capability.Key]capability.Handler{"host.log": hostLog}
 	return cfg
 }
 
@@ -406,9 +406,9 @@ func TestConfigHandlers(t *testing.T) {
 		edit func(*Config)
 		want string
 	}{
-		{"undeclared capability", func(c *Config) { c.Handlers = map[capability.Key]HostHandler{"host.fs": hostLog} },
+		{"undeclared capability", func(c *Config) { c.Handlers = map[capability.Key]capability.Handler{"host.fs": hostLog} },
 			`kernel: config: handler of capability "host.fs", which the host does not provide (add it to Capabilities)`},
-		{"nil handler", func(c *Config) { c.Handlers = map[capability.Key]HostHandler{"host.log": nil} },
+		{"nil handler", func(c *Config) { c.Handlers = map[capability.Key]capability.Handler{"host.log": nil} },
 			`kernel: config: handler of capability "host.log" is nil`},
 		{"negative depth", func(c *Config) { c.MaxCallDepth = -1 }, `kernel: config: max call depth must be at least 1, got -1`},
 	}

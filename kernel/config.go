@@ -108,7 +108,7 @@ type Config struct {
 	// Capabilities, and each handler non-nil: New refuses others. A
 	// plugin's call to a host capability without a handler is answered
 	// -32006 (not available). New copies the map.
-	Handlers map[capability.Key]HostHandler
+	Handlers map[capability.Key]capability.Handler
 	// MaxCallDepth bounds how deep plugins' calls nest (config key
 	// max_call_depth; default 8): a call made while serving a request of
 	// depth MaxCallDepth is refused with -32007, its message showing the

@@ -31,7 +31,7 @@ type live struct {
 // newLive returns g, published, with its routes (handlers serve the host's
 // capabilities) and root frames, which hold each member's counters from
 // stats.
-func newLive(g *generation.Generation, handlers map[capability.Key]HostHandler, stats *statsTable) *live {
+func newLive(g *generation.Generation, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
 	l := &live{gen: g, drained: make(chan struct{}), routes: newRoutes(g, handlers),
 		roots: make(map[string]*frame, len(g.Members()))}
 	for _, m := range g.Members() {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -176,7 +177,7 @@ func TestTraceparentCrossesProcesses(t *testing.T) {
 	cfg := callConfig(writeHome(t, memory))
 	cfg.Observer = tracingObserver{}
 	seen := make(chan string, 1)
-	cfg.Handlers["host.log"] = func(ctx context.Context, _ *Call) (json.RawMessage, error) {
+	cfg.Handlers["host.log"] = func(ctx context.Context, _ *capability.Call) (json.RawMessage, error) {
 		seen <- observe.Traceparent(ctx)
 		return json.RawMessage(`true`), nil
 	}

@@ -31,12 +31,12 @@ type route struct {
 	methods map[string]string
 	// handler serves a host provider's calls; nil when the host
 	// registered none.
-	handler HostHandler
+	handler capability.Handler
 }
 
 // newRoutes computes the routes of g: handlers serve the capabilities the
 // host provides.
-func newRoutes(g *generation.Generation, handlers map[capability.Key]HostHandler) routes {
+func newRoutes(g *generation.Generation, handlers map[capability.Key]capability.Handler) routes {
 	r := routes{}
 	for _, m := range g.Members() {
 		if len(m.Package.Manifest.Requires) == 0 {

@@ -21,7 +21,7 @@ import (
 // given kernelctl's logger and the redaction of plugin text.
 type hostCapability struct {
 	major   uint64
-	handler func(log hclog.Logger, redact func(string) string) kernel.HostHandler
+	handler func(log hclog.Logger, redact func(string) string) capability.Handler
 }
 
 // hostCapabilities are the host capabilities kernelctl implements. `run`
@@ -36,8 +36,8 @@ var hostCapabilities = map[capability.Key]hostCapability{
 // that kernelctl implements, and a warning for each one it declares that
 // kernelctl does not (plugins' calls to it are answered -32006), in
 // config order. log is the logger plugins' lines go to.
-func hostHandlers(cfg kernel.Config, log hclog.Logger) (map[capability.Key]kernel.HostHandler, []string) {
-	handlers := map[capability.Key]kernel.HostHandler{}
+func hostHandlers(cfg kernel.Config, log hclog.Logger) (map[capability.Key]capability.Handler, []string) {
+	handlers := map[capability.Key]capability.Handler{}
 	var warnings []string
 	redact := kernel.Redactor(cfg)
 	for _, c := range cfg.Capabilities {
@@ -70,8 +70,8 @@ type logWrite struct {
 // fields?}), logs a line through log under the calling plugin's name (as
 // the plugin's own stderr lines are), every string of it redacted, and
 // answers no output.
-func hostLog(log hclog.Logger, redact func(string) string) kernel.HostHandler {
-	return func(_ context.Context, call *kernel.Call) (json.RawMessage, error) {
+func hostLog(log hclog.Logger, redact func(string) string) capability.Handler {
+	return func(_ context.Context, call *capability.Call) (json.RawMessage, error) {
 		if call.Method != "write" {
 			return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q (it has: write)", call.Method)
 		}

@@ -90,7 +90,7 @@ func TestHostLog(t *testing.T) {
 			if tt.input != "" {
 				input = json.RawMessage(tt.input)
 			}
-			out, err := handlers["host.log"](context.Background(), &kernel.Call{Caller: "redactor", Capability: "host.log",
+			out, err := handlers["host.log"](context.Background(), &capability.Call{Caller: "redactor", Capability: "host.log",
 				Method: tt.method, Input: input, Generation: 1})
 			got := strings.TrimSpace(buf.String())
 			if err != nil {

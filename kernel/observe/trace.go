@@ -17,7 +17,7 @@ func WithTraceparent(ctx context.Context, traceparent string) context.Context {
 	return wire.WithTraceparent(ctx, traceparent)
 }
 
-// Traceparent returns the traceparent ctx carries, or "". In a HostHandler
-// and in an Observer's Call for a call the kernel relays, it is the
-// calling plugin's, when the plugin sent one.
+// Traceparent returns the traceparent ctx carries, or "". In a
+// capability.Handler and in an Observer's Call for a call the kernel
+// relays, it is the calling plugin's, when the plugin sent one.
 func Traceparent(ctx context.Context) string { return wire.Traceparent(ctx) }
