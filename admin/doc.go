@@ -11,7 +11,7 @@
 //
 //  1. NewLogRing makes the ring of plugin logs; the host registers it on
 //     an hclog.InterceptLogger (RegisterSink) and gives that logger to the
-//     kernel (kernel.Config.Logger), with LogRingOptions.Root set to the
+//     kernel (config.Config.Logger), with LogRingOptions.Root set to the
 //     logger's name.
 //  2. NewServer(k, Options{Logs: ring}) subscribes to k's events; create
 //     it before k.Start to keep the start's progress.

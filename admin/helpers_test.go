@@ -19,6 +19,7 @@ import (
 
 	"github.com/extkernel/extkernel/admin"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden answers under testdata/ and their copies in docs/admin.md")
@@ -100,7 +101,7 @@ func socketPath(t *testing.T) string {
 func start(t *testing.T, opts admin.Options) *fixture {
 	t.Helper()
 	f := &fixture{home: copyHome(t)}
-	cfg, err := kernel.LoadConfig(demoConfig)
+	cfg, err := config.Load(demoConfig)
 	if err != nil {
 		t.Fatal(err)
 	}

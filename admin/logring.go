@@ -32,7 +32,7 @@ const KernelSource = "kernel"
 // lines of each plugin at info and above, from a root logger with no name.
 type LogRingOptions struct {
 	// Root is the name of the logger the kernel was given
-	// (kernel.Config.Logger): the kernel names its own logger Root.kernel
+	// (config.Config.Logger): the kernel names its own logger Root.kernel
 	// and each plugin's Root.<plugin>. Lines of Root itself are not kept.
 	Root string
 	// Lines is how many lines are kept per plugin (default 1000).
@@ -43,7 +43,7 @@ type LogRingOptions struct {
 
 // LogRing keeps the recent log lines of every plugin, each plugin in a
 // bounded ring. It is an hclog.SinkAdapter: register it on the
-// hclog.InterceptLogger given to the kernel as kernel.Config.Logger, and
+// hclog.InterceptLogger given to the kernel as config.Config.Logger, and
 // every line of the kernel's per-plugin sub-loggers (the plugin's stderr
 // and its log notifications, already redacted) lands in it, with its
 // level, time, message and fields.

@@ -13,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // BenchmarkStatus64 measures the status handler with 64 running plugins,
@@ -38,7 +39,7 @@ func BenchmarkStatus64(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	k, err := kernel.New(kernel.Config{Home: home, Points: []contribution.Point{"tool.before"}, Logger: hclog.NewNullLogger()})
+	k, err := kernel.New(config.Config{Home: home, Points: []contribution.Point{"tool.before"}, Logger: hclog.NewNullLogger()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -110,6 +110,14 @@ func DefaultKinds() []KindSpec {
 	return out
 }
 
+// Builtin reports whether k is one of the four built-in kinds
+// (interceptor, strategy, provider, action), which every kernel accepts
+// and a host cannot declare again.
+func (k Kind) Builtin() bool {
+	_, ok := builtinSpec(k)
+	return ok
+}
+
 // builtinSpec returns the spec of a built-in kind.
 func builtinSpec(k Kind) (KindSpec, bool) {
 	for _, s := range builtinKinds {

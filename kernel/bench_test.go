@@ -10,10 +10,11 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // benchKernel starts a kernel on plugs and closes it when b ends.
-func benchKernel(b *testing.B, cfg Config) *Kernel {
+func benchKernel(b *testing.B, cfg config.Config) *Kernel {
 	b.Helper()
 	k, err := New(cfg)
 	if err != nil {

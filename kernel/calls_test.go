@@ -13,6 +13,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -91,7 +92,7 @@ func hostLog(_ context.Context, call *capability.Call) (json.RawMessage, error) 
 
 // callConfig is testConfig with host.log served by hostLog, and host.bare
 // provided without a handler.
-func callConfig(home string) Config {
+func callConfig(home string) config.Config {
 	cfg := testConfig(home)
 	cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: "host.bare", Version: semver.MustParse("1.0.0")})
 	cfg.Handlers = map[capability.Key]capability.Handler{"host.log": hostLog}
@@ -403,14 +404,14 @@ func TestStaleAndAdoptedCallers(t *testing.T) {
 func TestConfigHandlers(t *testing.T) {
 	tests := []struct {
 		name string
-		edit func(*Config)
+		edit func(*config.Config)
 		want string
 	}{
-		{"undeclared capability", func(c *Config) { c.Handlers = map[capability.Key]capability.Handler{"host.fs": hostLog} },
+		{"undeclared capability", func(c *config.Config) { c.Handlers = map[capability.Key]capability.Handler{"host.fs": hostLog} },
 			`kernel: config: handler of capability "host.fs", which the host does not provide (add it to Capabilities)`},
-		{"nil handler", func(c *Config) { c.Handlers = map[capability.Key]capability.Handler{"host.log": nil} },
+		{"nil handler", func(c *config.Config) { c.Handlers = map[capability.Key]capability.Handler{"host.log": nil} },
 			`kernel: config: handler of capability "host.log" is nil`},
-		{"negative depth", func(c *Config) { c.MaxCallDepth = -1 }, `kernel: config: max call depth must be at least 1, got -1`},
+		{"negative depth", func(c *config.Config) { c.MaxCallDepth = -1 }, `kernel: config: max call depth must be at least 1, got -1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

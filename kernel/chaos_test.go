@@ -21,6 +21,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -128,7 +129,7 @@ func TestChaos(t *testing.T) {
 	cfg.Deadlines.Provider = 150 * time.Millisecond
 	cfg.Deadlines.Action = 150 * time.Millisecond
 	cfg.DrainTimeout = 2 * time.Second
-	cfg.Supervision = Supervision{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 200 * time.Millisecond,
+	cfg.Supervision = config.Supervision{HeartbeatInterval: 100 * time.Millisecond, HeartbeatTimeout: 200 * time.Millisecond,
 		HangTimeout: time.Second, CrashBudget: chaosBudget, CrashWindow: time.Minute, BackoffMin: 10 * time.Millisecond,
 		BackoffMax: 100 * time.Millisecond}
 	r.k = startKernel(t, cfg)

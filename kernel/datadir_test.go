@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // TestRelativeHomeDataDir starts a plugin that writes into its data
@@ -17,12 +19,12 @@ import (
 func TestRelativeHomeDataDir(t *testing.T) {
 	tests := []struct {
 		name   string
-		config func(t *testing.T, base string) Config
+		config func(t *testing.T, base string) config.Config
 	}{
-		{"relative Config.Home", func(_ *testing.T, base string) Config { return testConfig(base) }},
-		{"relative config file", func(t *testing.T, base string) Config {
+		{"relative Config.Home", func(_ *testing.T, base string) config.Config { return testConfig(base) }},
+		{"relative config file", func(t *testing.T, base string) config.Config {
 			writeJSON(t, "kernel.json", map[string]any{"format": 1, "home": base})
-			cfg, err := LoadConfig("kernel.json")
+			cfg, err := config.Load("kernel.json")
 			if err != nil {
 				t.Fatal(err)
 			}

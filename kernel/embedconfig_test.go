@@ -13,6 +13,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -117,23 +118,23 @@ func dropHandshakeTimeout(t *testing.T, home, name string) {
 func TestNewEmbedderSettings(t *testing.T) {
 	tests := []struct {
 		name    string
-		cfg     Config
+		cfg     config.Config
 		wantErr string
-		check   func(t *testing.T, c Config)
+		check   func(t *testing.T, c config.Config)
 	}{
-		{name: "defaults", cfg: Config{Home: "/h"}, check: func(t *testing.T, c Config) {
+		{name: "defaults", cfg: config.Config{Home: "/h"}, check: func(t *testing.T, c config.Config) {
 			if c.HandshakeTimeout != wire.DefaultHandshakeTimeout || c.DataRoot != "/h/data" || c.ValidateProviderInput {
 				t.Errorf("defaults: handshake %v, data root %q, validate %v", c.HandshakeTimeout, c.DataRoot, c.ValidateProviderInput)
 			}
 		}},
-		{name: "relative data root", cfg: Config{Home: "/h", DataRoot: "d"}, check: func(t *testing.T, c Config) {
+		{name: "relative data root", cfg: config.Config{Home: "/h", DataRoot: "d"}, check: func(t *testing.T, c config.Config) {
 			if !filepath.IsAbs(c.DataRoot) || filepath.Base(c.DataRoot) != "d" {
 				t.Errorf("data root = %q, want absolute", c.DataRoot)
 			}
 		}},
-		{name: "handshake timeout too long", cfg: Config{Home: "/h", HandshakeTimeout: 2 * time.Minute},
+		{name: "handshake timeout too long", cfg: config.Config{Home: "/h", HandshakeTimeout: 2 * time.Minute},
 			wantErr: "kernel: config: handshake timeout 2m0s is not between 0 and 1m0s"},
-		{name: "negative handshake timeout", cfg: Config{Home: "/h", HandshakeTimeout: -time.Second},
+		{name: "negative handshake timeout", cfg: config.Config{Home: "/h", HandshakeTimeout: -time.Second},
 			wantErr: "kernel: config: handshake timeout -1s is not between 0 and 1m0s"},
 	}
 	for _, tt := range tests {
@@ -150,29 +151,5 @@ func TestNewEmbedderSettings(t *testing.T) {
 			}
 			tt.check(t, *k.config())
 		})
-	}
-}
-
-// TestParseConfigEmbedderKeys reads the embedder keys of a config file.
-func TestParseConfigEmbedderKeys(t *testing.T) {
-	cfg, err := ParseConfig("/etc/ek/k.json", []byte(`{"format": 1, "home": "h", "handshake_timeout": "2s",
-		"session": {"workspace": "/src"}, "data_root": "d", "validate_provider_input": true}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if cfg.HandshakeTimeout != 2*time.Second || cfg.Session["workspace"] != "/src" || cfg.DataRoot != "/etc/ek/d" || !cfg.ValidateProviderInput {
-		t.Errorf("cfg = %+v", cfg)
-	}
-	bad := []struct{ in, want string }{
-		{`{"format": 1, "handshake_timeout": "2m"}`, `k.json: handshake_timeout: "2m" exceeds the maximum of 1m0s`},
-		{`{"format": 1, "handshake_timeout": "0s"}`, `k.json: handshake_timeout: "0s" is not a positive duration such as "5s"`},
-		{`{"format": 1, "session": {"user": 3}}`, `k.json: session.user: must be a string, got 3`},
-		{`{"format": 1, "data_rot": "d"}`, `k.json: data_rot: unknown key`},
-	}
-	for _, tt := range bad {
-		_, err := ParseConfig("k.json", []byte(tt.in))
-		if err == nil || err.Error() != tt.want {
-			t.Errorf("ParseConfig(%s) = %v, want %q", tt.in, err, tt.want)
-		}
 	}
 }

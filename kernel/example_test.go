@@ -4,18 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // demoConfig loads the demo host config, with logs silenced for the
 // example's output. The demo plugins are built by TestMain.
-func demoConfig() kernel.Config {
-	cfg, err := kernel.LoadConfig(filepath.Join("..", "testdata", "demo", "kernel.json"))
+func demoConfig() config.Config {
+	cfg, err := config.Load(filepath.Join("..", "testdata", "demo", "kernel.json"))
 	if err != nil {
 		panic(err)
 	}
@@ -115,16 +115,4 @@ func ExampleKernel_Reload() {
 	// memory unchanged
 	// redactor unchanged
 	// themes unchanged
-}
-
-// LoadConfig reports every problem of a config file with its key path.
-func ExampleLoadConfig() {
-	dir, _ := os.MkdirTemp("", "example")
-	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "kernel.json")
-	os.WriteFile(path, []byte(`{"format": 1, "pool_size": 0, "policy": {"audit": "maybe"}, "colour": "blue"}`), 0o644)
-	_, err := kernel.LoadConfig(path)
-	fmt.Println(err.(*kernel.ConfigError).Problems)
-	// Output:
-	// [colour: unknown key policy.audit: "maybe" is not "required" or "optional"]
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -64,7 +65,7 @@ func TestRequiredPackageUnavailableFailsStart(t *testing.T) {
 			home := writeHome(t, plug{name: "p1", env: map[string]string{"SCRIPT_PROVIDERS": "get"}}, plug{name: "other"})
 			tt.spoil(t, home, "p1")
 			cfg := testConfig(home)
-			cfg.Policy = map[string]FailurePolicy{"p1": FailureRequired}
+			cfg.Policy = map[string]config.FailurePolicy{"p1": config.FailureRequired}
 			k, err := New(cfg)
 			if err != nil {
 				t.Fatal(err)
@@ -98,25 +99,25 @@ func TestRequiredPackageUnavailableRollsBackReload(t *testing.T) {
 	const fromManifest = "generation 1 runs it as required"
 	tests := []struct {
 		name     string
-		required bool          // by its manifest
-		policy   FailurePolicy // config
+		required bool                 // by its manifest
+		policy   config.FailurePolicy // config
 		spoil    func(t *testing.T, home, name string)
 		want     string // "" when the reload must succeed without p1
 	}{
-		{"config: manifest breaks", false, FailureRequired, breakManifest, `packages/p1/plugin.json: `},
-		{"config: directory vanishes", false, FailureRequired, removePackage, `packages/p1: not installed`},
-		{"config: disabled", false, FailureRequired, disablePackage, `state.json: disabled by the operator`},
-		{"manifest: manifest breaks", true, FailureDefault, breakManifest, fromManifest},
-		{"manifest: directory vanishes", true, FailureDefault, removePackage, fromManifest},
-		{"manifest: disabled is honoured", true, FailureDefault, disablePackage, ""},
-		{"config optional overrides the manifest", true, FailureOptional, removePackage, ""},
+		{"config: manifest breaks", false, config.FailureRequired, breakManifest, `packages/p1/plugin.json: `},
+		{"config: directory vanishes", false, config.FailureRequired, removePackage, `packages/p1: not installed`},
+		{"config: disabled", false, config.FailureRequired, disablePackage, `state.json: disabled by the operator`},
+		{"manifest: manifest breaks", true, config.FailureDefault, breakManifest, fromManifest},
+		{"manifest: directory vanishes", true, config.FailureDefault, removePackage, fromManifest},
+		{"manifest: disabled is honoured", true, config.FailureDefault, disablePackage, ""},
+		{"config optional overrides the manifest", true, config.FailureOptional, removePackage, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			home := writeHome(t, plug{name: "p1", required: tt.required, env: map[string]string{"SCRIPT_PROVIDERS": "get"}},
 				plug{name: "other"})
 			cfg := testConfig(home)
-			cfg.Policy = map[string]FailurePolicy{"p1": tt.policy}
+			cfg.Policy = map[string]config.FailurePolicy{"p1": tt.policy}
 			k := startKernel(t, cfg)
 			g1 := k.Current()
 			pid := clientNamed(g1, "p1").PID()

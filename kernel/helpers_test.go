@@ -19,6 +19,7 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -188,8 +189,8 @@ func linkOrCopy(t testing.TB, src, dst string) {
 }
 
 // testConfig returns a config for home with the usual test points and slots.
-func testConfig(home string) Config {
-	return Config{
+func testConfig(home string) config.Config {
+	return config.Config{
 		Home:         home,
 		Host:         protocol.HostInfo{Name: "test-host", Version: "1.0.0"},
 		Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}},

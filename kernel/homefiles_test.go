@@ -12,6 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/homefile/homefiletest"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -36,9 +37,9 @@ var homeFiles = []homeFile{
 			}
 			return err
 		}},
-	{"config", maxConfigSize,
+	{"config", config.MaxFileSize,
 		func(home string) string { return filepath.Join(home, "kernel.json") },
-		func(_ *testing.T, _, path string) error { _, err := LoadConfig(path); return err }},
+		func(_ *testing.T, _, path string) error { _, err := config.Load(path); return err }},
 	{"snapshot", generation.MaxSnapshotSize,
 		func(home string) string { return filepath.Join(home, "state", "current.json") },
 		func(_ *testing.T, _, path string) error { _, err := generation.ReadSnapshot(path); return err }},

@@ -15,6 +15,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/clients"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -33,7 +34,7 @@ type Kernel struct {
 	// conf is the config: replaced whole by Reconfigure (under buildMu),
 	// read without a lock through config(). Home, DataRoot and Logger
 	// never change.
-	conf atomic.Pointer[Config]
+	conf atomic.Pointer[config.Config]
 	log  hclog.Logger
 
 	loader  pluginpkg.Loader // reuses unchanged manifests across reloads
@@ -57,8 +58,8 @@ type Kernel struct {
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
-func New(cfg Config) (*Kernel, error) {
-	cfg, err := cfg.prepare()
+func New(cfg config.Config) (*Kernel, error) {
+	cfg, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -69,23 +70,23 @@ func New(cfg Config) (*Kernel, error) {
 }
 
 // prepare validates cfg and fills in its defaults, for New and Reconfigure.
-func (cfg Config) prepare() (Config, error) {
+func prepare(cfg config.Config) (config.Config, error) {
 	if cfg.Home == "" {
 		return cfg, errors.New("kernel: config: home is required")
 	}
 	if cfg.PoolSize < 0 {
 		return cfg, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
 	}
-	cfg, err := cfg.resolve()
+	cfg, err := resolve(cfg)
 	if err != nil {
 		return cfg, err
 	}
-	return cfg.withDefaults(), nil
+	return withDefaults(cfg), nil
 }
 
 // config returns the kernel's config: one atomic load. A caller that reads
 // several fields reads them from one value.
-func (k *Kernel) config() *Config { return k.conf.Load() }
+func (k *Kernel) config() *config.Config { return k.conf.Load() }
 
 // Current returns the published generation, or nil before Start and after
 // Close. It takes no lock. The generation may be retired at any time after
@@ -246,9 +247,9 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 // required applies the config's policy override, else the manifest's.
 func (k *Kernel) required(p *pluginpkg.Package) bool {
 	switch k.config().Policy[p.Name] {
-	case FailureRequired:
+	case config.FailureRequired:
 		return true
-	case FailureOptional:
+	case config.FailureOptional:
 		return false
 	}
 	return generation.DefaultLaunch(p).Required
@@ -260,7 +261,7 @@ func (k *Kernel) expected() []generation.Expected {
 	var out []generation.Expected
 	policy := k.config().Policy
 	for _, name := range slices.Sorted(maps.Keys(policy)) {
-		if policy[name] == FailureRequired {
+		if policy[name] == config.FailureRequired {
 			out = append(out, generation.Expected{Name: name, Why: "the host config requires it"})
 		}
 	}
@@ -273,7 +274,7 @@ func (k *Kernel) expected() []generation.Expected {
 // An operator's disable is honoured for them.
 func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot) {
 	for _, p := range from.Packages {
-		if p.Required && k.config().Policy[p.Name] == FailureDefault {
+		if p.Required && k.config().Policy[p.Name] == config.FailureDefault {
 			in.Expect = append(in.Expect, generation.Expected{Name: p.Name, MayDisable: true,
 				Why: fmt.Sprintf("generation %d runs it as required (to remove it, disable it and reload first)", from.Generation)})
 		}

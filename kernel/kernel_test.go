@@ -12,10 +12,11 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-func startKernel(t *testing.T, cfg Config) *Kernel {
+func startKernel(t *testing.T, cfg config.Config) *Kernel {
 	t.Helper()
 	k, err := New(cfg)
 	if err != nil {
@@ -336,7 +337,7 @@ func TestCascadeAlongRequires(t *testing.T) {
 	})
 	t.Run("policy override makes a plugin required", func(t *testing.T) {
 		cfg := testConfig(writeHome(t, store, user))
-		cfg.Policy = map[string]FailurePolicy{"store": FailureRequired}
+		cfg.Policy = map[string]config.FailurePolicy{"store": config.FailureRequired}
 		k, _ := New(cfg)
 		defer k.Close(context.Background())
 		err := k.Start(context.Background())
@@ -351,7 +352,7 @@ func TestCascadeAlongRequires(t *testing.T) {
 }
 
 func TestLifecycleErrors(t *testing.T) {
-	if _, err := New(Config{}); err == nil {
+	if _, err := New(config.Config{}); err == nil {
 		t.Error("New without home succeeded")
 	}
 	k, _ := New(testConfig(writeHome(t, plug{name: "idle"})))

@@ -104,7 +104,7 @@ func (k *Kernel) InvokeEach(ctx context.Context, kind contribution.Kind, key str
 // hostKind returns the spec of kind, a kind the host declares beyond the
 // built-in ones, or an error wrapping ErrUnknownTarget.
 func (k *Kernel) hostKind(kind contribution.Kind) (contribution.KindSpec, error) {
-	if builtin(kind) {
+	if kind.Builtin() {
 		return contribution.KindSpec{}, fmt.Errorf("kernel: kind %q is built in: use Intercept, Strategy, CallProvider or RunAction", kind)
 	}
 	for _, s := range k.config().Kinds {

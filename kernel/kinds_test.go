@@ -14,11 +14,12 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/proctest"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // kindsConfig is testConfig with three host kinds, one per policy.
-func kindsConfig(home string) Config {
+func kindsConfig(home string) config.Config {
 	cfg := testConfig(home)
 	cfg.Kinds = append(contribution.DefaultKinds(),
 		contribution.KindSpec{Kind: "tool", Policy: contribution.Unique},
@@ -44,7 +45,7 @@ func contributor(name string, required bool, specs ...string) plug {
 
 // startErr starts a kernel on cfg and returns Start's error, the kernel
 // closed.
-func startErr(t *testing.T, cfg Config) error {
+func startErr(t *testing.T, cfg config.Config) error {
 	t.Helper()
 	k, err := New(cfg)
 	if err != nil {
@@ -227,7 +228,7 @@ func TestContributionAuthorization(t *testing.T) {
 			`contributions[0]: kind "tool" is not one the host declares (the host declares no kind beyond the built-in ones)`},
 	}
 	for _, tt := range tests {
-		config := func(home string) Config {
+		config := func(home string) config.Config {
 			if tt.kinds {
 				return kindsConfig(home)
 			}

@@ -3,6 +3,7 @@ package kernel
 import (
 	"encoding/json"
 
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -31,7 +32,7 @@ func (k *Kernel) redactText(s string) string {
 }
 
 // setRedactor makes the secrets of cfg's plugin_env the ones redacted.
-func (k *Kernel) setRedactor(cfg Config) {
+func (k *Kernel) setRedactor(cfg config.Config) {
 	if r := redactor(cfg.PluginEnv); r != nil {
 		k.redact.Store(&r)
 	} else {

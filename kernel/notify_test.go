@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/hashicorp/go-hclog"
 )
@@ -146,7 +147,7 @@ func TestNotifyAttribution(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "notifier"}))
 	var logs syncBuffer
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace})
-	cfg.PluginEnv = map[string]map[string]EnvVar{"notifier": {"TOKEN": {Value: secret, Secret: true}}}
+	cfg.PluginEnv = map[string]map[string]config.EnvVar{"notifier": {"TOKEN": {Value: secret, Secret: true}}}
 	k := startKernel(t, cfg)
 	events := notifyEvents(t, k)
 	id := clientNamed(k.Current(), "notifier").ID()

@@ -3,6 +3,8 @@ package kernel
 import (
 	"context"
 	"fmt"
+
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // Reconfigure replaces the kernel's config with cfg and reloads under it,
@@ -19,8 +21,8 @@ import (
 // error is the reload's (a *generation.BuildError) or says what cfg may not
 // change. Like Reload, it is serialized with Start, Reload, restarts and
 // Close.
-func (k *Kernel) Reconfigure(ctx context.Context, cfg Config) (*ReloadResult, error) {
-	cfg, err := cfg.prepare()
+func (k *Kernel) Reconfigure(ctx context.Context, cfg config.Config) (*ReloadResult, error) {
+	cfg, err := prepare(cfg)
 	if err != nil {
 		return nil, err
 	}

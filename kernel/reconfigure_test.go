@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // pidOfPlugin returns plugin's PID in k's current generation.
@@ -58,8 +60,8 @@ func TestReconfigure(t *testing.T) {
 	// b required, and given an environment that makes it exit before its
 	// handshake: the reload fails and rolls back.
 	broken := next
-	broken.Policy = map[string]FailurePolicy{"b": FailureRequired}
-	broken.PluginEnv = map[string]map[string]EnvVar{"b": {"SCRIPT_START": {Value: "exit"}}}
+	broken.Policy = map[string]config.FailurePolicy{"b": config.FailureRequired}
+	broken.PluginEnv = map[string]map[string]config.EnvVar{"b": {"SCRIPT_START": {Value: "exit"}}}
 	before := k.Current().Number()
 	if _, err := k.Reconfigure(ctx, broken); err == nil {
 		t.Fatal("Reconfigure making a required plugin fail succeeded")
@@ -67,7 +69,7 @@ func TestReconfigure(t *testing.T) {
 	if got := pidOfPlugin(t, k, "b"); got != pidB {
 		t.Errorf("plugin b: pid %d after the rollback, want %d", got, pidB)
 	}
-	if k.Current().Number() != before || k.config().Policy["b"] != FailureDefault || !k.config().Strict {
+	if k.Current().Number() != before || k.config().Policy["b"] != config.FailureDefault || !k.config().Strict {
 		t.Errorf("after a failed Reconfigure: generation %d (want %d), policy %v, strict %v; want the previous config",
 			k.Current().Number(), before, k.config().Policy, k.config().Strict)
 	}

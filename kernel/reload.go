@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // ReloadResult is the outcome of a successful Reload.
@@ -172,7 +173,7 @@ func (k *Kernel) planInputs(from *generation.Snapshot) (generation.Inputs, error
 // PlanFrom plans from a snapshot (such as the one `kernelctl run` writes
 // for each published generation) to what cfg's home and config now ask
 // for, without a running kernel and without starting anything.
-func PlanFrom(cfg Config, from *generation.Snapshot) (*generation.Plan, error) {
+func PlanFrom(cfg config.Config, from *generation.Snapshot) (*generation.Plan, error) {
 	k, err := New(cfg)
 	if err != nil {
 		return nil, err

@@ -3,23 +3,16 @@ package kernel
 import (
 	"sort"
 	"strings"
+
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // redactedText replaces every secret value in logs and error messages.
 const redactedText = "[REDACTED]"
 
-// EnvVar is one environment variable the host gives a plugin. A Secret
-// value is passed to the plugin but never appears in logs, error messages,
-// snapshots or fingerprints: wherever plugin text is logged or quoted, it is
-// replaced by redactedText.
-type EnvVar struct {
-	Value  string
-	Secret bool
-}
-
 // redactor returns a function replacing every secret value of env with
 // redactedText, longest first, or nil when there is no secret.
-func redactor(env map[string]map[string]EnvVar) func(string) string {
+func redactor(env map[string]map[string]config.EnvVar) func(string) string {
 	var secrets []string
 	for _, vars := range env {
 		for _, v := range vars {
@@ -70,7 +63,7 @@ func (k *Kernel) pluginEnv(name string) (map[string]string, []string) {
 // there is none). A host handler (Config.Handlers) that logs or shows what
 // a plugin sent it uses this function, so that one rule redacts
 // everything.
-func Redactor(cfg Config) func(string) string {
+func Redactor(cfg config.Config) func(string) string {
 	if r := redactor(cfg.PluginEnv); r != nil {
 		return r
 	}

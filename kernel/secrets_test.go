@@ -16,6 +16,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -53,7 +54,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	cfg := testConfig(writeHome(t, leaky("failing", "fail"), leaky("crashing", "crash")))
 	var logs syncBuffer
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace, JSONFormat: true})
-	cfg.PluginEnv = map[string]map[string]EnvVar{
+	cfg.PluginEnv = map[string]map[string]config.EnvVar{
 		"failing":  {"API_TOKEN": {Value: secret, Secret: true}},
 		"crashing": {"API_TOKEN": {Value: secret, Secret: true}, "MODE": {Value: "visible"}},
 	}
@@ -110,19 +111,19 @@ func TestSecretsNeverLogged(t *testing.T) {
 }
 
 func TestPluginEnvConfig(t *testing.T) {
-	cfg, err := ParseConfig("k.json", []byte(`{"format": 1,
+	cfg, err := config.Parse("k.json", []byte(`{"format": 1,
 		"plugin_env": {"redactor": {"API_TOKEN": {"value": "x", "secret": true}, "MODE": "strict"}},
 		"limits": {"memory": {"open_files": 256, "address_space": 1073741824}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := cfg.PluginEnv["redactor"]; v["API_TOKEN"] != (EnvVar{"x", true}) || v["MODE"] != (EnvVar{"strict", false}) {
+	if v := cfg.PluginEnv["redactor"]; v["API_TOKEN"] != (config.EnvVar{Value: "x", Secret: true}) || v["MODE"] != (config.EnvVar{Value: "strict"}) {
 		t.Errorf("PluginEnv = %+v", cfg.PluginEnv)
 	}
 	if l := cfg.Limits["memory"]; l.OpenFiles != 256 || l.AddressSpace != 1<<30 {
 		t.Errorf("Limits = %+v", cfg.Limits)
 	}
-	_, err = ParseConfig("k.json", []byte(`{"format": 1,
+	_, err = config.Parse("k.json", []byte(`{"format": 1,
 		"plugin_env": {"Bad Name": {}, "ok": {"EXTKERNEL_X": "1", "V": 3, "W": {"value": "x", "secrte": true}}},
 		"limits": {"m": {"open_files": -1, "cpu": 1}}}`))
 	// Unknown keys first, then values of the wrong type, then the checks.
@@ -163,8 +164,8 @@ func TestLimitsAndEnvReachThePlugin(t *testing.T) {
 func TestSecretChangeIsPlanned(t *testing.T) {
 	const secret = "s3cr3t-token-9917"
 	cfg := testConfig(writeHome(t, plug{name: "redactor"}, plug{name: "other"}))
-	env := func(v string) map[string]map[string]EnvVar {
-		return map[string]map[string]EnvVar{"redactor": {"API_TOKEN": {Value: v, Secret: true}, "MODE": {Value: "strict"}}}
+	env := func(v string) map[string]map[string]config.EnvVar {
+		return map[string]map[string]config.EnvVar{"redactor": {"API_TOKEN": {Value: v, Secret: true}, "MODE": {Value: "strict"}}}
 	}
 	cfg.PluginEnv = env(secret)
 	k := startKernel(t, cfg)

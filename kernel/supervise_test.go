@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -65,8 +66,8 @@ func (l *stateLog) until(t *testing.T, want observe.PluginState) observe.Event {
 	}
 }
 
-func fastSupervision() Supervision {
-	return Supervision{HeartbeatInterval: time.Hour, CrashBudget: 3, CrashWindow: time.Minute,
+func fastSupervision() config.Supervision {
+	return config.Supervision{HeartbeatInterval: time.Hour, CrashBudget: 3, CrashWindow: time.Minute,
 		BackoffMin: time.Millisecond, BackoffMax: 10 * time.Millisecond}
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -17,7 +18,7 @@ import (
 // when stopped past the hang timeout.
 func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "frozen"}))
-	cfg.Supervision = Supervision{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond,
+	cfg.Supervision = config.Supervision{HeartbeatInterval: 50 * time.Millisecond, HeartbeatTimeout: 100 * time.Millisecond,
 		HangTimeout: 2 * time.Second, CrashBudget: 3, CrashWindow: time.Minute, BackoffMin: time.Millisecond}
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "frozen")

@@ -14,7 +14,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -149,7 +149,7 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	cfg := kernel.Config{Home: "/path/to/home", Observer: obs}
+	cfg := config.Config{Home: "/path/to/home", Observer: obs}
 	_ = cfg // kernel.New(cfg), then Start: every plugin call is a span and counted
 	// Output:
 }

@@ -17,8 +17,8 @@ var ErrInUse = errors.New("package in use")
 // Guard is what RemoveChecked and DisableChecked check before they take a
 // package out of what runs: the host's side of the resolution. A host
 // passes its config's capabilities and the packages its policy marks
-// required (kernel.Config.Capabilities, and the names whose
-// kernel.Config.Policy is "required"). The zero Guard checks only the
+// required (config.Config.Capabilities, and the names whose
+// config.Config.Policy is "required"). The zero Guard checks only the
 // packages' own requirements, with nothing provided by the host.
 type Guard struct {
 	// Host lists the capabilities the host provides: a requirement one of

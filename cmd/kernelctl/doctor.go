@@ -13,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -76,7 +77,7 @@ crashed. Exit code 1 if any problem (not warning) is found.`,
 
 // diagnose runs every check and returns the findings sorted by package,
 // then check.
-func diagnose(cfg kernel.Config, inst *pluginpkg.Installed) []doctorFinding {
+func diagnose(cfg config.Config, inst *pluginpkg.Installed) []doctorFinding {
 	var fs []doctorFinding
 	add := func(sev, pkg, check, msg string) {
 		fs = append(fs, doctorFinding{Severity: sev, Package: pkg, Check: check, Message: msg})

@@ -13,6 +13,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -36,7 +37,7 @@ var hostCapabilities = map[capability.Key]hostCapability{
 // that kernelctl implements, and a warning for each one it declares that
 // kernelctl does not (plugins' calls to it are answered -32006), in
 // config order. log is the logger plugins' lines go to.
-func hostHandlers(cfg kernel.Config, log hclog.Logger) (map[capability.Key]capability.Handler, []string) {
+func hostHandlers(cfg config.Config, log hclog.Logger) (map[capability.Key]capability.Handler, []string) {
 	handlers := map[capability.Key]capability.Handler{}
 	var warnings []string
 	redact := kernel.Redactor(cfg)

@@ -15,7 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/capability"
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // TestHostHandlers holds which host capabilities of a config kernelctl
@@ -37,7 +37,7 @@ func TestHostHandlers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var cfg kernel.Config
+			var cfg config.Config
 			for _, kv := range tt.caps {
 				k, v, _ := strings.Cut(kv, "@")
 				cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: capability.Key(k), Version: semver.MustParse(v)})
@@ -54,7 +54,7 @@ func TestHostHandlers(t *testing.T) {
 // fields in key order, every string redacted) and how it answers bad
 // input.
 func TestHostLog(t *testing.T) {
-	env := map[string]map[string]kernel.EnvVar{"redactor": {"TOKEN": {Value: "hunter2", Secret: true}, "MODE": {Value: "strict"}}}
+	env := map[string]map[string]config.EnvVar{"redactor": {"TOKEN": {Value: "hunter2", Secret: true}, "MODE": {Value: "strict"}}}
 	tests := []struct {
 		name, method, input string
 		want                string // the line logged, or the error answered
@@ -83,7 +83,7 @@ func TestHostLog(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var buf bytes.Buffer
 			log := hclog.New(&hclog.LoggerOptions{Name: loggerName, Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Debug})
-			cfg := kernel.Config{PluginEnv: env,
+			cfg := config.Config{PluginEnv: env,
 				Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}}}
 			handlers, _ := hostHandlers(cfg, log)
 			var input json.RawMessage

@@ -12,6 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -178,7 +179,7 @@ func upgradeHint(err error) error {
 // nextPlan plans from the last generation recorded in cfg's home (as
 // `kernelctl plan` does) to what planHome, the home or a preview of it,
 // and cfg ask for.
-func nextPlan(cfg kernel.Config, planHome string) (*generation.Plan, error) {
+func nextPlan(cfg config.Config, planHome string) (*generation.Plan, error) {
 	from, err := generation.ReadSnapshot(currentSnapshotPath(cfg.Home))
 	if errors.Is(err, fs.ErrNotExist) {
 		from, err = &generation.Snapshot{Format: generation.SnapshotFormat}, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -154,9 +155,9 @@ func TestSecretInNoOutput(t *testing.T) {
 // dispatchLeaks runs a kernel on config, with every log line, event and
 // error recorded through add, and makes the running leaky plugin leak
 // through an interceptor call and provider calls.
-func dispatchLeaks(t *testing.T, config string, add func(what, s string)) {
+func dispatchLeaks(t *testing.T, configPath string, add func(what, s string)) {
 	t.Helper()
-	cfg, err := kernel.LoadConfig(config)
+	cfg, err := config.Load(configPath)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -86,10 +86,10 @@ any error.`,
 
 // guardOf is what removing or disabling a package must not break under
 // cfg: the host's capabilities and the packages its policy requires.
-func guardOf(cfg kernel.Config) pluginpkg.Guard {
+func guardOf(cfg config.Config) pluginpkg.Guard {
 	g := pluginpkg.Guard{Host: cfg.Capabilities}
 	for _, name := range slices.Sorted(maps.Keys(cfg.Policy)) {
-		if cfg.Policy[name] == kernel.FailureRequired {
+		if cfg.Policy[name] == config.FailureRequired {
 			g.Required = append(g.Required, name)
 		}
 	}

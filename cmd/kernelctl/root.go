@@ -8,10 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
-
-	"github.com/extkernel/extkernel/kernel"
 )
 
 // globals holds the persistent flags shared by every command.
@@ -101,15 +100,15 @@ func isCobraUsage(err error) bool {
 }
 
 // config loads the --config file, or returns the zero Config.
-func (g *globals) config() (kernel.Config, error) {
+func (g *globals) config() (config.Config, error) {
 	if g.configPath == "" {
-		return kernel.Config{}, nil
+		return config.Config{}, nil
 	}
-	return kernel.LoadConfig(g.configPath)
+	return config.Load(g.configPath)
 }
 
 // configWithHome loads the config and sets its Home as resolveHome picks it.
-func (g *globals) configWithHome() (kernel.Config, error) {
+func (g *globals) configWithHome() (config.Config, error) {
 	cfg, err := g.config()
 	if err != nil {
 		return cfg, err
@@ -120,7 +119,7 @@ func (g *globals) configWithHome() (kernel.Config, error) {
 
 // resolveHome picks the home: --home, then the config's home, then
 // $EXTKERNEL_HOME, then ~/.extkernel.
-func (g *globals) resolveHome(cfg kernel.Config) (string, error) {
+func (g *globals) resolveHome(cfg config.Config) (string, error) {
 	switch {
 	case g.home != "":
 		return g.home, nil

@@ -19,6 +19,7 @@ import (
 	"github.com/extkernel/extkernel/admin"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -165,7 +166,7 @@ func published(k *kernel.Kernel) (*generation.Generation, []kernel.Route) {
 
 // keepRunning serves the admin API (and --watch) while the published
 // generation runs, until ctx is done, then stops everything.
-func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, cfg kernel.Config,
+func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, cfg config.Config,
 	p *printer, opts runOptions) error {
 	home := cfg.Home
 	served := serveAdmin(g, srv, home, p)
@@ -400,7 +401,7 @@ const loggerName = "kernelctl"
 // from the last one recorded in the home. It serves the host capabilities
 // of the config that kernelctl implements (hostHandlers), and returns a
 // warning for each other one.
-func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg kernel.Config, warnings []string, err error) {
+func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg config.Config, warnings []string, err error) {
 	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: loggerName, Output: g.stderr, Level: g.level()})
 	if ring != nil {
 		log.RegisterSink(ring)
@@ -422,7 +423,7 @@ func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg kernel.Co
 // --watch sees it change: the --config file with the home resolved,
 // kernelctl's logger log, and handlers for the host capabilities kernelctl
 // implements (with a warning for each declared one it does not).
-func kernelConfig(g *globals, log hclog.Logger) (kernel.Config, []string, error) {
+func kernelConfig(g *globals, log hclog.Logger) (config.Config, []string, error) {
 	cfg, err := g.configWithHome()
 	if err != nil {
 		return cfg, nil, err

@@ -1,4 +1,4 @@
-package kernel
+package config
 
 import (
 	"os"
@@ -33,7 +33,7 @@ func TestParseConfigTypeProblems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseConfig("k.json", []byte(tt.in))
+			_, err := Parse("k.json", []byte(tt.in))
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("err =\n%v\nwant\n%s", err, tt.want)
 			}
@@ -43,7 +43,7 @@ func TestParseConfigTypeProblems(t *testing.T) {
 
 // TestParseConfigDurations reads every duration key of the file.
 func TestParseConfigDurations(t *testing.T) {
-	cfg, err := ParseConfig("k.json", []byte(`{"format": 1, "startup_budget": "1m30s", "drain_timeout": "150ms",
+	cfg, err := Parse("k.json", []byte(`{"format": 1, "startup_budget": "1m30s", "drain_timeout": "150ms",
 		"deadlines": {"intercept": "1s", "strategy": "2s", "provider": "3s", "action": "4s"},
 		"supervision": {"heartbeat_interval": "5s", "heartbeat_timeout": "6s", "hang_timeout": "7s", "crash_window": "8s",
 		"backoff_min": "9ms", "backoff_max": "10s", "crash_budget": 2}, "handshake_timeout": "11s"}`))
@@ -66,7 +66,7 @@ func TestParseConfigDurations(t *testing.T) {
 // together: the documented example parses, and every key of the schema is
 // in the example.
 func TestConfigSchemaMatchesDocs(t *testing.T) {
-	doc, err := os.ReadFile("../docs/config.md")
+	doc, err := os.ReadFile("../../docs/config.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestConfigSchemaMatchesDocs(t *testing.T) {
 	if m == nil {
 		t.Fatal("docs/config.md has no JSON example")
 	}
-	if _, err := ParseConfig("docs/config.md", m[1]); err != nil {
+	if _, err := Parse("docs/config.md", m[1]); err != nil {
 		t.Errorf("the documented example does not parse: %v", err)
 	}
 	var walk func(prefix string, typ reflect.Type)
@@ -94,4 +94,28 @@ func TestConfigSchemaMatchesDocs(t *testing.T) {
 		}
 	}
 	walk("", reflect.TypeFor[fileConfig]())
+}
+
+// TestParseEmbedderKeys reads the embedder keys of a config file.
+func TestParseEmbedderKeys(t *testing.T) {
+	cfg, err := Parse("/etc/ek/k.json", []byte(`{"format": 1, "home": "h", "handshake_timeout": "2s",
+		"session": {"workspace": "/src"}, "data_root": "d", "validate_provider_input": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.HandshakeTimeout != 2*time.Second || cfg.Session["workspace"] != "/src" || cfg.DataRoot != "/etc/ek/d" || !cfg.ValidateProviderInput {
+		t.Errorf("cfg = %+v", cfg)
+	}
+	bad := []struct{ in, want string }{
+		{`{"format": 1, "handshake_timeout": "2m"}`, `k.json: handshake_timeout: "2m" exceeds the maximum of 1m0s`},
+		{`{"format": 1, "handshake_timeout": "0s"}`, `k.json: handshake_timeout: "0s" is not a positive duration such as "5s"`},
+		{`{"format": 1, "session": {"user": 3}}`, `k.json: session.user: must be a string, got 3`},
+		{`{"format": 1, "data_rot": "d"}`, `k.json: data_rot: unknown key`},
+	}
+	for _, tt := range bad {
+		_, err := Parse("k.json", []byte(tt.in))
+		if err == nil || err.Error() != tt.want {
+			t.Errorf("Parse(%s) = %v, want %q", tt.in, err, tt.want)
+		}
+	}
 }

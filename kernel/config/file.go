@@ -1,4 +1,4 @@
-package kernel
+package config
 
 import (
 	"encoding/json"
@@ -97,34 +97,34 @@ type fileLimits struct {
 	AddressSpace *int64 `json:"address_space"`
 }
 
-// LoadConfig reads a JSON config file. Relative paths in it (home) are
+// Load reads a JSON config file. Relative paths in it (home) are
 // resolved against the file's directory, and the home is returned absolute.
-// Every problem is reported in one *ConfigError; unknown keys are errors
+// Every problem is reported in one *Error; unknown keys are errors
 // naming the key. A file larger than 1 MiB, or one that is not a
 // regular file, is refused without being read.
-func LoadConfig(path string) (Config, error) {
-	data, err := homefile.Read(path, maxConfigSize)
+func Load(path string) (Config, error) {
+	data, err := homefile.Read(path, MaxFileSize)
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	return ParseConfig(path, data)
+	return Parse(path, data)
 }
 
-// ParseConfig parses config file contents; path is used for messages and to
+// Parse parses config file contents; path is used for messages and to
 // resolve a relative home, which is returned absolute. The problems are
 // listed in this order: unknown keys (sorted by path); values of the wrong
 // JSON type (with line and column) and durations that do not parse, in
 // document order; then the checks of the values.
-func ParseConfig(path string, data []byte) (Config, error) {
+func Parse(path string, data []byte) (Config, error) {
 	root, err := jsonfile.Parse(data, jsonfile.NewLines(data))
 	var syn *jsonfile.SyntaxError
 	switch {
 	case errors.Is(err, jsonfile.ErrEmpty):
-		return Config{}, &ConfigError{Path: path, Problems: []string{"invalid JSON: the file is empty"}}
+		return Config{}, &Error{Path: path, Problems: []string{"invalid JSON: the file is empty"}}
 	case errors.As(err, &syn):
-		return Config{}, &ConfigError{Path: path, Problems: []string{syn.Error()}}
+		return Config{}, &Error{Path: path, Problems: []string{syn.Error()}}
 	case err != nil:
-		return Config{}, &ConfigError{Path: path, Problems: []string{err.Error()}}
+		return Config{}, &Error{Path: path, Problems: []string{err.Error()}}
 	}
 	var fc fileConfig
 	bound := jsonfile.Bind(root, data, &fc)
@@ -143,7 +143,7 @@ func ParseConfig(path string, data []byte) (Config, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return Config{}, &ConfigError{Path: path, Problems: problems}
+		return Config{}, &Error{Path: path, Problems: problems}
 	}
 	return cfg, nil
 }

@@ -1,4 +1,4 @@
-package kernel
+package config
 
 import (
 	"reflect"
@@ -41,7 +41,7 @@ k.json: kinds[5].policy: missing (one of "ordered", "exclusive", "unique")`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig("k.json", []byte(`{"format": 1, "kinds": `+tt.kinds+`}`))
+			cfg, err := Parse("k.json", []byte(`{"format": 1, "kinds": `+tt.kinds+`}`))
 			if tt.err != "" {
 				if err == nil || err.Error() != tt.err {
 					t.Errorf("err =\n%v\nwant\n%s", err, tt.err)

@@ -1,4 +1,4 @@
-package kernel
+package config
 
 import (
 	"fmt"
@@ -39,7 +39,7 @@ func convertKinds(in []fileKind, add func(string, ...any)) []contribution.KindSp
 		if err := ident.ValidateDotted("kind", k.Kind); err != nil {
 			add("%s.kind: %v", f, err)
 			ok = false
-		} else if builtin(contribution.Kind(k.Kind)) {
+		} else if contribution.Kind(k.Kind).Builtin() {
 			add("%s.kind: %q is a built-in kind; it cannot be redeclared", f, k.Kind)
 			ok = false
 		} else if j, dup := at[k.Kind]; dup {
@@ -77,13 +77,4 @@ func parseName[T fmt.Stringer](s string, vs []T) (T, bool) {
 	}
 	var zero T
 	return zero, false
-}
-
-// builtin reports whether k is one of the four built-in kinds.
-func builtin(k contribution.Kind) bool {
-	switch k {
-	case contribution.KindInterceptor, contribution.KindStrategy, contribution.KindProvider, contribution.KindAction:
-		return true
-	}
-	return false
 }

@@ -1,0 +1,148 @@
+package kernel
+
+import (
+	"fmt"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/kernel/config"
+)
+
+// Defaults applied by withDefaults, documented on config.Config's fields
+// and in docs/config.md. The pool size and startup budget are
+// sidecar.DefaultPoolSize and sidecar.DefaultBudget, the heartbeat and hang
+// timeouts sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
+// DefaultHangTimeout, the handshake timeout wire.DefaultHandshakeTimeout:
+// each default has one owner, the package that applies it. None is
+// exported: a host reads a default in the docs, and leaves the field zero
+// to get it.
+const (
+	defaultDrainTimeout = 30 * time.Second
+	// defaultInterceptDeadline bounds one interceptor call.
+	defaultInterceptDeadline = 5 * time.Second
+	// defaultCallDeadline bounds one strategy, provider or action call.
+	defaultCallDeadline = 30 * time.Second
+	// defaultMaxCallDepth bounds how deep plugins' calls nest.
+	defaultMaxCallDepth = 8
+)
+
+// withDefaults returns c with every zero optional field set to its default.
+func withDefaults(c config.Config) config.Config {
+	if c.PoolSize == 0 {
+		c.PoolSize = sidecar.DefaultPoolSize
+	}
+	if c.StartupBudget == 0 {
+		c.StartupBudget = sidecar.DefaultBudget
+	}
+	if c.DrainTimeout == 0 {
+		c.DrainTimeout = defaultDrainTimeout
+	}
+	for _, d := range []*time.Duration{&c.Deadlines.Strategy, &c.Deadlines.Provider, &c.Deadlines.Action} {
+		if *d == 0 {
+			*d = defaultCallDeadline
+		}
+	}
+	if c.Deadlines.Intercept == 0 {
+		c.Deadlines.Intercept = defaultInterceptDeadline
+	}
+	c.Supervision = supervisionDefaults(c.Supervision)
+	if c.Logger == nil {
+		c.Logger = hclog.Default()
+	}
+	if c.FirstGeneration == 0 {
+		c.FirstGeneration = 1
+	}
+	if c.MaxCallDepth == 0 {
+		c.MaxCallDepth = defaultMaxCallDepth
+	}
+	if c.HandshakeTimeout == 0 {
+		c.HandshakeTimeout = wire.DefaultHandshakeTimeout
+	}
+	if c.DataRoot == "" {
+		c.DataRoot = filepath.Join(c.Home, "data")
+	}
+	return c
+}
+
+// resolve makes c's Home and DataRoot absolute, checks its handshake
+// timeout and copies its Session, which every client reads.
+func resolve(c config.Config) (config.Config, error) {
+	home, err := filepath.Abs(c.Home)
+	if err != nil {
+		return c, fmt.Errorf("kernel: config: home %s: %w", c.Home, err)
+	}
+	c.Home = home
+	c.Session = maps.Clone(c.Session)
+	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > wire.MaxHandshakeTimeout {
+		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, wire.MaxHandshakeTimeout)
+	}
+	if c.MaxCallDepth < 0 {
+		return c, fmt.Errorf("kernel: config: max call depth must be at least 1, got %d", c.MaxCallDepth)
+	}
+	c.Handlers = maps.Clone(c.Handlers)
+	if err := checkHandlers(c); err != nil {
+		return c, err
+	}
+	if c.DataRoot != "" {
+		root, err := filepath.Abs(c.DataRoot)
+		if err != nil {
+			return c, fmt.Errorf("kernel: config: data root %s: %w", c.DataRoot, err)
+		}
+		c.DataRoot = root
+	}
+	return c, nil
+}
+
+// checkHandlers refuses a handler for a capability the host does not
+// provide, and a nil handler, naming every one.
+func checkHandlers(c config.Config) error {
+	var problems []string
+	for _, key := range slices.Sorted(maps.Keys(c.Handlers)) {
+		switch {
+		case c.Handlers[key] == nil:
+			problems = append(problems, fmt.Sprintf("handler of capability %q is nil", key))
+		case !slices.ContainsFunc(c.Capabilities, func(p capability.Provided) bool { return p.Key == key }):
+			problems = append(problems, fmt.Sprintf("handler of capability %q, which the host does not provide (add it to Capabilities)", key))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("kernel: config: %s", strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+// Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The
+// heartbeat defaults are the sidecar's, which pings.
+const (
+	defaultCrashBudget = 3
+	defaultCrashWindow = 5 * time.Minute
+	defaultBackoffMin  = 200 * time.Millisecond
+	defaultBackoffMax  = 30 * time.Second
+)
+
+// supervisionDefaults returns s with every zero field set to its default.
+func supervisionDefaults(s config.Supervision) config.Supervision {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
+	def(&s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
+	def(&s.HangTimeout, sidecar.DefaultHangTimeout)
+	def(&s.CrashWindow, defaultCrashWindow)
+	def(&s.BackoffMin, defaultBackoffMin)
+	def(&s.BackoffMax, defaultBackoffMax)
+	if s.CrashBudget == 0 {
+		s.CrashBudget = defaultCrashBudget
+	}
+	return s
+}
