@@ -6,9 +6,9 @@ import (
 )
 
 // Handler serves the calls plugins make to a capability the host
-// provides (config.Config.Handlers in package kernel/config; docs/protocol.md §5.11). ctx is the call's:
-// it carries at most the caller's remaining deadline and is cancelled with
-// the call (the caller's $/cancel, the end of the host request it serves,
+// provides (the Handlers of package kernel/config's Config;
+// docs/protocol.md §5.11). ctx is the call's: it carries at most the
+// caller's remaining deadline and is cancelled with the call (the caller's $/cancel, the end of the host request it serves,
 // its crash). The output is sent to the caller as it is and must be valid
 // JSON (nil for none). A *protocol.Error (errors.As) reaches the caller
 // with its code and message; any other error is answered -32603 with its

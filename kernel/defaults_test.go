@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzParseConfig feeds arbitrary bytes to the config parser: it must never
-// panic, and must return either a config or a *ConfigError whose every
+// panic, and must return either a config or a *config.Error whose every
 // problem is prefixed with the file name.
 func FuzzParseConfig(f *testing.F) {
 	for _, p := range []string{"../testdata/demo/kernel.json", "../testdata/homes/trouble/kernel.json"} {
@@ -28,7 +28,7 @@ func FuzzParseConfig(f *testing.F) {
 		if err != nil {
 			var ce *config.Error
 			if !errors.As(err, &ce) || len(ce.Problems) == 0 {
-				t.Fatalf("error %v (%T) is not a *ConfigError with problems", err, err)
+				t.Fatalf("error %v (%T) is not a *config.Error with problems", err, err)
 			}
 			return
 		}

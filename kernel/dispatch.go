@@ -19,7 +19,7 @@ import (
 
 // ErrUnknownTarget is wrapped by dispatch errors naming a provider or action
 // ID that no contribution of the current generation has, and, in strict
-// mode (Config.Strict), a point or slot the host did not declare.
+// mode (config.Config.Strict), a point or slot the host did not declare.
 var ErrUnknownTarget = errors.New("no such contribution")
 
 // undeclared returns an error wrapping ErrUnknownTarget when the kernel is
@@ -92,7 +92,7 @@ type InterceptResult struct {
 // timeout fails the chain closed with a *PluginError; an optional plugin's
 // failure is skipped and recorded in Steps. Each call is bounded by the
 // intercept deadline. In strict mode, a point the host did not declare
-// (Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
+// (config.Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
 // no interceptor (none is registered there) and the payload comes back
 // unchanged.
 func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (_ *InterceptResult, err error) {
@@ -213,7 +213,7 @@ type StrategyResult struct {
 // slot, the result says the host default applies. A required owner's failure
 // is returned as a *PluginError; an optional owner's failure falls back to
 // the host default with the error in the result. In strict mode, a slot the
-// host did not declare (Config.Slots) is an error wrapping
+// host did not declare (config.Config.Slots) is an error wrapping
 // ErrUnknownTarget; otherwise the result says the host default applies
 // (no plugin can own an undeclared slot).
 func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input json.RawMessage) (_ *StrategyResult, err error) {
@@ -255,7 +255,7 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 // CallProvider calls the provider with the namespaced id
 // ("plugin/<name>/<ref>") and returns its output. A plugin's failure is a
 // *PluginError; an unknown id wraps ErrUnknownTarget. With
-// Config.ValidateProviderInput, input is first checked against the schema
+// config.Config.ValidateProviderInput, input is first checked against the schema
 // the provider declared: input it refuses is an *InputError, and a schema
 // that does not compile a *PluginError wrapping ErrBadSchema; either way
 // the plugin is not called.

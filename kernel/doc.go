@@ -1,21 +1,23 @@
 // Package kernel is the host-facing facade of extkernel: a host creates a
-// Kernel from a Config, calls Start to build and publish the first runtime
-// generation, dispatches calls to plugins through it, and calls Close when
-// done.
+// Kernel from a config.Config (package kernel/config), calls Start to build
+// and publish the first runtime generation, dispatches calls to plugins
+// through it, and calls Close when done. What a running kernel reports
+// (events, plugin statuses, the Observer hooks) is declared in package
+// kernel/observe.
 //
 // # Lifecycle
 //
 //  1. New validates the Config, makes its Home absolute and returns an
 //     idle Kernel.
 //  2. Start loads the home, builds the first generation (numbered
-//     Config.FirstGeneration, default 1; package generation) and
+//     config.Config.FirstGeneration, default 1; package generation) and
 //     publishes it. On failure nothing is published and nothing keeps
 //     running.
 //  3. Intercept, Strategy, CallProvider, StreamProvider and RunAction
 //     dispatch to the current generation, and so do Invoke and InvokeEach
-//     for the contributions of the kinds the host declares in Config.Kinds
-//     (contribution/invoke, protocol 1.1; docs/config.md, "Host-defined
-//     kinds").
+//     for the contributions of the kinds the host declares in
+//     config.Config.Kinds (contribution/invoke, protocol 1.1;
+//     docs/config.md, "Host-defined kinds").
 //  4. Close stops everything. It first cancels a build in progress (Start,
 //     Reload, or a supervised or requested restart), which fails with an
 //     error wrapping ErrClosed and stops what it started, so Close never
@@ -46,7 +48,7 @@
 // # Supervision
 //
 // A crashed plugin is restarted alone, after backoff, within its crash
-// budget (Config.Supervision): the restart builds a new generation from
+// budget (config.Config.Supervision): the restart builds a new generation from
 // the current one's inputs in which only that plugin (and members that
 // failed because it did) gets a new sidecar; every other running plugin is
 // adopted and every other plugin that is down stays down, its state
@@ -70,7 +72,7 @@
 // entry); an unsatisfied optional requirement, a host capability without a
 // handler and a provider that does not run answer -32006; a method the
 // provider's provides[].methods does not map answers -32601. A host
-// capability is served by its Config.Handlers entry, a plugin's by the
+// capability is served by its config.Config.Handlers entry, a plugin's by the
 // provider its methods name, called like CallProvider.
 //
 // A call is served by the generation its caller belongs to, under a lease
@@ -82,7 +84,7 @@
 // parent gets at most what is left of the parent's deadline and is
 // cancelled with it, transitively (the host's ctx, a deadline, a $/cancel,
 // a crash up the chain); the callee is invoked under the call's context.
-// A call nested deeper than Config.MaxCallDepth answers -32007 with the
+// A call nested deeper than config.Config.MaxCallDepth answers -32007 with the
 // chain of plugins. A callee that crashes fails the call at once (-32006,
 // with the crash); its own error answer is forwarded with its code.
 //
@@ -94,7 +96,7 @@
 // never held on the dispatch path; Close cancels the build in progress
 // before it waits for that mutex. A dispatch call holds a lease on the
 // generation it started on; a retired generation is stopped only when its
-// leases drain, or after Config.DrainTimeout. Every goroutine the kernel
+// leases drain, or after config.Config.DrainTimeout. Every goroutine the kernel
 // starts (retirement, event delivery from sidecars) ends before Close
 // returns.
 //
@@ -102,7 +104,7 @@
 //
 // Subscribe delivers Events, each stamped with its Time: start progress,
 // published generations and their warnings, failed builds, crashes,
-// supervision states, and EventNotify, a plugin's notify notification
+// supervision states, and observe.EventNotify, a plugin's notify notification
 // (protocol.md §5.10) with the plugin, its event Name and Data as sent,
 // and the generation its process serves in (zero for a process that is
 // not the plugin's process in the current generation).
@@ -114,9 +116,9 @@
 // the call closed; an optional one is skipped and reported in the result.
 // ErrNotStarted and ErrClosed say the kernel has no generation to dispatch
 // to; ErrUnknownTarget that no contribution matches the ID, or, with
-// Config.Strict, that the host did not declare the point or slot (without
+// config.Config.Strict, that the host did not declare the point or slot (without
 // it, an undeclared point runs no interceptor and an undeclared slot gets
 // the host default); ErrUnknownPlugin that RestartPlugin found no such
-// running member. With Config.ValidateProviderInput, input a provider's
+// running member. With config.Config.ValidateProviderInput, input a provider's
 // schema refuses is an *InputError, and the plugin is not called.
 package kernel

@@ -100,7 +100,7 @@ func (k *Kernel) Current() *generation.Generation {
 	return nil
 }
 
-// Start builds the first generation (Config.FirstGeneration, default 1)
+// Start builds the first generation (config.Config.FirstGeneration, default 1)
 // from the home and publishes it. On failure it
 // returns the build's *generation.BuildError and leaves nothing running.
 func (k *Kernel) Start(ctx context.Context) error {

@@ -13,10 +13,10 @@ import (
 // a plugin declared in its handshake (protocol 1.1), with input, and
 // returns its output: the plugin is sent contribution/invoke with the kind
 // and key (docs/protocol.md §5.14). kind must be one the host declares in
-// Config.Kinds beyond the built-in ones, with policy Exclusive (the key's
+// config.Config.Kinds beyond the built-in ones, with policy Exclusive (the key's
 // owner is invoked) or Unique (its one declaration is); an Ordered kind
 // has several contributions per key: use InvokeEach. The call is bounded
-// by the provider deadline (Deadlines.Provider) and runs under a lease on
+// by the provider deadline (config.Deadlines.Provider) and runs under a lease on
 // the current generation, like CallProvider.
 //
 // A kind the host does not declare, and a key no contribution of the
@@ -70,7 +70,7 @@ type Answer struct {
 // plugin's failure stops the run: InvokeEach returns the *PluginError and
 // no answers. An optional plugin's failure is recorded in its Answer and
 // the run goes on, unless ctx ended. A kind the host does not declare
-// (Config.Kinds, beyond the built-in ones) is an error wrapping
+// (config.Config.Kinds, beyond the built-in ones) is an error wrapping
 // ErrUnknownTarget.
 func (k *Kernel) InvokeEach(ctx context.Context, kind contribution.Kind, key string, input json.RawMessage) (_ []Answer, err error) {
 	if ctx2, end := k.dispatching(ctx, kind, key); end != nil {

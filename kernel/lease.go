@@ -19,7 +19,7 @@ type live struct {
 	drained chan struct{}
 	once    sync.Once
 	// schemas caches the providers' compiled input schemas, by provider
-	// ID, for Config.ValidateProviderInput: once per generation.
+	// ID, for config.Config.ValidateProviderInput: once per generation.
 	schemas sync.Map
 	// routes says who may call what, and where each call goes.
 	routes routes

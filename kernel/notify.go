@@ -7,7 +7,7 @@ import (
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-// notified turns a plugin's notify notification into an EventNotify, from
+// notified turns a plugin's notify notification into an observe.EventNotify, from
 // the reading goroutine of client id. The generation is the current one
 // only if id is the plugin's client in it; a process not (or no longer) in
 // the current generation gets zero.

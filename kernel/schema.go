@@ -16,11 +16,11 @@ import (
 
 // ErrBadSchema is wrapped by the *PluginError that refuses a call to a
 // provider whose declared input schema does not compile, when
-// Config.ValidateProviderInput is set: the plugin is not called.
+// config.Config.ValidateProviderInput is set: the plugin is not called.
 var ErrBadSchema = errors.New("the provider's input schema does not compile")
 
 // InputError reports provider input that the JSON Schema the provider
-// declared refuses, when Config.ValidateProviderInput is set: the plugin
+// declared refuses, when config.Config.ValidateProviderInput is set: the plugin
 // was not called.
 type InputError struct {
 	Plugin string
@@ -82,7 +82,7 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 
 // providerSchema returns the compiled schema of provider c in the
 // generation l, compiling it on first use. A schema that does not compile
-// is reported once per generation, as a log warning and an EventWarning.
+// is reported once per generation, as a log warning and an observe.EventWarning.
 func (k *Kernel) providerSchema(l *live, c contribution.Contribution) (*jsonschema.Schema, error) {
 	v, ok := l.schemas.Load(c.Key)
 	if !ok {

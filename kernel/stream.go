@@ -36,7 +36,7 @@ var streamOpened func(*sidecar.Stream)
 // with one (nil, error) pair: a *PluginError (wrapping the plugin's error answer,
 // its crash, at once, ErrFlowControl, ErrPluginDown or the end of ctx), an
 // error wrapping ErrUnknownTarget for an unknown id, an *InputError for
-// input Config.ValidateProviderInput refuses, ErrNotStarted or ErrClosed.
+// input config.Config.ValidateProviderInput refuses, ErrNotStarted or ErrClosed.
 // A normal end ends the sequence without an error. A provider that does
 // not stream (any plugin that ignores the request's stream member, every
 // 1.0 plugin among them) answers as to CallProvider: its output is then
@@ -45,11 +45,11 @@ var streamOpened func(*sidecar.Stream)
 // Each range over the sequence calls the provider once, with the
 // semantics of CallProvider: a lease on the current generation held until
 // the range ends, so a reload waits for the stream (up to
-// Config.DrainTimeout), and the provider deadline (Config.Deadlines)
+// config.Config.DrainTimeout), and the provider deadline (config.Config.Deadlines)
 // bounding the whole stream, as ctx does. Breaking out of the range (or
 // ctx ending) cancels the request ($/cancel), which the provider sees as
 // the failure of its next send. Flow control is credit-based: the
-// provider may send at most Config.StreamWindow chunks beyond the last one
+// provider may send at most config.Config.StreamWindow chunks beyond the last one
 // the host acknowledged, and the host acknowledges as the range consumes,
 // so a slow consumer holds the provider back and the host never holds
 // more than the window of chunks.

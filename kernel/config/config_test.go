@@ -9,7 +9,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 )
 
-func TestLoadConfigDemo(t *testing.T) {
+func TestLoadDemo(t *testing.T) {
 	cfg, err := Load(filepath.Join("..", "..", "testdata", "demo", "kernel.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -32,7 +32,7 @@ func TestLoadConfigDemo(t *testing.T) {
 	}
 }
 
-func TestParseConfigErrors(t *testing.T) {
+func TestParseErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
@@ -61,7 +61,7 @@ func TestParseConfigErrors(t *testing.T) {
 			_, err := Parse("k.json", []byte(tt.in))
 			var ce *Error
 			if !errors.As(err, &ce) {
-				t.Fatalf("err = %v, want *ConfigError", err)
+				t.Fatalf("err = %v, want *Error", err)
 			}
 			if err.Error() != tt.want {
 				t.Errorf("err =\n%s\nwant\n%s", err, tt.want)
@@ -70,7 +70,7 @@ func TestParseConfigErrors(t *testing.T) {
 	}
 }
 
-func TestParseConfigSlotOwners(t *testing.T) {
+func TestParseSlotOwners(t *testing.T) {
 	cfg, err := Parse("/etc/k.json", []byte(`{"format": 1, "home": "h", "slot_owners": {"context.compactor": "memory"}}`))
 	if err != nil {
 		t.Fatal(err)

@@ -9,11 +9,11 @@ import (
 	"time"
 )
 
-// TestParseConfigTypeProblems holds the reading of kernel.json through its
+// TestParseTypeProblems holds the reading of kernel.json through its
 // one schema: every value of the wrong type is reported at once with its
 // line and column, wherever it is, and is not reported again by the check
 // of its value.
-func TestParseConfigTypeProblems(t *testing.T) {
+func TestParseTypeProblems(t *testing.T) {
 	tests := []struct{ name, in, want string }{
 		{"two at once", "{\"format\": \"1\",\n \"strict\": 1, \"home\": \"h\"}",
 			"k.json: format: must be an integer, got string (line 1, column 12)\n" +
@@ -41,8 +41,8 @@ func TestParseConfigTypeProblems(t *testing.T) {
 	}
 }
 
-// TestParseConfigDurations reads every duration key of the file.
-func TestParseConfigDurations(t *testing.T) {
+// TestParseDurations reads every duration key of the file.
+func TestParseDurations(t *testing.T) {
 	cfg, err := Parse("k.json", []byte(`{"format": 1, "startup_budget": "1m30s", "drain_timeout": "150ms",
 		"deadlines": {"intercept": "1s", "strategy": "2s", "provider": "3s", "action": "4s"},
 		"supervision": {"heartbeat_interval": "5s", "heartbeat_timeout": "6s", "hang_timeout": "7s", "crash_window": "8s",

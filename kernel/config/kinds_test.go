@@ -7,9 +7,9 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 )
 
-// TestParseConfigKinds reads kernel.json's kinds: the built-in kinds and
+// TestParseKinds reads kernel.json's kinds: the built-in kinds and
 // the declared ones, or every problem with its key path.
-func TestParseConfigKinds(t *testing.T) {
+func TestParseKinds(t *testing.T) {
 	tests := []struct {
 		name  string
 		kinds string
