@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // demoConfig loads the demo host config, with logs silenced for the
@@ -115,4 +116,49 @@ func ExampleKernel_Reload() {
 	// memory unchanged
 	// redactor unchanged
 	// themes unchanged
+}
+
+// Subscribe delivers the kernel's events (package kernel/observe), one at a
+// time and in order, from the goroutine that produced them: here, Start's.
+func ExampleKernel_Subscribe() {
+	k, err := kernel.New(demoConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	unsubscribe := k.Subscribe(func(e observe.Event) {
+		if e.Type == observe.EventGenerationPublished {
+			fmt.Println("published generation", e.Generation)
+		}
+	})
+	defer unsubscribe()
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	// Output:
+	// published generation 1
+}
+
+// Plugins reports the supervision state of each plugin that runs a
+// sidecar (a declarative package, such as the demo's themes, has none),
+// sorted by name, with its process ID (and its call counters, Calls).
+func ExampleKernel_Plugins() {
+	k, _ := kernel.New(demoConfig())
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	for _, p := range k.Plugins() {
+		fmt.Println(p.Plugin, p.State, p.PID != 0)
+	}
+	// Output:
+	// audit ready true
+	// kvstore ready true
+	// memory ready true
+	// redactor ready true
 }
