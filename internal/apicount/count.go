@@ -22,6 +22,10 @@ type count struct {
 	methods int
 	iface   int
 	fields  int
+	// names lists what total counts, in declaration order: "Name" for a
+	// top-level name, "Type.Method" for a method, "Type.Field" for a
+	// field (an embedded one named by its type).
+	names []string
 }
 
 // total is the measure of issue 12: top-level names, methods of exported
@@ -118,9 +122,10 @@ func (c *count) addFile(f *ast.File) {
 		case *ast.FuncDecl:
 			switch {
 			case d.Recv == nil:
-				c.top += exported(d.Name)
+				c.addTop(d.Name)
 			case d.Name.IsExported() && ast.IsExported(receiverType(d.Recv.List[0].Type)):
 				c.methods++
+				c.names = append(c.names, receiverType(d.Recv.List[0].Type)+"."+d.Name.Name)
 			}
 		case *ast.GenDecl:
 			for _, spec := range d.Specs {
@@ -134,45 +139,52 @@ func (c *count) addSpec(spec ast.Spec) {
 	switch s := spec.(type) {
 	case *ast.ValueSpec:
 		for _, name := range s.Names {
-			c.top += exported(name)
+			c.addTop(name)
 		}
 	case *ast.TypeSpec:
 		if !s.Name.IsExported() {
 			return
 		}
-		c.top++
+		c.addTop(s.Name)
 		if s.Assign.IsValid() { // an alias: its fields and methods are the aliased type's
 			return
 		}
 		switch t := s.Type.(type) {
 		case *ast.StructType:
-			c.fields += exportedFields(t.Fields)
+			for _, f := range exportedFields(t.Fields) {
+				c.fields++
+				c.names = append(c.names, s.Name.Name+"."+f)
+			}
 		case *ast.InterfaceType:
 			for _, m := range t.Methods.List { // embedded interfaces have no names
 				for _, name := range m.Names {
-					c.iface += exported(name)
+					if name.IsExported() {
+						c.iface++
+					}
 				}
 			}
 		}
 	}
 }
 
-// exportedFields counts the exported names in fields; an embedded field is
-// named by its type.
-func exportedFields(fields *ast.FieldList) int {
-	n := 0
+// exportedFields returns the exported names in fields; an embedded field
+// is named by its type.
+func exportedFields(fields *ast.FieldList) []string {
+	var out []string
 	for _, f := range fields.List {
 		if len(f.Names) == 0 {
-			if ast.IsExported(receiverType(f.Type)) {
-				n++
+			if t := receiverType(f.Type); ast.IsExported(t) {
+				out = append(out, t)
 			}
 			continue
 		}
 		for _, name := range f.Names {
-			n += exported(name)
+			if name.IsExported() {
+				out = append(out, name.Name)
+			}
 		}
 	}
-	return n
+	return out
 }
 
 // receiverType returns the name of the type in expr, a receiver or an
@@ -196,9 +208,10 @@ func receiverType(expr ast.Expr) string {
 	}
 }
 
-func exported(name *ast.Ident) int {
+// addTop counts name, a top-level name, when it is exported.
+func (c *count) addTop(name *ast.Ident) {
 	if name.IsExported() {
-		return 1
+		c.top++
+		c.names = append(c.names, name.Name)
 	}
-	return 0
 }

@@ -30,6 +30,12 @@ func TestCountTree(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			for i := range got {
+				if len(got[i].names) != got[i].total() {
+					t.Errorf("%s: %d names %v, want total %d", got[i].dir, len(got[i].names), got[i].names, got[i].total())
+				}
+				got[i].names = nil
+			}
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("countTree = %+v\nwant %+v", got, tt.want)
 			}
@@ -60,5 +66,40 @@ func TestWrite(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("write printed\n%s\nwant (spacing aside)\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestWriteNames lists what total counts in the fixture, per package and
+// sorted: top-level names, Type.Method and Type.Field.
+func TestWriteNames(t *testing.T) {
+	counts, err := countTree("testdata/mod", "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	writeNames(&b, counts)
+	want := `api	A
+api	Alias
+api	B
+api	Defined
+api	F
+api	G
+api	G.Get
+api	I
+api	OnLinux
+api	S
+api	S.M
+api	S.Nested
+api	S.P
+api	S.Reader
+api	S.X
+api	S.Y
+api	V
+internal/helper	H
+internal/helper	H.A
+internal/helper	H.Do
+`
+	if got := b.String(); got != want {
+		t.Errorf("writeNames =\n%s\nwant\n%s", got, want)
 	}
 }

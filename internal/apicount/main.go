@@ -2,7 +2,7 @@
 // identifiers its non-test files declare, so that the size of the public
 // surface can be compared between two commits:
 //
-//	go run ./internal/apicount [-goos linux] [root]
+//	go run ./internal/apicount [-goos linux] [-names] [root]
 //
 // root (default ".") is the module's directory; every package below it is
 // counted, except main packages, testdata, hidden directories and nested
@@ -21,6 +21,11 @@
 //   - total: top + methods + fields, the measure issue 12 quotes (iface
 //     is shown apart, so that a reader can add it).
 //
+// With -names, it prints instead every name the total counts, one per
+// line after its package's directory and a tab, sorted: "Name" for a
+// top-level name, "Type.Method", "Type.Field". Two such lists, from two
+// commits, show with comm(1) which names one has and the other has not.
+//
 // Files are selected as `go build` would select them for -goos (default
 // linux) and the host's architecture, so a name declared once per OS in
 // build-tagged files counts once. Methods promoted from embedded types and
@@ -32,12 +37,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 )
 
 func main() {
 	goos := flag.String("goos", "linux", "count the files `go build` selects for this GOOS")
+	names := flag.Bool("names", false, "list every name counted, one per line, instead of the table")
 	flag.Usage = func() {
-		fmt.Fprintln(flag.CommandLine.Output(), "usage: apicount [-goos os] [module root]")
+		fmt.Fprintln(flag.CommandLine.Output(), "usage: apicount [-goos os] [-names] [module root]")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -55,7 +62,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "apicount:", err)
 		os.Exit(1)
 	}
+	if *names {
+		writeNames(os.Stdout, counts)
+		return
+	}
 	write(os.Stdout, counts)
+}
+
+// writeNames prints each package's names, sorted, one per line after the
+// package's directory and a tab.
+func writeNames(w io.Writer, counts []count) {
+	for _, c := range counts {
+		for _, name := range slices.Sorted(slices.Values(c.names)) {
+			fmt.Fprintf(w, "%s\t%s\n", c.dir, name)
+		}
+	}
 }
 
 // write prints counts as a table, public packages first, then internal
