@@ -102,7 +102,7 @@
 //
 // # Events
 //
-// Subscribe delivers Events, each stamped with its Time: start progress,
+// Subscribe delivers events (observe.Event), each stamped with its Time: start progress,
 // published generations and their warnings, failed builds, crashes,
 // supervision states, and observe.EventNotify, a plugin's notify notification
 // (protocol.md §5.10) with the plugin, its event Name and Data as sent,
