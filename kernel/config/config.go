@@ -21,7 +21,8 @@ const configFormat = 1
 // one is refused without being read (docs/config.md).
 const MaxFileSize = 1 << 20
 
-// FailurePolicy overrides a package's required/optional default from its manifest.
+// FailurePolicy overrides a package's required/optional default from its
+// manifest.
 type FailurePolicy string
 
 const (
@@ -69,10 +70,10 @@ type Supervision struct {
 // Config is everything a host tells the kernel. The zero value of each
 // optional field means the documented default.
 type Config struct {
-	// Home is the directory holding packages/ and state.json. New makes a
-	// relative Home absolute against the working directory at that time,
-	// so the home, data and state paths the kernel uses and sends to
-	// plugins are absolute.
+	// Home is the directory holding packages/ and state.json. kernel.New makes
+	// a relative Home absolute against the working directory at that time, so
+	// the home, data and state paths the kernel uses and sends to plugins are
+	// absolute.
 	Home string
 	// Host identifies the host program to plugins in initialize.
 	Host protocol.HostInfo
@@ -81,42 +82,42 @@ type Config struct {
 	// Handlers serve the calls plugins make to the capabilities the host
 	// provides (docs/protocol.md §5.11), by capability key; Go only (the
 	// config file cannot name a function). Each key must be one of
-	// Capabilities, and each handler non-nil: New refuses others. A
+	// Capabilities, and each handler non-nil: kernel.New refuses others. A
 	// plugin's call to a host capability without a handler is answered
-	// -32006 (not available). New copies the map.
+	// -32006 (not available). kernel.New copies the map.
 	Handlers map[capability.Key]capability.Handler
 	// MaxCallDepth bounds how deep plugins' calls nest (config key
 	// max_call_depth; default 8): a call made while serving a request of
 	// depth MaxCallDepth is refused with -32007, its message showing the
 	// chain of plugins. A host request to a plugin is depth 0; a call made
 	// while serving a request of depth n is depth n+1, one without a
-	// parent depth 1. Negative is an error at New.
+	// parent depth 1. Negative is an error at kernel.New.
 	MaxCallDepth int
-	// StreamWindow is the window of the streams StreamProvider asks for
-	// (docs/protocol.md §5.12): how many chunks a provider may send beyond
-	// the last one the host acknowledged, and so the most the host holds
-	// per stream. Go only; zero or less means 16, more than 1024 is
-	// capped.
+	// StreamWindow is the window of the streams kernel.Kernel.StreamProvider
+	// asks for (docs/protocol.md §5.12): how many chunks a provider may send
+	// beyond the last one the host acknowledged, and so the most the host holds
+	// per stream. Go only; zero or less means 16, more than 1024 is capped.
 	StreamWindow int
 	// Points and Slots are the interception points and strategy slots the
 	// host defines.
 	Points []contribution.Point
 	Slots  []contribution.Slot
-	// Strict makes a contribution to an unknown point or slot an error
-	// instead of a warning, and a dispatch to one (Intercept on a point or
-	// Strategy on a slot not listed here) an error wrapping
-	// ErrUnknownTarget. Without it, such a dispatch is no error and runs no
-	// plugin, since contributions to undeclared targets are left out of
-	// the registry: Intercept returns the payload unchanged with no steps,
-	// and Strategy says the host default applies.
+	// Strict makes a contribution to an unknown point or slot an error instead
+	// of a warning, and a dispatch to one (kernel.Kernel.Intercept on a point
+	// or kernel.Kernel.Strategy on a slot not listed here) an error wrapping
+	// kernel.ErrUnknownTarget. Without it, such a dispatch is no error and runs
+	// no plugin, since contributions to undeclared targets are left out of the
+	// registry: kernel.Kernel.Intercept returns the payload unchanged with no
+	// steps, and kernel.Kernel.Strategy says the host default applies.
 	Strict bool
 	// Kinds are the contribution kinds the host accepts; nil means the four
-	// built-in ones (contribution.DefaultKinds). A host adds its own kinds
-	// by appending to contribution.DefaultKinds() (config key kinds, which
-	// lists only the added ones). Plugins declare contributions of them in
-	// their handshake (protocol 1.1) as their manifests' runtime.contributes
-	// authorize; the host reads them from Current().Registry().OfKind and
-	// invokes them with Invoke and InvokeEach.
+	// built-in ones (contribution.DefaultKinds). A host adds its own kinds by
+	// appending to contribution.DefaultKinds() (config key kinds, which lists
+	// only the added ones). Plugins declare contributions of them in their
+	// handshake (protocol 1.1) as their manifests' runtime.contributes
+	// authorize; the host reads them from
+	// kernel.Kernel.Current().Registry().OfKind and invokes them with
+	// kernel.Kernel.Invoke and InvokeEach.
 	Kinds []contribution.KindSpec
 	// PoolSize bounds how many sidecars start at once (default 4).
 	PoolSize int
@@ -143,8 +144,8 @@ type Config struct {
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage
 	// Observer, when set, is told about every call the kernel sends to a
-	// plugin and every plugin start (see Observer); nil costs nothing.
-	// The call counters of PluginStatus.Calls are kept either way.
+	// plugin and every plugin start (see observe.Observer); nil costs nothing.
+	// The call counters of observe.PluginStatus.Calls are kept either way.
 	Observer observe.Observer
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
 	Logger hclog.Logger
@@ -158,20 +159,20 @@ type Config struct {
 	Session map[string]string
 	// DataRoot is the directory holding each plugin's data directory,
 	// <DataRoot>/<name>, which the plugin receives in EXTKERNEL_DATA_DIR and
-	// initialize (config key data_root). Empty means <Home>/data. New makes
-	// a relative DataRoot absolute against the working directory at that
+	// initialize (config key data_root). Empty means <Home>/data. kernel.New
+	// makes a relative DataRoot absolute against the working directory at that
 	// time.
 	DataRoot string
-	// ValidateProviderInput makes CallProvider check its input against the
-	// JSON Schema the provider declared, before the plugin is called
-	// (config key validate_provider_input; default off): input the schema
-	// refuses fails with an *InputError, and a provider whose schema does
-	// not compile cannot be called. See docs/config.md.
+	// ValidateProviderInput makes kernel.Kernel.CallProvider check its input
+	// against the JSON Schema the provider declared, before the plugin is
+	// called (config key validate_provider_input; default off): input the
+	// schema refuses fails with a *kernel.InputError, and a provider whose
+	// schema does not compile cannot be called. See docs/config.md.
 	ValidateProviderInput bool
-	// FirstGeneration is the number Start gives the first generation; each
-	// published generation after it takes the next number. Zero means 1. A
-	// host that records generations across runs (kernelctl run writes
-	// <home>/state/snapshots/<n>.json) sets it past the last number it
+	// FirstGeneration is the number kernel.Kernel.Start gives the first
+	// generation; each published generation after it takes the next number.
+	// Zero means 1. A host that records generations across runs (kernelctl run
+	// writes <home>/state/snapshots/<n>.json) sets it past the last number it
 	// recorded, so that no number is used twice.
 	FirstGeneration uint64
 }
