@@ -18,9 +18,9 @@ const (
 	// EventBuildFailed reports a generation build that failed; Err is the
 	// *generation.BuildError. The current generation is unchanged.
 	EventBuildFailed EventType = "build-failed"
-	// EventPluginCrashed reports a plugin that terminated outside Close;
-	// Err is the crash: its message names the plugin, the exit status or
-	// cause, and the last stderr lines.
+	// EventPluginCrashed reports a plugin that terminated outside
+	// kernel.Kernel.Close; Err is the crash: its message names the plugin, the
+	// exit status or cause, and the last stderr lines.
 	EventPluginCrashed EventType = "plugin-crashed"
 	// EventWarning reports one warning of a published generation.
 	EventWarning EventType = "warning"

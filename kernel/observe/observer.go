@@ -8,25 +8,25 @@ import (
 )
 
 // Observer is told about every call the kernel sends to a plugin and every
-// plugin start (Config.Observer). The kernel calls it from the goroutine
-// making the call or the start, with no lock held; it must return quickly
-// and must not block. A nil Observer costs a dispatch nothing; package
-// docs/architecture.md ("Observing a kernel") says what a no-op one costs.
-// The OpenTelemetry adapter (module github.com/extkernel/extkernel/otel)
-// is one.
+// plugin start (config.Config.Observer, package kernel/config). The kernel
+// calls it from the goroutine making the call or the start, with no lock held;
+// it must return quickly and must not block. A nil Observer costs a dispatch
+// nothing; docs/architecture.md ("Observing a kernel") says what a
+// no-op one costs. The OpenTelemetry adapter (module
+// github.com/extkernel/extkernel/otel) is one.
 type Observer interface {
 	// Call is called when the kernel is about to send a call, with the
 	// call's context. The context it returns is the one the call is made
 	// with (an adapter returns ctx with a span, say); end is called once,
 	// when the call has ended, with its outcome. end may be nil.
 	Call(ctx context.Context, info CallInfo) (_ context.Context, end func(CallOutcome))
-	// Dispatch is called when a host's dispatch begins (Intercept,
-	// Strategy, CallProvider, RunAction, StreamProvider, Invoke,
-	// InvokeEach), with its context; the calls it sends to plugins are
+	// Dispatch is called when a host's dispatch begins (the kernel.Kernel
+	// methods Intercept, Strategy, CallProvider, RunAction, StreamProvider,
+	// Invoke, InvokeEach), with its context; the calls it sends to plugins are
 	// made under the context it returns (an adapter's dispatch span is the
-	// parent of their spans). end, which may be nil, is called once with
-	// the dispatch's error when it returns (for StreamProvider, when the
-	// stream ends).
+	// parent of their spans). end, which may be nil, is called once with the
+	// dispatch's error when it returns (for StreamProvider, when the stream
+	// ends).
 	Dispatch(ctx context.Context, info DispatchInfo) (_ context.Context, end func(error))
 	// Start is called when a plugin start has ended, ready or failed: in
 	// a generation build, or a supervised restart.

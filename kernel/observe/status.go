@@ -5,7 +5,8 @@ import "time"
 // PluginState is a plugin's supervision state.
 type PluginState string
 
-// Plugin states, as Plugins reports them and EventPluginState announces.
+// Plugin states, as kernel.Kernel.Plugins reports them and
+// EventPluginState announces.
 const (
 	// StateStarting: its sidecar is being started in a generation build.
 	StateStarting PluginState = "starting"
@@ -16,11 +17,11 @@ const (
 	StateUnresponsive PluginState = "unresponsive"
 	// StateRestarting: it crashed and a restart is scheduled after backoff.
 	StateRestarting PluginState = "restarting"
-	// StateFailed: it is not running and will not be restarted
-	// automatically: it failed to start (optional), or crashed more often
-	// than the crash budget allows. Restarts of other plugins leave it
-	// failed. RestartPlugin retries it; a Reload retries one that failed to
-	// start, but one past its crash budget only when its package changed.
+	// StateFailed: it is not running and will not be restarted automatically:
+	// it failed to start (optional), or crashed more often than the crash
+	// budget allows. Restarts of other plugins leave it failed.
+	// kernel.Kernel.RestartPlugin retries it; a Reload retries one that failed
+	// to start, but one past its crash budget only when its package changed.
 	StateFailed PluginState = "failed"
 )
 
