@@ -142,3 +142,28 @@ func TestHostSpecProblems(t *testing.T) {
 		`warning unknown-target: the host config's slot_owners names "x" as owner of slot "other.slot", which the host does not declare; add it to slots or remove the entry`,
 	})
 }
+
+// TestKindBuiltin holds Builtin true for the four built-in kinds, whatever
+// DefaultKinds' callers do with their copy, and false for any other.
+func TestKindBuiltin(t *testing.T) {
+	kinds := DefaultKinds()
+	kinds[0].Kind = "mutated.copy"
+	tests := []struct {
+		kind Kind
+		want bool
+	}{
+		{KindInterceptor, true},
+		{KindStrategy, true},
+		{KindProvider, true},
+		{KindAction, true},
+		{"mutated.copy", false},
+		{"tool.formatter", false},
+		{"", false},
+		{"Interceptor", false},
+	}
+	for _, tt := range tests {
+		if got := tt.kind.Builtin(); got != tt.want {
+			t.Errorf("Kind(%q).Builtin() = %v, want %v", tt.kind, got, tt.want)
+		}
+	}
+}

@@ -92,8 +92,8 @@ type InterceptResult struct {
 // timeout fails the chain closed with a *PluginError; an optional plugin's
 // failure is skipped and recorded in Steps. Each call is bounded by the
 // intercept deadline. In strict mode, a point the host did not declare
-// (config.Config.Points) is an error wrapping ErrUnknownTarget; otherwise it runs
-// no interceptor (none is registered there) and the payload comes back
+// (config.Config.Points) is an error wrapping ErrUnknownTarget; otherwise it
+// runs no interceptor (none is registered there) and the payload comes back
 // unchanged.
 func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payload json.RawMessage) (_ *InterceptResult, err error) {
 	if ctx2, end := k.dispatching(ctx, contribution.KindInterceptor, string(point)); end != nil {
@@ -255,9 +255,9 @@ func (k *Kernel) Strategy(ctx context.Context, slot contribution.Slot, input jso
 // CallProvider calls the provider with the namespaced id
 // ("plugin/<name>/<ref>") and returns its output. A plugin's failure is a
 // *PluginError; an unknown id wraps ErrUnknownTarget. With
-// config.Config.ValidateProviderInput, input is first checked against the schema
-// the provider declared: input it refuses is an *InputError, and a schema
-// that does not compile a *PluginError wrapping ErrBadSchema; either way
+// config.Config.ValidateProviderInput, input is first checked against the
+// schema the provider declared: input it refuses is an *InputError, and a
+// schema that does not compile a *PluginError wrapping ErrBadSchema; either way
 // the plugin is not called.
 func (k *Kernel) CallProvider(ctx context.Context, id string, input json.RawMessage) (json.RawMessage, error) {
 	return k.callUnique(ctx, contribution.KindProvider, id, func(l *live, c contribution.Contribution) (string, any, error) {

@@ -102,23 +102,23 @@
 //
 // # Events
 //
-// Subscribe delivers events (observe.Event), each stamped with its Time: start progress,
-// published generations and their warnings, failed builds, crashes,
+// Subscribe delivers events (observe.Event), each stamped with its Time: start
+// progress, published generations and their warnings, failed builds, crashes,
 // supervision states, and observe.EventNotify, a plugin's notify notification
-// (protocol.md §5.10) with the plugin, its event Name and Data as sent,
-// and the generation its process serves in (zero for a process that is
-// not the plugin's process in the current generation).
+// (protocol.md §5.10) with the plugin, its event Name and Data as sent, and the
+// generation its process serves in (zero for a process that is not the plugin's
+// process in the current generation).
 //
 // # Errors
 //
 // A plugin's failure during a call is a *PluginError naming the plugin, the
-// contribution and whether the plugin is required: a required plugin fails
-// the call closed; an optional one is skipped and reported in the result.
-// ErrNotStarted and ErrClosed say the kernel has no generation to dispatch
-// to; ErrUnknownTarget that no contribution matches the ID, or, with
-// config.Config.Strict, that the host did not declare the point or slot (without
-// it, an undeclared point runs no interceptor and an undeclared slot gets
-// the host default); ErrUnknownPlugin that RestartPlugin found no such
+// contribution and whether the plugin is required: a required plugin fails the
+// call closed; an optional one is skipped and reported in the result.
+// ErrNotStarted and ErrClosed say the kernel has no generation to dispatch to;
+// ErrUnknownTarget that no contribution matches the ID, or, with
+// config.Config.Strict, that the host did not declare the point or slot
+// (without it, an undeclared point runs no interceptor and an undeclared slot
+// gets the host default); ErrUnknownPlugin that RestartPlugin found no such
 // running member. With config.Config.ValidateProviderInput, input a provider's
 // schema refuses is an *InputError, and the plugin is not called.
 package kernel

@@ -16,10 +16,10 @@ type bus struct {
 }
 
 // Subscribe registers fn to receive every later event until the returned
-// function is called or the kernel closes. Events are delivered one at a
-// time, in order, from the goroutine that produced them: fn must return
-// quickly and must not call back into the kernel's Start, Reload or Close.
-// An observe.EventNotify comes from the goroutine reading that plugin's output, so
+// function is called or the kernel closes. Events are delivered one at a time,
+// in order, from the goroutine that produced them: fn must return quickly and
+// must not call back into the kernel's Start, Reload or Close. An
+// observe.EventNotify comes from the goroutine reading that plugin's output, so
 // fn must not wait there for a call to the same plugin.
 func (k *Kernel) Subscribe(fn func(observe.Event)) (unsubscribe func()) {
 	b := &k.events

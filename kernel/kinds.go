@@ -9,15 +9,15 @@ import (
 	"github.com/extkernel/extkernel/internal/wire"
 )
 
-// Invoke invokes the contribution of kind in effect at key, a contribution
-// a plugin declared in its handshake (protocol 1.1), with input, and
-// returns its output: the plugin is sent contribution/invoke with the kind
-// and key (docs/protocol.md §5.14). kind must be one the host declares in
-// config.Config.Kinds beyond the built-in ones, with policy Exclusive (the key's
-// owner is invoked) or Unique (its one declaration is); an Ordered kind
-// has several contributions per key: use InvokeEach. The call is bounded
-// by the provider deadline (config.Deadlines.Provider) and runs under a lease on
-// the current generation, like CallProvider.
+// Invoke invokes the contribution of kind in effect at key, a contribution a
+// plugin declared in its handshake (protocol 1.1), with input, and returns its
+// output: the plugin is sent contribution/invoke with the kind and key
+// (docs/protocol.md §5.14). kind must be one the host declares in
+// config.Config.Kinds beyond the built-in ones, with policy Exclusive (the
+// key's owner is invoked) or Unique (its one declaration is); an Ordered kind
+// has several contributions per key: use InvokeEach. The call is bounded by the
+// provider deadline (config.Deadlines.Provider) and runs under a lease on the
+// current generation, like CallProvider.
 //
 // A kind the host does not declare, and a key no contribution of the
 // current generation has, are errors wrapping ErrUnknownTarget. Any

@@ -7,10 +7,10 @@ import (
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-// notified turns a plugin's notify notification into an observe.EventNotify, from
-// the reading goroutine of client id. The generation is the current one
-// only if id is the plugin's client in it; a process not (or no longer) in
-// the current generation gets zero.
+// notified turns a plugin's notify notification into an observe.EventNotify,
+// from the reading goroutine of client id. The generation is the current one
+// only if id is the plugin's client in it; a process not (or no longer) in the
+// current generation gets zero.
 func (k *Kernel) notified(plugin string, id uint64, event string, data json.RawMessage) {
 	var number uint64
 	if g := k.Current(); g != nil && clientNamed(g, plugin) != nil && clientNamed(g, plugin).ID() == id {

@@ -28,8 +28,8 @@ type Route struct {
 	// provider.
 	Methods []string
 	// Handled reports whether the host registered a handler
-	// (config.Config.Handlers) when Provider is capability.HostProvider; calls to
-	// a host capability without one are answered -32006. False for every
+	// (config.Config.Handlers) when Provider is capability.HostProvider; calls
+	// to a host capability without one are answered -32006. False for every
 	// other provider.
 	Handled bool
 }

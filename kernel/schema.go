@@ -80,9 +80,9 @@ func compileSchema(text string) (*jsonschema.Schema, error) {
 	return c.Compile(schemaURL)
 }
 
-// providerSchema returns the compiled schema of provider c in the
-// generation l, compiling it on first use. A schema that does not compile
-// is reported once per generation, as a log warning and an observe.EventWarning.
+// providerSchema returns the compiled schema of provider c in the generation l,
+// compiling it on first use. A schema that does not compile is reported once
+// per generation, as a log warning and an observe.EventWarning.
 func (k *Kernel) providerSchema(l *live, c contribution.Contribution) (*jsonschema.Schema, error) {
 	v, ok := l.schemas.Load(c.Key)
 	if !ok {

@@ -58,11 +58,10 @@ func (k *Kernel) pluginEnv(name string) (map[string]string, []string) {
 }
 
 // Redactor returns the function the kernel passes every string a plugin
-// supplies through before it logs, quotes or stores it: it replaces the
-// secret values of cfg.PluginEnv with "[REDACTED]" (the identity when
-// there is none). A host handler (config.Config.Handlers) that logs or shows what
-// a plugin sent it uses this function, so that one rule redacts
-// everything.
+// supplies through before it logs, quotes or stores it: it replaces the secret
+// values of cfg.PluginEnv with "[REDACTED]" (the identity when there is none).
+// A host handler (config.Config.Handlers) that logs or shows what a plugin sent
+// it uses this function, so that one rule redacts everything.
 func Redactor(cfg config.Config) func(string) string {
 	if r := redactor(cfg.PluginEnv); r != nil {
 		return r

@@ -42,17 +42,16 @@ var streamOpened func(*sidecar.Stream)
 // 1.0 plugin among them) answers as to CallProvider: its output is then
 // the sequence's one chunk.
 //
-// Each range over the sequence calls the provider once, with the
-// semantics of CallProvider: a lease on the current generation held until
-// the range ends, so a reload waits for the stream (up to
-// config.Config.DrainTimeout), and the provider deadline (config.Config.Deadlines)
-// bounding the whole stream, as ctx does. Breaking out of the range (or
-// ctx ending) cancels the request ($/cancel), which the provider sees as
-// the failure of its next send. Flow control is credit-based: the
-// provider may send at most config.Config.StreamWindow chunks beyond the last one
-// the host acknowledged, and the host acknowledges as the range consumes,
-// so a slow consumer holds the provider back and the host never holds
-// more than the window of chunks.
+// Each range over the sequence calls the provider once, with the semantics of
+// CallProvider: a lease on the current generation held until the range ends, so
+// a reload waits for the stream (up to config.Config.DrainTimeout), and the
+// provider deadline (config.Config.Deadlines) bounding the whole stream, as ctx
+// does. Breaking out of the range (or ctx ending) cancels the request
+// ($/cancel), which the provider sees as the failure of its next send. Flow
+// control is credit-based: the provider may send at most
+// config.Config.StreamWindow chunks beyond the last one the host acknowledged,
+// and the host acknowledges as the range consumes, so a slow consumer holds the
+// provider back and the host never holds more than the window of chunks.
 func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMessage) iter.Seq2[json.RawMessage, error] {
 	return func(yield func(json.RawMessage, error) bool) {
 		ctx := ctx // each range over the stream is a dispatch of its own
