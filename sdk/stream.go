@@ -302,7 +302,8 @@ func (s *session) streamAck(params json.RawMessage) {
 // Each range over the sequence makes the call once. Breaking out of the
 // range, or ctx ending, cancels the call ($/cancel); the provider sees
 // it as the failure of its next send. A handler's context makes the call
-// name the handler's request as its parent, as with Call. CallStream is
+// name the handler's request as its parent, and the traceparent ctx
+// carries (Traceparent) goes with the call, as with Call. CallStream is
 // safe for concurrent use; while a range waits for a chunk the plugin
 // keeps serving host requests.
 func (p *Plugin) CallStream(ctx context.Context, capability, method string, input any) iter.Seq2[json.RawMessage, error] {
@@ -352,6 +353,7 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 		return
 	}
 	params.Parent = s.parentOf(ctx)
+	params.Traceparent = Traceparent(ctx)
 	params.Stream = &wire.StreamParams{Window: window}
 	id, key, answer := s.startCall()
 	in := &consumer{chunks: make(chan json.RawMessage, window), broken: make(chan struct{})}
