@@ -5,9 +5,11 @@ package process
 import (
 	"bufio"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"sync"
 	"syscall"
@@ -198,17 +200,50 @@ func runReaper() {
 	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	_, _ = os.Stdout.Write([]byte{'+'}) // running: see execReaper
 	os.Stdout.Close()
+	parent := make(chan struct{}, 1)
+	go watchParent(parent)
+	for _, pgid := range reapGroups(reaperInput(), parent, reaperDrain) {
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	}
+}
+
+// reaperDrain bounds how long the reaper, told by its pidfd that the host
+// died, goes on reading registrations the host wrote before it died. The
+// pipe's EOF normally ends the reading at once: only a write end another
+// process inherited keeps it open.
+const reaperDrain = 200 * time.Millisecond
+
+// reaperInput returns the reaper's stdin, made non-blocking so that a read
+// deadline can end a read that waits (os.Stdin itself, which cannot, if
+// that fails).
+func reaperInput() *os.File {
+	if err := syscall.SetNonblock(syscall.Stdin, true); err != nil {
+		return os.Stdin
+	}
+	return os.NewFile(uintptr(syscall.Stdin), "reaper-stdin")
+}
+
+// reapGroups reads registrations ("+pgid", "-pgid") from in until its
+// EOF, or until parent says the host died, and returns the process groups
+// still registered, sorted. The host's death does not cut the reading
+// short: registrations it wrote before dying may still be in the pipe,
+// unread (the host does not wait for the reaper to read them), so it
+// reads on until the pipe is empty, at most drain longer. Group 1 and
+// below (kill(-1) is every process) and the reaper's own group are never
+// returned.
+func reapGroups(in *os.File, parent <-chan struct{}, drain time.Duration) []int {
 	var mu sync.Mutex
 	groups := make(map[int]bool)
-	end := make(chan struct{}, 2)
-	go watchParent(end)
+	own := syscall.Getpgrp()
+	scanned := make(chan struct{})
 	go func() {
-		sc := bufio.NewScanner(os.Stdin)
+		defer close(scanned)
+		sc := bufio.NewScanner(in)
 		for sc.Scan() {
 			line := sc.Text()
 			pgid, err := strconv.Atoi(line[min(1, len(line)):])
-			if err != nil || pgid <= 1 || pgid == syscall.Getpgrp() {
-				continue // never signal -1 (every process) or our own group
+			if err != nil || pgid <= 1 || pgid == own {
+				continue
 			}
 			mu.Lock()
 			switch line[0] {
@@ -219,14 +254,24 @@ func runReaper() {
 			}
 			mu.Unlock()
 		}
-		end <- struct{}{}
 	}()
-	<-end
+	select {
+	case <-scanned:
+	case <-parent:
+		if in.SetReadDeadline(time.Now().Add(drain)) == nil {
+			<-scanned // EOF, or the deadline ends a read that waits
+		} else {
+			timer := time.NewTimer(drain)
+			select {
+			case <-scanned:
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+	}
 	mu.Lock()
 	defer mu.Unlock()
-	for pgid := range groups {
-		_ = syscall.Kill(-pgid, syscall.SIGKILL)
-	}
+	return slices.Sorted(maps.Keys(groups))
 }
 
 // watchParent signals end when the reaper's parent, the host, exits. It is
