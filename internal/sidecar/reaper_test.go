@@ -84,8 +84,7 @@ func TestHostDeath(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			host, stdin, pgid, helper, reaper := startTestHost(t)
-			defer reapGroupOf(pgid)
-			defer syscall.Kill(-pgid, syscall.SIGKILL) // should the test fail
+			defer killGroup(pgid) // should the test fail
 			if reaper == 0 {
 				t.Error("the host started no reaper")
 			}
@@ -153,6 +152,21 @@ func waitGone(t *testing.T, pgid, helper, reaper int) {
 			t.Fatalf("2 s after the host ended: process group %d exists (helper %d gone: %v), reaper %d gone: %v",
 				pgid, helper, processGone(helper), reaper, reaper == 0 || processGone(reaper))
 		}
+	}
+}
+
+// killGroup SIGKILLs process group pgid and reaps what of it is the test
+// process's, waiting (at most 2 s) until nothing of it is left, so that a
+// failed test leaves no zombie for the leak checks of the tests after it.
+func killGroup(pgid int) {
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		reapGroupOf(pgid)
+		if groupGone(pgid) || time.Now().After(deadline) {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }
 
