@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"path/filepath"
@@ -36,36 +37,20 @@ const (
 
 // withDefaults returns c with every zero optional field set to its default.
 func withDefaults(c config.Config) config.Config {
-	if c.PoolSize == 0 {
-		c.PoolSize = sidecar.DefaultPoolSize
-	}
-	if c.StartupBudget == 0 {
-		c.StartupBudget = sidecar.DefaultBudget
-	}
-	if c.DrainTimeout == 0 {
-		c.DrainTimeout = defaultDrainTimeout
-	}
-	for _, d := range []*time.Duration{&c.Deadlines.Strategy, &c.Deadlines.Provider, &c.Deadlines.Action} {
-		if *d == 0 {
-			*d = defaultCallDeadline
-		}
-	}
-	if c.Deadlines.Intercept == 0 {
-		c.Deadlines.Intercept = defaultInterceptDeadline
-	}
+	c.PoolSize = cmp.Or(c.PoolSize, sidecar.DefaultPoolSize)
+	c.StartupBudget = cmp.Or(c.StartupBudget, sidecar.DefaultBudget)
+	c.DrainTimeout = cmp.Or(c.DrainTimeout, defaultDrainTimeout)
+	c.Deadlines.Intercept = cmp.Or(c.Deadlines.Intercept, defaultInterceptDeadline)
+	c.Deadlines.Strategy = cmp.Or(c.Deadlines.Strategy, defaultCallDeadline)
+	c.Deadlines.Provider = cmp.Or(c.Deadlines.Provider, defaultCallDeadline)
+	c.Deadlines.Action = cmp.Or(c.Deadlines.Action, defaultCallDeadline)
 	c.Supervision = supervisionDefaults(c.Supervision)
-	if c.Logger == nil {
+	if c.Logger == nil { // not cmp.Or: a Logger's dynamic type may not be comparable
 		c.Logger = hclog.Default()
 	}
-	if c.FirstGeneration == 0 {
-		c.FirstGeneration = 1
-	}
-	if c.MaxCallDepth == 0 {
-		c.MaxCallDepth = defaultMaxCallDepth
-	}
-	if c.HandshakeTimeout == 0 {
-		c.HandshakeTimeout = wire.DefaultHandshakeTimeout
-	}
+	c.FirstGeneration = cmp.Or(c.FirstGeneration, 1)
+	c.MaxCallDepth = cmp.Or(c.MaxCallDepth, defaultMaxCallDepth)
+	c.HandshakeTimeout = cmp.Or(c.HandshakeTimeout, wire.DefaultHandshakeTimeout)
 	if c.DataRoot == "" {
 		c.DataRoot = filepath.Join(c.Home, "data")
 	}
@@ -130,19 +115,12 @@ const (
 
 // supervisionDefaults returns s with every zero field set to its default.
 func supervisionDefaults(s config.Supervision) config.Supervision {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
-	def(&s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
-	def(&s.HangTimeout, sidecar.DefaultHangTimeout)
-	def(&s.CrashWindow, defaultCrashWindow)
-	def(&s.BackoffMin, defaultBackoffMin)
-	def(&s.BackoffMax, defaultBackoffMax)
-	if s.CrashBudget == 0 {
-		s.CrashBudget = defaultCrashBudget
-	}
+	s.HeartbeatInterval = cmp.Or(s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
+	s.HeartbeatTimeout = cmp.Or(s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
+	s.HangTimeout = cmp.Or(s.HangTimeout, sidecar.DefaultHangTimeout)
+	s.CrashBudget = cmp.Or(s.CrashBudget, defaultCrashBudget)
+	s.CrashWindow = cmp.Or(s.CrashWindow, defaultCrashWindow)
+	s.BackoffMin = cmp.Or(s.BackoffMin, defaultBackoffMin)
+	s.BackoffMax = cmp.Or(s.BackoffMax, defaultBackoffMax)
 	return s
 }

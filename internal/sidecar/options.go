@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"time"
@@ -183,19 +184,14 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
 	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d == 0 {
-			*d = v
-		}
-	}
-	def(&o.HandshakeTimeout, wire.DefaultHandshakeTimeout)
-	def(&o.CallTimeout, wire.DefaultCallTimeout)
-	def(&o.ShutdownGrace, wire.DefaultShutdownGrace)
-	def(&o.KillGrace, wire.DefaultKillGrace)
-	def(&o.WriteStall, wire.DefaultWriteStall)
-	def(&o.HeartbeatInterval, DefaultHeartbeatInterval)
-	def(&o.HeartbeatTimeout, DefaultHeartbeatTimeout)
-	def(&o.HangTimeout, DefaultHangTimeout)
+	o.HandshakeTimeout = cmp.Or(o.HandshakeTimeout, wire.DefaultHandshakeTimeout)
+	o.CallTimeout = cmp.Or(o.CallTimeout, wire.DefaultCallTimeout)
+	o.ShutdownGrace = cmp.Or(o.ShutdownGrace, wire.DefaultShutdownGrace)
+	o.KillGrace = cmp.Or(o.KillGrace, wire.DefaultKillGrace)
+	o.WriteStall = cmp.Or(o.WriteStall, wire.DefaultWriteStall)
+	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, DefaultHeartbeatInterval)
+	o.HeartbeatTimeout = cmp.Or(o.HeartbeatTimeout, DefaultHeartbeatTimeout)
+	o.HangTimeout = cmp.Or(o.HangTimeout, DefaultHangTimeout)
 	o.redacting = o.Redact != nil
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
@@ -209,7 +205,7 @@ func (o Options) withDefaults() Options {
 	if o.LogRate == 0 {
 		o.LogRate = DefaultLogRate
 	}
-	def(&o.LogSummaryInterval, DefaultLogSummaryInterval)
+	o.LogSummaryInterval = cmp.Or(o.LogSummaryInterval, DefaultLogSummaryInterval)
 	if o.StderrLines <= 0 {
 		o.StderrLines = DefaultStderrLines
 	}
