@@ -237,7 +237,7 @@ func stopTimer(t *time.Timer) {
 // dispatch params are appended (wire.AppendDispatchRequest), any other
 // params marshalled once and the frame assembled around them.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {
-	if frame, ok, err := wire.AppendDispatchRequest(make([]byte, 0, dispatchFrameSize(params)+len(method)+96), id, method, params); ok {
+	if frame, ok, err := wire.AppendDispatchRequest(nil, id, method, params); ok {
 		if err != nil {
 			return nil, fmt.Errorf("encode params: %w", err)
 		}
@@ -263,24 +263,6 @@ func encodeFrame(m *wire.Message) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// dispatchFrameSize is the size of the raw member of dispatch params
-// (what a frame of them holds beyond names and strings), 0 for others.
-func dispatchFrameSize(params any) int {
-	switch p := params.(type) {
-	case wire.ProviderInvokeParams:
-		return len(p.Input) + len(p.Ref)
-	case wire.InterceptParams:
-		return len(p.Payload)
-	case wire.StrategyInvokeParams:
-		return len(p.Input)
-	case wire.ActionRunParams:
-		return len(p.Context)
-	case wire.ContributionInvokeParams:
-		return len(p.Input)
-	}
-	return 0
 }
 
 // pendingCall is a host request in flight: where its answer goes, and

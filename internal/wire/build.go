@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
@@ -53,6 +54,7 @@ func AppendDispatchRequest(dst []byte, id int64, method string, params any) ([]b
 		raw                     json.RawMessage
 		stream                  *StreamParams
 		kind                    string // ContributionInvokeParams' first member
+		hasKind                 bool
 	)
 	switch p := params.(type) {
 	case InterceptParams:
@@ -72,15 +74,17 @@ func AppendDispatchRequest(dst []byte, id int64, method string, params any) ([]b
 	case *ActionRunParams:
 		return appendDispatchPtr(dst, id, method, p)
 	case ContributionInvokeParams:
-		kind, key, val, rawKey, raw, trace = p.Kind, "key", p.Key, "input", p.Input, p.Traceparent
+		kind, key, val, rawKey, raw, trace, hasKind = p.Kind, "key", p.Key, "input", p.Input, p.Traceparent, true
 	case *ContributionInvokeParams:
 		return appendDispatchPtr(dst, id, method, p)
 	default:
 		return dst, false, nil
 	}
 	start := len(dst)
+	// Room for the frame and its newline, unless a string needs escapes.
+	dst = slices.Grow(dst, len(method)+len(kind)+len(val)+len(raw)+len(trace)+96)
 	dst = append(appendRequestStart(dst, id, method), `,"params":{`...)
-	if _, ok := params.(ContributionInvokeParams); ok {
+	if hasKind {
 		dst = append(dst, `"kind":`...)
 		dst = jsonscan.AppendString(dst, kind)
 		dst = append(dst, ',')
