@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestAPINamesNoInternalPackage holds that no exported identifier of this

@@ -8,7 +8,7 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/capability"
-	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // cascade is where the build applies the failure policy. It fails, along

@@ -7,8 +7,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/clients"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ClientOptions are what every sidecar of a build starts with, whatever its

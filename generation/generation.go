@@ -8,8 +8,8 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/clients"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // MemberStatus is the outcome of one package in a generation.

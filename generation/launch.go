@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Launch is everything the host gives one package's sidecar, decided by the

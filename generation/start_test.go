@@ -6,8 +6,8 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestKernelRangeRefused holds that a member whose manifest's kernel range

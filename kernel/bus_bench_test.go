@@ -24,7 +24,7 @@ const loopChunk = 1000
 //
 //   - floor: one host-to-plugin round trip: CallProvider on the Go
 //     polyglot plugin go-a, timed by the host, as
-//     internal/sidecar's BenchmarkRoundTrip times its round trips;
+//     sidecar's BenchmarkRoundTrip times its round trips;
 //   - host-handler: go-a calls host.log, served by a Go handler of the
 //     host that answers its input: one plugin-to-host round trip, timed
 //     by go-a around each sdk.Plugin.Call (target: p50 within 1.2x the

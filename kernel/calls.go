@@ -9,10 +9,10 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // frame is where a request the kernel sends to a plugin comes from: the

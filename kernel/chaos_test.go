@@ -20,9 +20,9 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 var (

@@ -12,9 +12,9 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/capability"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/config"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Defaults applied by withDefaults, documented on config.Config's fields

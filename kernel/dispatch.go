@@ -11,10 +11,10 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/clients"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // ErrUnknownTarget is wrapped by dispatch errors naming a provider or action

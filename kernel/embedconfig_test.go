@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestConfigSessionAndDataRoot starts a plugin that returns the initialize

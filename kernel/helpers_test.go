@@ -18,9 +18,9 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/proctest"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // scriptedBin, callerBin and streamerBin are the test plugin binaries,

@@ -11,9 +11,9 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 func startKernel(t *testing.T, cfg config.Config) *Kernel {

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // spawnLog makes every scripted plugin of a home append its pid to one file,

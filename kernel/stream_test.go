@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/proctest"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // The stream tests run the streams test plugin (testdata/plugins/streamer

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // stateLog collects EventPluginState events of one plugin.

@@ -8,9 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestHeartbeatUnresponsiveThenKilled freezes a plugin with SIGSTOP: it

@@ -21,9 +21,9 @@ import (
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/benchkit"
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // root is the main module's directory.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // OnCall is the function serving the plugins' capability/call requests

@@ -22,7 +22,7 @@
 // before the build that reads it.
 package clients
 
-import "github.com/extkernel/extkernel/internal/sidecar"
+import "github.com/extkernel/extkernel/sidecar"
 
 // Holder holds one member's client, nil when the member does not run. Its
 // zero value holds none. It is embedded, never used on its own.

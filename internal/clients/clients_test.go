@@ -3,7 +3,7 @@ package clients
 import (
 	"testing"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // member embeds a Holder under an unexported name, as generation.Member

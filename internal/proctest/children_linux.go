@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/extkernel/extkernel/internal/procstat"
-	"github.com/extkernel/extkernel/internal/sidecar"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // children lists the children of ppid from /proc/<pid>/stat; ok is false

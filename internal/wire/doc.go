@@ -1,5 +1,5 @@
 // Package wire holds the mechanics of the plugin protocol's wire, shared by
-// the host (package internal/sidecar) and the Go SDK (package sdk): the
+// the host (package sidecar) and the Go SDK (package sdk): the
 // JSON-RPC 2.0 envelope (Message, NewNotification, NewErrorResponse), the
 // method names (Method*), the params and results of the calls whose types
 // are not in package protocol, the default timeouts, the framing

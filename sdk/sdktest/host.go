@@ -4,8 +4,8 @@ import (
 	"os"
 	"sort"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // What the suite takes from the host (package sidecar), so that it starts

@@ -8,9 +8,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/sidecar"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 func ExampleStart() {
