@@ -26,7 +26,7 @@ import (
 )
 
 // benchManifest authorizes the ten declarations of both benchmark plugins.
-const benchManifest = "../../testdata/bench/sdkplugin/plugin.json"
+const benchManifest = "../testdata/bench/sdkplugin/plugin.json"
 
 // benchPool is the pool of every cold start, sidecar and floor alike.
 const benchPool = 4
@@ -38,7 +38,7 @@ var benchParams = wire.ProviderInvokeParams{Ref: "echo", Input: benchInput}
 
 var benchBins = sync.OnceValues(func() (string, error) {
 	dir := filepath.Join(binDir, "bench")
-	return dir, benchkit.Build(filepath.Join("..", ".."), dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
+	return dir, benchkit.Build("..", dir, "./testdata/bench/floor", "./testdata/bench/sdkplugin")
 })
 
 // benchBinaries returns the paths of the floor and SDK plugin binaries,

@@ -79,7 +79,7 @@ func quantile(sorted []time.Duration, q float64) time.Duration {
 // benchGoodPackage installs the good test plugin in a fresh home.
 func benchGoodPackage(b *testing.B) *pluginpkg.Package {
 	b.Helper()
-	manifest, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "good", pluginpkg.ManifestFile))
+	manifest, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "good", pluginpkg.ManifestFile))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func installShell(t *testing.T, home, name, mode string) *pluginpkg.Package {
 	manifest := fmt.Sprintf(`{"format": 1, "name": %q, "version": "0.1.0",
   "runtime": {"command": "./plugin.sh", "args": [%q]}}`, name, mode)
 	pkg := addPackage(t, home, name, manifest)
-	script, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "shell", "plugin.sh"))
+	script, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "shell", "plugin.sh"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func installScript(t *testing.T) (*pluginpkg.Package, string) {
 	copyFile(t, bash, filepath.Join(pathDir, "bash"), 0o755)
 	t.Setenv("PATH", pathDir)
 	pkg := installFixture(t, "bash-script")
-	copyFile(t, filepath.Join("..", "..", "testdata", "plugins", "bash-script", "plugin.sh"), filepath.Join(pkg.Dir, "plugin.sh"), 0o644)
+	copyFile(t, filepath.Join("..", "testdata", "plugins", "bash-script", "plugin.sh"), filepath.Join(pkg.Dir, "plugin.sh"), 0o644)
 	return pkg, filepath.Join(pathDir, "bash")
 }
 

@@ -14,7 +14,7 @@ var exampleHome = sync.OnceValues(func() (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", err
 	}
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", "good", "plugin.json"))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", "good", "plugin.json"))
 	if err == nil {
 		err = os.WriteFile(filepath.Join(dir, "plugin.json"), data, 0o644)
 	}

@@ -43,8 +43,8 @@ func TestMain(m *testing.M) {
 	}
 	binDir = dir
 	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"../../testdata/plugins/good", "../../testdata/plugins/faulty", "../../testdata/plugins/caller",
-		"../../testdata/plugins/streamer")
+		"../testdata/plugins/good", "../testdata/plugins/faulty", "../testdata/plugins/caller",
+		"../testdata/plugins/streamer")
 	if out, err := build.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "build test plugins: %v\n%s", err, out)
 		os.RemoveAll(dir)
@@ -68,7 +68,7 @@ const within = 15 * time.Second
 // home, links the test binaries next to it and returns the parsed package.
 func installFixture(t *testing.T, name string) *pluginpkg.Package {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("..", "..", "testdata", "plugins", name, pluginpkg.ManifestFile))
+	data, err := os.ReadFile(filepath.Join("..", "testdata", "plugins", name, pluginpkg.ManifestFile))
 	if err != nil {
 		t.Fatal(err)
 	}
