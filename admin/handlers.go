@@ -18,12 +18,12 @@ import (
 )
 
 // version answers GET /v1/version.
-func (s *Server) version(w http.ResponseWriter, _ *http.Request, _ []string) {
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	s.answer(w, VersionAnswer{API: APIVersion, Host: s.opts.Version, Protocol: protocol.Version, Go: runtime.Version()})
 }
 
 // status answers GET /v1/status.
-func (s *Server) status(w http.ResponseWriter, _ *http.Request, _ []string) {
+func (s *Server) status(w http.ResponseWriter, _ *http.Request) {
 	a, err := s.statusAnswer(time.Now())
 	if err != nil {
 		s.fail(w, err)
@@ -76,7 +76,7 @@ func (s *Server) notRunning() error {
 }
 
 // plugins answers GET /v1/plugins.
-func (s *Server) plugins(w http.ResponseWriter, _ *http.Request, _ []string) {
+func (s *Server) plugins(w http.ResponseWriter, _ *http.Request) {
 	g := s.k.Current()
 	if g == nil {
 		s.fail(w, kernelError(s.notRunning()))
@@ -104,7 +104,7 @@ func versionOf(m *generation.Member) string {
 }
 
 // plan answers GET /v1/plan.
-func (s *Server) plan(w http.ResponseWriter, r *http.Request, _ []string) {
+func (s *Server) plan(w http.ResponseWriter, r *http.Request) {
 	p, err := s.k.Plan(r.Context())
 	if err != nil {
 		s.fail(w, kernelError(err))
@@ -114,7 +114,7 @@ func (s *Server) plan(w http.ResponseWriter, r *http.Request, _ []string) {
 }
 
 // reload answers POST /v1/reload.
-func (s *Server) reload(w http.ResponseWriter, r *http.Request, _ []string) {
+func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
 	if e := noBody(r); e != nil {
 		s.fail(w, e)
 		return
@@ -139,12 +139,12 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request, _ []string) {
 }
 
 // restart answers POST /v1/plugins/{name}/restart.
-func (s *Server) restart(w http.ResponseWriter, r *http.Request, params []string) {
+func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	if e := noBody(r); e != nil {
 		s.fail(w, e)
 		return
 	}
-	name := params[0]
+	name := r.PathValue("name")
 	if err := s.k.RestartPlugin(r.Context(), name); err != nil {
 		e := kernelError(err)
 		if e.Code == CodeInternal || e.Code == CodePluginError {
@@ -171,7 +171,7 @@ func noBody(r *http.Request) *Error {
 }
 
 // call answers POST /v1/call.
-func (s *Server) call(w http.ResponseWriter, r *http.Request, _ []string) {
+func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	var req CallRequest
 	if e := decode(r, &req); e != nil {
 		s.fail(w, e)

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
+	"path"
 	"strings"
 	"sync"
 	"time"
@@ -91,7 +93,7 @@ type Server struct {
 	cancel context.CancelFunc
 	events *eventLog
 	unsub  func()
-	routes []route
+	mux    *http.ServeMux // built by NewServer, read-only after
 
 	// active counts running handlers; once closing is set (by Close) no
 	// handler starts, so Close's Wait never races an Add.
@@ -113,7 +115,7 @@ func NewServer(k *kernel.Kernel, opts Options) *Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events), closed: make(chan struct{})}
 	s.unsub = k.Subscribe(s.events.add)
-	s.routes = s.table()
+	s.mux = s.newMux()
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
 		ReadHeaderTimeout: readHeaderTimeout,
@@ -170,12 +172,11 @@ func (s *Server) Close(ctx context.Context) error {
 	return s.closeErr
 }
 
-// route is one endpoint: a method and a path whose segments are literal or
-// "{name}" (a parameter).
+// route is one endpoint: a method and a ServeMux path pattern, whose
+// segments are literal or "{name}" (a wildcard, read with r.PathValue).
 type route struct {
 	method, path string
-	stream       bool
-	handle       func(w http.ResponseWriter, r *http.Request, params []string)
+	handle       http.HandlerFunc
 }
 
 // table lists every endpoint (docs/admin.md).
@@ -188,40 +189,105 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/reload", handle: s.reload},
 		{method: http.MethodPost, path: "/v1/plugins/{name}/restart", handle: s.restart},
 		{method: http.MethodPost, path: "/v1/call", handle: s.call},
-		{method: http.MethodGet, path: "/v1/logs", stream: true, handle: s.logs},
-		{method: http.MethodGet, path: "/v1/events", stream: true, handle: s.eventStream},
+		{method: http.MethodGet, path: "/v1/logs", handle: s.logs},
+		{method: http.MethodGet, path: "/v1/events", handle: s.eventStream},
 	}
 }
 
-// serveHTTP routes a request, answering an unknown path or method with a
-// JSON error.
+// newMux builds the router of the table. Each route is registered as
+// "METHOD path"; each path again without a method, answering the methods
+// it does not take with 405; and "/" answers every other path with 404.
+// So ServeMux's own plain-text 404 and 405 never answer.
+func (s *Server) newMux() *http.ServeMux {
+	routes := s.table()
+	var paths []string               // in table order
+	allowed := map[string][]string{} // by path, in table order
+	for _, rt := range routes {
+		if allowed[rt.path] == nil {
+			paths = append(paths, rt.path)
+		}
+		allowed[rt.path] = append(allowed[rt.path], rt.method)
+	}
+	mux := http.NewServeMux()
+	for _, rt := range routes {
+		mux.HandleFunc(rt.method+" "+rt.path, s.endpoint(rt, allowed[rt.path]))
+	}
+	for _, p := range paths {
+		methods := allowed[p]
+		mux.HandleFunc(p, func(w http.ResponseWriter, r *http.Request) { s.notAllowed(w, r, methods) })
+	}
+	mux.HandleFunc("/", s.notFound)
+	return mux
+}
+
+// endpoint runs rt's handler with its request body bounded by
+// Options.MaxBody. A GET pattern also matches HEAD, which no endpoint
+// takes: HEAD is refused as any other method is.
+func (s *Server) endpoint(rt route, allowed []string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != rt.method {
+			s.notAllowed(w, r, allowed)
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
+		rt.handle(w, r)
+	}
+}
+
+// serveHTTP counts the request in (a closing server answers CodeClosed)
+// and routes it. A path that is not clean is no endpoint's: ServeMux
+// would redirect it to its cleaned form.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		s.fail(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeClosed, Message: "the admin server is closing"})
 		return
 	}
 	defer s.active.wg.Done()
-	var allowed []string
-	for _, rt := range s.routes {
-		params, ok := match(rt.path, r.URL.Path)
-		if !ok {
-			continue
-		}
-		if rt.method != r.Method {
-			allowed = append(allowed, rt.method)
-			continue
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
-		rt.handle(w, r, params)
+	if !isClean(r.URL.Path) {
+		s.notFound(w, r)
 		return
 	}
-	if len(allowed) > 0 {
-		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		s.fail(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
-			Message: r.Method + " " + r.URL.Path + " is not allowed: use " + strings.Join(allowed, " or ")})
-		return
-	}
+	s.mux.ServeHTTP(w, decoded(r))
+}
+
+// notFound answers a path no endpoint has.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request) {
 	s.fail(w, &Error{Status: http.StatusNotFound, Code: CodeNotFound, Message: "no endpoint " + r.URL.Path + " (docs/admin.md lists them)"})
+}
+
+// notAllowed answers a method that the path's endpoints, which take
+// allowed, do not take.
+func (s *Server) notAllowed(w http.ResponseWriter, r *http.Request, allowed []string) {
+	w.Header().Set("Allow", strings.Join(allowed, ", "))
+	s.fail(w, &Error{Status: http.StatusMethodNotAllowed, Code: CodeMethodNotAllowed,
+		Message: r.Method + " " + r.URL.Path + " is not allowed: use " + strings.Join(allowed, " or ")})
+}
+
+// isClean reports whether p is a path ServeMux routes as it is: rooted,
+// with no empty, "." or ".." segment, a final slash aside.
+func isClean(p string) bool {
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	c := path.Clean(p)
+	return p == c || c != "/" && p == c+"/"
+}
+
+// decoded returns r, or a copy of it without r.URL.RawPath, so that
+// routing reads the decoded path r.URL.Path, the one the answers name: an
+// escaped slash (%2F) separates segments there, and a {name} never holds
+// one. ServeMux on its own matches the escaped path. Like http.StripPrefix,
+// it copies r rather than change it.
+func decoded(r *http.Request) *http.Request {
+	if r.URL.RawPath == "" {
+		return r
+	}
+	r2 := new(http.Request)
+	*r2 = *r
+	r2.URL = new(url.URL)
+	*r2.URL = *r.URL
+	r2.URL.RawPath = ""
+	return r2
 }
 
 // enter counts a handler in, unless Close began.
@@ -233,28 +299,6 @@ func (s *Server) enter() bool {
 	}
 	s.active.wg.Add(1)
 	return true
-}
-
-// match matches a route path against a request path, returning the
-// parameters.
-func match(pattern, path string) ([]string, bool) {
-	ps, rs := strings.Split(pattern, "/"), strings.Split(path, "/")
-	if len(ps) != len(rs) {
-		return nil, false
-	}
-	var params []string
-	for i, p := range ps {
-		switch {
-		case strings.HasPrefix(p, "{"):
-			if rs[i] == "" {
-				return nil, false
-			}
-			params = append(params, rs[i])
-		case p != rs[i]:
-			return nil, false
-		}
-	}
-	return params, true
 }
 
 // answer writes v as a JSON answer with status 200.

@@ -90,7 +90,7 @@ func contains(list []string, s string) bool {
 }
 
 // logs streams GET /v1/logs as NDJSON.
-func (s *Server) logs(w http.ResponseWriter, r *http.Request, _ []string) {
+func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Logs == nil {
 		s.fail(w, &Error{Status: http.StatusNotFound, Code: CodeNoLogs, Message: "this server keeps no logs (its host set no LogRing)"})
 		return
@@ -137,7 +137,7 @@ func logQuery(q url.Values, now time.Time) (LogQuery, *Error) {
 }
 
 // eventStream streams GET /v1/events as NDJSON.
-func (s *Server) eventStream(w http.ResponseWriter, r *http.Request, _ []string) {
+func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 	_, follow, e := streamQuery(r)
 	if e != nil {
 		s.fail(w, e)
