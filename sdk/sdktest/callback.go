@@ -43,14 +43,14 @@ type callback struct {
 }
 
 // answer decodes the call m, records it and returns the stub host's answer.
-func (h *stubHost) answer(m *message, inFlight func(id json.RawMessage) bool) (callback, *message) {
-	reply := func(res json.RawMessage, e *wireError) *message {
-		return &message{JSONRPC: jsonrpcVersion, ID: m.ID, Result: res, Error: e}
+func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) bool) (callback, *wire.Message) {
+	reply := func(res json.RawMessage, e *protocol.Error) *wire.Message {
+		return &wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID, Result: res, Error: e}
 	}
 	var p wire.CapabilityCallParams
 	if err := json.Unmarshal(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
 		cb := callback{name: "capability/call", problem: "params must name a capability and a method (§5.11)"}
-		return cb, reply(nil, &wireError{Code: protocol.CodeInvalidParams, Message: cb.problem})
+		return cb, reply(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: cb.problem})
 	}
 	cb := callback{name: strconv.Quote(p.Capability + "." + p.Method)}
 	switch {
@@ -60,11 +60,11 @@ func (h *stubHost) answer(m *message, inFlight func(id json.RawMessage) bool) (c
 		cb.problem = fmt.Sprintf("parent %s names no host request in flight (§5.11)", p.Parent)
 	}
 	if cb.problem != "" {
-		return cb, reply(nil, &wireError{Code: protocol.CodeInvalidParams, Message: cb.problem})
+		return cb, reply(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: cb.problem})
 	}
 	if !slices.Contains(h.requires, p.Capability) {
 		cb.refused = fmt.Sprintf("capability %q is not in the manifest's requires", p.Capability)
-		return cb, reply(nil, &wireError{Code: protocol.CodeNotAuthorized, Message: "sdktest stub host: " + cb.refused})
+		return cb, reply(nil, &protocol.Error{Code: protocol.CodeNotAuthorized, Message: "sdktest stub host: " + cb.refused})
 	}
 	return cb, reply(json.RawMessage(`{"output":null}`), nil)
 }

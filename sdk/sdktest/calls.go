@@ -7,6 +7,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // cancelWait bounds how long the suite waits for the answer to a call it
@@ -32,7 +35,7 @@ func (t target) name() string { return callPrefix + t.kind + "/" + t.id }
 // the order intercept, strategy, provider, action, IDs sorted, each once.
 // The input is null unless a provider's schema gives examples: then the
 // first one.
-func targets(res *initializeResult) []target {
+func targets(res *protocol.InitializeResult) []target {
 	var ts []target
 	add := func(kind, method string, ids []string, params func(string) any) {
 		slices.Sort(ids)
@@ -58,10 +61,10 @@ func targets(res *initializeResult) []target {
 		actions = append(actions, d.ID)
 	}
 	null := json.RawMessage("null")
-	add("intercept", methodIntercept, points, func(id string) any { return interceptParams{Point: id, Payload: null} })
-	add("strategy", methodStrategyInvoke, slots, func(id string) any { return strategyParams{Slot: id, Input: null} })
-	add("provider", methodProviderInvoke, refs, func(id string) any { return providerParams{Ref: id, Input: examples[id]} })
-	add("action", methodActionRun, actions, func(id string) any { return actionParams{ID: id, Context: null} })
+	add("intercept", wire.MethodIntercept, points, func(id string) any { return wire.InterceptParams{Point: id, Payload: null} })
+	add("strategy", wire.MethodStrategyInvoke, slots, func(id string) any { return wire.StrategyInvokeParams{Slot: id, Input: null} })
+	add("provider", wire.MethodProviderInvoke, refs, func(id string) any { return wire.ProviderInvokeParams{Ref: id, Input: examples[id]} })
+	add("action", wire.MethodActionRun, actions, func(id string) any { return wire.ActionRunParams{ID: id, Context: null} })
 	return ts
 }
 
@@ -78,8 +81,8 @@ func schemaExample(schema json.RawMessage) json.RawMessage {
 
 // ping checks that an idle ping is answered within the heartbeat timeout
 // (§5.6); the calls step adds a ping sent while calls run (§6).
-func (r *runner) ping(s *session, _ *initializeResult) error {
-	a, ok, err := s.call(r.ctx, methodPing, struct{}{}, heartbeatTimeout)
+func (r *runner) ping(s *session, _ *protocol.InitializeResult) error {
+	a, ok, err := s.call(r.ctx, wire.MethodPing, struct{}{}, heartbeatTimeout)
 	if err != nil {
 		return err
 	}
@@ -109,7 +112,7 @@ func isObject(raw json.RawMessage) bool {
 // calls calls every declaration at once, with a ping among them, and
 // judges each answer. A call still running at the call timeout is
 // cancelled, as the host cancels it at its deadline.
-func (r *runner) calls(s *session, res *initializeResult) error {
+func (r *runner) calls(s *session, res *protocol.InitializeResult) error {
 	ts := targets(res)
 	if len(ts) == 0 {
 		r.add(Case{Name: caseCalls, Status: Pass, Reason: "declares no interceptor, strategy, provider or action"})
@@ -121,7 +124,7 @@ func (r *runner) calls(s *session, res *initializeResult) error {
 		keys[i], chans[i], _ = s.request(t.method, t.params)
 	}
 	sent := time.Now()
-	pkey, pch, perr := s.request(methodPing, struct{}{})
+	pkey, pch, perr := s.request(wire.MethodPing, struct{}{})
 	answers, answered := make([]answer, len(ts)), make([]bool, len(ts))
 	for i := range ts {
 		if chans[i] == nil {
@@ -163,7 +166,7 @@ func (r *runner) cancelLate(s *session, keys []string, chans []chan answer, answ
 	for i, key := range keys {
 		if chans[i] != nil && !answered[i] {
 			cancelled[i] = true
-			_ = s.notify(methodCancel, cancelParams{ID: json.RawMessage(key)})
+			_ = s.notify(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(key)})
 		}
 	}
 	deadline := time.Now().Add(cancelWait)
@@ -197,7 +200,7 @@ func (r *runner) judgeCall(s *session, t target, a answer, ok, cancelled bool) C
 			v.fail("no answer within %v, nor %v after $/cancel%s", r.opts.CallTimeout, cancelWait, s.why())
 		} else {
 			v.warn("no answer within %v, nor %v after $/cancel: the call was abandoned, as the host abandons it; a cancelled call SHOULD be answered with %d (§5.8)",
-				r.opts.CallTimeout, cancelWait, codeRequestCancelled)
+				r.opts.CallTimeout, cancelWait, protocol.CodeRequestCancelled)
 		}
 	case a.m.Error != nil:
 		return Case{Name: t.name(), Status: Pass, Reason: fmt.Sprintf("answered error %d: %s%s", a.m.Error.Code, quoteLimited(a.m.Error.Message, 80), after)}
@@ -218,14 +221,14 @@ func checkDecision(raw json.RawMessage) string {
 	if !isObject(raw) {
 		return fmt.Sprintf("the result is %s, not an object {\"decision\": ...}", quote(raw))
 	}
-	var res interceptResult
+	var res protocol.InterceptResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return "the result is not a decision: " + err.Error()
 	}
 	switch res.Decision {
-	case decisionContinue, decisionDeny:
+	case protocol.DecisionContinue, protocol.DecisionDeny:
 		return ""
-	case decisionModify:
+	case protocol.DecisionModify:
 		if len(res.Payload) == 0 {
 			return "decision modify without a payload"
 		}
@@ -247,13 +250,13 @@ func cancelTarget(ts []target) (target, bool) {
 
 // cancel sends a call and $/cancel for it right after, then a $/cancel
 // for an id never used, then a ping (§5.8, §6).
-func (r *runner) cancel(s *session, res *initializeResult) error {
+func (r *runner) cancel(s *session, res *protocol.InitializeResult) error {
 	var v verdict
 	pass := "no declaration to call; a $/cancel for an unknown id was ignored"
 	if t, ok := cancelTarget(targets(res)); ok {
 		key, ch, err := s.request(t.method, t.params)
 		if err == nil {
-			_ = s.notify(methodCancel, cancelParams{ID: json.RawMessage(key)})
+			_ = s.notify(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(key)})
 			_, ok, err := s.await(r.ctx, ch, time.Now().Add(cancelWait))
 			if err != nil {
 				return err
@@ -263,12 +266,12 @@ func (r *runner) cancel(s *session, res *initializeResult) error {
 			} else {
 				s.abandon(key)
 				v.warn("%s: the call was abandoned, as the host abandons it; a cancelled call SHOULD be answered with %d (§5.8)",
-					s.notAnswered(fmt.Sprintf("%s %s, cancelled at once,", t.kind, t.id), cancelWait), codeRequestCancelled)
+					s.notAnswered(fmt.Sprintf("%s %s, cancelled at once,", t.kind, t.id), cancelWait), protocol.CodeRequestCancelled)
 			}
 		}
 	}
-	_ = s.notify(methodCancel, cancelParams{ID: json.RawMessage(`"sdktest-never-sent"`)})
-	a, ok, err := s.call(r.ctx, methodPing, struct{}{}, heartbeatTimeout)
+	_ = s.notify(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(`"sdktest-never-sent"`)})
+	a, ok, err := s.call(r.ctx, wire.MethodPing, struct{}{}, heartbeatTimeout)
 	if err != nil {
 		return err
 	}
@@ -279,7 +282,7 @@ func (r *runner) cancel(s *session, res *initializeResult) error {
 
 // unknownMethod sends a request no plugin knows: it is answered with
 // -32601 (§2).
-func (r *runner) unknownMethod(s *session, _ *initializeResult) error {
+func (r *runner) unknownMethod(s *session, _ *protocol.InitializeResult) error {
 	a, ok, err := s.call(r.ctx, unknownMethod, struct{}{}, r.opts.CallTimeout)
 	if err != nil {
 		return err
@@ -287,13 +290,13 @@ func (r *runner) unknownMethod(s *session, _ *initializeResult) error {
 	var v verdict
 	switch {
 	case !ok:
-		v.fail("%s; every request is answered, an unknown one with %d (§2)", s.notAnswered(unknownMethod, r.opts.CallTimeout), codeMethodNotFound)
+		v.fail("%s; every request is answered, an unknown one with %d (§2)", s.notAnswered(unknownMethod, r.opts.CallTimeout), protocol.CodeMethodNotFound)
 	case a.m.Error == nil:
-		v.fail("%s was answered with a result; an unknown method is answered with error %d (§2)", unknownMethod, codeMethodNotFound)
-	case a.m.Error.Code != codeMethodNotFound:
-		v.fail("%s was answered with error %d; an unknown method is answered with %d (§2)", unknownMethod, a.m.Error.Code, codeMethodNotFound)
+		v.fail("%s was answered with a result; an unknown method is answered with error %d (§2)", unknownMethod, protocol.CodeMethodNotFound)
+	case a.m.Error.Code != protocol.CodeMethodNotFound:
+		v.fail("%s was answered with error %d; an unknown method is answered with %d (§2)", unknownMethod, a.m.Error.Code, protocol.CodeMethodNotFound)
 	}
-	r.add(v.result(caseUnknown, fmt.Sprintf("%s was answered with %d", unknownMethod, codeMethodNotFound)))
+	r.add(v.result(caseUnknown, fmt.Sprintf("%s was answered with %d", unknownMethod, protocol.CodeMethodNotFound)))
 	return nil
 }
 

@@ -11,7 +11,9 @@ import (
 	"github.com/Masterminds/semver/v3"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // hostName is the host the suite says it is in initialize.
@@ -19,21 +21,21 @@ const hostName = "extkernel-conformance"
 
 // handshakeTimeout returns the bound of initialize and where it comes from.
 func (r *runner) handshakeTimeout() (time.Duration, string) {
-	d, source := defaultHandshakeTimeout, "the default handshake timeout"
+	d, source := wire.DefaultHandshakeTimeout, "the default handshake timeout"
 	if rt := r.pkg.Manifest.Runtime; rt.HandshakeTimeout > 0 {
 		d, source = rt.HandshakeTimeout, "runtime.handshake_timeout"
 	}
 	if r.opts.HandshakeTimeout > 0 {
 		d, source = r.opts.HandshakeTimeout, "the suite's handshake timeout"
 	}
-	return min(d, maxHandshakeTimeout), source
+	return min(d, wire.MaxHandshakeTimeout), source
 }
 
 // start starts the plugin and runs the handshake. With record, the result
 // is the handshake case; without, a failed handshake is returned as the
 // reason of the caller's case. It returns the session (nil when nothing
 // started) and the answer when the handshake passed. Its error is ctx's.
-func (r *runner) start(record bool) (*session, *initializeResult, error) {
+func (r *runner) start(record bool) (*session, *protocol.InitializeResult, error) {
 	s, res, v, err := r.startAndGreet()
 	if err != nil {
 		return s, nil, err
@@ -57,7 +59,7 @@ func (r *runner) start(record bool) (*session, *initializeResult, error) {
 }
 
 // startAndGreet spawns the plugin and sends initialize.
-func (r *runner) startAndGreet() (*session, *initializeResult, verdict, error) {
+func (r *runner) startAndGreet() (*session, *protocol.InitializeResult, verdict, error) {
 	var v verdict
 	s, err := startSession(r.pkg, r.command, pluginEnv(r.pkg, r.opts.Env, r.dataDir))
 	if s != nil {
@@ -69,13 +71,13 @@ func (r *runner) startAndGreet() (*session, *initializeResult, verdict, error) {
 	}
 	r.sessions = append(r.sessions, s)
 	d, source := r.handshakeTimeout()
-	params := initializeParams{
-		ProtocolVersion: protocolVersion,
-		Host:            hostInfo{Name: hostName, Version: protocolVersion},
-		Plugin:          pluginInfo{Name: r.pkg.Name, Version: r.pkg.Manifest.Version.String(), DataDir: r.dataDir},
+	params := protocol.InitializeParams{
+		ProtocolVersion: protocol.Version,
+		Host:            protocol.HostInfo{Name: hostName, Version: protocol.Version},
+		Plugin:          protocol.PluginInfo{Name: r.pkg.Name, Version: r.pkg.Manifest.Version.String(), DataDir: r.dataDir},
 		Config:          r.opts.Config,
 	}
-	key, ch, err := s.request(methodInitialize, params)
+	key, ch, err := s.request(wire.MethodInitialize, params)
 	if err != nil {
 		// A plugin that exits at once (bad config, say) closes its stdin
 		// before initialize is written: say that it exited and what it
@@ -108,7 +110,7 @@ func (r *runner) startAndGreet() (*session, *initializeResult, verdict, error) {
 
 // checkInitAnswer checks the answer to initialize (§4.3) and returns the
 // result when it is one.
-func checkInitAnswer(v *verdict, m *message, key string) *initializeResult {
+func checkInitAnswer(v *verdict, m *wire.Message, key string) *protocol.InitializeResult {
 	if got := idKey(m.ID); got != key {
 		if len(got) > 40 {
 			got = got[:40] + "..."
@@ -120,7 +122,7 @@ func checkInitAnswer(v *verdict, m *message, key string) *initializeResult {
 		v.fail("initialize answered error %d: %s (§4.3)", m.Error.Code, quoteLimited(m.Error.Message, 120))
 		return nil
 	}
-	res := new(initializeResult)
+	res := new(protocol.InitializeResult)
 	if err := json.Unmarshal(m.Result, res); err != nil {
 		v.fail("initialize result: %v (§4.2)", err)
 		return nil
@@ -143,19 +145,19 @@ func checkProtocolVersion(v *verdict, answered string) {
 		}
 		v.warn("protocol_version %q is read as %s; send MAJOR.MINOR.PATCH (§4.3)", answered, got)
 	}
-	host := semver.MustParse(protocolVersion)
+	host := semver.MustParse(protocol.Version)
 	if got.Major() != host.Major() {
 		upgrade := "plugin"
 		if got.Major() > host.Major() {
 			upgrade = "host"
 		}
-		v.fail("protocol_version %s has another major version than the host's %s: upgrade the %s (§8)", answered, protocolVersion, upgrade)
+		v.fail("protocol_version %s has another major version than the host's %s: upgrade the %s (§8)", answered, protocol.Version, upgrade)
 	}
 }
 
 // declarations checks the answer to initialize against the manifest
 // (§4.2, §4.3) and the identifier grammar (§4.5).
-func (r *runner) declarations(res *initializeResult) {
+func (r *runner) declarations(res *protocol.InitializeResult) {
 	var v verdict
 	m := r.pkg.Manifest
 	if res.Name != r.pkg.Name {
@@ -200,7 +202,7 @@ func (r *runner) declarations(res *initializeResult) {
 }
 
 // declared summarizes what res declares.
-func declared(res *initializeResult) string {
+func declared(res *protocol.InitializeResult) string {
 	var parts []string
 	for _, k := range []struct {
 		n         int

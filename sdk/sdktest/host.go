@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -35,7 +36,7 @@ func pluginEnv(pkg *pluginpkg.Package, extra map[string]string, dataDir string) 
 	env[sidecar.EnvPluginVersion] = pkg.Manifest.Version.String()
 	env[sidecar.EnvPluginDir] = pkg.Dir
 	env[sidecar.EnvDataDir] = dataDir
-	env[sidecar.EnvProtocolVersion] = protocolVersion
+	env[sidecar.EnvProtocolVersion] = protocol.Version
 	out := make([]string, 0, len(env))
 	for k, v := range env {
 		out = append(out, k+"="+v)

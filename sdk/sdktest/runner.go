@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // The fixed cases, in report order; the call/<kind>/<id> cases (or
@@ -114,7 +115,7 @@ func (r *runner) first() error {
 		return err
 	}
 	r.declarations(res)
-	steps := []func(*session, *initializeResult) error{r.ping, r.calls, r.cancel, r.unknownMethod}
+	steps := []func(*session, *protocol.InitializeResult) error{r.ping, r.calls, r.cancel, r.unknownMethod}
 	for _, step := range steps {
 		if err := step(s, res); err != nil {
 			return err
@@ -165,7 +166,7 @@ func (r *runner) manifest() bool {
 	r.command = cmd
 	kernel := "no protocol range (any version)"
 	if m.KernelText != "" {
-		kernel = fmt.Sprintf("protocol range %s admits %s", m.KernelText, protocolVersion)
+		kernel = fmt.Sprintf("protocol range %s admits %s", m.KernelText, protocol.Version)
 	}
 	r.add(Case{Name: caseManifest, Status: Pass,
 		Reason: fmt.Sprintf("valid; runtime.command %s found; %s", m.Runtime.Command, kernel)})

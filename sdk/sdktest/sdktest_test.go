@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -361,7 +362,7 @@ func TestCallbacksStubHost(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cb, reply := h.answer(&message{ID: json.RawMessage(`"c1"`), Params: json.RawMessage(tt.params)}, inFlight)
+			cb, reply := h.answer(&wire.Message{ID: json.RawMessage(`"c1"`), Params: json.RawMessage(tt.params)}, inFlight)
 			code := 0
 			if reply.Error != nil {
 				code = reply.Error.Code

@@ -17,6 +17,7 @@ import (
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // A session is one start of the plugin: its process, the host's ends of
@@ -58,7 +59,7 @@ type session struct {
 
 // answer is a response and when the reader read it.
 type answer struct {
-	m  *message
+	m  *wire.Message
 	at time.Time
 }
 
@@ -102,17 +103,17 @@ func startSession(pkg *pluginpkg.Package, path string, env []string) (*session, 
 func (s *session) readStdout() {
 	defer s.wg.Done()
 	defer close(s.stdoutDone)
-	fr := newFrameReader(s.proc.Stdout, maxFrame)
+	fr := wire.NewFrameReader(s.proc.Stdout, wire.DefaultMaxFrame)
 	for {
 		line, err := fr.ReadFrame()
 		if err != nil {
-			if errors.Is(err, errFrameLarge) {
+			if errors.Is(err, wire.ErrFrameTooLarge) {
 				s.violation("%v; the host stops a plugin that sends one (§1)", err)
 			}
 			return
 		}
-		m := new(message)
-		if err := decodeMessage(line, m); err != nil {
+		m := new(wire.Message)
+		if err := wire.DecodeMessage(line, m); err != nil {
 			s.violation("%v: %s", err, quote(line))
 			continue
 		}
@@ -121,7 +122,7 @@ func (s *session) readStdout() {
 }
 
 // route handles one message from the plugin.
-func (s *session) route(m *message) {
+func (s *session) route(m *wire.Message) {
 	switch {
 	case m.IsResponse():
 		s.response(m)
@@ -139,8 +140,8 @@ func (s *session) route(m *message) {
 			return
 		}
 		// As the host does: no other plugin request exists.
-		_ = s.write(&message{JSONRPC: jsonrpcVersion, ID: m.ID,
-			Error: &wireError{Code: codeMethodNotFound, Message: "the host provides no method " + strconv.Quote(m.Method)}})
+		_ = s.write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID,
+			Error: &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "the host provides no method " + strconv.Quote(m.Method)}})
 	default:
 		if !s.handshook() {
 			s.earlyMessage("notification %q", m.Method)
@@ -165,7 +166,7 @@ func (s *session) callbacks() []callback {
 
 // response delivers a response to its request, or records why it answers
 // none.
-func (s *session) response(m *message) {
+func (s *session) response(m *wire.Message) {
 	a := answer{m: m, at: time.Now()}
 	key := idKey(m.ID)
 	if key == "null" {
@@ -249,7 +250,7 @@ func (s *session) earlyMessages() []string {
 }
 
 // write sends m as one frame.
-func (s *session) write(m *message) error {
+func (s *session) write(m *wire.Message) error {
 	line, err := json.Marshal(m)
 	if err != nil {
 		return err
@@ -265,7 +266,7 @@ func (s *session) writeLine(line []byte) error {
 	if s.stdinClosed {
 		return errors.New("stdin is closed")
 	}
-	_ = s.proc.Stdin.SetWriteDeadline(time.Now().Add(writeStall))
+	_ = s.proc.Stdin.SetWriteDeadline(time.Now().Add(wire.DefaultWriteStall))
 	_, err := s.proc.Stdin.Write(append(line, '\n'))
 	if err != nil {
 		return fmt.Errorf("write to the plugin's stdin: %w", err)
@@ -285,7 +286,7 @@ func (s *session) request(method string, params any) (string, chan answer, error
 	s.mu.Lock()
 	s.mu.pending[key] = ch
 	s.mu.Unlock()
-	if err := s.write(&message{JSONRPC: jsonrpcVersion, ID: json.RawMessage(key), Method: method, Params: raw}); err != nil {
+	if err := s.write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(key), Method: method, Params: raw}); err != nil {
 		s.abandon(key)
 		return "", nil, err
 	}
@@ -298,7 +299,7 @@ func (s *session) notify(method string, params any) error {
 	if err != nil {
 		return err
 	}
-	return s.write(&message{JSONRPC: jsonrpcVersion, Method: method, Params: raw})
+	return s.write(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: method, Params: raw})
 }
 
 // abandon stops waiting for the answer to request key; a late answer is
@@ -396,7 +397,7 @@ func (s *session) terminate(ctx context.Context) {
 		return
 	}
 	_ = s.proc.Terminate()
-	if ok, _ := s.waitExit(ctx, killGrace); ok {
+	if ok, _ := s.waitExit(ctx, wire.DefaultKillGrace); ok {
 		return
 	}
 	_ = s.proc.Kill()

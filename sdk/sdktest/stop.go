@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // groupSettle bounds how long the suite waits, after the plugin exited,
@@ -22,37 +25,37 @@ func (r *runner) shutdown(s *session) (bool, error) {
 		v.fail("shutdown could not be sent%s", s.why())
 		r.add(v.result(caseShutdown, ""))
 		s.closeStdin()
-		exited, err := s.waitExit(r.ctx, shutdownGrace)
+		exited, err := s.waitExit(r.ctx, wire.DefaultShutdownGrace)
 		if !exited {
 			s.terminate(r.ctx)
 		}
 		return exited, err
 	}
 	start := time.Now()
-	a, ok, err := s.call(r.ctx, methodShutdown, struct{}{}, shutdownGrace)
+	a, ok, err := s.call(r.ctx, wire.MethodShutdown, struct{}{}, wire.DefaultShutdownGrace)
 	if err != nil {
 		return false, err
 	}
 	switch {
 	case !ok:
-		v.fail("%s; it is answered at once (§5.7)", s.notAnswered("shutdown", shutdownGrace))
+		v.fail("%s; it is answered at once (§5.7)", s.notAnswered("shutdown", wire.DefaultShutdownGrace))
 	case a.m.Error != nil:
 		v.warn("shutdown was answered with error %d: %s; its result is {} (§5.7)", a.m.Error.Code, quoteLimited(a.m.Error.Message, 80))
 	case !isObject(a.m.Result):
 		v.warn("shutdown was answered with %s; its result is {} (§5.7)", quote(a.m.Result))
 	}
 	s.closeStdin()
-	exited, err := s.waitExit(r.ctx, shutdownGrace-time.Since(start))
+	exited, err := s.waitExit(r.ctx, wire.DefaultShutdownGrace-time.Since(start))
 	if err != nil {
 		return false, err
 	}
 	if !exited {
-		v.fail("still running %v after shutdown and the end of its stdin; a plugin MUST exit when its stdin reaches end of file (§3, §9)", shutdownGrace)
+		v.fail("still running %v after shutdown and the end of its stdin; a plugin MUST exit when its stdin reaches end of file (§3, §9)", wire.DefaultShutdownGrace)
 		s.terminate(r.ctx)
 	} else if status := s.proc.ExitStatus(); status != "exit status 0" {
 		v.warn("exited with %s after shutdown; the SDKs exit with status 0 (§5.7)", status)
 	}
-	r.add(v.result(caseShutdown, "answered shutdown, then exited with status 0 once its stdin closed, within "+shutdownGrace.String()))
+	r.add(v.result(caseShutdown, "answered shutdown, then exited with status 0 once its stdin closed, within "+wire.DefaultShutdownGrace.String()))
 	return exited, nil
 }
 
@@ -123,7 +126,7 @@ func pidList(pids []int) string {
 // the shutdown grace, then SIGTERM and SIGKILL; then it releases it.
 func (r *runner) stopQuietly(s *session) {
 	s.closeStdin()
-	if ok, _ := s.waitExit(r.ctx, shutdownGrace); !ok {
+	if ok, _ := s.waitExit(r.ctx, wire.DefaultShutdownGrace); !ok {
 		s.terminate(r.ctx)
 	}
 	s.release()
@@ -136,8 +139,8 @@ var malformedFrames = []struct {
 	code int
 	what string
 }{
-	{`{"jsonrpc":"2.0","id":`, codeParseError, "invalid JSON"},
-	{`["not","a","message"]`, codeInvalidRequest, "a JSON value that is not a message"},
+	{`{"jsonrpc":"2.0","id":`, protocol.CodeParseError, "invalid JSON"},
+	{`["not","a","message"]`, protocol.CodeInvalidRequest, "a JSON value that is not a message"},
 }
 
 // malformed starts the plugin a second time, sends it malformed frames
@@ -175,14 +178,14 @@ func (r *runner) malformed() error {
 			v.warn("%s %s was answered with error %d; it SHOULD be %d (§1)", f.what, quote([]byte(f.line)), a.m.Error.Code, f.code)
 		}
 	}
-	a, ok, err := s.call(r.ctx, methodPing, struct{}{}, heartbeatTimeout)
+	a, ok, err := s.call(r.ctx, wire.MethodPing, struct{}{}, heartbeatTimeout)
 	if err != nil {
 		return err
 	}
 	if !ok || a.m.Error != nil {
 		v.warn("stopped serving after the malformed frames: %s; a plugin SHOULD keep reading (§1)", s.notAnswered("ping", heartbeatTimeout))
 	}
-	r.add(v.result(caseMalformed, fmt.Sprintf("answered invalid JSON with %d and a non-message with %d, id null, and kept serving", codeParseError, codeInvalidRequest)))
+	r.add(v.result(caseMalformed, fmt.Sprintf("answered invalid JSON with %d and a non-message with %d, id null, and kept serving", protocol.CodeParseError, protocol.CodeInvalidRequest)))
 	return nil
 }
 
