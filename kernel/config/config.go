@@ -82,7 +82,7 @@ type Config struct {
 	// Handlers serve the calls plugins make to the capabilities the host
 	// provides (docs/protocol.md §5.11), by capability key; Go only (the
 	// config file cannot name a function). Each key must be one of
-	// Capabilities, and each handler non-nil: kernel.New refuses others. A
+	// Capabilities, and each handler non-nil (Validate). A
 	// plugin's call to a host capability without a handler is answered
 	// -32006 (not available). kernel.New copies the map.
 	Handlers map[capability.Key]capability.Handler
@@ -91,7 +91,7 @@ type Config struct {
 	// depth MaxCallDepth is refused with -32007, its message showing the
 	// chain of plugins. A host request to a plugin is depth 0; a call made
 	// while serving a request of depth n is depth n+1, one without a
-	// parent depth 1. Negative is an error at kernel.New.
+	// parent depth 1. Negative is an error (Validate).
 	MaxCallDepth int
 	// StreamWindow is the window of the streams kernel.Kernel.StreamProvider
 	// asks for (docs/protocol.md §5.12): how many chunks a provider may send
@@ -151,8 +151,9 @@ type Config struct {
 	Logger hclog.Logger
 	// HandshakeTimeout bounds the handshake of each plugin whose manifest
 	// sets no runtime.handshake_timeout (config key handshake_timeout).
-	// Zero means the protocol's default handshake timeout (10s); it may not
-	// exceed 60s, the largest a manifest may set (docs/protocol.md §9).
+	// Zero means the protocol's default handshake timeout (10s); it may be
+	// neither negative nor above 60s, the largest a manifest may set
+	// (docs/protocol.md §9; Validate).
 	HandshakeTimeout time.Duration
 	// Session is the session context sent to every plugin in initialize
 	// (config key session), e.g. a workspace or a user; nil sends none.
@@ -177,19 +178,27 @@ type Config struct {
 	FirstGeneration uint64
 }
 
-// Error lists every problem found in a config file, each with its key
-// path, e.g. `kernel.json: policy.audit: "sometimes" is not "required" or
-// "optional"`.
+// Error lists every problem found in a config file (by Load and Parse) or
+// in a Config (by Validate), each with its key path in the file, e.g.
+// `kernel.json: policy.audit: "sometimes" is not "required" or
+// "optional"`. A value breaks a rule in the same words wherever it comes
+// from: Problems holds the same text for it in both cases.
 type Error struct {
-	Path     string
+	// Path is the file; empty for a problem of a Config (Validate).
+	Path string
+	// Problems are the problems, each "key path: what is wrong".
 	Problems []string
 }
 
-// Error joins the problems, one per line, each prefixed with the file.
+// Error joins the problems, one per line, each prefixed with the file
+// when there is one.
 func (e *Error) Error() string {
 	lines := make([]string, len(e.Problems))
 	for i, p := range e.Problems {
-		lines[i] = e.Path + ": " + p
+		lines[i] = p
+		if e.Path != "" {
+			lines[i] = e.Path + ": " + p
+		}
 	}
 	return strings.Join(lines, "\n")
 }

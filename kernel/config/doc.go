@@ -13,6 +13,23 @@
 // files: Load refuses a file larger than MaxFileSize, or one that is not a
 // regular file, without reading it.
 //
+// # Validation
+//
+// Config.Validate is the one check of a Config's values (ranges, IDs,
+// names, policies, kinds, handlers): Parse applies it to what a file
+// holds, and kernel.New and Reconfigure to the Config they are given, so a
+// value breaks a rule in the same words whether it was written in a file
+// or set in Go. Parse itself checks only what a file alone can get wrong:
+// unknown keys, JSON types, durations and versions that do not parse, the
+// format, and limits that are not positive integers.
+//
+// # Errors
+//
+// Load, Parse and Validate report problems as one *Error (use errors.As),
+// every problem with its key path as the file spells it
+// ("supervision.hang_timeout: ..."); Path is the file, empty for Validate.
+// Load's failure to read the file is an error wrapping the cause.
+//
 // Some fields have no key: Handlers, Observer and Logger, which a file
 // cannot hold, and StreamWindow and FirstGeneration, which only an
 // embedding program sets. A host sets them in Go.

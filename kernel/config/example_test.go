@@ -19,3 +19,13 @@ func ExampleLoad() {
 	// Output:
 	// [colour: unknown key policy.audit: "maybe" is not "required" or "optional"]
 }
+
+// Validate reports every problem of a Config built in Go, each named by
+// its key in the file, in the words Load would use for the same values.
+func ExampleConfig_Validate() {
+	cfg := config.Config{PoolSize: -1, Policy: map[string]config.FailurePolicy{"audit": "maybe"}}
+	fmt.Println(cfg.Validate())
+	// Output:
+	// pool_size: must be at least 1, got -1
+	// policy.audit: "maybe" is not "required" or "optional"
+}

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,8 +20,6 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
-	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -111,10 +112,15 @@ func Load(path string) (Config, error) {
 }
 
 // Parse parses config file contents; path is used for messages and to
-// resolve a relative home, which is returned absolute. The problems are
-// listed in this order: unknown keys (sorted by path); values of the wrong
-// JSON type (with line and column) and durations that do not parse, in
-// document order; then the checks of the values.
+// resolve a relative home, which is returned absolute. The values are
+// checked by Validate's rules and by those only a file can break. The
+// problems are listed in this order: unknown keys (sorted by path); values
+// of the wrong JSON type (with line and column) and durations that do not
+// parse, in document order; then the problems of the values, in the
+// order of the schema's keys, Validate's merged with the file's own (a
+// missing format, a version that is not semver, a session value that is
+// not a string, a kind's policy or target that names no value, a limit
+// that is not positive).
 func Parse(path string, data []byte) (Config, error) {
 	root, err := jsonfile.Parse(data, jsonfile.NewLines(data))
 	var syn *jsonfile.SyntaxError
@@ -134,18 +140,75 @@ func Parse(path string, data []byte) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config %s: %w", path, err)
 	}
-	cfg, more := fc.convert(dir)
-	for _, p := range more {
-		// A value of the wrong type is reported once, not again by the
-		// check of the zero value left in its place.
-		if at, _, _ := strings.Cut(p, ": "); !bound.WrongType(at) {
-			problems = append(problems, p)
-		}
-	}
+	cfg, converted := fc.convert(dir)
+	problems = append(problems, problemStrings(valueProblems(bound, converted, cfg.problems()))...)
 	if len(problems) > 0 {
 		return Config{}, &Error{Path: path, Problems: problems}
 	}
 	return cfg, nil
+}
+
+// valueProblems merges the problems convert found and Validate's, in the
+// order of the schema's keys. Each value is reported once: not where its
+// JSON type was wrong (the check of the zero value left in its place
+// would only repeat it), and not by Validate where convert already did.
+func valueProblems(bound jsonfile.Bound, converted, validated []jsonfile.Problem) []jsonfile.Problem {
+	var out []jsonfile.Problem
+	reported := map[string]bool{}
+	for _, p := range converted {
+		if !bound.WrongType(p.Path) {
+			out = append(out, p)
+			reported[p.Path] = true
+		}
+	}
+	for _, p := range validated {
+		if !bound.WrongType(p.Path) && !reported[p.Path] {
+			out = append(out, p)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b jsonfile.Problem) int { return slices.Compare(schemaOrder(a.Path), schemaOrder(b.Path)) })
+	return out
+}
+
+// schemaOrder is the sort key of a key path: the place of its top-level
+// key in fileConfig, then, in an array of objects, the element's index
+// and the place of its key in the element. Paths that tie (keys of one
+// map) keep the order they were found in; a key the schema lacks sorts
+// last.
+func schemaOrder(path string) []int {
+	end := strings.IndexAny(path, ".[")
+	if end < 0 {
+		end = len(path)
+	}
+	top, rest := path[:end], path[end:]
+	rank, ok := schemaRanks[top]
+	if !ok {
+		return []int{math.MaxInt}
+	}
+	index, sub, found := strings.Cut(strings.TrimPrefix(rest, "["), "].")
+	n, err := strconv.Atoi(index)
+	if !strings.HasPrefix(rest, "[") || !found || err != nil {
+		return []int{rank}
+	}
+	return []int{rank, n, schemaRanks[top+"[]."+sub]}
+}
+
+// schemaRanks is the place of each key in the schema: of each key of
+// fileConfig, and, as "key[].sub", of each key of an array's objects.
+var schemaRanks = keyRanks(reflect.TypeFor[fileConfig]())
+
+func keyRanks(t reflect.Type) map[string]int {
+	out := map[string]int{}
+	for i := range t.NumField() {
+		key, _, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
+		out[key] = i
+		if ft := t.Field(i).Type; ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Struct {
+			for sub, j := range keyRanks(ft.Elem()) {
+				out[key+"[]."+sub] = j
+			}
+		}
+	}
+	return out
 }
 
 func problemStrings(ps []jsonfile.Problem) []string {
@@ -156,59 +219,50 @@ func problemStrings(ps []jsonfile.Problem) []string {
 	return out
 }
 
-// convert checks the values of a bound file and returns its Config. dir is
-// the file's absolute directory, against which relative paths resolve.
-func (fc *fileConfig) convert(dir string) (Config, []string) {
-	var p []string
-	add := func(format string, a ...any) { p = append(p, fmt.Sprintf(format, a...)) }
-	cfg := Config{Strict: fc.Strict, PoolSize: fc.PoolSize, ValidateProviderInput: fc.ValidateProviderInput,
-		PluginConfig: fc.PluginConfig, StartupBudget: time.Duration(fc.StartupBudget),
-		DrainTimeout: time.Duration(fc.DrainTimeout), HandshakeTimeout: time.Duration(fc.HandshakeTimeout)}
+// convert returns the Config a bound file describes, and the problems only
+// a file can have: a missing or unsupported format, a version that is not
+// semver, a session value that is not a string, a kind's policy or target
+// that names no value, a limit that is not a positive integer. Every other
+// value is carried over as it is, for Validate to check: an entry of an
+// array is kept even when it is wrong, so that Validate's indexes are the
+// file's. dir is the file's absolute directory, against which relative
+// paths resolve.
+func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
+	var ck checker
 	switch {
 	case fc.Format == nil:
-		add("format: missing (this build reads format %d)", configFormat)
+		ck.add("format", "missing (this build reads format %d)", configFormat)
 	case *fc.Format != configFormat:
-		add("format: %d is not supported (this build reads format %d)", *fc.Format, configFormat)
+		ck.add("format", "%d is not supported (this build reads format %d)", *fc.Format, configFormat)
 	}
-	cfg.Home = absolute(fc.Home, dir)
-	cfg.DataRoot = absolute(fc.DataRoot, dir)
-	if cfg.HandshakeTimeout > wire.MaxHandshakeTimeout {
-		add("handshake_timeout: %q exceeds the maximum of %v", fc.HandshakeTimeout, wire.MaxHandshakeTimeout)
+	cfg := Config{
+		Home: absolute(fc.Home, dir), DataRoot: absolute(fc.DataRoot, dir),
+		Capabilities: convertCapabilities(fc.Capabilities, &ck),
+		Points:       convertIDs[contribution.Point](fc.Points), Slots: convertIDs[contribution.Slot](fc.Slots),
+		Kinds:  convertKinds(fc.Kinds, &ck),
+		Strict: fc.Strict, PoolSize: fc.PoolSize, StartupBudget: time.Duration(fc.StartupBudget),
+		Policy:       convertMap[string](fc.Policy, func(v string) FailurePolicy { return FailurePolicy(v) }),
+		SlotOwners:   convertMap[contribution.Slot](fc.SlotOwners, func(v string) string { return v }),
+		DrainTimeout: time.Duration(fc.DrainTimeout), PluginConfig: fc.PluginConfig,
+		Supervision: fc.Supervision.convert(),
+		PluginEnv: convertMap[string](fc.PluginEnv, func(vars map[string]fileEnvVar) map[string]EnvVar {
+			out := make(map[string]EnvVar, len(vars))
+			for name, v := range vars {
+				out[name] = EnvVar(v)
+			}
+			return out
+		}),
+		Limits:           convertLimits(fc.Limits, &ck),
+		HandshakeTimeout: time.Duration(fc.HandshakeTimeout), Session: convertSession(fc.Session, &ck),
+		ValidateProviderInput: fc.ValidateProviderInput, MaxCallDepth: fc.MaxCallDepth,
 	}
-	cfg.Session = convertSession(fc.Session, add)
-	if fc.Host != nil {
-		cfg.Host = protocol.HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
-	}
-	cfg.Capabilities = convertCapabilities(fc.Capabilities, add)
-	for i, s := range fc.Points {
-		if err := contribution.Point(s).Validate(); err != nil {
-			add("points[%d]: %v", i, err)
-		}
-		cfg.Points = append(cfg.Points, contribution.Point(s))
-	}
-	for i, s := range fc.Slots {
-		if err := contribution.Slot(s).Validate(); err != nil {
-			add("slots[%d]: %v", i, err)
-		}
-		cfg.Slots = append(cfg.Slots, contribution.Slot(s))
-	}
-	if fc.PoolSize < 0 {
-		add("pool_size: must be at least 1, got %d", fc.PoolSize)
-	}
-	if fc.MaxCallDepth < 0 {
-		add("max_call_depth: must be at least 1, got %d", fc.MaxCallDepth)
-	}
-	cfg.MaxCallDepth = max(fc.MaxCallDepth, 0)
 	d := fc.Deadlines
 	cfg.Deadlines = Deadlines{Intercept: time.Duration(d.Intercept), Strategy: time.Duration(d.Strategy),
 		Provider: time.Duration(d.Provider), Action: time.Duration(d.Action)}
-	cfg.Supervision = fc.Supervision.convert(add)
-	cfg.PluginEnv = convertEnv(fc.PluginEnv, add)
-	cfg.Limits = convertLimits(fc.Limits, add)
-	cfg.Policy = convertPolicy(fc.Policy, add)
-	cfg.SlotOwners = convertOwners(fc.SlotOwners, add)
-	cfg.Kinds = convertKinds(fc.Kinds, add)
-	return cfg, p
+	if fc.Host != nil {
+		cfg.Host = protocol.HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
+	}
+	return cfg, ck.problems
 }
 
 // absolute resolves a relative path against dir; "" stays "".
@@ -219,24 +273,45 @@ func absolute(path, dir string) string {
 	return filepath.Join(dir, path)
 }
 
-func convertCapabilities(in []fileCapability, add func(string, ...any)) []capability.Provided {
-	var out []capability.Provided
-	for i, c := range in {
-		key := capability.Key(c.Capability)
-		if err := key.Validate(); err != nil {
-			add("capabilities[%d].capability: %v", i, err)
-		}
-		v, err := semver.StrictNewVersion(c.Version)
-		if err != nil {
-			add("capabilities[%d].version: %q is not a valid semver version", i, c.Version)
-			continue
-		}
-		out = append(out, capability.Provided{Key: key, Version: v})
+// convertIDs converts a file's list of IDs; nil when it has none.
+func convertIDs[T ~string](in []string) []T {
+	var out []T
+	for _, s := range in {
+		out = append(out, T(s))
 	}
 	return out
 }
 
-func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map[string]string {
+// convertMap converts each value of a file's map; nil when it has none.
+func convertMap[K ~string, V, W any](in map[string]V, f func(V) W) map[K]W {
+	if len(in) == 0 {
+		return nil
+	}
+	out := make(map[K]W, len(in))
+	for k, v := range in {
+		out[K(k)] = f(v)
+	}
+	return out
+}
+
+// convertCapabilities keeps every entry; one whose version is not strict
+// semver has none (Validate reports no second problem there).
+func convertCapabilities(in []fileCapability, ck *checker) []capability.Provided {
+	var out []capability.Provided
+	for i, c := range in {
+		p := capability.Provided{Key: capability.Key(c.Capability)}
+		v, err := semver.StrictNewVersion(c.Version)
+		if err != nil {
+			ck.add(fmt.Sprintf("capabilities[%d].version", i), "%q is not a valid semver version", c.Version)
+		} else {
+			p.Version = v
+		}
+		out = append(out, p)
+	}
+	return out
+}
+
+func convertSession(in map[string]json.RawMessage, ck *checker) map[string]string {
 	if in == nil {
 		return nil
 	}
@@ -244,7 +319,7 @@ func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map
 	for _, key := range slices.Sorted(maps.Keys(in)) {
 		var v string
 		if err := json.Unmarshal(in[key], &v); err != nil {
-			add("session.%s: must be a string, got %s", key, in[key])
+			ck.add("session."+key, "must be a string, got %s", in[key])
 			continue
 		}
 		out[key] = v
@@ -252,88 +327,15 @@ func convertSession(in map[string]json.RawMessage, add func(string, ...any)) map
 	return out
 }
 
-func (s fileSupervision) convert(add func(string, ...any)) Supervision {
-	if s.CrashBudget < 0 {
-		add("supervision.crash_budget: must be a non-negative integer, got %d", s.CrashBudget)
-	}
+func (s fileSupervision) convert() Supervision {
 	return Supervision{HeartbeatInterval: time.Duration(s.HeartbeatInterval), HeartbeatTimeout: time.Duration(s.HeartbeatTimeout),
-		HangTimeout: time.Duration(s.HangTimeout), CrashBudget: max(s.CrashBudget, 0), CrashWindow: time.Duration(s.CrashWindow),
+		HangTimeout: time.Duration(s.HangTimeout), CrashBudget: s.CrashBudget, CrashWindow: time.Duration(s.CrashWindow),
 		BackoffMin: time.Duration(s.BackoffMin), BackoffMax: time.Duration(s.BackoffMax)}
 }
 
-func convertPolicy(in map[string]string, add func(string, ...any)) map[string]FailurePolicy {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[string]FailurePolicy, len(in))
-	for _, name := range slices.Sorted(maps.Keys(in)) {
-		switch v := FailurePolicy(in[name]); v {
-		case FailureRequired, FailureOptional:
-			out[name] = v
-		default:
-			add("policy.%s: %q is not \"required\" or \"optional\"", name, in[name])
-		}
-	}
-	return out
-}
-
-func convertOwners(in map[string]string, add func(string, ...any)) map[contribution.Slot]string {
-	if len(in) == 0 {
-		return nil
-	}
-	out := make(map[contribution.Slot]string, len(in))
-	for _, slot := range slices.Sorted(maps.Keys(in)) {
-		if err := contribution.Slot(slot).Validate(); err != nil {
-			add("slot_owners.%s: %v", slot, err)
-			continue
-		}
-		if in[slot] == "" {
-			add("slot_owners.%s: owner must name a package", slot)
-			continue
-		}
-		out[contribution.Slot(slot)] = in[slot]
-	}
-	return out
-}
-
-// convertEnv checks plugin_env: package names are valid, variable names
-// are environment variable names outside the reserved EXTKERNEL_ prefix.
-func convertEnv(in map[string]map[string]fileEnvVar, add func(string, ...any)) map[string]map[string]EnvVar {
-	if len(in) == 0 {
-		return nil
-	}
-	out := map[string]map[string]EnvVar{}
-	for _, pkg := range slices.Sorted(maps.Keys(in)) {
-		if err := pluginpkg.ValidateName(pkg); err != nil {
-			add("plugin_env.%s: %v", pkg, err)
-			continue
-		}
-		out[pkg] = map[string]EnvVar{}
-		for _, name := range slices.Sorted(maps.Keys(in[pkg])) {
-			if !validEnvName(name) || strings.HasPrefix(name, pluginpkg.ReservedEnvPrefix) {
-				add("plugin_env.%s.%s: %q is not a usable environment variable name (letters, digits, '_'; not EXTKERNEL_*)", pkg, name, name)
-				continue
-			}
-			out[pkg][name] = EnvVar(in[pkg][name])
-		}
-	}
-	return out
-}
-
-func validEnvName(s string) bool {
-	for i, c := range s {
-		switch {
-		case c == '_', c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z':
-		case c >= '0' && c <= '9' && i > 0:
-		default:
-			return false
-		}
-	}
-	return s != ""
-}
-
-// convertLimits checks limits: each one set is a positive integer.
-func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[string]generation.Limits {
+// convertLimits checks limits: each one set is a positive integer (a
+// Config's zero limit means none, which a file says by leaving it out).
+func convertLimits(in map[string]fileLimits, ck *checker) map[string]generation.Limits {
 	if len(in) == 0 {
 		return nil
 	}
@@ -343,7 +345,7 @@ func convertLimits(in map[string]fileLimits, add func(string, ...any)) map[strin
 			return 0
 		}
 		if *v <= 0 {
-			add("%s: must be a positive integer, got %d", field, *v)
+			ck.add(field, "must be a positive integer, got %d", *v)
 			return 0
 		}
 		return uint64(*v)
