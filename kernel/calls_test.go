@@ -408,10 +408,10 @@ func TestConfigHandlers(t *testing.T) {
 		want string
 	}{
 		{"undeclared capability", func(c *config.Config) { c.Handlers = map[capability.Key]capability.Handler{"host.fs": hostLog} },
-			`kernel: config: handler of capability "host.fs", which the host does not provide (add it to Capabilities)`},
+			`kernel: config: handlers.host.fs: the host does not provide "host.fs" (add it to capabilities)`},
 		{"nil handler", func(c *config.Config) { c.Handlers = map[capability.Key]capability.Handler{"host.log": nil} },
-			`kernel: config: handler of capability "host.log" is nil`},
-		{"negative depth", func(c *config.Config) { c.MaxCallDepth = -1 }, `kernel: config: max call depth must be at least 1, got -1`},
+			`kernel: config: handlers.host.log: the handler is nil`},
+		{"negative depth", func(c *config.Config) { c.MaxCallDepth = -1 }, `kernel: config: max_call_depth: must be at least 1, got -1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

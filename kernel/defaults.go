@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"maps"
 	"path/filepath"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/sidecar"
@@ -57,25 +54,15 @@ func withDefaults(c config.Config) config.Config {
 	return c
 }
 
-// resolve makes c's Home and DataRoot absolute, checks its handshake
-// timeout and copies its Session, which every client reads.
+// resolve makes c's Home and DataRoot absolute and copies the maps every
+// client reads (Session, Handlers). It checks nothing: prepare has had
+// config.Config.Validate check c.
 func resolve(c config.Config) (config.Config, error) {
 	home, err := filepath.Abs(c.Home)
 	if err != nil {
 		return c, fmt.Errorf("kernel: config: home %s: %w", c.Home, err)
 	}
 	c.Home = home
-	c.Session = maps.Clone(c.Session)
-	if c.HandshakeTimeout < 0 || c.HandshakeTimeout > wire.MaxHandshakeTimeout {
-		return c, fmt.Errorf("kernel: config: handshake timeout %v is not between 0 and %v", c.HandshakeTimeout, wire.MaxHandshakeTimeout)
-	}
-	if c.MaxCallDepth < 0 {
-		return c, fmt.Errorf("kernel: config: max call depth must be at least 1, got %d", c.MaxCallDepth)
-	}
-	c.Handlers = maps.Clone(c.Handlers)
-	if err := checkHandlers(c); err != nil {
-		return c, err
-	}
 	if c.DataRoot != "" {
 		root, err := filepath.Abs(c.DataRoot)
 		if err != nil {
@@ -83,25 +70,9 @@ func resolve(c config.Config) (config.Config, error) {
 		}
 		c.DataRoot = root
 	}
+	c.Session = maps.Clone(c.Session)
+	c.Handlers = maps.Clone(c.Handlers)
 	return c, nil
-}
-
-// checkHandlers refuses a handler for a capability the host does not
-// provide, and a nil handler, naming every one.
-func checkHandlers(c config.Config) error {
-	var problems []string
-	for _, key := range slices.Sorted(maps.Keys(c.Handlers)) {
-		switch {
-		case c.Handlers[key] == nil:
-			problems = append(problems, fmt.Sprintf("handler of capability %q is nil", key))
-		case !slices.ContainsFunc(c.Capabilities, func(p capability.Provided) bool { return p.Key == key }):
-			problems = append(problems, fmt.Sprintf("handler of capability %q, which the host does not provide (add it to Capabilities)", key))
-		}
-	}
-	if len(problems) > 0 {
-		return fmt.Errorf("kernel: config: %s", strings.Join(problems, "; "))
-	}
-	return nil
 }
 
 // Restart defaults (VS Code's extension host: 3 crashes in 5 minutes). The

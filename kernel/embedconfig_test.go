@@ -133,9 +133,9 @@ func TestNewEmbedderSettings(t *testing.T) {
 			}
 		}},
 		{name: "handshake timeout too long", cfg: config.Config{Home: "/h", HandshakeTimeout: 2 * time.Minute},
-			wantErr: "kernel: config: handshake timeout 2m0s is not between 0 and 1m0s"},
+			wantErr: `kernel: config: handshake_timeout: "2m" exceeds the maximum of 1m0s`},
 		{name: "negative handshake timeout", cfg: config.Config{Home: "/h", HandshakeTimeout: -time.Second},
-			wantErr: "kernel: config: handshake timeout -1s is not between 0 and 1m0s"},
+			wantErr: `kernel: config: handshake_timeout: "-1s" is not a positive duration such as "5s"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -69,13 +69,17 @@ func New(cfg config.Config) (*Kernel, error) {
 	return k, nil
 }
 
-// prepare validates cfg and fills in its defaults, for New and Reconfigure.
+// prepare checks cfg and returns it as the kernel keeps it, for New and
+// Reconfigure: it needs a Home, and config.Config.Validate checks every
+// value (its *config.Error is wrapped, after "kernel: config: "); then
+// resolve makes the paths absolute and copies the maps, and withDefaults
+// applies the defaults.
 func prepare(cfg config.Config) (config.Config, error) {
 	if cfg.Home == "" {
 		return cfg, errors.New("kernel: config: home is required")
 	}
-	if cfg.PoolSize < 0 {
-		return cfg, fmt.Errorf("kernel: config: pool size must be at least 1, got %d", cfg.PoolSize)
+	if err := cfg.Validate(); err != nil {
+		return cfg, fmt.Errorf("kernel: config: %w", err)
 	}
 	cfg, err := resolve(cfg)
 	if err != nil {

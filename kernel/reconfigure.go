@@ -12,9 +12,10 @@ import (
 // (policy, plugin config and environment, limits, host capabilities and
 // handlers, points, slots, kinds, slot owners, pool size, budget), and
 // dispatch follows cfg's deadlines, strictness and bounds from the swap on.
-// cfg is validated as New validates it; its Home, DataRoot and Logger must
-// be the kernel's (the home and data directories and the logs of running
-// plugins cannot move), and FirstGeneration is ignored.
+// cfg is checked as New checks it (config.Config.Validate, with the error
+// New would return); its Home, DataRoot and Logger must be the kernel's
+// (the home and data directories and the logs of running plugins cannot
+// move), and FirstGeneration is ignored.
 //
 // On any failure, a refused cfg or a reload that rolls back, the previous
 // config stays in effect and the current generation keeps serving; the
