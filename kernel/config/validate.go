@@ -17,9 +17,11 @@ import (
 
 // Validate checks every rule of c's values, the one check of a Config:
 // Parse applies it to what a file holds, and kernel.New and
-// kernel.Kernel.Reconfigure to the Config they are given. The zero value of
-// every field means its default and is valid; so is the zero Config. The
-// rules, each problem named by its key in the file (docs/config.md):
+// kernel.Kernel.Reconfigure to the Config they are given. A field left
+// zero means its default and is valid, and so is the zero Config; an entry
+// of a list or map must still be whole (a capability needs a version, an
+// added kind a policy, a slot owner a name). The rules, each problem named
+// by its key in the file (docs/config.md):
 //
 //   - durations (startup_budget, drain_timeout, deadlines.*,
 //     supervision.*, handshake_timeout) are not negative, and
