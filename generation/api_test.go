@@ -6,12 +6,11 @@ import (
 	"go/parser"
 	"go/printer"
 	"go/token"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // TestAPINamesNoInternalPackage holds that no exported identifier of this
@@ -84,19 +83,19 @@ func TestAPINamesNoInternalPackage(t *testing.T) {
 	}
 }
 
-// TestStartStates holds that the start states are the sidecar's, so that
-// an event is converted by its value alone.
-func TestStartStates(t *testing.T) {
-	for _, tt := range []struct {
-		ours   StartState
-		theirs sidecar.StartState
-	}{
-		{StartLaunching, sidecar.StartLaunching},
-		{StartReady, sidecar.StartReady},
-		{StartFailed, sidecar.StartFailed},
-	} {
-		if string(tt.ours) != string(tt.theirs) {
-			t.Errorf("state %q, the sidecar's %q", tt.ours, tt.theirs)
+// TestNoProcessDeps holds that a generation is a value: nothing this
+// package imports, directly or not, starts or talks to a process (go list
+// -deps ./generation names no sidecar, process or builder package).
+func TestNoProcessDeps(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -deps: %v\n%s", err, out)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, bad := range []string{"/sidecar", "/internal/process", "/internal/builder", "/internal/clients"} {
+			if strings.HasSuffix(dep, bad) || strings.Contains(dep, bad+"/") {
+				t.Errorf("package generation depends on %s", dep)
+			}
 		}
 	}
 }

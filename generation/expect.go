@@ -52,10 +52,11 @@ func (e *UnavailableError) Error() string {
 // Unwrap returns the underlying error, or nil.
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// unavailable checks in.Expect against in.Installed and returns one error
+// Unavailable checks in.Expect against in.Installed and returns one error
 // per problem, in Expect order (each package's load warnings in document
-// order).
-func unavailable(in Inputs) []*UnavailableError {
+// order): a build fails on them before anything starts, and a plan lists
+// them as problems.
+func (in *Inputs) Unavailable() []*UnavailableError {
 	if len(in.Expect) == 0 {
 		return nil
 	}
@@ -96,13 +97,4 @@ func unavailable(in Inputs) []*UnavailableError {
 func notInstalled(x Expected) *UnavailableError {
 	return &UnavailableError{Package: x.Name, Path: path.Join(pluginpkg.PackagesDir, x.Name), Why: x.Why,
 		Reason: "not installed (the package directory is missing)"}
-}
-
-// expect records every unavailable expected package as a problem; the
-// build then fails before anything starts.
-func (b *build) expect() {
-	for _, e := range unavailable(b.in) {
-		b.problems = append(b.problems, e.Error())
-		b.errs = append(b.errs, e)
-	}
 }

@@ -1,15 +1,13 @@
 package generation
 
 import (
-	"context"
+	"sort"
 	"sync"
 	"time"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/pluginpkg"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // MemberStatus is the outcome of one package in a generation.
@@ -17,7 +15,9 @@ type MemberStatus string
 
 // Package statuses.
 const (
-	// StatusRunning: the sidecar started and completed its handshake.
+	// StatusRunning: the sidecar started and completed its handshake (as
+	// of the build: whether it still runs is the running set's to say,
+	// see Snapshot).
 	StatusRunning MemberStatus = "running"
 	// StatusDeclarative: the package has no runtime; nothing runs.
 	StatusDeclarative MemberStatus = "declarative"
@@ -38,28 +38,22 @@ type Member struct {
 	// failure (Inputs.KeepFailed).
 	Adopted bool
 	// Reason explains a failure, for StatusFailed.
-	Reason  string
+	Reason string
+	// Elapsed is how long its start took (zero when it did not start).
 	Elapsed time.Duration
 	launch  Launch // what its sidecar is given, as fingerprinted
-	// clientHolder holds the member's sidecar, nil when it does not run:
-	// only this module reaches it (package clients), so that every call
-	// to a plugin goes through the kernel's leases.
-	clientHolder
 }
 
-// clientHolder is embedded under this name so that no exported field or
-// method of Member names it.
-type clientHolder = clients.Holder
-
-// client returns the member's sidecar, or nil.
-func (m *Member) client() *sidecar.Client { return clients.Of(m) }
-
-// setClient makes c the member's sidecar (nil: none).
-func (m *Member) setClient(c *sidecar.Client) { clients.Set(m, c) }
+// NewMember returns the member for p under in: required as in's launch
+// value for p says (LaunchOf), StatusRunning, or StatusDeclarative for a
+// package without runtime. Whoever builds the generation sets its outcome.
+func NewMember(in *Inputs, p *pluginpkg.Package) *Member {
+	return newMember(p, in, StatusRunning)
+}
 
 // newMember returns the member for p under in, with its launch value.
 func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
-	l := in.launch(p)
+	l := in.LaunchOf(p)
 	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l}
 	if p.Manifest.Runtime == nil {
 		m.Status = StatusDeclarative
@@ -67,7 +61,10 @@ func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	return m
 }
 
-// Generation is one immutable runtime generation. Create it with Build.
+// Generation is one runtime generation: an immutable value, safe for
+// concurrent use. It owns no process: the plugins it describes are run by
+// whoever built it (package kernel, for a host), and a holder of a
+// Generation can read it, never stop them. Create it with Assemble.
 type Generation struct {
 	number   uint64
 	created  time.Time
@@ -82,11 +79,27 @@ type Generation struct {
 
 	snapOnce sync.Once
 	snap     *Snapshot // built once, by Snapshot
+}
 
-	closeOnce sync.Once
-	closeErr  error
-	mu        sync.Mutex
-	released  map[string]bool // under mu: clients handed to a successor
+// Assemble returns the generation built from in: its closure, its members
+// with their outcomes (by name; every member of the closure), the registry
+// validated from the running members' declarations and the warnings of
+// the build (the load warnings of in.Installed are added here). Members
+// and registry are the generation's from then on: the caller MUST NOT
+// modify them.
+func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg *contribution.Registry, warnings []string) *Generation {
+	g := &Generation{number: in.Number, created: time.Now(), closure: cl, registry: reg, byName: members, plan: in.Plan}
+	for _, name := range cl.Members {
+		g.members = append(g.members, members[name])
+	}
+	for _, w := range in.Installed.Warnings {
+		warnings = append(warnings, w.String())
+	}
+	g.warnings = append([]string(nil), warnings...)
+	sort.Strings(g.warnings)
+	g.inputs = fingerprints(g.members)
+	g.hash = hashInputs(g.inputs, in)
+	return g
 }
 
 // Number is the generation's number, increasing by one per published
@@ -128,37 +141,4 @@ func (g *Generation) Fingerprints() map[string]Fingerprint {
 		out[k] = v
 	}
 	return out
-}
-
-// Close stops every client the generation still owns (all but the
-// released ones), in parallel, and returns their errors joined. It is
-// idempotent.
-func (g *Generation) Close(ctx context.Context) error {
-	g.closeOnce.Do(func() {
-		g.mu.Lock()
-		var owned []*sidecar.Client
-		for _, m := range g.members {
-			if c := m.client(); c != nil && !g.released[m.Package.Name] {
-				owned = append(owned, c)
-			}
-		}
-		g.mu.Unlock()
-		g.closeErr = sidecar.CloseAll(ctx, owned)
-	})
-	return g.closeErr
-}
-
-// Release gives up ownership of the named clients without stopping them,
-// because a successor generation adopted them: Close then stops only the
-// others. The members keep their clients, so calls still in flight on this
-// generation are unaffected. Release must be called before Close.
-func (g *Generation) Release(names ...string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.released == nil {
-		g.released = map[string]bool{}
-	}
-	for _, n := range names {
-		g.released[n] = true
-	}
 }

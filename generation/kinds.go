@@ -7,39 +7,41 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// hostKinds returns the kinds of specs (a host spec's Kinds) that are not
-// built in, sorted: the kinds whose contributions a handshake may declare
-// in its contributions. Nil specs, the built-in kinds only, give none.
-func hostKinds(specs []contribution.KindSpec) []string {
-	var out []string
-	for _, k := range specs {
-		if !builtinKind(k.Kind) && !slices.Contains(out, string(k.Kind)) {
-			out = append(out, string(k.Kind))
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
-// builtinKind reports whether k is one of the four built-in kinds.
-func builtinKind(k contribution.Kind) bool {
-	switch k {
-	case contribution.KindInterceptor, contribution.KindStrategy, contribution.KindProvider, contribution.KindAction:
-		return true
-	}
-	return false
-}
-
-// contributes is a manifest's runtime.contributes as the sidecar reads it.
-func contributes(in map[contribution.Kind][]string) map[string][]string {
-	if len(in) == 0 {
+// Contributions converts one plugin's handshake declarations into
+// contributions with origin handshake. An interceptor, or a contribution of
+// a host kind, without its own priority takes the manifest's
+// runtime.priority; Seq is the declaration index within each kind (within
+// the contributions of host kinds, all kinds together). A contribution of
+// a host kind has a contribution.Custom payload and the key it declared.
+func Contributions(m *Member, d *protocol.InitializeResult) []contribution.Contribution {
+	if d == nil {
 		return nil
 	}
-	out := make(map[string][]string, len(in))
-	for k, keys := range in {
-		out[string(k)] = keys
+	p := m.Package
+	src := contribution.PluginSource(p.Name, p.Manifest.Version.String(), contribution.OriginHandshake)
+	base := 0
+	if p.Manifest.Runtime != nil {
+		base = p.Manifest.Runtime.Priority
 	}
-	return out
+	var out []contribution.Contribution
+	for i, ic := range d.Interceptors {
+		prio := base
+		if ic.Priority != nil {
+			prio = *ic.Priority
+		}
+		out = append(out, contribution.NewInterceptor(src, contribution.Point(ic.Point), prio, i))
+	}
+	for i, s := range d.Strategies {
+		out = append(out, contribution.NewStrategy(src, contribution.Slot(s.Slot), i))
+	}
+	for i, pr := range d.Providers {
+		out = append(out, contribution.NewProvider(src, contribution.Provider{Ref: pr.Ref, Description: pr.Description,
+			Schema: string(pr.Schema)}, i))
+	}
+	for i, a := range d.Actions {
+		out = append(out, contribution.NewAction(src, contribution.Action{ID: a.ID, Title: a.Title, Placement: a.Placement}, i))
+	}
+	return append(out, customContributions(src, base, d.Contributions)...)
 }
 
 // customContributions converts a handshake's contributions of host kinds
@@ -65,7 +67,7 @@ func customContributions(src contribution.Source, base int, ds []protocol.Contri
 func kindFields(specs []contribution.KindSpec) []string {
 	var out []string
 	for _, k := range specs {
-		if !builtinKind(k.Kind) {
+		if !k.Kind.Builtin() {
 			out = append(out, string(k.Kind)+"/"+k.Policy.String()+"/"+k.Target.String())
 		}
 	}

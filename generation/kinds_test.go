@@ -3,7 +3,6 @@ package generation
 import (
 	"encoding/json"
 	"reflect"
-	"slices"
 	"testing"
 
 	"github.com/extkernel/extkernel/contribution"
@@ -35,17 +34,6 @@ func TestCustomContributions(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Contributions =\n%+v\nwant\n%+v", got, want)
-	}
-
-	kinds := append(contribution.DefaultKinds(), contribution.KindSpec{Kind: "tool", Policy: contribution.Unique},
-		contribution.KindSpec{Kind: "hook", Policy: contribution.Ordered, Target: contribution.TargetPoint})
-	sp := sidecarPlugin(pkg, kinds)
-	if !slices.Equal(sp.Kinds, []string{"hook", "tool"}) ||
-		!reflect.DeepEqual(sp.Contributes, map[string][]string{"tool": {"search.web"}, "hook": {"tool.before"}}) {
-		t.Errorf("sidecar plugin: Kinds %q, Contributes %v", sp.Kinds, sp.Contributes)
-	}
-	if sp := sidecarPlugin(pkg, nil); sp.Kinds != nil {
-		t.Errorf("with the built-in kinds only, Kinds = %q, want none", sp.Kinds)
 	}
 }
 

@@ -6,14 +6,16 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // oldDigest is Fingerprint.Config as versions before Launch computed it
 // (config, then the host's env with secrets masked and the limits), so
 // that snapshots they wrote still compare equal.
-func oldDigest(config json.RawMessage, env map[string]string, secret map[string]bool, l Limits) string {
+func oldDigest(config json.RawMessage, env map[string]string, secret map[string]bool, l pluginpkg.ResourceLimits) string {
 	var extra []byte
-	if len(env) > 0 || l != (Limits{}) {
+	if len(env) > 0 || l != (pluginpkg.ResourceLimits{}) {
 		masked := map[string]string{}
 		for n, v := range env {
 			masked[n] = v
@@ -22,8 +24,8 @@ func oldDigest(config json.RawMessage, env map[string]string, secret map[string]
 			}
 		}
 		extra, _ = json.Marshal(struct {
-			Env    map[string]string `json:"env,omitempty"`
-			Limits Limits            `json:"limits"`
+			Env    map[string]string        `json:"env,omitempty"`
+			Limits pluginpkg.ResourceLimits `json:"limits"`
 		}{masked, l})
 	}
 	if len(config) == 0 && len(extra) == 0 {
@@ -45,7 +47,7 @@ func TestLaunchDigest(t *testing.T) {
 	const secret = "s3cr3t-value-0042"
 	cfg := json.RawMessage(`{"verbose":true,"html":"<b>&"}`)
 	env := map[string]string{"MODE": "strict", "URL": "http://x/?a=1&b=<2>"}
-	lim := Limits{OpenFiles: 64, AddressSpace: 1 << 32}
+	lim := pluginpkg.ResourceLimits{OpenFiles: 64, AddressSpace: 1 << 32}
 	tests := []struct {
 		name string
 		l    Launch
@@ -53,8 +55,8 @@ func TestLaunchDigest(t *testing.T) {
 	}{
 		{"empty", Launch{}, ""},
 		{"required only", Launch{Required: true}, ""},
-		{"config", Launch{Config: cfg}, oldDigest(cfg, nil, nil, Limits{})},
-		{"env", Launch{Env: env}, oldDigest(nil, env, nil, Limits{})},
+		{"config", Launch{Config: cfg}, oldDigest(cfg, nil, nil, pluginpkg.ResourceLimits{})},
+		{"env", Launch{Env: env}, oldDigest(nil, env, nil, pluginpkg.ResourceLimits{})},
 		{"limits", Launch{Limits: lim}, oldDigest(nil, nil, nil, lim)},
 		{"all", Launch{Config: cfg, Env: env, Limits: lim}, oldDigest(cfg, env, nil, lim)},
 	}

@@ -147,7 +147,7 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	p.predict(from, to)
 	p.slotClaims(to, in.Spec.SlotOwners, cl)
 	p.resolutionProblems(cl, to)
-	for _, e := range unavailable(in) {
+	for _, e := range in.Unavailable() {
 		p.Problems = append(p.Problems, e.Error())
 	}
 	p.undigested(to)
@@ -300,9 +300,9 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 	}
 	failed := make(map[string]string, len(out))
 	for name, rule := range out {
-		failed[name] = leftOutReason(rule)
+		failed[name] = LeftOut(rule)
 	}
-	cascadeFailures(cl, failed)
+	cl.Cascade(failed)
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		switch pkg := to.pkg(name); {
 		case out[name] != "":

@@ -119,7 +119,7 @@ func TestPlanReasons(t *testing.T) {
 			in.Launch = map[string]Launch{"audit": {Env: map[string]string{"TOKEN": "t0"}, SecretEnv: []string{"TOKEN"}}}
 		}, map[string]string{"audit": "reloaded: config changed"}},
 		{"limits", func(_ *planHome, in *Inputs) {
-			in.Launch = map[string]Launch{"audit": {Limits: Limits{OpenFiles: 64}}}
+			in.Launch = map[string]Launch{"audit": {Limits: pluginpkg.ResourceLimits{OpenFiles: 64}}}
 		}, map[string]string{"audit": "reloaded: config changed"}},
 		{"policy", func(_ *planHome, in *Inputs) {
 			in.Launch = map[string]Launch{"audit": {Required: true}}

@@ -23,7 +23,8 @@ const SnapshotFormat = 1
 const MaxSnapshotSize = 16 << 20
 
 // StatusCrashed is a snapshot-only status: the member was running but its
-// sidecar has exited since.
+// sidecar has exited since (the running set that owns it says so; a
+// Generation's own snapshot never does).
 const StatusCrashed MemberStatus = "crashed"
 
 // StatusPlanned is the status of a package in a plan's desired side: it
@@ -75,24 +76,16 @@ type SnapshotContribution struct {
 	Seq      int                 `json:"seq"`
 }
 
-// Snapshot returns the generation's snapshot. A member whose sidecar has
-// exited since the build is reported as StatusCrashed. The snapshot is
-// built once per generation; each call returns a fresh Snapshot value and
-// Packages slice, but the slices inside them (Contributions, Warnings,
-// DependsOn, ...) are shared and MUST NOT be modified.
+// Snapshot returns the generation's snapshot, members as of the build
+// (whoever runs the generation reports a member that has exited since as
+// StatusCrashed). The snapshot is built once per generation; each call
+// returns a fresh Snapshot value and Packages slice, but the slices inside
+// them (Contributions, Warnings, DependsOn, ...) are shared and MUST NOT
+// be modified.
 func (g *Generation) Snapshot() *Snapshot {
 	g.snapOnce.Do(func() { g.snap = g.baseSnapshot() })
 	s := *g.snap
 	s.Packages = append([]SnapshotPackage(nil), g.snap.Packages...)
-	for i, m := range g.members {
-		if c := m.client(); c != nil && s.Packages[i].Status == StatusRunning {
-			select {
-			case <-c.Done():
-				s.Packages[i].Status = StatusCrashed
-			default:
-			}
-		}
-	}
 	return &s
 }
 

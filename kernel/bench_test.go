@@ -48,7 +48,7 @@ func BenchmarkChain(b *testing.B) {
 		}
 	})
 	b.Run("direct", func(b *testing.B) {
-		clients := runningClients(k.Current())
+		clients := runningClients(k)
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, c := range clients {
@@ -81,17 +81,16 @@ func BenchmarkPublish1000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		k.buildMu.Lock()
-		cur := k.current.Load().gen
-		in := k.inputs(nil)
-		in.Previous = cur
-		for _, m := range cur.Members() {
-			in.Adopt = append(in.Adopt, m.Package.Name)
+		cur := k.current.Load()
+		var adopt []string
+		for _, m := range cur.gen.Members() {
+			adopt = append(adopt, m.Package.Name)
 		}
-		g, err := k.build(ctx, in)
+		r, err := k.build(ctx, k.inputs(nil), cur, adopt)
 		if err != nil {
 			b.Fatal(err)
 		}
-		k.publish(g)
+		k.publish(r)
 		k.buildMu.Unlock()
 	}
 	b.StopTimer()

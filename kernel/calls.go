@@ -40,7 +40,7 @@ func frameOf(ctx context.Context) *frame {
 }
 
 // serveCall is every sidecar's OnCall: it serves one capability/call of
-// plugin c.Plugin. It finds the generation that serves the call and
+// the plugin of c.Client. It finds the generation that serves the call and
 // leases it (callerFrame), asks routes.resolve where the call goes, bounds
 // its depth, and calls the provider: the host's handler, or the providing
 // plugin's provider under the caller's context (so the callee gets at most
@@ -54,7 +54,7 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	defer from.live.release()
 	key := capability.Key(c.Capability)
 	if rt.provider == capability.HostProvider {
-		out, err := k.runHandler(ctx, rt.handler, &capability.Call{Caller: c.Plugin, Capability: key, Method: c.Method, Input: c.Input,
+		out, err := k.runHandler(ctx, rt.handler, &capability.Call{Caller: c.Client.Name(), Capability: key, Method: c.Method, Input: c.Input,
 			Generation: from.live.gen.Number()})
 		if err != nil {
 			return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
@@ -75,13 +75,13 @@ func (k *Kernel) routeCall(ctx context.Context, c sidecar.Call) (*frame, route, 
 		return nil, route{}, "", err
 	}
 	key := capability.Key(c.Capability)
-	rt, ref, perr := from.live.routes.resolve(c.Plugin, key, c.Method)
+	rt, ref, perr := from.live.routes.resolve(c.Client.Name(), key, c.Method)
 	if perr == nil {
 		perr = checkDepth(from, k.config().MaxCallDepth, key, c.Method)
 	}
 	if perr != nil {
 		from.live.release()
-		k.log.Debug("capability call refused", "plugin", c.Plugin, "capability", k.redactText(c.Capability),
+		k.log.Debug("capability call refused", "plugin", c.Client.Name(), "capability", k.redactText(c.Capability),
 			"method", k.redactText(c.Method), "code", perr.Code)
 		return nil, route{}, "", perr
 	}
@@ -147,23 +147,23 @@ func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *cap
 // when the caller's process is the plugin's process in it: otherwise it is
 // stale (-32008).
 func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error) {
-	if f := frameOf(ctx); c.Parent && f != nil && f.plugin == c.Plugin {
+	if f := frameOf(ctx); c.Parent && f != nil && f.plugin == c.Client.Name() {
 		if f.live.acquireNested() {
 			return f, nil
 		}
 		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: generation %d, which sent the request the call serves, has stopped",
-			c.Plugin, f.live.gen.Number())
+			c.Client.Name(), f.live.gen.Number())
 	}
 	l, err := k.acquire()
 	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Plugin, err)
+		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Client.Name(), err)
 	}
-	if cl := clientNamed(l.gen, c.Plugin); cl == nil || cl.ID() != c.ClientID {
+	if l.run.Client(c.Client.Name()) != c.Client {
 		l.release()
 		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q is not a member of the current generation %d: this process belongs to another one",
-			c.Plugin, l.gen.Number())
+			c.Client.Name(), l.gen.Number())
 	}
-	return l.root(c.Plugin), nil
+	return l.root(c.Client.Name()), nil
 }
 
 // callProvider calls the provider plugin's ref for the call c made from
@@ -193,9 +193,9 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 // call c made from from, or the CodeNotAvailable answer saying it is not
 // running.
 func calleeClient(from *frame, provider string, key capability.Key, c sidecar.Call) (*sidecar.Client, error) {
-	cl, err := running(from.live.gen.Member(provider))
+	cl, err := from.live.running(provider)
 	if err != nil {
-		return nil, notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
+		return nil, notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
 	}
 	return cl, nil
 }
@@ -207,7 +207,7 @@ func calleeClient(from *frame, provider string, key capability.Key, c sidecar.Ca
 func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
 	sp := beginCall(ctx, callee.stats, k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
-		Key: contribution.ProviderID(provider, ref), Caller: c.Plugin, Generation: from.live.gen.Number()})
+		Key: contribution.ProviderID(provider, ref), Caller: c.Client.Name(), Generation: from.live.gen.Number()})
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
 	return context.WithValue(sp.ctx, frameKey{}, callee), params, sp
 }
@@ -224,12 +224,12 @@ func calleeError(err error, provider string, key capability.Key, c sidecar.Call)
 	case errors.As(err, &pe):
 		return pe
 	case errors.As(err, &ce):
-		return notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q crashed: %v", provider, ce))
+		return notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q crashed: %v", provider, ce))
 	case errors.Is(err, sidecar.ErrClosed):
-		return notAvailable(c.Plugin, key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
+		return notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
 	case errors.Is(err, sidecar.ErrFlowControl):
 		return protocol.Errorf(protocol.CodeInternalError, "capability %q (call of %q by plugin %q): provider %q: %v",
-			key, string(key)+"."+c.Method, c.Plugin, provider, err)
+			key, string(key)+"."+c.Method, c.Client.Name(), provider, err)
 	}
 	return err
 }

@@ -359,7 +359,7 @@ func TestStaleAndAdoptedCallers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l1.release()
-	oldReplaced := clientNamed(l1.gen, "replaced")
+	oldReplaced := l1.client("replaced")
 	replaced.version = "1.0.1"
 	rewrite(t, home, replaced)
 	if _, err := k.Reload(ctx); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/builder"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/sidecar"
@@ -234,7 +235,7 @@ func (r *chaosRig) observe(e observe.Event) {
 		}
 	case e.Type == observe.EventPluginState && e.State == string(observe.StateFailed) && strings.HasPrefix(e.Message, "crashed "):
 		r.st.exhausted.Add(1)
-	case e.Type == observe.EventPlugin && e.State == string(sidecar.StartLaunching):
+	case e.Type == observe.EventPlugin && e.State == string(builder.Starting):
 		r.st.restarts.Add(1)
 		r.starts.add(startEntry{plugin: e.Plugin})
 	case e.Type == observe.EventGenerationPublished:
@@ -413,7 +414,7 @@ func (r *chaosRig) killer(ctx context.Context) {
 		case <-time.After(time.Duration(50+rand.IntN(100)) * time.Millisecond):
 		}
 		var alive []*sidecar.Client
-		for _, c := range runningClients(r.k.Current()) {
+		for _, c := range runningClients(r.k) {
 			select {
 			case <-c.Done():
 			default:

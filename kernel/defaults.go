@@ -9,15 +9,15 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/builder"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/config"
-	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Defaults applied by withDefaults, documented on config.Config's fields
 // and in docs/config.md. The pool size and startup budget are
-// sidecar.DefaultPoolSize and sidecar.DefaultBudget, the heartbeat and hang
-// timeouts sidecar.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
+// builder.DefaultPoolSize and builder.DefaultBudget, the heartbeat and hang
+// timeouts wire.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
 // DefaultHangTimeout, the handshake timeout wire.DefaultHandshakeTimeout:
 // each default has one owner, the package that applies it. None is
 // exported: a host reads a default in the docs, and leaves the field zero
@@ -34,8 +34,8 @@ const (
 
 // withDefaults returns c with every zero optional field set to its default.
 func withDefaults(c config.Config) config.Config {
-	c.PoolSize = cmp.Or(c.PoolSize, sidecar.DefaultPoolSize)
-	c.StartupBudget = cmp.Or(c.StartupBudget, sidecar.DefaultBudget)
+	c.PoolSize = cmp.Or(c.PoolSize, builder.DefaultPoolSize)
+	c.StartupBudget = cmp.Or(c.StartupBudget, builder.DefaultBudget)
 	c.DrainTimeout = cmp.Or(c.DrainTimeout, defaultDrainTimeout)
 	c.Deadlines.Intercept = cmp.Or(c.Deadlines.Intercept, defaultInterceptDeadline)
 	c.Deadlines.Strategy = cmp.Or(c.Deadlines.Strategy, defaultCallDeadline)
@@ -86,9 +86,9 @@ const (
 
 // supervisionDefaults returns s with every zero field set to its default.
 func supervisionDefaults(s config.Supervision) config.Supervision {
-	s.HeartbeatInterval = cmp.Or(s.HeartbeatInterval, sidecar.DefaultHeartbeatInterval)
-	s.HeartbeatTimeout = cmp.Or(s.HeartbeatTimeout, sidecar.DefaultHeartbeatTimeout)
-	s.HangTimeout = cmp.Or(s.HangTimeout, sidecar.DefaultHangTimeout)
+	s.HeartbeatInterval = cmp.Or(s.HeartbeatInterval, wire.DefaultHeartbeatInterval)
+	s.HeartbeatTimeout = cmp.Or(s.HeartbeatTimeout, wire.DefaultHeartbeatTimeout)
+	s.HangTimeout = cmp.Or(s.HangTimeout, wire.DefaultHangTimeout)
 	s.CrashBudget = cmp.Or(s.CrashBudget, defaultCrashBudget)
 	s.CrashWindow = cmp.Or(s.CrashWindow, defaultCrashWindow)
 	s.BackoffMin = cmp.Or(s.BackoffMin, defaultBackoffMin)

@@ -10,7 +10,6 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
@@ -122,7 +121,7 @@ func (k *Kernel) Intercept(ctx context.Context, point contribution.Point, payloa
 				return nil, perr
 			}
 			step.Decision, step.Err = DecisionSkipped, perr
-			k.skips.skipped(k.log, m, point, err)
+			k.skips.skipped(k.log, step.Plugin, l.client(step.Plugin), point, err)
 			res.Steps = append(res.Steps, step)
 			continue
 		}
@@ -146,7 +145,7 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
-	if c, rerr := running(m); rerr != nil {
+	if c, rerr := l.running(m.Package.Name); rerr != nil {
 		err = rerr
 	} else {
 		out, err = c.Intercept(dispatchContext(sp.ctx, l, m, k.config().Deadlines.Intercept), string(point), payload)
@@ -156,44 +155,10 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 }
 
 // dispatchContext is the context of the host's request to m: bounded by d
-// (sidecar.WithCallTimeout) and tagged with m's root frame in l, in one
-// allocation, so that m's capability/call naming the request as its parent
-// is served by l.
+// (sidecar.WithCallTimeout) and tagged with m's root frame in l, so that
+// m's capability/call naming the request as its parent is served by l.
 func dispatchContext(ctx context.Context, l *live, m *generation.Member, d time.Duration) context.Context {
-	return sidecar.WithCallTimeoutValue(ctx, d, frameKey{}, l.root(m.Package.Name))
-}
-
-// clientOf returns m's sidecar, or nil when m is nil or does not run. The
-// kernel reaches sidecars only through it and clientNamed (package clients:
-// generation's exported API names none), and calls them only under a
-// lease.
-func clientOf(m *generation.Member) *sidecar.Client {
-	if m == nil {
-		return nil
-	}
-	return clients.Of(m)
-}
-
-// clientNamed returns the sidecar of plugin in g, or nil.
-func clientNamed(g *generation.Generation, plugin string) *sidecar.Client {
-	return clientOf(g.Member(plugin))
-}
-
-// running returns the member's client if it is alive.
-func running(m *generation.Member) (*sidecar.Client, error) {
-	c := clientOf(m)
-	if c == nil {
-		return nil, ErrPluginDown
-	}
-	select {
-	case <-c.Done():
-		if err := c.Err(); err != nil {
-			return nil, fmt.Errorf("%w: %w", ErrPluginDown, err)
-		}
-		return nil, ErrPluginDown
-	default:
-		return c, nil
-	}
+	return sidecar.WithCallTimeout(context.WithValue(ctx, frameKey{}, l.root(m.Package.Name)), d)
 }
 
 // StrategyResult is the outcome of a strategy call.
@@ -337,7 +302,7 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
-	c, err := running(m)
+	c, err := l.running(m.Package.Name)
 	if err == nil {
 		out, err = c.Invoke(dispatchContext(sp.ctx, l, m, d), method, traced(params, wire.Traceparent(sp.ctx)))
 	}

@@ -120,7 +120,7 @@ func TestRequiredPackageUnavailableRollsBackReload(t *testing.T) {
 			cfg.Policy = map[string]config.FailurePolicy{"p1": tt.policy}
 			k := startKernel(t, cfg)
 			g1 := k.Current()
-			pid := clientNamed(g1, "p1").PID()
+			pid := clientNamed(k, "p1").PID()
 			tt.spoil(t, home, "p1")
 			res, err := k.Reload(context.Background())
 			if tt.want == "" {
@@ -140,7 +140,7 @@ func TestRequiredPackageUnavailableRollsBackReload(t *testing.T) {
 			if err != nil || string(out) != `"still here"` {
 				t.Errorf("call to p1 after the rollback: %s, %v", out, err)
 			}
-			if c := clientNamed(k.Current(), "p1"); c.PID() != pid || !alive(pid) {
+			if c := clientNamed(k, "p1"); c.PID() != pid || !alive(pid) {
 				t.Error("p1's sidecar was replaced or stopped")
 			}
 			if plan, err := k.Plan(context.Background()); err != nil || !strings.Contains(strings.Join(plan.Problems, "\n"), tt.want) {

@@ -16,7 +16,6 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
@@ -218,14 +217,23 @@ func noChildren(t *testing.T) {
 	}
 }
 
-// runningClients returns the sidecars of g's members that have one, in
-// name order.
-func runningClients(g *generation.Generation) []*sidecar.Client {
+// runningClients returns the sidecars of the members of k's current
+// generation that have one, in name order.
+func runningClients(k *Kernel) []*sidecar.Client {
+	l := k.current.Load()
 	var out []*sidecar.Client
-	for _, m := range g.Members() {
-		if c := clientOf(m); c != nil {
+	for _, m := range l.gen.Members() {
+		if c := l.client(m.Package.Name); c != nil {
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// clientNamed returns plugin's sidecar in k's current generation, or nil.
+func clientNamed(k *Kernel, plugin string) *sidecar.Client {
+	if l := k.current.Load(); l != nil {
+		return l.client(plugin)
+	}
+	return nil
 }

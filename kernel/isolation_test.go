@@ -111,8 +111,8 @@ func TestOptionalPluginIsolation(t *testing.T) {
 			}
 			warnings := strings.Join(g.Warnings(), "\n")
 			for name, wants := range tt.leftOut {
-				if m := g.Member(name); m.Status != generation.StatusFailed || clientOf(m) != nil {
-					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, clientOf(m))
+				if m := g.Member(name); m.Status != generation.StatusFailed || clientNamed(k, name) != nil {
+					t.Errorf("%s: status %s, client %v; want failed without a client", name, m.Status, clientNamed(k, name))
 				}
 				for _, w := range wants {
 					if !strings.Contains(warnings, w) {

@@ -14,10 +14,11 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/internal/clients"
+	"github.com/extkernel/extkernel/internal/builder"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 var (
@@ -116,21 +117,22 @@ func (k *Kernel) Start(ctx context.Context) error {
 	case k.started:
 		return ErrAlreadyStarted
 	}
-	g, err := k.build(ctx, k.inputs(nil))
+	r, err := k.build(ctx, k.inputs(nil), nil, nil)
 	if err != nil {
 		return err
 	}
 	k.started = true
-	k.publish(g)
+	k.publish(r)
 	return nil
 }
 
 // build builds the next generation from in, loading the home first when
-// in.Installed is nil. A failed build does not use up a generation number,
-// and gives every plugin it set starting its state from before the build;
-// a build cancelled by Close fails with an error wrapping ErrClosed. It
-// must be called with buildMu held.
-func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.Generation, error) {
+// in.Installed is nil, and adopting from prev (nil for none) the clients
+// adopt names. A failed build does not use up a generation number, and
+// gives every plugin it set starting its state from before the build; a
+// build cancelled by Close fails with an error wrapping ErrClosed. It must
+// be called with buildMu held.
+func (k *Kernel) build(ctx context.Context, in generation.Inputs, prev *live, adopt []string) (*builder.Running, error) {
 	ctx, done := k.builds.begin(ctx)
 	defer done()
 	if in.Installed == nil {
@@ -142,7 +144,7 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 	}
 	in.Number = k.number + 1
 	before := k.super.states()
-	g, err := generation.Build(ctx, in)
+	r, err := builder.Build(ctx, in, k.buildOptions(prev, adopt))
 	if err != nil {
 		k.settle(before)
 		if errors.Is(context.Cause(ctx), ErrClosed) {
@@ -152,9 +154,9 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs) (*generation.G
 		return nil, err
 	}
 	k.number = in.Number
-	in.Previous, in.Adopt, in.KeepFailed, in.Plan = nil, nil, nil, nil
+	in.KeepFailed, in.Plan = nil, nil
 	k.lastInputs = in
-	return g, nil
+	return r, nil
 }
 
 // buildCancel holds the cancel func of the build in progress (builds are
@@ -196,39 +198,50 @@ func (b *buildCancel) cancelAll() {
 	}
 }
 
-// inputs maps the config onto a generation build of inst (nil: build
-// loads the home). Every startup decision is made here, once, and passed
-// down as data: each package's launch value (launches), the redaction
-// (k.redact, computed once in New). The observer's functions only report.
+// inputs maps the config onto the inputs of a generation of inst (nil:
+// build loads the home). Every startup decision is made here, once, and
+// passed down as data: each package's launch value (launches), the
+// packages the host expects.
 func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 	c := k.config()
-	in := generation.Inputs{
+	return generation.Inputs{
 		Installed: inst,
 		Launch:    k.launches(inst),
 		Host:      c.Capabilities,
 		Spec: contribution.HostSpec{Points: c.Points, Slots: c.Slots, Strict: c.Strict, SlotOwners: c.SlotOwners,
 			Kinds: c.Kinds},
-		Expect:   k.expected(),
-		PoolSize: c.PoolSize,
-		Budget:   c.StartupBudget,
-		Observer: generation.Observer{OnEvent: k.progress, OnCrash: k.crashed, OnHealth: k.health, OnNotify: k.notified},
-		Client: generation.ClientOptions{
-			Logger:      c.Logger,
-			HostName:    c.Host.Name,
-			HostVersion: c.Host.Version,
-			DataRoot:    c.DataRoot,
-			Redact:      k.clientRedactor(),
-			Session:     c.Session,
+		Expect: k.expected(),
+	}
+}
 
-			HandshakeTimeout: c.HandshakeTimeout,
-
+// buildOptions maps the config onto how a build starts its processes: the
+// pool, the budget, and what every client starts with (the host's
+// identity, redaction, computed once in New, timeouts, and the kernel's
+// functions that report and serve the plugins' calls), adopting from prev
+// (nil for none) the clients adopt names.
+func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
+	c := k.config()
+	o := builder.Options{PoolSize: c.PoolSize, Budget: c.StartupBudget, OnEvent: k.progress, Adopt: adopt,
+		Client: sidecar.Options{
+			Logger:            c.Logger,
+			Host:              c.Host,
+			DataRoot:          c.DataRoot,
+			Redact:            k.clientRedactor(),
+			Session:           c.Session,
+			HandshakeTimeout:  c.HandshakeTimeout,
 			HeartbeatInterval: c.Supervision.HeartbeatInterval,
 			HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,
 			HangTimeout:       c.Supervision.HangTimeout,
-		},
+			OnCrash:           k.crashed,
+			OnHealth:          k.health,
+			OnNotify:          k.notified,
+			OnCall:            k.serveCall,
+			OnCallAsync:       k.serveCallAsync,
+		}}
+	if prev != nil {
+		o.Previous = prev.run
 	}
-	clients.SetOnCall(&in.Client, k.serveCall, k.serveCallAsync)
-	return in
+	return o
 }
 
 // launches computes the launch value of every package of inst (nil for a
@@ -285,17 +298,19 @@ func (k *Kernel) expectRunning(in *generation.Inputs, from *generation.Snapshot)
 	}
 }
 
-// publish swaps g in and retires the previous generation, except for the
-// clients g adopted. It must be called with buildMu held.
-func (k *Kernel) publish(g *generation.Generation) {
+// publish swaps r in and retires the previous generation, except for the
+// clients r adopted. It must be called with buildMu held.
+func (k *Kernel) publish(r *builder.Running) {
+	g := r.Generation()
 	var keep []string
 	for _, m := range g.Members() {
-		if m.Adopted && clientOf(m) != nil {
+		if m.Adopted && r.Client(m.Package.Name) != nil {
 			keep = append(keep, m.Package.Name)
 		}
 	}
-	old := k.current.Swap(newLive(g, k.config().Handlers, &k.stats))
-	k.published(g)
+	l := newLive(r, k.config().Handlers, &k.stats)
+	old := k.current.Swap(l)
+	k.published(l)
 	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
 		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Message: w})
@@ -305,12 +320,12 @@ func (k *Kernel) publish(g *generation.Generation) {
 	}
 }
 
-// retire stops a replaced generation once its leases drain or the drain
-// timeout passes, in a goroutine the kernel owns. keep names clients the new
-// generation adopted: they are released, not stopped.
+// retire stops a replaced generation's processes once its leases drain or
+// the drain timeout passes, in a goroutine the kernel owns. keep names
+// clients the new generation adopted: they are released, not stopped.
 func (k *Kernel) retire(l *live, keep []string) {
 	l.retire()
-	l.gen.Release(keep...)
+	l.run.Release(keep...)
 	k.retiring.Add(1)
 	go func() {
 		defer k.retiring.Done()
@@ -323,7 +338,7 @@ func (k *Kernel) retire(l *live, keep []string) {
 			k.log.Warn("retired generation did not drain in time; stopping it", "generation", l.gen.Number(),
 				"drain_timeout", drain)
 		}
-		if err := l.gen.Close(context.Background()); err != nil {
+		if err := l.run.Close(context.Background()); err != nil {
 			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
 		}
 	}()
@@ -353,7 +368,7 @@ func (k *Kernel) Close(ctx context.Context) error {
 		case <-l.drained:
 		case <-ctx.Done():
 		}
-		err = l.gen.Close(context.WithoutCancel(ctx))
+		err = l.run.Close(context.WithoutCancel(ctx))
 	}
 	k.retiring.Wait()
 	k.events.close()
@@ -378,13 +393,13 @@ func (k *Kernel) acquire() (*live, error) {
 	}
 }
 
-// progress forwards sidecar start events to subscribers and the observer,
-// and tracks the starting state.
-func (k *Kernel) progress(e generation.StartEvent) {
+// progress forwards a build's start events to subscribers and the
+// observer, and tracks the starting state.
+func (k *Kernel) progress(e builder.Event) {
 	switch e.State {
-	case generation.StartLaunching:
+	case builder.Starting:
 		k.setState(e.Plugin, observe.StateStarting, "", nil)
-	case generation.StartReady, generation.StartFailed:
+	case builder.Ready, builder.Failed:
 		if obs := k.config().Observer; obs != nil {
 			obs.Start(observe.StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 		}

@@ -1,20 +1,26 @@
 package kernel
 
 import (
+	"fmt"
 	"sync"
 	"sync/atomic"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/builder"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // retiredBit marks a live generation as retired in live.state; the lower
 // bits count its leases.
 const retiredBit = int64(1) << 62
 
-// live is a published generation with its lease count.
+// live is a published generation, the running set that owns its
+// processes, and its lease count. The kernel reaches a plugin only through
+// its live (client, running), and calls it only under a lease.
 type live struct {
-	gen     *generation.Generation
+	gen     *generation.Generation // run.Generation()
+	run     *builder.Running
 	state   atomic.Int64
 	drained chan struct{}
 	once    sync.Once
@@ -28,16 +34,39 @@ type live struct {
 	roots map[string]*frame
 }
 
-// newLive returns g, published, with its routes (handlers serve the host's
+// newLive returns r, published, with its routes (handlers serve the host's
 // capabilities) and root frames, which hold each member's counters from
 // stats.
-func newLive(g *generation.Generation, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
-	l := &live{gen: g, drained: make(chan struct{}), routes: newRoutes(g, handlers),
+func newLive(r *builder.Running, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
+	g := r.Generation()
+	l := &live{gen: g, run: r, drained: make(chan struct{}), routes: newRoutes(g, handlers),
 		roots: make(map[string]*frame, len(g.Members()))}
 	for _, m := range g.Members() {
 		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name, stats: stats.of(m.Package.Name)}
 	}
 	return l
+}
+
+// client returns the client of the named member, nil when it does not run
+// (declarative, failed, or no member); a crashed one's is returned, done.
+func (l *live) client(plugin string) *sidecar.Client { return l.run.Client(plugin) }
+
+// running returns the named member's client if its plugin is alive, else
+// an error wrapping ErrPluginDown (and the crash, if it crashed).
+func (l *live) running(plugin string) (*sidecar.Client, error) {
+	c := l.client(plugin)
+	if c == nil {
+		return nil, ErrPluginDown
+	}
+	select {
+	case <-c.Done():
+		if err := c.Err(); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrPluginDown, err)
+		}
+		return nil, ErrPluginDown
+	default:
+		return c, nil
+	}
 }
 
 // root returns the frame of a host request to plugin (nil for a plugin

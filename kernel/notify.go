@@ -5,18 +5,20 @@ import (
 
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // notified turns a plugin's notify notification into an observe.EventNotify,
-// from the reading goroutine of client id. The generation is the current one
-// only if id is the plugin's client in it; a process not (or no longer) in the
+// from the reading goroutine of client c. The generation is the current one
+// only if c is the plugin's client in it; a process not (or no longer) in the
 // current generation gets zero.
-func (k *Kernel) notified(plugin string, id uint64, event string, data json.RawMessage) {
+func (k *Kernel) notified(c *sidecar.Client, event string, data json.RawMessage) {
+	plugin := c.Name()
 	var number uint64
-	if g := k.Current(); g != nil && clientNamed(g, plugin) != nil && clientNamed(g, plugin).ID() == id {
-		number = g.Number()
+	if l := k.current.Load(); l != nil && l.client(plugin) == c {
+		number = l.gen.Number()
 	} else {
-		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", id,
+		k.log.Debug("notify from a process outside the current generation", "plugin", plugin, "client", c.ID(),
 			"event", k.redactText(event))
 	}
 	k.events.emit(observe.Event{Type: observe.EventNotify, Generation: number, Plugin: plugin, Name: event, Data: data})

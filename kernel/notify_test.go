@@ -8,9 +8,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
-	"github.com/hashicorp/go-hclog"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // notifyEvents subscribes to k's EventNotify events. The channel is large
@@ -144,28 +146,37 @@ func TestNotifyFromReplacedProcess(t *testing.T) {
 // while the event keeps the plugin's text.
 func TestNotifyAttribution(t *testing.T) {
 	const secret = "n0t1fy-s3cr3t"
-	cfg := testConfig(writeHome(t, plug{name: "notifier"}))
+	home := writeHome(t, plug{name: "notifier"}, plug{name: "ghost"})
+	cfg := testConfig(home)
 	var logs syncBuffer
 	cfg.Logger = hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Trace})
 	cfg.PluginEnv = map[string]map[string]config.EnvVar{"notifier": {"TOKEN": {Value: secret, Secret: true}}}
 	k := startKernel(t, cfg)
+	// A process replaced by a restart, and one of a plugin a reload
+	// removed: neither is in the current generation (3).
+	replaced, ghost := clientNamed(k, "notifier"), clientNamed(k, "ghost")
+	if err := k.RestartPlugin(context.Background(), "notifier"); err != nil {
+		t.Fatal(err)
+	}
+	disablePackage(t, home, "ghost")
+	if _, err := k.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	events := notifyEvents(t, k)
-	id := clientNamed(k.Current(), "notifier").ID()
 	tests := []struct {
 		name     string
-		plugin   string
-		id       uint64
+		client   *sidecar.Client
 		wantGen  uint64
 		wantLogs bool
 	}{
-		{"current client", "notifier", id, 1, false},
-		{"replaced client", "notifier", id + 100, 0, true},
-		{"unknown plugin", "ghost", id, 0, true},
+		{"current client", clientNamed(k, "notifier"), 3, false},
+		{"replaced client", replaced, 0, true},
+		{"removed plugin", ghost, 0, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := len(logs.String())
-			k.notified(tt.plugin, tt.id, "leak "+secret, json.RawMessage(`"`+secret+`"`))
+			k.notified(tt.client, "leak "+secret, json.RawMessage(`"`+secret+`"`))
 			e := nextEvent(t, events)
 			if e.Generation != tt.wantGen || e.Name != "leak "+secret || string(e.Data) != `"`+secret+`"` {
 				t.Errorf("event = %+v (data %s); want generation %d with the plugin's text", e, e.Data, tt.wantGen)

@@ -45,7 +45,7 @@ func (k *Kernel) Reconfigure(ctx context.Context, cfg config.Config) (*ReloadRes
 	}
 	k.conf.Store(&cfg)
 	k.setRedactor(cfg)
-	from := l.gen.Snapshot()
+	from := l.run.Snapshot()
 	res, err := func() (*ReloadResult, error) {
 		in, err := k.planInputs(from)
 		if err != nil {

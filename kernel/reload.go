@@ -28,7 +28,7 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, plan, err := k.plan(l.gen.Snapshot())
+	_, plan, err := k.plan(l.run.Snapshot())
 	return plan, err
 }
 
@@ -69,7 +69,7 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	from := l.gen.Snapshot()
+	from := l.run.Snapshot()
 	in, err := k.planInputs(from)
 	if err != nil {
 		return nil, err
@@ -88,31 +88,32 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	if !plan.Changed() {
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
 	}
-	in.Previous, in.Adopt, in.KeepFailed = l.gen, nil, keptDown(l.gen, plan, in.KeepFailed)
+	in.KeepFailed = keptDown(l, plan, in.KeepFailed)
+	var adopt []string
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if clientNamed(l.gen, name) != nil {
-			in.Adopt = append(in.Adopt, name) // running, or down and kept down as it is
+		if l.client(name) != nil {
+			adopt = append(adopt, name) // running, or down and kept down as it is
 		}
 	}
 	in.Plan = plan
-	g, err := k.build(ctx, in)
+	r, err := k.build(ctx, in, l, adopt)
 	if err != nil {
 		return nil, err
 	}
 	// What the reload starts, it starts with a fresh crash budget.
 	k.super.resetCrashesOf(append(plan.Names(generation.ClassAdded), plan.Names(generation.ClassReloaded)...)...)
-	k.publish(g)
-	return &ReloadResult{Plan: plan, Published: true, Generation: g}, nil
+	k.publish(r)
+	return &ReloadResult{Plan: plan, Published: true, Generation: r.Generation()}, nil
 }
 
 // keptDown narrows held (plugins past their crash budget) to those the plan
-// leaves unchanged and that have no client in g to adopt: they are carried
+// leaves unchanged and that have no client in l to adopt: they are carried
 // over as failed members. One with a client (exited) is adopted as it is.
-func keptDown(g *generation.Generation, plan *generation.Plan, held map[string]string) map[string]string {
+func keptDown(l *live, plan *generation.Plan, held map[string]string) map[string]string {
 	out := map[string]string{}
 	for _, name := range plan.Names(generation.ClassUnchanged) {
-		if reason, ok := held[name]; ok && clientNamed(g, name) == nil {
-			if m := g.Member(name); m != nil && m.Reason != "" {
+		if reason, ok := held[name]; ok && l.client(name) == nil {
+			if m := l.gen.Member(name); m != nil && m.Reason != "" {
 				reason = m.Reason
 			}
 			out[name] = reason

@@ -111,7 +111,7 @@ func TestReloadOneChangedPackage(t *testing.T) {
 	if pids := log.pids(t); len(pids) != len(oldPIDs)+1 {
 		t.Errorf("spawns after reload: %v, want exactly one more than %v", pids, oldPIDs)
 	}
-	if clientNamed(k.Current(), "alpha") == nil || !k.Current().Member("alpha").Adopted || k.Current().Member("bravo").Adopted {
+	if clientNamed(k, "alpha") == nil || !k.Current().Member("alpha").Adopted || k.Current().Member("bravo").Adopted {
 		t.Error("alpha not adopted or bravo adopted")
 	}
 	out, err := k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
@@ -133,7 +133,7 @@ func TestReloadRemovedStopsAfterSwap(t *testing.T) {
 	log := newSpawnLog(t)
 	home, _ := reloadHome(t, log)
 	k := startKernel(t, testConfig(home))
-	charlie := clientNamed(k.Current(), "charlie").PID()
+	charlie := clientNamed(k, "charlie").PID()
 	aliveAtPublish := make(chan bool, 1)
 	unsub := k.Subscribe(func(e observe.Event) {
 		if e.Type == observe.EventGenerationPublished {
@@ -236,7 +236,7 @@ func TestReloadRollbackKeepsServing(t *testing.T) {
 				t.Errorf("a concurrent call failed during the reload: %v", err)
 			default:
 			}
-			for _, c := range runningClients(g1) {
+			for _, c := range runningClients(k) {
 				select {
 				case <-c.Done():
 					t.Errorf("rollback stopped %q, which the current generation owns", c.Name())

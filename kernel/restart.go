@@ -58,7 +58,7 @@ func (k *Kernel) restart(ctx context.Context, plugin string) {
 	k.buildMu.Lock()
 	defer k.buildMu.Unlock()
 	l, err := k.currentLocked()
-	if err != nil || !down(l.gen.Member(plugin)) || k.super.isHeld(plugin) {
+	if err != nil || !l.down(plugin) || k.super.isHeld(plugin) {
 		return // closed, removed, brought back by a reload, or past its budget
 	}
 	if err := k.restartLocked(ctx, l, plugin); err != nil {
@@ -74,19 +74,19 @@ func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) erro
 	k.setState(plugin, observe.StateStarting, "", nil)
 	names := restartSet(l.gen, plugin)
 	in := k.lastInputs
-	in.Previous = l.gen
-	in.Adopt, in.KeepFailed = carryOver(l.gen, names)
-	plan, err := generation.NewRestartPlan(l.gen.Snapshot(), in, names...)
+	var adopt []string
+	adopt, in.KeepFailed = carryOver(l, names)
+	plan, err := generation.NewRestartPlan(l.run.Snapshot(), in, names...)
 	if err != nil {
 		return fmt.Errorf("kernel: plan: %w", err)
 	}
 	in.Plan = plan
-	g, err := k.build(ctx, in)
+	r, err := k.build(ctx, in, l, adopt)
 	if err != nil {
 		return err
 	}
-	k.publish(g) // counts a crash right after the start (see published)
-	if m := g.Member(plugin); m.Status == generation.StatusFailed {
+	k.publish(r) // counts a crash right after the start (see published)
+	if m := r.Generation().Member(plugin); m.Status == generation.StatusFailed {
 		return errors.New(m.Reason) // an optional plugin that did not start
 	}
 	return nil
@@ -117,21 +117,21 @@ func restartSet(g *generation.Generation, plugin string) []string {
 	return slices.Sorted(maps.Keys(set))
 }
 
-// carryOver returns what a rebuild of g that restarts only names carries
+// carryOver returns what a rebuild of l that restarts only names carries
 // over: every other member with a client, running or exited, to adopt, and
 // every other failed member's reason, to keep failed.
-func carryOver(g *generation.Generation, names []string) ([]string, map[string]string) {
+func carryOver(l *live, names []string) ([]string, map[string]string) {
 	restart := map[string]bool{}
 	for _, n := range names {
 		restart[n] = true
 	}
 	var adopt []string
 	failed := map[string]string{}
-	for _, m := range g.Members() {
+	for _, m := range l.gen.Members() {
 		name := m.Package.Name
 		switch {
 		case restart[name]:
-		case clientOf(m) != nil:
+		case l.client(name) != nil:
 			adopt = append(adopt, name)
 		case m.Status == generation.StatusFailed:
 			failed[name] = m.Reason

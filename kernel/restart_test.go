@@ -50,7 +50,7 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 	budget := cfg.Supervision.CrashBudget
 	k := startKernel(t, cfg)
 	alpha, bravo := watchStates(t, k, "alpha"), watchStates(t, k, "bravo")
-	steady := clientNamed(k.Current(), "steady").ID()
+	steady := clientNamed(k, "steady").ID()
 
 	failed := crashLoop(t, k, alpha, "tool.before", budget)
 	crashLoop(t, k, bravo, "tool.after", budget)
@@ -72,7 +72,7 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 	if st[1].State != observe.StateFailed || st[2].State != observe.StateReady {
 		t.Errorf("Plugins() = %+v", st)
 	}
-	if c := clientNamed(k.Current(), "steady"); c == nil || c.ID() != steady {
+	if c := clientNamed(k, "steady"); c == nil || c.ID() != steady {
 		t.Error("steady was restarted; every restart must adopt it")
 	}
 	if _, err := k.CallProvider(context.Background(), "plugin/steady/get", json.RawMessage(`1`)); err != nil {
@@ -108,12 +108,12 @@ func TestRestartPlugin(t *testing.T) {
 	states.expect(t, observe.StateStarting, observe.StateReady)
 
 	// A running plugin is restarted too: a new process, steady adopted.
-	g := k.Current()
+	replaced := clientNamed(k, "crashy")
 	if err := k.RestartPlugin(context.Background(), "crashy"); err != nil {
 		t.Fatal(err)
 	}
 	states.expect(t, observe.StateStarting, observe.StateReady)
-	if clientNamed(k.Current(), "crashy").ID() == clientNamed(g, "crashy").ID() || !k.Current().Member("steady").Adopted {
+	if clientNamed(k, "crashy").ID() == replaced.ID() || !k.Current().Member("steady").Adopted {
 		t.Error("RestartPlugin did not replace crashy alone")
 	}
 	if p := k.Current().Snapshot().Plan; p == nil || mustJSON(t, p.Packages[0].Reasons) != `["restart requested"]` ||

@@ -17,6 +17,7 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -140,9 +141,9 @@ func TestPluginEnvConfig(t *testing.T) {
 
 func TestLimitsAndEnvReachThePlugin(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "limited", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}))
-	cfg.Limits = map[string]generation.Limits{"limited": {OpenFiles: 64}}
+	cfg.Limits = map[string]pluginpkg.ResourceLimits{"limited": {OpenFiles: 64}}
 	k := startKernel(t, cfg)
-	pid := clientNamed(k.Current(), "limited").PID()
+	pid := clientNamed(k, "limited").PID()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", pid))
 	if err != nil {
 		t.Skipf("no /proc limits: %v", err)

@@ -7,7 +7,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // skipLog logs the skips of optional interceptors once per state instead
@@ -30,17 +30,13 @@ type skipState struct {
 	count  int    // skips since the warning, the warned one included
 }
 
-// memberClientID identifies the process a member runs, or 0.
-func memberClientID(m *generation.Member) uint64 {
-	if c := clientOf(m); c != nil {
-		return c.ID()
+// skipped logs an optional interceptor's failed call to plugin, whose
+// process is client (nil when none runs).
+func (s *skipLog) skipped(log hclog.Logger, plugin string, client *sidecar.Client, point contribution.Point, err error) {
+	var id uint64
+	if client != nil {
+		id = client.ID()
 	}
-	return 0
-}
-
-// skipped logs an optional interceptor's failed call.
-func (s *skipLog) skipped(log hclog.Logger, m *generation.Member, point contribution.Point, err error) {
-	plugin, id := m.Package.Name, memberClientID(m)
 	s.mu.Lock()
 	st := s.skipping[plugin]
 	first := st == nil || st.client != id

@@ -37,7 +37,7 @@ func TestSkipLogOncePerState(t *testing.T) {
 	for i, st := range steps {
 		before := logs.String()
 		for range st.skips {
-			s.skipped(log, m, "tool.before", ErrPluginDown)
+			s.skipped(log, m.Package.Name, nil, "tool.before", ErrPluginDown)
 		}
 		if st.serve {
 			s.served(log, "p")

@@ -117,7 +117,7 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
 	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.config().Observer,
 		observe.CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
-	cl, err := running(m)
+	cl, err := l.running(m.Package.Name)
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)
@@ -125,8 +125,8 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	}
 	p := c.Payload.(contribution.Provider)
 	cfg := k.config()
-	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider),
-		wire.ProviderInvokeParams{Ref: p.Ref, Input: input, Traceparent: wire.Traceparent(sp.ctx)}, sidecar.StreamOptions{Window: cfg.StreamWindow})
+	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider), p.Ref, input,
+		sidecar.StreamOptions{Window: cfg.StreamWindow})
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)
@@ -149,7 +149,7 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 // the end of its parent cancel the provider's stream.
 func (k *Kernel) relayStream(ctx context.Context, cl *sidecar.Client, params wire.ProviderInvokeParams, provider string,
 	key capability.Key, c sidecar.Call) error {
-	s, err := cl.OpenStream(ctx, params, sidecar.StreamOptions{Window: c.Stream.Window(), ManualAck: true})
+	s, err := cl.OpenStream(ctx, params.Ref, params.Input, sidecar.StreamOptions{Window: c.Stream.Window(), ManualAck: true})
 	if err != nil {
 		return calleeError(err, provider, key, c)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // supervisor tracks plugin states and restarts crashed plugins. Lock order:
@@ -36,7 +37,7 @@ func newSupervisor() *supervisor {
 
 // Plugins returns every plugin's supervision state, sorted by name.
 func (k *Kernel) Plugins() []observe.PluginStatus {
-	g := k.Current()
+	l := k.current.Load()
 	s := k.super
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -44,7 +45,7 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
-		cp.PID = runningPID(g, st.Plugin)
+		cp.PID = runningPID(l, st.Plugin)
 		if cs := k.stats.lookup(st.Plugin); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
@@ -88,7 +89,8 @@ func (k *Kernel) setStateUnless(plugin string, st observe.PluginState, reason st
 // already may have crashed before it was current, when its crash report was
 // ignored as stale: it is counted as a crash here (once, whichever comes
 // first), never reported ready.
-func (k *Kernel) published(g *generation.Generation) {
+func (k *Kernel) published(l *live) {
+	g := l.gen
 	for _, m := range g.Members() {
 		name := m.Package.Name
 		switch {
@@ -96,8 +98,8 @@ func (k *Kernel) published(g *generation.Generation) {
 		case m.Status == generation.StatusFailed:
 			k.setState(name, observe.StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusRunning:
-			if k.setStateUnless(name, observe.StateReady, "", nil, func() bool { return down(m) }) {
-				c := clientOf(m)
+			if k.setStateUnless(name, observe.StateReady, "", nil, func() bool { return l.down(name) }) {
+				c := l.client(name)
 				cause := c.Err()
 				if cause == nil {
 					cause = fmt.Errorf("plugin %q exited before its generation was published", name)
@@ -123,21 +125,18 @@ func (k *Kernel) published(g *generation.Generation) {
 	s.mu.Unlock()
 }
 
-// isCurrent reports whether id is the client of plugin in the current
+// isCurrent reports whether c is its plugin's client in the current
 // generation: callbacks from any other (replaced) process are stale.
-func (k *Kernel) isCurrent(plugin string, id uint64) bool {
-	g := k.Current()
-	if g == nil {
-		return false
-	}
-	c := clientNamed(g, plugin)
-	return c != nil && c.ID() == id
+func (k *Kernel) isCurrent(c *sidecar.Client) bool {
+	l := k.current.Load()
+	return l != nil && l.client(c.Name()) == c
 }
 
-// health handles a heartbeat transition of a client.
-func (k *Kernel) health(plugin string, id uint64, responsive bool) {
-	if !k.isCurrent(plugin, id) {
-		k.log.Debug("ignoring a stale health report", "plugin", plugin, "client", id)
+// health handles a heartbeat transition of client c.
+func (k *Kernel) health(c *sidecar.Client, responsive bool) {
+	plugin := c.Name()
+	if !k.isCurrent(c) {
+		k.log.Debug("ignoring a stale health report", "plugin", plugin, "client", c.ID())
 		return
 	}
 	if !responsive {
@@ -147,21 +146,21 @@ func (k *Kernel) health(plugin string, id uint64, responsive bool) {
 	k.setState(plugin, observe.StateReady, "", nil)
 }
 
-// crashed handles a plugin that terminated outside Close: its pending calls
-// have already failed; it is restarted after backoff, or left failed past
-// the crash budget.
-func (k *Kernel) crashed(plugin string, client uint64, err error, stderr []string) {
-	g := k.Current()
+// crashed handles a plugin whose client c terminated outside Close: its
+// pending calls have already failed; it is restarted after backoff, or
+// left failed past the crash budget.
+func (k *Kernel) crashed(c *sidecar.Client, err *sidecar.CrashError) {
+	plugin := c.Name()
 	var n uint64
-	if g != nil {
-		n = g.Number()
+	if l := k.current.Load(); l != nil {
+		n = l.gen.Number()
 	}
 	k.log.Error("plugin crashed", "plugin", plugin, "error", err)
 	k.events.emit(observe.Event{Type: observe.EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
-	if !k.isCurrent(plugin, client) {
+	if !k.isCurrent(c) {
 		return // a process already replaced (or being retired): stale
 	}
-	k.recordCrash(plugin, client, err, stderr)
+	k.recordCrash(plugin, c.ID(), err, err.Stderr)
 }
 
 // recordCrash counts a crash of plugin's client (or, with client 0, a
@@ -239,13 +238,14 @@ func (k *Kernel) schedule(plugin string, delay time.Duration) {
 	}()
 }
 
-// down reports whether a member exists but does not run: it failed, or its
-// sidecar exited.
-func down(m *generation.Member) bool {
+// down reports whether the named member exists but does not run: it
+// failed, or its sidecar exited.
+func (l *live) down(name string) bool {
+	m := l.gen.Member(name)
 	if m == nil || m.Status == generation.StatusDeclarative {
 		return false
 	}
-	c := clientOf(m)
+	c := l.client(name)
 	if c == nil {
 		return true
 	}
@@ -336,20 +336,15 @@ func (k *Kernel) settle(before map[string]observe.PluginStatus) {
 	}
 }
 
-// runningPID is the PID of plugin's sidecar in g, or zero when g is nil or
-// the plugin has no live process in it.
-func runningPID(g *generation.Generation, plugin string) int {
-	if g == nil {
+// runningPID is the PID of plugin's sidecar in l, or zero when l is nil
+// (no generation is published) or the plugin has no live process in it.
+func runningPID(l *live, plugin string) int {
+	if l == nil {
 		return 0
 	}
-	c := clientNamed(g, plugin)
-	if c == nil {
+	c, err := l.running(plugin)
+	if err != nil {
 		return 0
 	}
-	select {
-	case <-c.Done():
-		return 0
-	default:
-		return c.PID()
-	}
+	return c.PID()
 }

@@ -81,8 +81,8 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
 	first := k.Current()
-	oldID := clientNamed(first, "crashy").ID()
-	steadyID := clientNamed(first, "steady").ID()
+	oldID := clientNamed(k, "crashy").ID()
+	steadyID := clientNamed(k, "steady").ID()
 
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, observe.StateRestarting, observe.StateStarting, observe.StateReady)
@@ -90,10 +90,10 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 	if g.Number() != first.Number()+1 {
 		t.Fatalf("generation %d after the restart, want %d", g.Number(), first.Number()+1)
 	}
-	if c := clientNamed(g, "crashy"); c == nil || c.ID() == oldID {
+	if c := clientNamed(k, "crashy"); c == nil || c.ID() == oldID {
 		t.Fatalf("crashy was not restarted with a new process")
 	}
-	if clientNamed(g, "steady").ID() != steadyID || !g.Member("steady").Adopted {
+	if clientNamed(k, "steady").ID() != steadyID || !g.Member("steady").Adopted {
 		t.Error("steady was restarted; it must be adopted")
 	}
 	snap := g.Snapshot()
@@ -261,15 +261,14 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	cfg.Supervision = fastSupervision()
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "crashy")
-	oldID := clientNamed(k.Current(), "crashy").ID()
+	old := clientNamed(k, "crashy")
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
 	states.expect(t, observe.StateRestarting, observe.StateStarting, observe.StateReady)
 	g := k.Current()
 
 	// Late reports from the replaced process change nothing.
-	k.health("crashy", oldID, false)
-	stale := &sidecar.CrashError{Plugin: "crashy", ExitStatus: "exit status 1", ClientID: oldID}
-	k.crashed(stale.Plugin, stale.ClientID, stale, stale.Stderr)
+	k.health(old, false)
+	k.crashed(old, &sidecar.CrashError{Plugin: "crashy", ExitStatus: "exit status 1"})
 	k.super.stop() // waits for any restart a stale report might have scheduled
 	if k.Current() != g {
 		t.Error("a stale crash report replaced the generation")
@@ -336,7 +335,7 @@ func TestPluginsReportPID(t *testing.T) {
 			}
 			continue
 		}
-		if want := clientNamed(k.Current(), tt.plugin).PID(); st.PID != want || st.PID <= 0 || !alive(st.PID) {
+		if want := clientNamed(k, tt.plugin).PID(); st.PID != want || st.PID <= 0 || !alive(st.PID) {
 			t.Errorf("%s: PID %d, want the live process %d", tt.plugin, st.PID, want)
 		}
 	}

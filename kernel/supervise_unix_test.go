@@ -22,7 +22,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		HangTimeout: 2 * time.Second, CrashBudget: 3, CrashWindow: time.Minute, BackoffMin: time.Millisecond}
 	k := startKernel(t, cfg)
 	states := watchStates(t, k, "frozen")
-	pid := clientNamed(k.Current(), "frozen").PID()
+	pid := clientNamed(k, "frozen").PID()
 
 	// A stopped process answers no ping: unresponsive; continued, it
 	// answers again: ready.
@@ -45,7 +45,7 @@ func TestHeartbeatUnresponsiveThenKilled(t *testing.T) {
 		t.Errorf("restart reason = %q, want it to name %q", e.Message, sidecar.ErrUnresponsive)
 	}
 	states.expect(t, observe.StateStarting, observe.StateReady)
-	if clientNamed(k.Current(), "frozen").PID() == pid {
+	if clientNamed(k, "frozen").PID() == pid {
 		t.Error("the hung process was not replaced")
 	}
 }

@@ -65,10 +65,12 @@ func TestInvokeAsync(t *testing.T) {
 	})
 	t.Run("context and timeout", func(t *testing.T) {
 		opts, _ := testOptions(t)
-		opts.CallTimeout = 300 * time.Millisecond
+		opts.callTimeout = 300 * time.Millisecond
 		notes := make(chan wire.NotifyParams, 4)
-		opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) { notes <- n }
-		c, err := Start(context.Background(), PluginOf(installFixture(t, "no-answer")), opts)
+		opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+			notes <- wire.NotifyParams{Event: event, Data: data}
+		}
+		c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -97,7 +99,7 @@ func TestInvokeAsync(t *testing.T) {
 	})
 	t.Run("crash", func(t *testing.T) {
 		opts, _ := testOptions(t)
-		c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
+		c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@ import (
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // benchManifest authorizes the ten declarations of both benchmark plugins.
@@ -65,15 +66,15 @@ func benchPackages(b *testing.B, bin string, n int, args ...string) []*pluginpkg
 
 // benchOptions are the defaults a host would run with (heartbeats on),
 // logs discarded.
-func benchOptions() Options { return Options{HostName: "bench", HostVersion: "0.0.0"} }
+func benchOptions() Options { return Options{Host: protocol.HostInfo{Name: "bench", Version: "0.0.0"}} }
 
 // BenchmarkColdStart starts n plugins with a pool of 4 per iteration and
 // closes them with the timer stopped; close time is reported separately
-// as close-ns/op (see benchkit.ColdStart). sdk: StartBatch of n SDK
-// plugins (spawn, handshake, declaration checks). floor: the same pool
+// as close-ns/op (see benchkit.ColdStart). sdk: Start of n SDK plugins
+// under the pool (spawn, handshake, declaration checks). floor: the same pool
 // bound with a semaphore, exec of the floor binary and a hand-written
 // initialize exchange. The crossed pairs, at n=16 only, attribute the gap:
-// manager-to-floor is StartBatch of the floor binary (host cost alone),
+// manager-to-floor is Start of the floor binary (host cost alone),
 // floor-to-sdk the floor's start of the SDK binary (plugin cost alone).
 func BenchmarkColdStart(b *testing.B) {
 	floor, sdk := benchBinaries(b)
@@ -94,8 +95,8 @@ func BenchmarkColdStart(b *testing.B) {
 
 // BenchmarkColdStartPaired measures the four starts of BenchmarkColdStart
 // interleaved in one loop (benchkit.ColdStartPaired): each iteration
-// starts n plugins with the floor, StartBatch on the SDK plugin,
-// StartBatch on the floor plugin and the floor host on the SDK plugin, in
+// starts n plugins with the floor, Start on the SDK plugin, Start on
+// the floor plugin and the floor host on the SDK plugin, in
 // rotating order, and reports the medians and their ratios to the
 // floor's. Run it with a fixed count, e.g. -benchtime 100x.
 func BenchmarkColdStartPaired(b *testing.B) {
@@ -112,35 +113,48 @@ func BenchmarkColdStartPaired(b *testing.B) {
 	}
 }
 
-// managerStart measures StartBatch of n packages running bin.
+// managerStart measures the start of n packages running bin, Start under
+// the pool bound.
 func managerStart(b *testing.B, bin string, n int) {
 	benchkit.ColdStart(b, n, managerStarter(b, bin, n))
 }
 
-// managerStarter returns a start of n packages running bin with
-// StartBatch.
+// managerStarter returns a start of n packages running bin: Start of each,
+// at most benchPool at a time (benchkit.StartPool, the bound the floor
+// starts under too; a kernel starts a generation's plugins this way).
 func managerStarter(b *testing.B, bin string, n int) func(context.Context) (func() error, error) {
 	pkgs := benchPackages(b, bin, n)
-	return func(ctx context.Context) (func() error, error) {
-		specs := make([]Spec, len(pkgs))
-		for i, p := range pkgs {
-			specs[i] = Spec{Plugin: PluginOf(p), Options: benchOptions()}
-		}
-		out := StartBatch(ctx, specs, BatchOptions{PoolSize: benchPool})
-		var clients []*Client
-		var errs []error
-		for _, o := range out {
-			if o.Client != nil {
-				clients = append(clients, o.Client)
-			}
-			errs = append(errs, o.Err)
-		}
-		var err error
-		if len(clients) != n {
-			err = fmt.Errorf("%d clients started, want %d: %w", len(clients), n, errors.Join(errs...))
-		}
-		return func() error { return CloseAll(ctx, clients) }, err
+	byName := make(map[string]*pluginpkg.Package, n)
+	names := make([]string, n)
+	for i, p := range pkgs {
+		byName[p.Name], names[i] = p, p.Name
 	}
+	return func(ctx context.Context) (func() error, error) {
+		clients, err := benchkit.StartPool(ctx, names, benchPool, func(name string) (*Client, error) {
+			return Start(ctx, byName[name], benchOptions())
+		})
+		return func() error { return closeAll(ctx, clients) }, err
+	}
+}
+
+// closeAll closes every client that started, in parallel.
+func closeAll(ctx context.Context, clients []*Client) error {
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		if c == nil {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := c.Close(ctx); !errors.Is(err, ErrClosed) {
+				errs[i] = err
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // floorStart measures the floor's start of n processes of bin.
@@ -164,7 +178,7 @@ func startBenchClient(b *testing.B, bin string, args ...string) *Client {
 	pkgs := benchPackages(b, bin, 1, args...)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(pkgs[0]), benchOptions())
+	c, err := Start(ctx, pkgs[0], benchOptions())
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -30,7 +30,7 @@ const (
 // Call sends the request method with params and decodes the result into
 // result (which may be nil to discard it).
 //
-// ctx bounds the call; without a deadline, Options.CallTimeout applies
+// ctx bounds the call; without a deadline, a timeout of 30s applies
 // (or the timeout of WithCallTimeout, which applies even under a deadline).
 // When ctx is done first, Call sends $/cancel for the request (unless it was
 // still queued and never written), returns at once with an error wrapping
@@ -43,9 +43,10 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 }
 
 // Intercept runs the plugin's interceptor at point on payload and returns
-// its decision, which is checked to be one of the protocol's decisions.
-// The traceparent ctx carries (wire.WithTraceparent), if any, goes with
-// the request.
+// its decision, which is checked to be one of the protocol's decisions
+// (an invalid one is an error quoting it, redacted). The traceparent ctx
+// carries (docs/protocol.md §5.13), if any, goes with the request. It
+// fails as Call does.
 func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 	var res protocol.InterceptResult
 	params := wire.InterceptParams{Point: point, Payload: payload, Traceparent: wire.Traceparent(ctx)}
@@ -60,8 +61,9 @@ func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMe
 	return protocol.InterceptResult{}, fmt.Errorf("plugin %q: %s %q: invalid decision %q", c.Name(), wire.MethodIntercept, point, c.redact(res.Decision))
 }
 
-// Invoke calls a method whose result is a wire.OutputResult
-// (strategy/invoke, provider/invoke, action/run) and returns the output.
+// Invoke calls a method whose result is {"output": ...} (strategy/invoke,
+// provider/invoke, action/run, contribution/invoke; docs/protocol.md §5)
+// and returns the output, nil when absent. It fails as Call does.
 func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	var res wire.OutputResult
 	if err := c.roundTrip(ctx, method, params, &res, callNormal); err != nil {
@@ -70,15 +72,9 @@ func (c *Client) Invoke(ctx context.Context, method string, params any) (json.Ra
 	return res.Output, nil
 }
 
-// Ping sends a heartbeat. Pings are written ahead of queued calls, so a
-// busy plugin's queue never delays them.
-func (c *Client) Ping(ctx context.Context) error {
-	return c.named(wire.MethodPing, c.roundTrip(ctx, wire.MethodPing, nil, nil, callUrgent))
-}
-
 // WithCallTimeout returns a copy of ctx under which every Client call times
 // out after d, counted from the call's start, instead of after
-// Options.CallTimeout; a deadline of ctx itself still applies, whichever
+// the call timeout; a deadline of ctx itself still applies, whichever
 // comes first, and a call that runs out of d fails with
 // context.DeadlineExceeded as under context.WithTimeout. Unlike
 // context.WithTimeout it starts no timer and needs no cancel: each call arms
@@ -89,37 +85,24 @@ func WithCallTimeout(ctx context.Context, d time.Duration) context.Context {
 	return &callTimeoutCtx{Context: ctx, d: d}
 }
 
-// WithCallTimeoutValue is WithCallTimeout that also carries val under key,
-// as context.WithValue would, in the one allocation: the kernel tags each
-// dispatched call so that a capability/call naming it as its parent finds
-// where it came from. key must be comparable and non-nil.
-func WithCallTimeoutValue(ctx context.Context, d time.Duration, key, val any) context.Context {
-	return &callTimeoutCtx{Context: ctx, d: d, key: key, val: val}
-}
-
-// callTimeoutCtx is the context of WithCallTimeout and
-// WithCallTimeoutValue.
+// callTimeoutCtx is the context of WithCallTimeout.
 type callTimeoutCtx struct {
 	context.Context
-	d        time.Duration
-	key, val any // nil key: none
+	d time.Duration
 }
 
 // callTimeoutKey finds a callTimeoutCtx under contexts derived from it.
 type callTimeoutKey struct{}
 
 func (c *callTimeoutCtx) Value(key any) any {
-	switch {
-	case key == (callTimeoutKey{}):
+	if key == (callTimeoutKey{}) {
 		return c
-	case c.key != nil && key == c.key:
-		return c.val
 	}
 	return c.Context.Value(key)
 }
 
 // ownTimeout returns the timeout a call under ctx arms itself, and
-// whether it arms one: WithCallTimeout's, else Options.CallTimeout when ctx
+// whether it arms one: WithCallTimeout's, else the call timeout when ctx
 // has no deadline (a deadline of ctx alone bounds it otherwise).
 func (c *Client) ownTimeout(ctx context.Context) (time.Duration, bool) {
 	if d, own := callTimeout(ctx); own {
@@ -128,7 +111,7 @@ func (c *Client) ownTimeout(ctx context.Context) (time.Duration, bool) {
 	if _, ok := ctx.Deadline(); ok {
 		return 0, false
 	}
-	return c.opts.CallTimeout, true
+	return c.opts.callTimeout, true
 }
 
 // callTimeout returns the timeout WithCallTimeout set on ctx, if any.
@@ -162,7 +145,7 @@ func isCrash(err error) bool {
 // roundTrip runs one request: the frame is encoded, the call registered
 // and the frame sent, then the answer awaited. Its errors are the *protocol.Error answered, the
 // *CrashError or ErrClosed, context.Cause(ctx) (context.DeadlineExceeded
-// when Options.CallTimeout ran out), or an encoding error.
+// when the call timeout ran out), or an encoding error.
 func (c *Client) roundTrip(ctx context.Context, method string, params, result any, kind callKind) error {
 	var timeout <-chan time.Time
 	var due time.Time
@@ -214,7 +197,7 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 // replyChans pools the channels a call receives its response on.
 var replyChans = sync.Pool{New: func() any { return make(chan *wire.Message, 1) }}
 
-// timers pools the timers of Options.CallTimeout, which spare a call
+// timers pools the timers of the call timeout, which spare a call
 // without a deadline a context.WithTimeout.
 var timers sync.Pool
 
@@ -382,7 +365,7 @@ func decodeResponse(m *wire.Message, result any, redact func(string) string) err
 func (c *Client) readLoop() {
 	defer c.readerDone()
 	defer c.limit.flush()
-	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.MaxFrame)
+	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.maxFrame)
 	fr.SetRedact(c.opts.Redact)
 	for {
 		var chunk wire.StreamChunkParams
@@ -420,7 +403,7 @@ func (c *Client) readError(err error) error {
 	case errors.As(err, &fe):
 		return fmt.Errorf("%w: stdout %w", ErrProtocol, c.redact.frameError(fe))
 	case errors.Is(err, io.EOF), errors.Is(err, os.ErrClosed):
-		return ErrStdoutClosed
+		return errStdoutClosed
 	}
 	return fmt.Errorf("read stdout: %w", err)
 }
@@ -460,7 +443,7 @@ func (c *Client) dispatch(m *wire.Message) error {
 			return nil
 		}
 		if c.opts.OnNotify != nil {
-			c.opts.OnNotify(c.Name(), c.id, p)
+			c.opts.OnNotify(c, p.Event, p.Data)
 		}
 	case m.Method == wire.MethodCancel:
 		var p wire.CancelParams

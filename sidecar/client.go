@@ -11,6 +11,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -18,11 +19,12 @@ import (
 // and its declarations. Create it with Start; stop it with Close. All methods
 // are safe for concurrent use.
 type Client struct {
-	plugin Plugin
-	opts   Options
-	log    hclog.Logger
-	tail   *tail
-	out    *outQueue
+	pkg  *pluginpkg.Package
+	rt   *pluginpkg.Runtime // pkg's runtime, never nil
+	opts Options
+	log  hclog.Logger
+	tail *tail
+	out  *outQueue
 
 	redact redactor    // Options.Redact: every plugin string passes it
 	limit  *logLimiter // rate limit of the plugin's log lines
@@ -78,22 +80,24 @@ type Client struct {
 	}
 }
 
-// Start spawns p's runtime and completes the handshake. The handshake is
-// bounded by the per-plugin timeout (Plugin.HandshakeTimeout, else
-// Options.HandshakeTimeout, else wire.DefaultHandshakeTimeout) and by ctx, typically the generation's
-// startup budget. ctx bounds only the start: the running client lives
-// until Close or a crash.
+// Start starts the plugin of package p: it checks the manifest's kernel
+// range against this host's protocol version, spawns the runtime and
+// completes the handshake. The handshake is bounded by the per-plugin
+// timeout (runtime.handshake_timeout, else Options.HandshakeTimeout) and
+// by ctx, typically a generation's startup budget. ctx bounds only the
+// start: the running client lives until Close or a crash. p MUST come from
+// a valid manifest (pluginpkg parsed it) and is read, never modified.
 //
 // On failure Start returns a *StartError, and the process, if any, has been
 // stopped and reaped. On success the caller owns the Client and MUST call
-// Close. On Windows it fails in PhaseSpawn with an error wrapping
+// Close. On Windows it fails in phase "spawn" with an error wrapping
 // errors.ErrUnsupported.
-func Start(ctx context.Context, p Plugin, opts Options) (*Client, error) {
-	if err := precheck(&p, opts.Limits); err != nil {
+func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, error) {
+	if err := precheck(p, opts.Limits); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
-		return nil, &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: context.Cause(ctx)}
+		return nil, &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: context.Cause(ctx)}
 	}
 	c := newClient(p, opts)
 	dataDir, phase, err := c.launch()
@@ -103,47 +107,51 @@ func Start(ctx context.Context, p Plugin, opts Options) (*Client, error) {
 	c.run()
 	if err := c.applyLimits(); err != nil {
 		c.abort(false)
-		return nil, &StartError{Plugin: p.Name, Phase: PhaseLimits, Err: err, Stderr: c.tail.snapshot()}
+		return nil, &StartError{Plugin: p.Name, Phase: phaseLimits, Err: err, Stderr: c.tail.snapshot()}
 	}
 	decl, phase, err := c.handshake(ctx, dataDir)
 	if err == nil {
 		if err = c.arm(); err != nil {
-			phase = PhaseHandshake
+			phase = phaseHandshake
 		}
 	}
 	if err != nil {
-		c.abort(phase != PhaseHandshake)
+		c.abort(phase != phaseHandshake)
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
 	return c, nil
 }
 
-// precheck rejects, before any process starts, a plugin that has no
+// precheck rejects, before any process starts, a manifest whose kernel
+// range rejects this host's protocol version, a package that has no
 // runtime, an OS that cannot run plugin processes, and limits this OS
-// cannot apply. Checks of the manifest alone (its kernel range) are the
-// caller's, made before it hands the Plugin over.
-func precheck(p *Plugin, limits Limits) error {
-	if p.declarative() {
-		return &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: errors.New("declarative package: no runtime to start")}
+// cannot apply.
+func precheck(p *pluginpkg.Package, limits pluginpkg.ResourceLimits) error {
+	if err := p.Manifest.CheckKernel(); err != nil {
+		return &StartError{Plugin: p.Name, Phase: phaseVersion, Err: err}
+	}
+	if p.Manifest.Runtime == nil {
+		return &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: errors.New("declarative package: no runtime to start")}
 	}
 	if err := process.Supported(); err != nil {
-		return &StartError{Plugin: p.Name, Phase: PhaseSpawn, Err: err}
+		return &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: err}
 	}
-	if !limits.isZero() && !process.LimitsSupported {
-		return &StartError{Plugin: p.Name, Phase: PhaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
+	if (limits != pluginpkg.ResourceLimits{}) && !process.LimitsSupported {
+		return &StartError{Plugin: p.Name, Phase: phaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
 	}
 	return nil
 }
 
-func newClient(p Plugin, opts Options) *Client {
+func newClient(p *pluginpkg.Package, opts Options) *Client {
 	opts = opts.withDefaults()
 	c := &Client{
 		id:          clientIDs.Add(1),
-		plugin:      p,
+		pkg:         p,
+		rt:          p.Manifest.Runtime,
 		opts:        opts,
 		log:         opts.Logger.Named(p.Name),
-		tail:        newTail(opts.StderrLines),
+		tail:        newTail(opts.stderrLines),
 		readersDone: make(chan struct{}),
 		dead:        make(chan struct{}),
 		quiet:       make(chan struct{}),
@@ -207,13 +215,17 @@ var clientIDs atomic.Uint64
 
 // ID returns the client's identity: unique among the clients created in
 // this host process, never reused and never zero. Each Start, and so each
-// restart of a plugin, gets a new one. CrashError and OnHealth carry it,
-// so a supervisor can ignore late reports from a process it has already
-// replaced.
+// restart of a plugin, gets a new one, so a supervisor can tell a report
+// about the current process (OnCrash, OnHealth, OnNotify and Call all
+// carry the Client) from a late one about a process it has replaced.
 func (c *Client) ID() uint64 { return c.id }
 
 // Name returns the plugin's name.
-func (c *Client) Name() string { return c.plugin.Name }
+func (c *Client) Name() string { return c.pkg.Name }
+
+// version returns the manifest's version, sent in initialize and set as
+// EXTKERNEL_PLUGIN_VERSION.
+func (c *Client) version() string { return c.pkg.Manifest.Version.String() }
 
 // Declarations returns the plugin's answer to initialize, checked against
 // its manifest, with every string passed through Options.Redact. The

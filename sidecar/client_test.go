@@ -22,7 +22,7 @@ func startGood(t *testing.T, opts Options) *Client {
 	pkg := installFixture(t, "good")
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(pkg), opts)
+	c, err := Start(ctx, pkg, opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -101,7 +101,7 @@ func TestGoodPluginCalls(t *testing.T) {
 		}
 	})
 	t.Run("ping", func(t *testing.T) {
-		if err := c.Ping(ctx); err != nil {
+		if err := ping(c, ctx); err != nil {
 			t.Error(err)
 		}
 	})
@@ -126,11 +126,11 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatal(err)
 	}
-	if got.Cwd != c.plugin.Dir {
-		t.Errorf("cwd = %q, want the package directory %q", got.Cwd, c.plugin.Dir)
+	if got.Cwd != c.pkg.Dir {
+		t.Errorf("cwd = %q, want the package directory %q", got.Cwd, c.pkg.Dir)
 	}
-	allowed := append(AllowedHostEnv(), "GOOD_SETTING",
-		EnvPluginName, EnvPluginVersion, EnvPluginDir, EnvDataDir, EnvProtocolVersion)
+	allowed := append(wire.AllowedHostEnv(), "GOOD_SETTING",
+		wire.EnvPluginName, wire.EnvPluginVersion, wire.EnvPluginDir, wire.EnvDataDir, wire.EnvProtocolVersion)
 	env := map[string]string{}
 	for _, kv := range got.Env {
 		k, v, _ := strings.Cut(kv, "=")
@@ -140,13 +140,13 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"LANG":             "C.UTF-8",
-		"GOOD_SETTING":     "on",
-		EnvPluginName:      "good",
-		EnvPluginVersion:   "1.0.0",
-		EnvPluginDir:       c.plugin.Dir,
-		EnvDataDir:         filepath.Join(opts.DataRoot, "good"),
-		EnvProtocolVersion: protocol.Version,
+		"LANG":                  "C.UTF-8",
+		"GOOD_SETTING":          "on",
+		wire.EnvPluginName:      "good",
+		wire.EnvPluginVersion:   "1.0.0",
+		wire.EnvPluginDir:       c.pkg.Dir,
+		wire.EnvDataDir:         filepath.Join(opts.DataRoot, "good"),
+		wire.EnvProtocolVersion: protocol.Version,
 	}
 	for k, v := range want {
 		if env[k] != v {
@@ -158,7 +158,8 @@ func TestEnvironmentAndWorkingDirectory(t *testing.T) {
 func TestNotifyAndLogs(t *testing.T) {
 	opts, logs := testOptions(t)
 	notes := make(chan wire.NotifyParams, 1)
-	opts.OnNotify = func(plugin string, _ uint64, n wire.NotifyParams) {
+	opts.OnNotify = func(nc *Client, event string, data json.RawMessage) {
+		plugin, n := nc.Name(), wire.NotifyParams{Event: event, Data: data}
 		if plugin == "good" {
 			notes <- n
 		}
@@ -191,7 +192,7 @@ func TestNotifyAndLogs(t *testing.T) {
 
 func TestLogNotification(t *testing.T) {
 	opts, logs := testOptions(t)
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "well-behaved")), opts)
+	c, err := Start(context.Background(), installFixture(t, "well-behaved"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +214,9 @@ func TestLogNotification(t *testing.T) {
 func TestCancellation(t *testing.T) {
 	opts, _ := testOptions(t)
 	notes := make(chan wire.NotifyParams, 4)
-	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) { notes <- n }
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+		notes <- wire.NotifyParams{Event: event, Data: data}
+	}
 	c := startGood(t, opts)
 	defer closeClient(t, c)
 	block := func(ctx context.Context, in string) <-chan error {
@@ -261,7 +264,7 @@ func TestCancellation(t *testing.T) {
 func TestCloseIsIdempotentAndFinal(t *testing.T) {
 	opts, _ := testOptions(t)
 	crashes := make(chan *CrashError, 1)
-	opts.OnCrash = func(e *CrashError) { crashes <- e }
+	opts.OnCrash = func(_ *Client, e *CrashError) { crashes <- e }
 	c := startGood(t, opts)
 	closeClient(t, c)
 	closeClient(t, c)
@@ -273,7 +276,7 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 	default:
 		t.Error("Done not closed after Close")
 	}
-	if err := c.Ping(context.Background()); !errors.Is(err, ErrClosed) {
+	if err := ping(c, context.Background()); !errors.Is(err, ErrClosed) {
 		t.Errorf("Ping after Close = %v, want ErrClosed", err)
 	}
 	if processGone(c.PID()) == false {
@@ -291,7 +294,8 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 func TestCloseDuringCalls(t *testing.T) {
 	opts, _ := testOptions(t)
 	started := make(chan struct{}, 8)
-	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) {
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+		n := wire.NotifyParams{Event: event, Data: data}
 		if n.Event == "blocking" {
 			started <- struct{}{}
 		}

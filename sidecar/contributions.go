@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -15,12 +17,12 @@ var builtinDecl = map[string]string{
 }
 
 // checkContributions returns every contribution in ds (initialize's
-// contributions, protocol 1.1) that p does not authorize, each prefixed
-// with its path: a kind the host does not declare (p.Kinds), a key the
-// manifest does not list under its kind (p.Contributes), a priority
-// outside p's bounds, and a kind and key declared twice, which
-// contribution/invoke could not tell apart.
-func checkContributions(p *Plugin, ds []protocol.ContributionDecl) []string {
+// contributions, protocol 1.1) that rt, a manifest's runtime, does not
+// authorize, each prefixed with its path: a kind the host does not declare
+// (kinds), a key the manifest does not list under its kind
+// (runtime.contributes), a priority outside the bounds, and a kind and
+// key declared twice, which contribution/invoke could not tell apart.
+func checkContributions(rt *pluginpkg.Runtime, kinds []contribution.Kind, ds []protocol.ContributionDecl) []string {
 	var problems []string
 	add := func(i int, format string, a ...any) {
 		problems = append(problems, fmt.Sprintf("contributions[%d]: ", i)+fmt.Sprintf(format, a...))
@@ -30,13 +32,13 @@ func checkContributions(p *Plugin, ds []protocol.ContributionDecl) []string {
 		switch member, builtin := builtinDecl[d.Kind]; {
 		case builtin:
 			add(i, "kind %q is built in: declare it in %s", d.Kind, member)
-		case !slices.Contains(p.Kinds, d.Kind):
-			add(i, "kind %q is not one the host declares (%s)", d.Kind, declaredKinds(p.Kinds))
-		case !slices.Contains(p.Contributes[d.Kind], d.Key):
+		case !slices.Contains(kinds, contribution.Kind(d.Kind)):
+			add(i, "kind %q is not one the host declares (%s)", d.Kind, declaredKinds(kinds))
+		case !slices.Contains(rt.Contributes[contribution.Kind(d.Kind)], d.Key):
 			add(i, "%s %q is not listed in runtime.contributes under %q", d.Kind, d.Key, d.Kind)
 		}
-		if d.Priority != nil && (*d.Priority < p.MinPriority || *d.Priority > p.MaxPriority) {
-			add(i, "priority %d is outside [%d, %d]", *d.Priority, p.MinPriority, p.MaxPriority)
+		if d.Priority != nil && !validPriority(*d.Priority) {
+			add(i, "priority %d is outside [%d, %d]", *d.Priority, contribution.MinPriority, contribution.MaxPriority)
 		}
 		k := [2]string{d.Kind, d.Key}
 		if at, dup := first[k]; dup {
@@ -48,10 +50,15 @@ func checkContributions(p *Plugin, ds []protocol.ContributionDecl) []string {
 	return problems
 }
 
-// declaredKinds lists the host's kinds for a message.
-func declaredKinds(kinds []string) string {
+// declaredKinds lists the host's kinds for a message, sorted.
+func declaredKinds(kinds []contribution.Kind) string {
 	if len(kinds) == 0 {
 		return "the host declares no kind beyond the built-in ones"
 	}
-	return "declared: " + strings.Join(kinds, ", ")
+	names := make([]string, len(kinds))
+	for i, k := range kinds {
+		names[i] = string(k)
+	}
+	slices.Sort(names)
+	return "declared: " + strings.Join(names, ", ")
 }

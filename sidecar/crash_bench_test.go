@@ -4,6 +4,7 @@ package sidecar
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // BenchmarkCrashDetection measures how long a pending call takes to fail
@@ -26,7 +28,8 @@ import (
 func BenchmarkCrashDetection(b *testing.B) {
 	pkg := benchGoodPackage(b)
 	blocking := make(chan struct{}, 1)
-	opts := Options{HostName: "bench", HostVersion: "0.0.0", OnNotify: func(_ string, _ uint64, n wire.NotifyParams) {
+	opts := Options{Host: protocol.HostInfo{Name: "bench", Version: "0.0.0"}, OnNotify: func(_ *Client, event string, data json.RawMessage) {
+		n := wire.NotifyParams{Event: event, Data: data}
 		if n.Event == "blocking" {
 			blocking <- struct{}{}
 		}
@@ -35,7 +38,7 @@ func BenchmarkCrashDetection(b *testing.B) {
 	durations := make([]time.Duration, 0, b.N)
 	b.StopTimer()
 	for range b.N {
-		c, err := Start(ctx, PluginOf(pkg), opts)
+		c, err := Start(ctx, pkg, opts)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 	t.Cleanup(func() { teardownHook, callWaitsHook = nil, nil })
 
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
+	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 		name string
 		call func() error
 	}{
-		{"Ping", func() error { return c.Ping(ctx) }},
+		{"Ping", func() error { return ping(c, ctx) }},
 		{"Call", func() error {
 			return c.Call(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"}, nil)
 		}},
@@ -81,7 +81,7 @@ func TestCallsDuringCrashTeardown(t *testing.T) {
 // while it crashes: every call that fails, fails with the *CrashError.
 func TestCallsRacingCrash(t *testing.T) {
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
+	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestCallsRacingCrash(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				if err := c.Ping(ctx); err != nil {
+				if err := ping(c, ctx); err != nil {
 					errs <- err
 					return
 				}

@@ -81,11 +81,11 @@ func TestDetachedHelper(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			opts, logs := testOptions(t)
 			crashes := make(chan *CrashError, 2)
-			opts.OnCrash = func(e *CrashError) { crashes <- e }
+			opts.OnCrash = func(_ *Client, e *CrashError) { crashes <- e }
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
 			pkg := installShell(t, t.TempDir(), "shell", tt.mode)
-			c, err := Start(ctx, PluginOf(pkg), opts)
+			c, err := Start(ctx, pkg, opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -125,7 +125,7 @@ func crashOnCall(t *testing.T, c *Client, crashes <-chan *CrashError) {
 	if got := recv(t, crashes, "OnCrash"); got != ce {
 		t.Errorf("OnCrash got %v, want the call's error", got)
 	}
-	if err := c.Ping(ctx); err != error(ce) {
+	if err := ping(c, ctx); err != error(ce) {
 		t.Errorf("Ping after the crash = %v, want the crash", err)
 	}
 }

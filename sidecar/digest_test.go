@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -56,7 +57,7 @@ func appendTo(t *testing.T, path, text string) {
 // TestPackagePin pins a bash-run plugin's package digest (its files and the
 // bash found on PATH) and changes one of them: the script, a new file, or
 // the interpreter. A changed package is refused before anything runs, with
-// a *PinMismatchError naming what changed; an unchanged one starts and
+// a *pinexec.PinMismatchError naming what changed; an unchanged one starts and
 // runs.
 func TestPackagePin(t *testing.T) {
 	tests := []struct {
@@ -86,7 +87,7 @@ func TestPackagePin(t *testing.T) {
 			opts, _ := testOptions(t)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(pkg), opts)
+			c, err := Start(ctx, pkg, opts)
 			if tt.changed == "" {
 				if err != nil {
 					t.Fatalf("Start = %v", err)
@@ -99,11 +100,11 @@ func TestPackagePin(t *testing.T) {
 				return
 			}
 			var se *StartError
-			var pe *PinMismatchError
-			if c != nil || !errors.As(err, &se) || se.Phase != PhaseVerify || !errors.As(err, &pe) {
-				t.Fatalf("Start = %v, %v; want a verify StartError wrapping a *PinMismatchError", c, err)
+			var pe *pinexec.PinMismatchError
+			if c != nil || !errors.As(err, &se) || se.Phase != phaseVerify || !errors.As(err, &pe) {
+				t.Fatalf("Start = %v, %v; want a verify StartError wrapping a *pinexec.PinMismatchError", c, err)
 			}
-			want := PinMismatchError{Plugin: "bash-script", Path: bash, Pinned: pin, Actual: pe.Actual,
+			want := pinexec.PinMismatchError{Plugin: "bash-script", Path: bash, Pinned: pin, Actual: pe.Actual,
 				Changed: map[string]string{"interpreter BASH": "interpreter " + bash}[tt.changed]}
 			if want.Changed == "" {
 				want.Changed = tt.changed

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/extkernel/extkernel/internal/pinexec"
 )
 
 // ErrClosed is returned by calls made on a Client after Close started, and
@@ -18,56 +20,61 @@ var ErrClosed = errors.New("sidecar: client closed")
 var ErrProtocol = errors.New("protocol error")
 
 // ErrWedged is wrapped by the cause of a *CrashError when a write to the
-// plugin's stdin blocked for longer than Options.WriteStall: the plugin
-// stopped reading its input and was stopped.
+// plugin's stdin blocked for longer than the write stall bound (5s): the
+// plugin stopped reading its input and was stopped.
 var ErrWedged = errors.New("plugin stopped reading its stdin")
 
 // ErrUnresponsive is wrapped by the cause of a *CrashError when the plugin,
 // pinged by the heartbeat, answered nothing for Options.HangTimeout and
 // was stopped. (A ping unanswered for the shorter
-// Options.HeartbeatTimeout only reports the plugin Unresponsive.)
+// Options.HeartbeatTimeout only reports it unresponsive, to OnHealth.)
 var ErrUnresponsive = errors.New("plugin stopped answering")
 
-// ErrStdoutClosed is wrapped by the cause of a *CrashError when the plugin
+// errStdoutClosed is wrapped by the cause of a *CrashError when the plugin
 // closed its stdout while still running.
-var ErrStdoutClosed = errors.New("plugin closed its stdout")
+var errStdoutClosed = errors.New("plugin closed its stdout")
 
-// ErrHandshakeTimeout is wrapped (together with context.DeadlineExceeded) by
-// a handshake StartError when the plugin did not answer initialize within
-// its per-plugin handshake timeout.
-var ErrHandshakeTimeout = errors.New("handshake timed out")
+// errHandshakeTimeout is wrapped (together with context.DeadlineExceeded)
+// by a handshake StartError when the plugin did not answer initialize
+// within its per-plugin handshake timeout.
+var errHandshakeTimeout = errors.New("handshake timed out")
 
-// Start phases, the values of StartError.Phase.
+// Start phases, the values of StartError.Phase (documented there).
 const (
-	// PhaseSpawn: the runtime could not be resolved or executed.
-	PhaseSpawn = "spawn"
-	// PhaseVerify: the executable could not be hashed, or its sha256 is
-	// not the package's pin. The error is then a *PinMismatchError.
-	PhaseVerify = "verify"
-	// PhaseLimits: Options.Limits could not be applied to the started
-	// process (or are set on an OS other than Linux, before any process
-	// starts).
-	PhaseLimits = "limits"
-	// PhaseVersion: the manifest's kernel constraint rejects this host's
-	// protocol version, or the plugin answered an incompatible one. The
-	// error is a *protocol.VersionError.
-	PhaseVersion = "version"
-	// PhaseHandshake: initialize failed (the plugin exited, timed out,
-	// answered with an error or broke the protocol).
-	PhaseHandshake = "handshake"
-	// PhaseDeclarations: the plugin declared something its manifest does not
-	// authorize. The error is a *DeclarationError.
-	PhaseDeclarations = "declarations"
+	phaseSpawn        = "spawn"
+	phaseVerify       = "verify"
+	phaseLimits       = "limits"
+	phaseVersion      = "version"
+	phaseHandshake    = "handshake"
+	phaseDeclarations = "declarations"
 )
 
 // StartError reports that Start failed. Whatever was started has been
 // stopped when it is returned.
 type StartError struct {
+	// Plugin is the plugin's name.
 	Plugin string
-	// Phase is one of PhaseSpawn, PhaseVerify, PhaseLimits, PhaseVersion,
-	// PhaseHandshake, PhaseDeclarations.
+	// Phase says where Start failed, and what Err then is:
+	//
+	//   - "version": the manifest's kernel range rejects this host's
+	//     protocol version (before anything is spawned), or the plugin
+	//     answered an incompatible one: a *protocol.VersionError;
+	//   - "spawn": the runtime could not be resolved or executed;
+	//   - "verify": the executable could not be hashed, or the package is
+	//     not what it was pinned to;
+	//   - "limits": Options.Limits could not be applied to the started
+	//     process (or are set on an OS other than Linux, before any
+	//     process starts);
+	//   - "handshake": initialize failed: the plugin exited (a
+	//     *CrashError), timed out (context.DeadlineExceeded), answered
+	//     with an error (a *protocol.Error) or broke the protocol
+	//     (ErrProtocol);
+	//   - "declarations": the plugin declared something its manifest does
+	//     not authorize; the message lists every such declaration with
+	//     its path in the initialize result.
 	Phase string
-	Err   error
+	// Err is the cause.
+	Err error
 	// Stderr holds the last lines the plugin wrote to stderr, oldest first.
 	Stderr []string
 }
@@ -79,9 +86,9 @@ func (e *StartError) Error() string {
 	if errors.As(e.Err, &ce) { // it quotes stderr already
 		return fmt.Sprintf("plugin %q: %s: %v", e.Plugin, e.Phase, e.Err)
 	}
-	var pe *PinMismatchError
+	var pe *pinexec.PinMismatchError
 	if errors.As(e.Err, &pe) { // it names the plugin already
-		return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Phase, pe.detail())
+		return fmt.Sprintf("plugin %q: %s: %s", e.Plugin, e.Phase, pe.Detail())
 	}
 	return fmt.Sprintf("plugin %q: %s: %v%s", e.Plugin, e.Phase, e.Err, stderrSuffix(e.Stderr))
 }
@@ -94,11 +101,8 @@ func (e *StartError) Unwrap() error { return e.Err }
 // Every call pending at that moment fails with it, later calls return it,
 // and Options.OnCrash receives it once.
 type CrashError struct {
+	// Plugin is the plugin's name.
 	Plugin string
-	// ClientID is the ID of the Client whose process ended (Client.ID),
-	// which tells a crash of the current process from a late report about
-	// one already replaced.
-	ClientID uint64
 	// ExitStatus is the process's final state as os.ProcessState reports
 	// it, such as "exit status 2" or "signal: killed", or, if the host
 	// could not learn it, "exit status unknown: " and the reason.
@@ -106,7 +110,7 @@ type CrashError struct {
 	// Stderr holds the last lines the plugin wrote to stderr, oldest first.
 	Stderr []string
 	// Cause says why the host stopped the plugin (a protocol violation,
-	// ErrWedged, ErrUnresponsive, ErrStdoutClosed); nil when the process
+	// ErrWedged, ErrUnresponsive, a closed stdout); nil when the process
 	// exited on its own.
 	Cause error
 }
@@ -124,53 +128,17 @@ func (e *CrashError) Error() string {
 // Unwrap returns the cause.
 func (e *CrashError) Unwrap() error { return e.Cause }
 
-// DeclarationError lists every handshake declaration the manifest does not
-// authorize, each prefixed with its path in the initialize result
+// declarationError lists every handshake declaration the manifest does
+// not authorize, each prefixed with its path in the initialize result
 // ("interceptors[0]: point ...").
-type DeclarationError struct {
-	Plugin string
-	// Manifest is the manifest path used in messages.
-	Manifest string
-	Problems []string
+type declarationError struct {
+	manifest string // the manifest path used in messages
+	problems []string
 }
 
 // Error returns every problem, separated by "; ".
-func (e *DeclarationError) Error() string {
-	return fmt.Sprintf("not authorized by %s: %s", e.Manifest, strings.Join(e.Problems, "; "))
-}
-
-// PinMismatchError reports that a pinned package is not what was pinned:
-// Start refused to run it (a StartError in PhaseVerify).
-type PinMismatchError struct {
-	Plugin string
-	// Path is the resolved executable (Plugin.Command resolved).
-	Path string
-	// Pinned is the plugin's pin (Plugin.Pin), Actual the same digest of
-	// the package as it is now: for an executable pin the executable's
-	// sha256 in lower-case hex, for a package pin the package pin it would
-	// need.
-	Pinned, Actual string
-	// Changed says what differs from a package pin: "package files",
-	// "interpreter /usr/bin/python3", or both joined by " and "; empty for
-	// an executable pin.
-	Changed string
-}
-
-// Error returns `plugin "x": executable /abs/bin/x has sha256 <actual>, but
-// the package is pinned to <pinned>; re-pin it if the change is intended`,
-// or for a package pin `plugin "x": package files and interpreter
-// /usr/bin/python3 changed since the package was pinned (pinned <pinned>,
-// now <actual>); re-pin it if the change is intended`.
-func (e *PinMismatchError) Error() string {
-	return fmt.Sprintf("plugin %q: %s", e.Plugin, e.detail())
-}
-
-func (e *PinMismatchError) detail() string {
-	if e.Changed != "" {
-		return fmt.Sprintf("%s changed since the package was pinned (pinned %s, now %s); re-pin it if the change is intended",
-			e.Changed, e.Pinned, e.Actual)
-	}
-	return fmt.Sprintf("executable %s has sha256 %s, but the package is pinned to %s; re-pin it if the change is intended", e.Path, e.Actual, e.Pinned)
+func (e *declarationError) Error() string {
+	return fmt.Sprintf("not authorized by %s: %s", e.manifest, strings.Join(e.problems, "; "))
 }
 
 // stderrTailInMessage bounds how many stderr lines an error message quotes;

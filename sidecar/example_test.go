@@ -8,19 +8,22 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
+// The examples start the package "good" of a home the tests prepare
+// (sidecar.PluginHome, a test helper): any package loaded with pluginpkg
+// starts the same way.
 func ExampleStart() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome()) // holds the package "good"
+	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome())
 	if err != nil {
 		panic(err)
 	}
-	c, err := sidecar.Start(ctx, sidecar.PluginOf(inst.Packages[0]), sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	c, err := sidecar.Start(ctx, inst.Packages[0], sidecar.Options{Host: protocol.HostInfo{Name: "example", Version: "1.0.0"}})
 	if err != nil {
 		fmt.Println(err) // a *sidecar.StartError
 		return
@@ -39,32 +42,22 @@ func ExampleStart() {
 	// modify {"seen":{"cmd":"ls"}}
 }
 
-func ExampleStartBatch() {
+// Invoke calls the methods whose answer is an output: here the plugin's
+// provider "echo".
+func ExampleClient_Invoke() {
 	inst, err := pluginpkg.LoadInstalled(sidecar.PluginHome())
 	if err != nil {
 		panic(err)
 	}
-	specs := []sidecar.Spec{{Plugin: sidecar.PluginOf(inst.Packages[0]), Options: sidecar.Options{HostName: "example", HostVersion: "1.0.0"}}}
-	out := sidecar.StartBatch(context.Background(), specs, sidecar.BatchOptions{
-		PoolSize: 4,
-		Budget:   30 * time.Second,
-		OnEvent: func(e sidecar.StartEvent) {
-			if e.State != sidecar.StartLaunching {
-				fmt.Println("event:", e.Plugin, e.State)
-			}
-		},
-	})
-	c := out[0].Client
-	if c == nil {
-		fmt.Println(out[0].Err) // a *sidecar.StartError
+	c, err := sidecar.Start(context.Background(), inst.Packages[0], sidecar.Options{})
+	if err != nil {
+		fmt.Println(err)
 		return
 	}
 	defer c.Close(context.Background())
-	res, err := c.Invoke(context.Background(), wire.MethodProviderInvoke,
-		wire.ProviderInvokeParams{Ref: "echo", Input: json.RawMessage(`"hi"`)})
-	fmt.Println(string(res), err)
+	out, err := c.Invoke(context.Background(), "provider/invoke", map[string]any{"ref": "echo", "input": "hi"})
+	fmt.Println(string(out), err)
 	// Output:
-	// event: good ready
 	// "hi" <nil>
 }
 
@@ -75,7 +68,7 @@ func ExampleWithCallTimeout() {
 	if err != nil {
 		panic(err)
 	}
-	c, err := sidecar.Start(context.Background(), sidecar.PluginOf(inst.Packages[0]), sidecar.Options{HostName: "example", HostVersion: "1.0.0"})
+	c, err := sidecar.Start(context.Background(), inst.Packages[0], sidecar.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -83,12 +76,12 @@ func ExampleWithCallTimeout() {
 	defer c.Close(context.Background())
 
 	ctx := sidecar.WithCallTimeout(context.Background(), 2*time.Second)
-	res, err := c.Intercept(ctx, "tool.before", json.RawMessage(`{"cmd":"ls"}`))
+	out, err := c.Invoke(ctx, "provider/invoke", map[string]any{"ref": "echo", "input": "bounded"})
 	if err != nil {
 		fmt.Println(err) // wraps context.DeadlineExceeded after 2 s
 		return
 	}
-	fmt.Println(res.Decision)
+	fmt.Println(string(out))
 	// Output:
-	// modify
+	// "bounded"
 }

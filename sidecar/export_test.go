@@ -1,12 +1,12 @@
 package sidecar
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"sync"
 
-	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/internal/wire"
 )
 
 var exampleHome = sync.OnceValues(func() (string, error) {
@@ -34,34 +34,6 @@ func PluginHome() string {
 	return home
 }
 
-// PluginOf is what package generation passes Start for p: its name,
-// directory, runtime and what its manifest authorizes, with the interceptor
-// priority bounds of package contribution. The tests build packages with
-// pluginpkg and start them through it.
-func PluginOf(p *pluginpkg.Package) Plugin {
-	m := p.Manifest
-	out := Plugin{Name: p.Name, Dir: p.Dir, ManifestPath: p.ManifestPath, Pin: p.Pin,
-		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
-	if m.Version != nil {
-		out.Version = m.Version.String()
-	}
-	for _, c := range m.Provides {
-		out.Provides = append(out.Provides, Capability{Key: string(c.Key), Version: c.Version})
-	}
-	if rt := m.Runtime; rt != nil {
-		out.Command, out.Args, out.Env, out.HandshakeTimeout = rt.Command, rt.Args, rt.Env, rt.HandshakeTimeout
-		for _, pt := range rt.Intercepts {
-			out.Intercepts = append(out.Intercepts, string(pt))
-		}
-		for _, s := range rt.Replaces {
-			out.Replaces = append(out.Replaces, string(s))
-		}
-		for kind, keys := range rt.Contributes {
-			if out.Contributes == nil {
-				out.Contributes = map[string][]string{}
-			}
-			out.Contributes[string(kind)] = keys
-		}
-	}
-	return out
-}
+// ping sends c a ping, as the heartbeat does (but queued behind other
+// calls).
+func ping(c *Client, ctx context.Context) error { return c.Call(ctx, wire.MethodPing, nil, nil) }

@@ -31,7 +31,7 @@ func TestStartFaults(t *testing.T) {
 		phase   string
 		check   func(t *testing.T, err error)
 	}{
-		{fixture: "exit-early", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+		{fixture: "exit-early", phase: phaseHandshake, check: func(t *testing.T, err error) {
 			var ce *CrashError
 			if !errors.As(err, &ce) || ce.ExitStatus != "exit status 3" || ce.Cause != nil {
 				t.Errorf("err = %v, want a *CrashError with exit status 3", err)
@@ -40,50 +40,50 @@ func TestStartFaults(t *testing.T) {
 				t.Errorf("err = %v, want the last stderr line quoted", err)
 			}
 		}},
-		{fixture: "no-handshake", opts: func(o *Options) { o.HandshakeTimeout = 300 * time.Millisecond }, phase: PhaseHandshake,
+		{fixture: "no-handshake", opts: func(o *Options) { o.HandshakeTimeout = 300 * time.Millisecond }, phase: phaseHandshake,
 			check: func(t *testing.T, err error) {
-				if !errors.Is(err, ErrHandshakeTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "the host's handshake timeout") {
-					t.Errorf("err = %v, want ErrHandshakeTimeout naming the host's timeout", err)
+				if !errors.Is(err, errHandshakeTimeout) || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "the host's handshake timeout") {
+					t.Errorf("err = %v, want errHandshakeTimeout naming the host's timeout", err)
 				}
 			}},
-		{fixture: "slow-handshake", phase: PhaseHandshake, check: func(t *testing.T, err error) {
-			if !errors.Is(err, ErrHandshakeTimeout) || !strings.Contains(err.Error(), "plugin \"slow-handshake\": handshake: no answer to initialize within 300ms (runtime.handshake_timeout)") {
-				t.Errorf("err = %v, want ErrHandshakeTimeout naming runtime.handshake_timeout", err)
+		{fixture: "slow-handshake", phase: phaseHandshake, check: func(t *testing.T, err error) {
+			if !errors.Is(err, errHandshakeTimeout) || !strings.Contains(err.Error(), "plugin \"slow-handshake\": handshake: no answer to initialize within 300ms (runtime.handshake_timeout)") {
+				t.Errorf("err = %v, want errHandshakeTimeout naming runtime.handshake_timeout", err)
 			}
 		}},
-		{fixture: "banner", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+		{fixture: "banner", phase: phaseHandshake, check: func(t *testing.T, err error) {
 			var fe *wire.FrameError
 			if !errors.Is(err, ErrProtocol) || !errors.As(err, &fe) || fe.Quote != strconv.Quote("Starting faulty plugin v2...") {
 				t.Errorf("err = %v, want ErrProtocol with a FrameError quoting the banner", err)
 			}
 		}},
-		{fixture: "request-first", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+		{fixture: "request-first", phase: phaseHandshake, check: func(t *testing.T, err error) {
 			if !errors.Is(err, ErrProtocol) || !strings.Contains(err.Error(), `request "host/info" sent before the handshake completed`) {
 				t.Errorf("err = %v, want ErrProtocol naming the early request", err)
 			}
 		}},
-		{fixture: "wrong-id", phase: PhaseHandshake, check: func(t *testing.T, err error) {
-			if !errors.Is(err, ErrProtocol) || errors.Is(err, ErrHandshakeTimeout) ||
+		{fixture: "wrong-id", phase: phaseHandshake, check: func(t *testing.T, err error) {
+			if !errors.Is(err, ErrProtocol) || errors.Is(err, errHandshakeTimeout) ||
 				!strings.Contains(err.Error(), "protocol error: initialize answered id 999; expected 1") {
 				t.Errorf("err = %v, want ErrProtocol naming the wrong id", err)
 			}
 		}},
-		{fixture: "init-error", phase: PhaseHandshake, check: func(t *testing.T, err error) {
+		{fixture: "init-error", phase: phaseHandshake, check: func(t *testing.T, err error) {
 			var pe *protocol.Error
 			if !errors.As(err, &pe) || pe.Code != protocol.CodePluginError || !strings.Contains(err.Error(), `plugin "init-error": handshake: initialize failed: bad config: missing key (code -32000)`) {
 				t.Errorf("err = %v, want the plugin's *protocol.Error", err)
 			}
 		}},
-		{fixture: "bad-version", phase: PhaseVersion, check: func(t *testing.T, err error) {
+		{fixture: "bad-version", phase: phaseVersion, check: func(t *testing.T, err error) {
 			var ve *protocol.VersionError
 			if !errors.As(err, &ve) || ve.Wanted != "2.0.0" || ve.Upgrade != "host" {
 				t.Errorf("err = %v, want a *protocol.VersionError asking to upgrade the host", err)
 			}
 		}},
-		{fixture: "undeclared", phase: PhaseDeclarations, check: func(t *testing.T, err error) {
-			var de *DeclarationError
+		{fixture: "undeclared", phase: phaseDeclarations, check: func(t *testing.T, err error) {
+			var de *declarationError
 			if !errors.As(err, &de) {
-				t.Fatalf("err = %v, want a *DeclarationError", err)
+				t.Fatalf("err = %v, want a *declarationError", err)
 			}
 			want := []string{
 				`interceptors[1]: point "secret.point" is not listed in runtime.intercepts`,
@@ -91,22 +91,22 @@ func TestStartFaults(t *testing.T) {
 				`provides[0]: capability "test.faulty" version "9.9.9" is not the manifest's ("1.0.0")`,
 				`provides[1]: capability "not.mine" is not listed in provides`,
 			}
-			if !slices.Equal(de.Problems, want) {
-				t.Errorf("problems =\n%s\nwant\n%s", strings.Join(de.Problems, "\n"), strings.Join(want, "\n"))
+			if !slices.Equal(de.problems, want) {
+				t.Errorf("problems =\n%s\nwant\n%s", strings.Join(de.problems, "\n"), strings.Join(want, "\n"))
 			}
 		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.fixture, func(t *testing.T) {
 			opts, _ := testOptions(t)
-			opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
-			opts.OnCrash = func(e *CrashError) { t.Errorf("OnCrash called for a failed start: %v", e) }
+			opts.shutdownGrace, opts.killGrace = 500*time.Millisecond, 500*time.Millisecond
+			opts.OnCrash = func(_ *Client, e *CrashError) { t.Errorf("OnCrash called for a failed start: %v", e) }
 			if tt.opts != nil {
 				tt.opts(&opts)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(installFixture(t, tt.fixture)), opts)
+			c, err := Start(ctx, installFixture(t, tt.fixture), opts)
 			var se *StartError
 			if c != nil || !errors.As(err, &se) || se.Plugin != tt.fixture || se.Phase != tt.phase {
 				t.Fatalf("Start = %v, %v; want a %s StartError", c, err, tt.phase)
@@ -140,7 +140,7 @@ func TestRunningFaults(t *testing.T) {
 				t.Errorf("err = %v, want ErrProtocol wrapping ErrDuplicateMember", ce)
 			}
 		}},
-		{fixture: "oversized", opts: func(o *Options) { o.MaxFrame = 1 << 20 }, check: func(t *testing.T, ce *CrashError) {
+		{fixture: "oversized", opts: func(o *Options) { o.maxFrame = 1 << 20 }, check: func(t *testing.T, ce *CrashError) {
 			if !errors.Is(ce, ErrProtocol) || !errors.Is(ce, wire.ErrFrameTooLarge) {
 				t.Errorf("err = %v, want ErrProtocol wrapping ErrFrameTooLarge", ce)
 			}
@@ -150,7 +150,7 @@ func TestRunningFaults(t *testing.T) {
 				t.Errorf("err = %#v, want exit status 2 and the panic line", ce)
 			}
 		}},
-		{fixture: "stop-reading", opts: func(o *Options) { o.WriteStall = 200 * time.Millisecond },
+		{fixture: "stop-reading", opts: func(o *Options) { o.writeStall = 200 * time.Millisecond },
 			input: json.RawMessage(`"` + strings.Repeat("y", 1<<20) + `"`),
 			check: func(t *testing.T, ce *CrashError) {
 				if !errors.Is(ce, ErrWedged) || ce.ExitStatus != "signal: killed" {
@@ -158,8 +158,8 @@ func TestRunningFaults(t *testing.T) {
 				}
 			}},
 		{fixture: "close-stdout", check: func(t *testing.T, ce *CrashError) {
-			if !errors.Is(ce, ErrStdoutClosed) || ce.ExitStatus != "signal: killed" {
-				t.Errorf("err = %v, want ErrStdoutClosed and a killed process", ce)
+			if !errors.Is(ce, errStdoutClosed) || ce.ExitStatus != "signal: killed" {
+				t.Errorf("err = %v, want errStdoutClosed and a killed process", ce)
 			}
 		}},
 		{fixture: "hang", opts: func(o *Options) {
@@ -175,13 +175,13 @@ func TestRunningFaults(t *testing.T) {
 		t.Run(tt.fixture, func(t *testing.T) {
 			opts, _ := testOptions(t)
 			crashes := make(chan *CrashError, 2)
-			opts.OnCrash = func(e *CrashError) { crashes <- e }
+			opts.OnCrash = func(_ *Client, e *CrashError) { crashes <- e }
 			if tt.opts != nil {
 				tt.opts(&opts)
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(installFixture(t, tt.fixture)), opts)
+			c, err := Start(ctx, installFixture(t, tt.fixture), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -199,7 +199,7 @@ func TestRunningFaults(t *testing.T) {
 			if c.Err() != error(ce) {
 				t.Errorf("Err = %v, want the crash", c.Err())
 			}
-			if err := c.Ping(ctx); err != error(ce) {
+			if err := ping(c, ctx); err != error(ce) {
 				t.Errorf("Ping after crash = %v, want the crash", err)
 			}
 			closeClient(t, c)
@@ -215,10 +215,12 @@ func TestRunningFaults(t *testing.T) {
 
 func TestCallNeverAnswered(t *testing.T) {
 	opts, _ := testOptions(t)
-	opts.CallTimeout = time.Hour // so that only the bounds under test can end a call
+	opts.callTimeout = time.Hour // so that only the bounds under test can end a call
 	notes := make(chan wire.NotifyParams, 1)
-	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) { notes <- n }
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "no-answer")), opts)
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+		notes <- wire.NotifyParams{Event: event, Data: data}
+	}
+	c, err := Start(context.Background(), installFixture(t, "no-answer"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -270,15 +272,15 @@ func TestCallNeverAnswered(t *testing.T) {
 	}
 	pctx, pcancel := context.WithTimeout(context.Background(), within)
 	defer pcancel()
-	if err := c.Ping(pctx); err != nil || c.Err() != nil {
+	if err := ping(c, pctx); err != nil || c.Err() != nil {
 		t.Errorf("after an unanswered call: Ping = %v, Err = %v", err, c.Err())
 	}
 }
 
 func TestIgnoresSIGTERM(t *testing.T) {
 	opts, logs := testOptions(t)
-	opts.ShutdownGrace, opts.KillGrace = 200*time.Millisecond, 200*time.Millisecond
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "ignore-sigterm")), opts)
+	opts.shutdownGrace, opts.killGrace = 200*time.Millisecond, 200*time.Millisecond
+	c, err := Start(context.Background(), installFixture(t, "ignore-sigterm"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,7 +295,7 @@ func TestIgnoresSIGTERM(t *testing.T) {
 
 func TestGrandchildIsKilled(t *testing.T) {
 	opts, _ := testOptions(t)
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "grandchild")), opts)
+	c, err := Start(context.Background(), installFixture(t, "grandchild"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -319,8 +321,8 @@ func TestGrandchildIsKilled(t *testing.T) {
 
 func TestStderrFlood(t *testing.T) {
 	opts, logs := testOptions(t)
-	opts.LogRate = -1 // every line is forwarded (TestLogRateLimit limits them)
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "flood-stderr")), opts)
+	opts.logRate = -1 // every line is forwarded (TestLogRateLimit limits them)
+	c, err := Start(context.Background(), installFixture(t, "flood-stderr"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,12 +333,12 @@ func TestStderrFlood(t *testing.T) {
 	if err != nil || string(out) != `"flooded"` {
 		t.Fatalf("call during flood = %s, %v", out, err)
 	}
-	if err := c.Ping(ctx); err != nil {
+	if err := ping(c, ctx); err != nil {
 		t.Fatal(err)
 	}
 	closeClient(t, c)
 	tail := c.StderrTail()
-	if len(tail) != DefaultStderrLines || tail[len(tail)-1] != "flood done" || tail[0] != `{"@level":"debug","@message":"json line","n":19981}` {
+	if len(tail) != defaultStderrLines || tail[len(tail)-1] != "flood done" || tail[0] != `{"@level":"debug","@message":"json line","n":19981}` {
 		t.Errorf("tail = %q", tail)
 	}
 	s := logs.String()
@@ -354,12 +356,12 @@ func TestOnCrashMayClose(t *testing.T) {
 	opts, _ := testOptions(t)
 	var client atomic.Pointer[Client]
 	closed := make(chan error, 1)
-	opts.OnCrash = func(*CrashError) {
+	opts.OnCrash = func(*Client, *CrashError) {
 		ctx, cancel := context.WithTimeout(context.Background(), within)
 		defer cancel()
 		closed <- client.Load().Close(ctx)
 	}
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "crash-in-call")), opts)
+	c, err := Start(context.Background(), installFixture(t, "crash-in-call"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -377,27 +379,27 @@ func TestOnCrashMayClose(t *testing.T) {
 
 // TestClientIDInCrashReports starts the same package twice, crashing each
 // process, and checks that the clients have different IDs and that each
-// crash report carries its own client's.
+// crash report carries its own client.
 func TestClientIDInCrashReports(t *testing.T) {
 	opts, _ := testOptions(t)
-	crashes := make(chan *CrashError, 2)
-	opts.OnCrash = func(e *CrashError) { crashes <- e }
+	crashes := make(chan *Client, 2)
+	opts.OnCrash = func(c *Client, _ *CrashError) { crashes <- c }
 	pkg := installFixture(t, "crash-in-call")
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	var ids []uint64
 	for range 2 {
-		c, err := Start(ctx, PluginOf(pkg), opts)
+		c, err := Start(ctx, pkg, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
 		_, err = c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x"})
 		var ce *CrashError
-		if !errors.As(err, &ce) || ce.ClientID != c.ID() {
-			t.Errorf("call err = %#v, want a *CrashError with ClientID %d", err, c.ID())
+		if !errors.As(err, &ce) {
+			t.Errorf("call err = %#v, want a *CrashError", err)
 		}
-		if got := recv(t, crashes, "OnCrash"); got.ClientID != c.ID() {
-			t.Errorf("OnCrash ClientID = %d, want %d", got.ClientID, c.ID())
+		if got := recv(t, crashes, "OnCrash"); got != c || got.ID() != c.ID() {
+			t.Errorf("OnCrash reported client %d, want %d", got.ID(), c.ID())
 		}
 		closeClient(t, c)
 		ids = append(ids, c.ID())

@@ -33,8 +33,7 @@ func FuzzCheckDeclarations(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	p := PluginOf(&pluginpkg.Package{Name: "fz", Manifest: m, ManifestPath: "packages/fz/plugin.json"})
-	p.Kinds = fuzzKinds
+	p := &pluginpkg.Package{Name: "fz", Manifest: m, ManifestPath: "packages/fz/plugin.json"}
 	for _, s := range []string{
 		`{"protocol_version":"1.0.0","name":"fz","version":"1.0.0"}`,
 		`{"name":"fz","interceptors":[{"point":"tool.before"},{"point":"prompt.submit","priority":-1000}],"strategies":[{"slot":"context.compactor"}],"provides":[{"capability":"text.redact","version":"2.1.0"},{"capability":"test.echo","version":"1.0.0-beta.1"}]}`,
@@ -51,8 +50,8 @@ func FuzzCheckDeclarations(f *testing.F) {
 		if json.Unmarshal(data, &res) != nil {
 			return
 		}
-		problems := checkDeclarations(&p, &res)
-		if again := checkDeclarations(&p, &res); !slices.Equal(problems, again) {
+		problems := checkDeclarations(p, fuzzKinds, &res)
+		if again := checkDeclarations(p, fuzzKinds, &res); !slices.Equal(problems, again) {
 			t.Fatalf("problems differ between two checks:\n%q\n%q", problems, again)
 		}
 		var got []string
@@ -103,7 +102,7 @@ func unauthorized(m *pluginpkg.Manifest, res *protocol.InitializeResult) []strin
 	seen := map[[2]string]bool{}
 	for i, d := range res.Contributions {
 		path := fmt.Sprintf("contributions[%d]", i)
-		if !slices.Contains(fuzzKinds, d.Kind) || !slices.Contains(m.Runtime.Contributes[contribution.Kind(d.Kind)], d.Key) {
+		if !slices.Contains(fuzzKinds, contribution.Kind(d.Kind)) || !slices.Contains(m.Runtime.Contributes[contribution.Kind(d.Kind)], d.Key) {
 			paths = append(paths, path)
 		}
 		if d.Priority != nil && (*d.Priority < -1000 || *d.Priority > 1000) {
@@ -119,4 +118,4 @@ func unauthorized(m *pluginpkg.Manifest, res *protocol.InitializeResult) []strin
 
 // fuzzKinds are the kinds the fuzz host declares beyond the built-in ones:
 // "theme" is one the fixed manifest does not list.
-var fuzzKinds = []string{"hook", "theme", "tool"}
+var fuzzKinds = []contribution.Kind{"hook", "theme", "tool"}

@@ -12,14 +12,17 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
 // handshakeTimeout returns the per-plugin handshake bound.
 func (c *Client) handshakeTimeout() (d time.Duration, source string) {
 	d, source = c.opts.HandshakeTimeout, "the host's handshake timeout"
-	if t := c.plugin.HandshakeTimeout; t > 0 {
+	if t := c.rt.HandshakeTimeout; t > 0 {
 		d, source = t, "runtime.handshake_timeout"
 	}
 	return min(d, wire.MaxHandshakeTimeout), source
@@ -34,10 +37,10 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 	defer cancel()
 	params := protocol.InitializeParams{
 		ProtocolVersion: protocol.Version,
-		Host:            protocol.HostInfo{Name: c.opts.HostName, Version: c.opts.HostVersion},
+		Host:            c.opts.Host,
 		Plugin: protocol.PluginInfo{
-			Name:    c.plugin.Name,
-			Version: c.plugin.Version,
+			Name:    c.pkg.Name,
+			Version: c.version(),
 			DataDir: dataDir,
 		},
 		Config:  c.opts.Config,
@@ -54,18 +57,18 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		case hctx.Err() != nil:
 			err = fmt.Errorf("no answer to initialize: %w", err)
 		}
-		return nil, PhaseHandshake, err
+		return nil, phaseHandshake, err
 	}
 	// Everything below quotes the answer or keeps it: redacted first.
 	var secretIDs []string
 	if c.opts.redacting {
 		res, secretIDs = c.redact.declarations(res)
 	}
-	if err := checkProtocolVersion(c.plugin.Name, res.ProtocolVersion); err != nil {
-		return nil, PhaseVersion, err
+	if err := checkProtocolVersion(c.pkg.Name, res.ProtocolVersion); err != nil {
+		return nil, phaseVersion, err
 	}
-	if problems := append(checkDeclarations(&c.plugin, res), secretIDs...); len(problems) > 0 {
-		return nil, PhaseDeclarations, &DeclarationError{Plugin: c.plugin.Name, Manifest: c.plugin.ManifestPath, Problems: problems}
+	if problems := append(checkDeclarations(c.pkg, c.opts.Kinds, res), secretIDs...); len(problems) > 0 {
+		return nil, phaseDeclarations, &declarationError{manifest: c.pkg.ManifestPath, problems: problems}
 	}
 	return res, "", nil
 }
@@ -87,7 +90,7 @@ func (c *Client) checkInitAnswer(m *wire.Message) error {
 }
 
 // handshakeTimeoutError is the cause of a handshake that ran out of its
-// per-plugin time. It matches ErrHandshakeTimeout and
+// per-plugin time. It matches errHandshakeTimeout and
 // context.DeadlineExceeded.
 type handshakeTimeoutError struct {
 	d      time.Duration
@@ -99,7 +102,7 @@ func (e *handshakeTimeoutError) Error() string {
 }
 
 func (e *handshakeTimeoutError) Is(target error) bool {
-	return target == ErrHandshakeTimeout || target == context.DeadlineExceeded
+	return target == errHandshakeTimeout || target == context.DeadlineExceeded
 }
 
 // hostVersion is protocol.Version parsed once: semver.NewVersion matches a
@@ -130,43 +133,52 @@ func checkProtocolVersion(plugin, answered string) error {
 	return &protocol.VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
 }
 
-// checkDeclarations returns every declaration in res that p (its manifest)
-// does not authorize, each prefixed with its path in the result.
-func checkDeclarations(p *Plugin, res *protocol.InitializeResult) []string {
+// checkDeclarations returns every declaration in res that p's manifest
+// does not authorize, each prefixed with its path in the result; kinds
+// are the host's (Options.Kinds). Interceptor priorities are bounded by
+// package contribution's.
+func checkDeclarations(p *pluginpkg.Package, kinds []contribution.Kind, res *protocol.InitializeResult) []string {
 	var problems []string
 	add := func(format string, a ...any) { problems = append(problems, fmt.Sprintf(format, a...)) }
+	rt := p.Manifest.Runtime
 	if res.Name != p.Name {
 		add("name: the plugin calls itself %q, its manifest %q", res.Name, p.Name)
 	}
 	for i, d := range res.Interceptors {
-		if !slices.Contains(p.Intercepts, d.Point) {
+		if !slices.Contains(rt.Intercepts, contribution.Point(d.Point)) {
 			add("interceptors[%d]: point %q is not listed in runtime.intercepts", i, d.Point)
 		}
-		if d.Priority != nil && (*d.Priority < p.MinPriority || *d.Priority > p.MaxPriority) {
-			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, p.MinPriority, p.MaxPriority)
+		if d.Priority != nil && !validPriority(*d.Priority) {
+			add("interceptors[%d]: priority %d is outside [%d, %d]", i, *d.Priority, contribution.MinPriority, contribution.MaxPriority)
 		}
 	}
 	for i, d := range res.Strategies {
-		if !slices.Contains(p.Replaces, d.Slot) {
+		if !slices.Contains(rt.Replaces, contribution.Slot(d.Slot)) {
 			add("strategies[%d]: slot %q is not listed in runtime.replaces", i, d.Slot)
 		}
 	}
 	for i, d := range res.Provides {
-		if msg := checkProvided(p.Provides, d); msg != "" {
+		if msg := checkProvided(p.Manifest.Provides, d); msg != "" {
 			add("provides[%d]: %s", i, msg)
 		}
 	}
-	return append(problems, checkContributions(p, res.Contributions)...)
+	return append(problems, checkContributions(rt, kinds, res.Contributions)...)
+}
+
+// validPriority reports whether an interceptor, or a contribution of a
+// host-declared kind, may declare priority.
+func validPriority(priority int) bool {
+	return priority >= contribution.MinPriority && priority <= contribution.MaxPriority
 }
 
 // checkProvided returns why provides, the manifest's, does not authorize
 // d, or "". The declared version must be a strict semantic version
 // (MAJOR.MINOR.PATCH, as in the manifest) equal to the manifest's.
-func checkProvided(provides []Capability, d protocol.CapabilityDecl) string {
+func checkProvided(provides []capability.Provided, d protocol.CapabilityDecl) string {
 	v, verr := semver.StrictNewVersion(d.Version)
 	var versions []string
 	for _, p := range provides {
-		if p.Key != d.Capability {
+		if string(p.Key) != d.Capability {
 			continue
 		}
 		if verr == nil && p.Version != nil && v.Equal(p.Version) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/Masterminds/semver/v3"
 
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -61,8 +62,10 @@ func TestAnsweredProtocolVersionAsNewVersion(t *testing.T) {
 func TestBuildEnv(t *testing.T) {
 	host := map[string]string{"PATH": "/bin", "HOME": "/home/u", "SECRET": "x", "LANG": "C"}
 	lookup := func(k string) (string, bool) { v, ok := host[k]; return v, ok }
-	p := &Plugin{Name: "p", Dir: "/pkgs/p", Version: "1.2.3", Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}}
-	got := buildEnv(p, map[string]string{"HOST_TOKEN": "t", "MODE": "host"}, "/data/p", lookup)
+	rt := &pluginpkg.Runtime{Command: "./p", Env: map[string]string{"LANG": "fr_FR.UTF-8", "MODE": "fast"}}
+	p := &pluginpkg.Package{Name: "p", Dir: "/pkgs/p", Manifest: &pluginpkg.Manifest{Name: "p", Version: semver.MustParse("1.2.3"), Runtime: rt}}
+	c := newClient(p, Options{Env: map[string]string{"HOST_TOKEN": "t", "MODE": "host"}})
+	got := c.buildEnv("/data/p", lookup)
 	want := []string{
 		"EXTKERNEL_DATA_DIR=/data/p",
 		"EXTKERNEL_PLUGIN_DIR=/pkgs/p",

@@ -9,31 +9,6 @@ import (
 	"github.com/extkernel/extkernel/internal/wire"
 )
 
-// Health is a running plugin's heartbeat state. A client starts
-// Responsive; Options.OnHealth hears of every change.
-type Health int
-
-const (
-	// Responsive: the last heartbeat ping was answered in time.
-	Responsive Health = iota
-	// Unresponsive: a ping went unanswered for Options.HeartbeatTimeout.
-	// The plugin keeps being pinged; an answered ping makes it Responsive
-	// again, and silence for Options.HangTimeout stops it with
-	// ErrUnresponsive.
-	Unresponsive
-)
-
-// String returns "responsive" or "unresponsive".
-func (h Health) String() string {
-	switch h {
-	case Responsive:
-		return "responsive"
-	case Unresponsive:
-		return "unresponsive"
-	}
-	return fmt.Sprintf("Health(%d)", int(h))
-}
-
 // heard records a sign of life: a response read from the plugin's stdout,
 // to a ping or to any other request, late or not. Notifications do not
 // count: a plugin whose read loop is stuck may still send them from
@@ -50,8 +25,8 @@ func (c *Client) silence() time.Duration {
 // heartbeat runs once Start succeeded (arm starts it) until a fault, Close
 // or the client's end. It
 // pings the plugin every HeartbeatInterval (a ping in flight delays the
-// next one), reports Unresponsive when a ping goes unanswered for
-// HeartbeatTimeout and Responsive when a later one is answered, and stops
+// next one), reports it unresponsive when a ping goes unanswered for
+// HeartbeatTimeout and responsive when a later one is answered, and stops
 // the plugin with ErrUnresponsive once it has answered nothing for
 // HangTimeout. It is the only caller of OnHealth, so OnHealth never runs
 // concurrently for one client.
@@ -62,7 +37,7 @@ func (c *Client) heartbeat() {
 	defer tick.Stop()
 	hang := time.NewTimer(c.opts.HangTimeout)
 	defer hang.Stop()
-	health := Responsive
+	responsive := true
 	for {
 		select {
 		case <-c.life.Done():
@@ -72,28 +47,24 @@ func (c *Client) heartbeat() {
 		case <-hang.C:
 		case <-tick.C:
 		}
-		if c.hung(hang, &health) {
+		if c.hung(hang, &responsive) {
 			return
 		}
 		answered, ok := c.heartbeatPing()
 		if !ok {
 			return
 		}
-		if answered {
-			c.setHealth(&health, Responsive)
-		} else {
-			c.setHealth(&health, Unresponsive)
-		}
-		if c.hung(hang, &health) {
+		c.setHealth(&responsive, answered)
+		if c.hung(hang, &responsive) {
 			return
 		}
 	}
 }
 
 // hung reports whether the plugin has answered nothing for HangTimeout, and
-// then reports it Unresponsive (if it was not already) and stops it.
+// then reports it unresponsive (if it was not already) and stops it.
 // Otherwise it rearms hang for the rest of the time.
-func (c *Client) hung(hang *time.Timer, health *Health) bool {
+func (c *Client) hung(hang *time.Timer, responsive *bool) bool {
 	left := c.opts.HangTimeout - c.silence()
 	if left > 0 {
 		hang.Reset(left)
@@ -102,7 +73,7 @@ func (c *Client) hung(hang *time.Timer, health *Health) bool {
 	if c.isClosing() {
 		return true
 	}
-	c.setHealth(health, Unresponsive)
+	c.setHealth(responsive, false)
 	c.fault(fmt.Errorf("%w: no answer to anything for %v (hang timeout)", ErrUnresponsive, c.opts.HangTimeout))
 	return true
 }
@@ -124,18 +95,19 @@ func (c *Client) heartbeatPing() (answered, ok bool) {
 	return false, false
 }
 
-// setHealth records h and reports it to OnHealth if it changed.
-func (c *Client) setHealth(cur *Health, h Health) {
-	if *cur == h {
+// setHealth records whether the plugin is responsive and reports it to
+// OnHealth if it changed.
+func (c *Client) setHealth(cur *bool, responsive bool) {
+	if *cur == responsive {
 		return
 	}
-	*cur = h
-	if h == Unresponsive {
+	*cur = responsive
+	if !responsive {
 		c.log.Warn("plugin is unresponsive: a heartbeat went unanswered", "timeout", c.opts.HeartbeatTimeout)
 	} else {
 		c.log.Info("plugin is responsive again")
 	}
 	if c.opts.OnHealth != nil {
-		c.opts.OnHealth(c.Name(), c.id, h)
+		c.opts.OnHealth(c, responsive)
 	}
 }

@@ -26,8 +26,10 @@ type healthEvent struct {
 func watchHealth(opts *Options, interval, timeout, hang time.Duration) <-chan healthEvent {
 	events := make(chan healthEvent, 64)
 	opts.HeartbeatInterval, opts.HeartbeatTimeout, opts.HangTimeout = interval, timeout, hang
-	opts.OnHealth = func(_ string, id uint64, h Health) { events <- healthEvent{what: h.String(), id: id} }
-	opts.OnCrash = func(e *CrashError) { events <- healthEvent{what: "crash", id: e.ClientID, crash: e} }
+	opts.OnHealth = func(c *Client, responsive bool) {
+		events <- healthEvent{what: map[bool]string{true: "responsive", false: "unresponsive"}[responsive], id: c.ID()}
+	}
+	opts.OnCrash = func(c *Client, e *CrashError) { events <- healthEvent{what: "crash", id: c.ID(), crash: e} }
 	return events
 }
 
@@ -42,7 +44,7 @@ func TestHungPluginIsStopped(t *testing.T) {
 			events := watchHealth(&opts, 50*time.Millisecond, 100*time.Millisecond, 400*time.Millisecond)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(installFixture(t, fixture)), opts)
+			c, err := Start(ctx, installFixture(t, fixture), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +78,7 @@ func TestStalledPluginRecovers(t *testing.T) {
 	events := watchHealth(&opts, 50*time.Millisecond, 200*time.Millisecond, time.Minute)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(installFixture(t, "stall-once")), opts)
+	c, err := Start(ctx, installFixture(t, "stall-once"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,13 +95,5 @@ func TestStalledPluginRecovers(t *testing.T) {
 	out, err := c.Invoke(ctx, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "x", Input: json.RawMessage(`"back"`)})
 	if err != nil || string(out) != `"back"` || c.Err() != nil {
 		t.Errorf("after recovery: Invoke = %s, %v; Err = %v", out, err, c.Err())
-	}
-}
-
-func TestHealthString(t *testing.T) {
-	for h, want := range map[Health]string{Responsive: "responsive", Unresponsive: "unresponsive", 7: "Health(7)"} {
-		if got := h.String(); got != want {
-			t.Errorf("Health(%d).String() = %q, want %q", int(h), got, want)
-		}
 	}
 }

@@ -29,7 +29,7 @@ func BenchmarkIdleClient(b *testing.B) {
 		clients := make([]*Client, 0, idleClients)
 		for _, pkg := range pkgs {
 			ctx, cancel := context.WithTimeout(context.Background(), within)
-			c, err := Start(ctx, PluginOf(pkg), benchOptions())
+			c, err := Start(ctx, pkg, benchOptions())
 			cancel()
 			if err != nil {
 				b.Fatal(err)

@@ -14,18 +14,18 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// MaxInboundCalls bounds the capability/call requests of one plugin that
+// maxInboundCalls bounds the capability/call requests of one plugin that
 // the client serves at once. One more is answered at once with
 // protocol.CodeInternalError, and no goroutine is started for it.
-const MaxInboundCalls = 64
+const maxInboundCalls = 64
 
 // Call is a capability/call request from a plugin (protocol 1.1,
 // docs/protocol.md §5.11), as Options.OnCall receives it. Its strings are
 // the plugin's, not redacted: quote them through Options.Redact.
 type Call struct {
-	// Plugin is the caller's name and ClientID its client's ID.
-	Plugin   string
-	ClientID uint64
+	// Client is the calling plugin's client (its Name and ID tell who
+	// calls).
+	Client *Client
 	// Capability, Method and Input are the request's params (Input nil
 	// when absent).
 	Capability string
@@ -92,7 +92,7 @@ func (c *Client) serveCall(m *wire.Message) {
 		c.reply(m.ID, perr)
 		return
 	}
-	call := Call{Plugin: c.Name(), ClientID: c.id, Capability: p.Capability, Method: p.Method, Input: p.Input,
+	call := Call{Client: c, Capability: p.Capability, Method: p.Method, Input: p.Input,
 		Parent: hasParent(p.Parent), Stream: stream}
 	if p.Traceparent != "" {
 		// The plugin's span: checked (wire.WithTraceparent keeps only a
@@ -166,7 +166,7 @@ func hasParent(parent json.RawMessage) bool {
 // admit registers the call key (with the stream it asked for, if any) and
 // returns its context: derived from the parent's context (its values;
 // cancelled with it), with the parent's remaining deadline, or, without a
-// parent, bounded by Options.CallTimeout alone. The parent's
+// parent, bounded by the call timeout alone. The parent's
 // WithCallTimeout is hidden, as the deadline carries what is left of it;
 // that deadline needs no timer of its own, as the parent's timeout ends
 // the parent at that time, which cancels the call (endChildren). The
@@ -183,7 +183,7 @@ func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (
 	cancel := cancelCause
 	if rec.parent == 0 {
 		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, c.opts.CallTimeout)
+		ctx, stop = context.WithTimeout(ctx, c.opts.callTimeout)
 		cancel = func(cause error) { cancelCause(cause); stop() }
 	}
 	c.mu.Lock()
@@ -210,9 +210,9 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 	case c.mu.inbound[key] != nil:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidRequest,
 			Message: fmt.Sprintf("capability/call: request id %s is already in flight", key)}
-	case len(c.mu.inbound) >= MaxInboundCalls:
+	case len(c.mu.inbound) >= maxInboundCalls:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInternalError,
-			Message: fmt.Sprintf("capability/call: plugin %q has %d calls in flight already, the most the host serves at once", c.Name(), MaxInboundCalls)}
+			Message: fmt.Sprintf("capability/call: plugin %q has %d calls in flight already, the most the host serves at once", c.Name(), maxInboundCalls)}
 	}
 	base, due := context.Background(), time.Time{}
 	if hasParent(parent) {
@@ -307,7 +307,7 @@ func (c *Client) finishCall(key string) bool {
 // that a caller gets its answer even from a handler that ignores its
 // context; the handler's own answer is dropped. A call with a stream is
 // only cancelled: its stream's end answers it (§5.12). Until its handler
-// returns, the call still counts against MaxInboundCalls and its id
+// returns, the call still counts against maxInboundCalls and its id
 // stays in use.
 func (c *Client) cancelCall(id json.RawMessage) {
 	key := callKey(id)

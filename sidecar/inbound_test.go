@@ -25,7 +25,7 @@ func startCaller(t *testing.T, opts Options) *Client {
 	pkg := addPackage(t, t.TempDir(), "caller", callerManifest)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(pkg), opts)
+	c, err := Start(ctx, pkg, opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -90,14 +90,14 @@ func TestInboundCallAnswers(t *testing.T) {
 		call         *Call  // what OnCall saw; nil: it was not called
 	}{
 		{"output", `{"call":{"capability":"storage.kv","method":"get","input":{"key":"a"}}}`, `{"echo":{"key":"a"}}`,
-			&Call{Plugin: "caller", ClientID: c.ID(), Capability: "storage.kv", Method: "get", Input: json.RawMessage(`{"key":"a"}`)}},
+			&Call{Client: c, Capability: "storage.kv", Method: "get", Input: json.RawMessage(`{"key":"a"}`)}},
 		{"protocol error keeps its code", `{"call":{"capability":"billing","method":"refuse"}}`,
-			`no billing for you, [redacted] (code -32005)`, &Call{Plugin: "caller", ClientID: c.ID(), Capability: "billing", Method: "refuse"}},
+			`no billing for you, [redacted] (code -32005)`, &Call{Client: c, Capability: "billing", Method: "refuse"}},
 		{"other error is internal", `{"call":{"capability":"x","method":"boom"}}`, `boom: [redacted] (code -32603)`,
-			&Call{Plugin: "caller", ClientID: c.ID(), Capability: "x", Method: "boom"}},
+			&Call{Client: c, Capability: "x", Method: "boom"}},
 		{"output that is not JSON", `{"call":{"capability":"x","method":"garbage"}}`,
 			`capability/call: the output is not valid JSON: unexpected end of JSON input (code -32603)`,
-			&Call{Plugin: "caller", ClientID: c.ID(), Capability: "x", Method: "garbage"}},
+			&Call{Client: c, Capability: "x", Method: "garbage"}},
 		{"no method", `{"call":{"capability":"x"}}`, `capability/call: params must name a capability and a method (code -32602)`, nil},
 		{"unknown parent", `{"call":{"capability":"x","method":"get","parent":999}}`,
 			`capability/call: parent 999 is not a host request in flight to plugin "caller" (code -32602)`, nil},
@@ -123,7 +123,7 @@ func TestInboundCallAnswers(t *testing.T) {
 }
 
 func sameCall(a, b Call) bool {
-	return a.Plugin == b.Plugin && a.ClientID == b.ClientID && a.Capability == b.Capability && a.Method == b.Method &&
+	return a.Client == b.Client && a.Capability == b.Capability && a.Method == b.Method &&
 		string(a.Input) == string(b.Input) && a.Parent == b.Parent
 }
 
@@ -146,7 +146,7 @@ type ctxKey struct{}
 // TestInboundCallContext holds what a call's context derives from: with a
 // parent, the values of the parent request's context and at most what is
 // left of its timeout (which is not applied again); without one,
-// Options.CallTimeout.
+// Options.callTimeout.
 func TestInboundCallContext(t *testing.T) {
 	type seen struct {
 		parent   bool
@@ -156,7 +156,7 @@ func TestInboundCallContext(t *testing.T) {
 	}
 	calls := make(chan seen, 1)
 	opts, _ := testOptions(t)
-	opts.CallTimeout = 7 * time.Second
+	opts.callTimeout = 7 * time.Second
 	opts.OnCall = func(ctx context.Context, call Call) (json.RawMessage, error) {
 		d, _ := ctx.Deadline()
 		_, own := callTimeout(ctx)
@@ -174,13 +174,13 @@ func TestInboundCallContext(t *testing.T) {
 		atLeast time.Duration // and at least this far
 	}{
 		{"parent with a call timeout", func() (context.Context, context.CancelFunc) {
-			return WithCallTimeoutValue(context.Background(), 5*time.Second, ctxKey{}, "tag"), func() {}
+			return WithCallTimeout(context.WithValue(context.Background(), ctxKey{}, "tag"), 5*time.Second), func() {}
 		}, `{"call":{"capability":"x","method":"m","parent":true}}`, true, "tag", 5 * time.Second, 0},
 		{"parent with a deadline", func() (context.Context, context.CancelFunc) {
 			return context.WithTimeout(context.WithValue(context.Background(), ctxKey{}, "deadline"), 4*time.Second)
 		}, `{"call":{"capability":"x","method":"m","parent":true}}`, true, "deadline", 4 * time.Second, 0},
 		{"no parent", func() (context.Context, context.CancelFunc) {
-			return WithCallTimeoutValue(context.Background(), time.Second, ctxKey{}, "tag"), func() {}
+			return WithCallTimeout(context.WithValue(context.Background(), ctxKey{}, "tag"), time.Second), func() {}
 		}, `{"call":{"capability":"x","method":"m"}}`, false, nil, 7 * time.Second, 5 * time.Second},
 	}
 	for _, tt := range tests {
@@ -351,13 +351,14 @@ func waitFor(t *testing.T, ch <-chan struct{}) {
 	}
 }
 
-// TestInboundCallBound: a plugin with MaxInboundCalls calls in flight gets
+// TestInboundCallBound: a plugin with maxInboundCalls calls in flight gets
 // its next one refused at once, while the others run on.
 func TestInboundCallBound(t *testing.T) {
-	entered := make(chan struct{}, MaxInboundCalls+1)
+	entered := make(chan struct{}, maxInboundCalls+1)
 	release, fanned := make(chan struct{}), make(chan struct{})
 	opts, _ := testOptions(t)
-	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) {
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+		n := wire.NotifyParams{Event: event, Data: data}
 		if n.Event == "fanned-out" { // read after all its calls: each was admitted or refused
 			close(fanned)
 		}
@@ -383,7 +384,7 @@ func TestInboundCallBound(t *testing.T) {
 		}
 		done <- outcome{Output: out}
 	}()
-	for range MaxInboundCalls {
+	for range maxInboundCalls {
 		select {
 		case <-entered:
 		case <-ctx.Done():
@@ -412,7 +413,7 @@ func TestInboundCallBound(t *testing.T) {
 			t.Errorf("unexpected outcome %s", o)
 		}
 	}
-	if ok != MaxInboundCalls || refused != 1 || len(entered) != 0 {
-		t.Errorf("%d served, %d refused, %d more started; want %d, 1, 0", ok, refused, len(entered), MaxInboundCalls)
+	if ok != maxInboundCalls || refused != 1 || len(entered) != 0 {
+		t.Errorf("%d served, %d refused, %d more started; want %d, 1, 0", ok, refused, len(entered), maxInboundCalls)
 	}
 }

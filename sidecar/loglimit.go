@@ -29,7 +29,7 @@ type logLimiter struct {
 }
 
 func newLogLimiter(log hclog.Logger, o Options) *logLimiter {
-	l := &logLimiter{log: log, now: o.now, burst: float64(o.LogBurst), rate: o.LogRate, interval: o.LogSummaryInterval}
+	l := &logLimiter{log: log, now: o.now, burst: float64(o.logBurst), rate: o.logRate, interval: o.logSummaryInterval}
 	if l.now == nil {
 		l.now = time.Now
 	}

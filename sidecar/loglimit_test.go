@@ -79,11 +79,11 @@ func TestLogRateLimit(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			opts, logs := testOptions(t)
-			opts.LogBurst, opts.LogRate = tt.burst, tt.rate
+			opts.logBurst, opts.logRate = tt.burst, tt.rate
 			start := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 			clock := &fakeClock{t: start, step: tt.step}
 			opts.now = clock.now
-			c, err := Start(context.Background(), PluginOf(installFixture(t, "flood-stderr")), opts)
+			c, err := Start(context.Background(), installFixture(t, "flood-stderr"), opts)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -93,7 +93,7 @@ func TestLogRateLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			closeClient(t, c) // the readers have ended and flushed the count
-			burst, rate := float64(DefaultLogBurst), float64(DefaultLogRate)
+			burst, rate := float64(defaultLogBurst), float64(defaultLogRate)
 			if tt.burst != 0 {
 				burst, rate = float64(tt.burst), tt.rate
 			}
@@ -106,7 +106,7 @@ func TestLogRateLimit(t *testing.T) {
 				t.Errorf("%d forwarded + %d suppressed (in %d summaries) = %d, want %d", forwarded, suppressed, summaries,
 					forwarded+suppressed, floodLines)
 			}
-			if tail := c.StderrTail(); len(tail) != DefaultStderrLines || tail[len(tail)-1] != "flood done" {
+			if tail := c.StderrTail(); len(tail) != defaultStderrLines || tail[len(tail)-1] != "flood done" {
 				t.Errorf("tail = %q, want the last lines", tail)
 			}
 		})
@@ -120,7 +120,7 @@ func TestLogLimiterSummary(t *testing.T) {
 	var logs logBuffer
 	clock := &fakeClock{t: time.Unix(0, 0)}
 	l := newLogLimiter(hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true}),
-		Options{LogBurst: 3, LogRate: 2, LogSummaryInterval: time.Hour, now: clock.now})
+		Options{logBurst: 3, logRate: 2, logSummaryInterval: time.Hour, now: clock.now})
 	var got []bool
 	for range 5 {
 		got = append(got, l.allow())

@@ -14,6 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // testHostEnv, set to a package directory, makes the test binary a host
@@ -147,11 +148,10 @@ func testOptions(t *testing.T) (Options, *logBuffer) {
 	})
 	return Options{
 		Logger:            hclog.New(&hclog.LoggerOptions{Name: "host", Output: logs, JSONFormat: true, Level: hclog.Trace}),
-		HostName:          "sidecar-test",
-		HostVersion:       "0.0.1",
+		Host:              protocol.HostInfo{Name: "sidecar-test", Version: "0.0.1"},
 		DataRoot:          t.TempDir(),
-		ShutdownGrace:     3 * time.Second,
-		KillGrace:         time.Second,
+		shutdownGrace:     3 * time.Second,
+		killGrace:         time.Second,
 		HeartbeatInterval: -1,
 	}, logs
 }

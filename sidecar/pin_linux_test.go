@@ -81,13 +81,13 @@ func TestPinRunsTheHashedFile(t *testing.T) {
 			opts, _ := testOptions(t)
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(pkg), opts)
+			c, err := Start(ctx, pkg, opts)
 			if hooked != (tt.swap != "" || tt.rewrite != "") {
 				t.Fatal("the hook did not run")
 			}
 			if tt.rewrite != "" {
 				var se *StartError
-				if c != nil || !errors.As(err, &se) || se.Phase != PhaseVerify ||
+				if c != nil || !errors.As(err, &se) || se.Phase != phaseVerify ||
 					!strings.Contains(err.Error(), "was modified between its pin check and its exec") {
 					t.Fatalf("Start = %v, %v; want a verify StartError", c, err)
 				}

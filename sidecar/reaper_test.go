@@ -37,7 +37,7 @@ func testHost(dir string) int {
 	}
 	pkg := &pluginpkg.Package{Name: m.Name, Dir: dir, ManifestPath: pluginpkg.ManifestFile, Manifest: m, Enabled: true}
 	dataRoot := filepath.Join(dir, "data")
-	c, err := Start(context.Background(), PluginOf(pkg), Options{DataRoot: dataRoot, HeartbeatInterval: -1})
+	c, err := Start(context.Background(), pkg, Options{DataRoot: dataRoot, HeartbeatInterval: -1})
 	if err != nil {
 		return fail(err)
 	}

@@ -38,11 +38,11 @@ func TestRedactEveryChannel(t *testing.T) {
 		{name: "declarations text", handshake: "text", call: quietCall,
 			want: `"Title [REDACTED]"`}, // checked in the declarations
 		{name: "plugin version", handshake: "version", call: quietCall, want: `"1.0.0+[REDACTED]"`},
-		{name: "plugin name", handshake: "name", phase: PhaseDeclarations, want: `calls itself "name-[REDACTED]"`},
-		{name: "protocol version", handshake: "protocol", phase: PhaseVersion, want: `"1.0.0-[REDACTED]"`},
-		{name: "provider ref and action id", handshake: "ids", phase: PhaseDeclarations,
+		{name: "plugin name", handshake: "name", phase: phaseDeclarations, want: `calls itself "name-[REDACTED]"`},
+		{name: "protocol version", handshake: "protocol", phase: phaseVersion, want: `"1.0.0-[REDACTED]"`},
+		{name: "provider ref and action id", handshake: "ids", phase: phaseDeclarations,
 			want: `providers[0]: ref "ref-[REDACTED]" holds secret text; actions[0]: id "act-[REDACTED]" holds secret text`},
-		{name: "method before the handshake", handshake: "early", phase: PhaseHandshake, want: `notification "x/[REDACTED]" sent before`},
+		{name: "method before the handshake", handshake: "early", phase: phaseHandshake, want: `notification "x/[REDACTED]" sent before`},
 		{name: "invalid decision", handshake: "text", call: func(ctx context.Context, c *Client) error {
 			_, err := c.Intercept(ctx, "tool.before", json.RawMessage(`{}`))
 			return err
@@ -69,7 +69,7 @@ func TestRedactEveryChannel(t *testing.T) {
 			opts.Config, _ = json.Marshal(map[string]string{"secret": testSecret, "handshake": tt.handshake})
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(installFixture(t, "leak-secret")), opts)
+			c, err := Start(ctx, installFixture(t, "leak-secret"), opts)
 			var texts []string
 			if tt.phase != "" {
 				var se *StartError
@@ -128,7 +128,7 @@ func TestRedactStderrAcrossCut(t *testing.T) {
 	in := long + "\n" + tooLong + "\nafter\n"
 	var logs logBuffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, JSONFormat: true})
-	sink := stderrSink{log: log, tail: newTail(5), redact: redactSecret, limit: newLogLimiter(log, Options{LogRate: -1})}
+	sink := stderrSink{log: log, tail: newTail(5), redact: redactSecret, limit: newLogLimiter(log, Options{logRate: -1})}
 	forwardStderr(strings.NewReader(in), sink)
 	out := logs.String()
 	for _, leak := range []string{testSecret, secretHalves[0], secretHalves[1], "zzzz"} {

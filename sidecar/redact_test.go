@@ -57,7 +57,7 @@ func TestRedact(t *testing.T) {
 		}},
 		{name: "initialize", fail: "initialize", check: func(t *testing.T, c *Client, err error) {
 			var se *StartError
-			if !errors.As(err, &se) || se.Phase != PhaseHandshake {
+			if !errors.As(err, &se) || se.Phase != phaseHandshake {
 				t.Fatalf("err = %v, want a handshake StartError", err)
 			}
 			if !strings.Contains(err.Error(), "bad token "+redacted) || !strings.Contains(err.Error(), "fatal: token "+redacted+" was refused") {
@@ -72,7 +72,7 @@ func TestRedact(t *testing.T) {
 			opts.Config, _ = json.Marshal(map[string]string{"secret": testSecret, "fail": tt.fail})
 			ctx, cancel := context.WithTimeout(context.Background(), within)
 			defer cancel()
-			c, err := Start(ctx, PluginOf(installFixture(t, "leak-secret")), opts)
+			c, err := Start(ctx, installFixture(t, "leak-secret"), opts)
 			var texts []string
 			if tt.fail == "" {
 				if err != nil {
@@ -125,7 +125,7 @@ func TestRedactControl(t *testing.T) {
 	opts.Config, _ = json.Marshal(map[string]string{"secret": testSecret})
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(installFixture(t, "leak-secret")), opts)
+	c, err := Start(ctx, installFixture(t, "leak-secret"), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/process"
 )
@@ -17,37 +18,38 @@ import (
 // runs when it fails.
 func (c *Client) launch() (dataDir, phase string, err error) {
 	if dataDir, err = c.dataDir(); err != nil {
-		return "", PhaseSpawn, err
+		return "", phaseSpawn, err
 	}
-	p := &c.plugin
-	path, err := pkgfiles.Ref{Name: p.Name, Dir: p.Dir, Command: p.Command}.CommandPath()
+	p := c.pkg
+	ref := pkgfiles.Ref{Name: p.Name, Dir: p.Dir, Command: c.rt.Command}
+	path, err := ref.CommandPath()
 	if err != nil {
-		return "", PhaseSpawn, err
+		return "", phaseSpawn, err
 	}
-	exe, err := c.verify(path)
+	exe, err := pinexec.Verify(ref, p.Pin, path)
 	if err != nil {
-		return "", PhaseVerify, err
+		return "", phaseVerify, err
 	}
-	defer exe.release()
+	defer exe.Release()
 	if beforeExec != nil {
 		beforeExec(path)
 	}
 	c.proc, err = process.Start(process.Config{
-		Path: exe.path,
-		Args: append([]string{p.Command}, p.Args...),
+		Path: exe.Path,
+		Args: append([]string{c.rt.Command}, c.rt.Args...),
 		Dir:  p.Dir,
-		Env:  buildEnv(p, c.opts.Env, dataDir, hostLookupEnv),
+		Env:  c.buildEnv(dataDir, hostLookupEnv),
 		Log:  c.log,
 	})
 	if err != nil {
-		if exe.path != path {
-			err = fmt.Errorf("%s (run as %s): %w", path, exe.path, err)
+		if exe.Path != path {
+			err = fmt.Errorf("%s (run as %s): %w", path, exe.Path, err)
 		}
-		return "", PhaseSpawn, err
+		return "", phaseSpawn, err
 	}
-	if exe.changed(p.Pin) {
+	if exe.Changed(p.Pin) {
 		c.proc.Discard()
-		return "", PhaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
+		return "", phaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
 	}
 	c.direct = process.NewDirectWriter(c.proc.Stdin)
 	return dataDir, "", nil
@@ -63,7 +65,7 @@ func (c *Client) dataDir() (string, error) {
 	if c.opts.DataRoot == "" {
 		return "", nil
 	}
-	dir := filepath.Join(c.opts.DataRoot, c.plugin.Name)
+	dir := filepath.Join(c.opts.DataRoot, c.pkg.Name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("create data directory: %w", err)
 	}

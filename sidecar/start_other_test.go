@@ -12,7 +12,7 @@ import (
 )
 
 // TestStartUnsupported checks that where plugin processes cannot run
-// (Windows), Start fails before anything runs, in PhaseSpawn, with an error
+// (Windows), Start fails before anything runs, in phaseSpawn, with an error
 // wrapping errors.ErrUnsupported that names the system.
 func TestStartUnsupported(t *testing.T) {
 	m, err := pluginpkg.Parse("plugin.json", []byte(goodManifest("p", false)))
@@ -20,10 +20,10 @@ func TestStartUnsupported(t *testing.T) {
 		t.Fatal(err)
 	}
 	pkg := &pluginpkg.Package{Name: "p", Dir: t.TempDir(), Manifest: m, Enabled: true}
-	c, err := Start(context.Background(), PluginOf(pkg), Options{})
+	c, err := Start(context.Background(), pkg, Options{})
 	var se *StartError
-	if c != nil || !errors.As(err, &se) || se.Phase != PhaseSpawn || !errors.Is(err, errors.ErrUnsupported) ||
+	if c != nil || !errors.As(err, &se) || se.Phase != phaseSpawn || !errors.Is(err, errors.ErrUnsupported) ||
 		!strings.Contains(err.Error(), "not supported on") {
-		t.Fatalf("Start = %v, %v; want a PhaseSpawn StartError wrapping errors.ErrUnsupported", c, err)
+		t.Fatalf("Start = %v, %v; want a phaseSpawn StartError wrapping errors.ErrUnsupported", c, err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -33,7 +34,7 @@ func TestPinnedExecutable(t *testing.T) {
 		opts, _ := testOptions(t)
 		pkg := installFixture(t, "good")
 		pkg.Pin = sum
-		c, err := Start(ctx, PluginOf(pkg), opts)
+		c, err := Start(ctx, pkg, opts)
 		if err != nil {
 			t.Fatalf("Start = %v", err)
 		}
@@ -43,22 +44,22 @@ func TestPinnedExecutable(t *testing.T) {
 		opts, _ := testOptions(t)
 		pkg := installFixture(t, "good")
 		pkg.Pin = other
-		c, err := Start(ctx, PluginOf(pkg), opts)
+		c, err := Start(ctx, pkg, opts)
 		var se *StartError
-		var pe *PinMismatchError
-		if c != nil || !errors.As(err, &se) || se.Phase != PhaseVerify || !errors.As(err, &pe) {
-			t.Fatalf("Start = %v, %v; want a verify StartError wrapping a *PinMismatchError", c, err)
+		var pe *pinexec.PinMismatchError
+		if c != nil || !errors.As(err, &se) || se.Phase != phaseVerify || !errors.As(err, &pe) {
+			t.Fatalf("Start = %v, %v; want a verify StartError wrapping a *pinexec.PinMismatchError", c, err)
 		}
 		path := filepath.Join(pkg.Dir, "good")
-		if *pe != (PinMismatchError{Plugin: "good", Path: path, Pinned: other, Actual: sum}) {
-			t.Errorf("PinMismatchError = %+v", *pe)
+		if *pe != (pinexec.PinMismatchError{Plugin: "good", Path: path, Pinned: other, Actual: sum}) {
+			t.Errorf("pinexec.PinMismatchError = %+v", *pe)
 		}
 		want := `plugin "good": verify: executable ` + path + ` has sha256 ` + sum + `, but the package is pinned to ` + other + `; re-pin it if the change is intended`
 		if err.Error() != want {
 			t.Errorf("err =\n%s\nwant\n%s", err, want)
 		}
 		if want := `plugin "good": executable ` + path + ` has sha256 ` + sum; !strings.HasPrefix(pe.Error(), want) {
-			t.Errorf("PinMismatchError.Error() = %s, want prefix %s", pe, want)
+			t.Errorf("pinexec.PinMismatchError.Error() = %s, want prefix %s", pe, want)
 		}
 		assertNoProcesses(t)
 	})
@@ -79,9 +80,9 @@ func TestCommandEscapingThroughSymlink(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(pkg), opts)
+	c, err := Start(ctx, pkg, opts)
 	var se *StartError
-	if c != nil || !errors.As(err, &se) || se.Phase != PhaseSpawn || !errors.Is(err, pluginpkg.ErrCommandOutside) {
+	if c != nil || !errors.As(err, &se) || se.Phase != phaseSpawn || !errors.Is(err, pluginpkg.ErrCommandOutside) {
 		t.Fatalf("Start = %v, %v; want a spawn StartError matching ErrCommandOutside", c, err)
 	}
 	if !strings.Contains(err.Error(), `command "./good" resolves to `) || !strings.Contains(err.Error(), "outside the package directory") {
@@ -94,7 +95,7 @@ func TestCommandEscapingThroughSymlink(t *testing.T) {
 // back from /proc/<pid>/limits.
 func TestLimits(t *testing.T) {
 	opts, _ := testOptions(t)
-	opts.Limits = Limits{OpenFiles: 64, AddressSpace: 4 << 30}
+	opts.Limits = pluginpkg.ResourceLimits{OpenFiles: 64, AddressSpace: 4 << 30}
 	if process.Portable {
 		testLimitsUnsupported(t, opts)
 		return
@@ -125,23 +126,23 @@ func TestLimits(t *testing.T) {
 	// The plugin works within them.
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if err := c.Ping(ctx); err != nil {
+	if err := ping(c, ctx); err != nil {
 		t.Errorf("Ping = %v", err)
 	}
 }
 
 // TestLimitsRefused asks for more open files than the kernel allows any
-// process (fs.nr_open): Start fails in PhaseLimits and stops the process.
+// process (fs.nr_open): Start fails in phaseLimits and stops the process.
 func TestLimitsRefused(t *testing.T) {
 	needLinux(t, "resource limits")
 	opts, _ := testOptions(t)
-	opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
-	opts.Limits = Limits{OpenFiles: 1 << 40}
+	opts.shutdownGrace, opts.killGrace = 500*time.Millisecond, 500*time.Millisecond
+	opts.Limits = pluginpkg.ResourceLimits{OpenFiles: 1 << 40}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(installFixture(t, "good")), opts)
+	c, err := Start(ctx, installFixture(t, "good"), opts)
 	var se *StartError
-	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !strings.Contains(err.Error(), "set open files limit to 1099511627776") {
+	if c != nil || !errors.As(err, &se) || se.Phase != phaseLimits || !strings.Contains(err.Error(), "set open files limit to 1099511627776") {
 		t.Fatalf("Start = %v, %v; want a limits StartError", c, err)
 	}
 	assertNoProcesses(t)
@@ -149,12 +150,12 @@ func TestLimitsRefused(t *testing.T) {
 
 // testLimitsUnsupported checks that where limits cannot be applied (the
 // portable fallbacks), Start refuses them before anything runs, in
-// PhaseLimits, with an error wrapping errors.ErrUnsupported.
+// phaseLimits, with an error wrapping errors.ErrUnsupported.
 func testLimitsUnsupported(t *testing.T, opts Options) {
-	c, err := Start(context.Background(), PluginOf(installFixture(t, "well-behaved")), opts)
+	c, err := Start(context.Background(), installFixture(t, "well-behaved"), opts)
 	var se *StartError
-	if c != nil || !errors.As(err, &se) || se.Phase != PhaseLimits || !errors.Is(err, errors.ErrUnsupported) {
-		t.Fatalf("Start = %v, %v; want a PhaseLimits StartError wrapping errors.ErrUnsupported", c, err)
+	if c != nil || !errors.As(err, &se) || se.Phase != phaseLimits || !errors.Is(err, errors.ErrUnsupported) {
+		t.Fatalf("Start = %v, %v; want a phaseLimits StartError wrapping errors.ErrUnsupported", c, err)
 	}
 	assertNoProcesses(t)
 }

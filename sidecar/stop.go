@@ -97,7 +97,7 @@ func (c *Client) supervise() {
 	c.wg.Wait()
 	close(c.quiet)
 	if fire != nil {
-		c.opts.OnCrash(fire)
+		c.opts.OnCrash(c, fire)
 	}
 }
 
@@ -129,7 +129,7 @@ func (c *Client) faultCause() error {
 // pluginGone reports whether a fault is the plugin closing its end of a
 // pipe (stdout at EOF, stdin broken), which it does when it exits.
 func pluginGone(cause error) bool {
-	return errors.Is(cause, ErrStdoutClosed) || errors.Is(cause, syscall.EPIPE)
+	return errors.Is(cause, errStdoutClosed) || errors.Is(cause, syscall.EPIPE)
 }
 
 // drainReaders lets both readers reach the end of their pipes, then closes
@@ -175,7 +175,7 @@ func (c *Client) finish(cause error) *CrashError {
 	if c.mu.closing {
 		c.mu.err = ErrClosed
 	} else {
-		crash = &CrashError{Plugin: c.Name(), ClientID: c.id, ExitStatus: c.proc.ExitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
+		crash = &CrashError{Plugin: c.Name(), ExitStatus: c.proc.ExitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
 		c.mu.err = crash
 		if !c.mu.armed {
 			crash = nil // Start reports it
@@ -213,10 +213,10 @@ func (c *Client) isClosing() bool {
 // every goroutine the client started has returned (except an OnCrash
 // callback still running, so OnCrash may call Close):
 //
-//  1. send shutdown and wait for the answer, within Options.ShutdownGrace;
+//  1. send shutdown and wait for the answer, within the shutdown grace (2s);
 //  2. close stdin and wait for the process to exit, within what is left of
 //     ShutdownGrace;
-//  3. SIGTERM the process group and wait Options.KillGrace;
+//  3. SIGTERM the process group and wait the kill grace (2s);
 //  4. SIGKILL the process group, wait for the exit and reap.
 //
 // ctx shortens the graceful steps: once it is done, Close goes straight to
@@ -273,7 +273,7 @@ func (c *Client) stop(ctx context.Context, polite bool) error {
 // terminate escalates from shutdown to SIGKILL until the process exited.
 // It returns an error when ctx ended the graceful steps early.
 func (c *Client) terminate(ctx context.Context, polite bool) error {
-	gctx, cancel := context.WithTimeout(ctx, c.opts.ShutdownGrace)
+	gctx, cancel := context.WithTimeout(ctx, c.opts.shutdownGrace)
 	defer cancel()
 	if polite {
 		if err := c.roundTrip(gctx, wire.MethodShutdown, nil, nil, callShutdown); err != nil {
@@ -298,7 +298,7 @@ func (c *Client) terminate(ctx context.Context, polite bool) error {
 		c.log.Debug("stopping a plugin that was not sent shutdown (no completed handshake); sending SIGTERM")
 	}
 	_ = c.proc.Terminate()
-	kctx, kcancel := context.WithTimeout(ctx, c.opts.KillGrace)
+	kctx, kcancel := context.WithTimeout(ctx, c.opts.killGrace)
 	defer kcancel()
 	if c.waitExit(kctx) {
 		return nil

@@ -101,10 +101,11 @@ type Stream struct {
 	}
 }
 
-// OpenStream sends provider/invoke with params, asking for a stream with
-// the window of opts (params.Stream is set from it), and returns the
-// host's end of the stream. ctx bounds the whole stream as it bounds a
-// Call (Options.CallTimeout when it has no deadline, or the timeout of
+// OpenStream sends provider/invoke for the provider ref with input (nil
+// for none) and the traceparent ctx carries (docs/protocol.md §5.13), if
+// any, asking for a stream with the window of opts, and returns the host's
+// end of the stream. ctx bounds the whole stream as it bounds a
+// Call (the call timeout when it has no deadline, or the timeout of
 // WithCallTimeout), counted from OpenStream: when it ends first, Next
 // fails with its cause and $/cancel is sent. A plugin that does not stream
 // answers normally: its output is then the stream's one chunk.
@@ -112,7 +113,7 @@ type Stream struct {
 // OpenStream fails as Call does before an answer: with ErrClosed after
 // Close, the *CrashError of a plugin that is down, or an encoding error.
 // On success the caller MUST call Close.
-func (c *Client) OpenStream(ctx context.Context, params wire.ProviderInvokeParams, opts StreamOptions) (*Stream, error) {
+func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessage, opts StreamOptions) (*Stream, error) {
 	c.growPipe.Do(func() { c.proc.GrowStdout(streamPipeSize) })
 	s := &Stream{c: c, window: opts.window(), manual: opts.ManualAck, ctx: ctx,
 		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
@@ -122,7 +123,8 @@ func (c *Client) OpenStream(ctx context.Context, params wire.ProviderInvokeParam
 		s.timer = startTimer(d)
 		s.timeout, due = s.timer.C, time.Now().Add(d)
 	}
-	params.Stream = &wire.StreamParams{Window: int(s.window)}
+	params := wire.ProviderInvokeParams{Ref: ref, Input: input, Traceparent: wire.Traceparent(ctx),
+		Stream: &wire.StreamParams{Window: int(s.window)}}
 	s.id = c.nextID.Add(1)
 	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, params)
 	if err == nil {

@@ -53,7 +53,7 @@ func BenchmarkStream(b *testing.B) {
 		report := benchkit.PluginCPU(b, c.PID())
 		var peak int
 		for b.Loop() {
-			s, err := c.OpenStream(ctx, wire.ProviderInvokeParams{Ref: "count", Input: streamInput}, StreamOptions{})
+			s, err := c.OpenStream(ctx, "count", streamInput, StreamOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -159,7 +159,7 @@ func BenchmarkStreamSlowConsumer(b *testing.B) {
 	runtime.ReadMemStats(&ms)
 	base := ms.HeapAlloc
 	input := json.RawMessage(fmt.Sprintf(`{"n":100000,"size":%d}`, streamChunk-2))
-	s, err := c.OpenStream(ctx, wire.ProviderInvokeParams{Ref: "count", Input: input}, StreamOptions{Window: window})
+	s, err := c.OpenStream(ctx, "count", input, StreamOptions{Window: window})
 	if err != nil {
 		b.Fatal(err)
 	}

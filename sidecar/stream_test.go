@@ -32,7 +32,8 @@ func startStreamer(t *testing.T, mode string, opts Options) (*Client, notes) {
 	}
 	pkg := addPackage(t, t.TempDir(), "streamer", manifest)
 	events := make(notes, 1024)
-	opts.OnNotify = func(_ string, _ uint64, n wire.NotifyParams) {
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) {
+		n := wire.NotifyParams{Event: event, Data: data}
 		select {
 		case events <- n:
 		default:
@@ -41,7 +42,7 @@ func startStreamer(t *testing.T, mode string, opts Options) (*Client, notes) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, PluginOf(pkg), opts)
+	c, err := Start(ctx, pkg, opts)
 	if err != nil {
 		t.Fatalf("Start: %v", err)
 	}
@@ -64,7 +65,7 @@ func awaitNote(t *testing.T, events notes, event string) json.RawMessage {
 // openCount opens the streamer's "count" stream with input and window.
 func openCount(t *testing.T, ctx context.Context, c *Client, input string, window int) *Stream {
 	t.Helper()
-	s, err := c.OpenStream(ctx, wire.ProviderInvokeParams{Ref: "count", Input: json.RawMessage(input)}, StreamOptions{Window: window})
+	s, err := c.OpenStream(ctx, "count", json.RawMessage(input), StreamOptions{Window: window})
 	if err != nil {
 		t.Fatalf("OpenStream(count %s): %v", input, err)
 	}
@@ -125,7 +126,7 @@ func TestStreamEnds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := c.OpenStream(ctx, wire.ProviderInvokeParams{Ref: tt.ref, Input: json.RawMessage(tt.input)}, StreamOptions{Window: tt.window})
+			s, err := c.OpenStream(ctx, tt.ref, json.RawMessage(tt.input), StreamOptions{Window: tt.window})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -300,7 +301,7 @@ func TestStreamAfterClose(t *testing.T) {
 	s.Close()
 	s.Close()
 	closeClient(t, c)
-	if _, err := c.OpenStream(ctx, wire.ProviderInvokeParams{Ref: "count"}, StreamOptions{}); !errors.Is(err, ErrClosed) {
+	if _, err := c.OpenStream(ctx, "count", nil, StreamOptions{}); !errors.Is(err, ErrClosed) {
 		t.Errorf("OpenStream after Close = %v, want ErrClosed", err)
 	}
 }

@@ -17,7 +17,7 @@ func TestNoShutdownLogWithoutShutdown(t *testing.T) {
 	opts.HandshakeTimeout = 300 * time.Millisecond
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	if c, err := Start(ctx, PluginOf(installFixture(t, "no-handshake")), opts); c != nil || err == nil {
+	if c, err := Start(ctx, installFixture(t, "no-handshake"), opts); c != nil || err == nil {
 		t.Fatalf("Start = %v, %v; want a handshake failure", c, err)
 	}
 	assertNoProcesses(t)

@@ -223,7 +223,7 @@ func (c *Client) startWriter() {
 
 // writeLoop writes the frames callers queued or left unfinished, and
 // returns once there is none. Each is written whole under a deadline of
-// Options.WriteStall; a write that stalls longer means the plugin stopped
+// the write stall bound; a write that stalls longer means the plugin stopped
 // reading, and the plugin is stopped as wedged. A failed write closes the
 // queue and stdin.
 func (c *Client) writeLoop() {
@@ -247,12 +247,12 @@ func (c *Client) writeLoop() {
 
 func (c *Client) writeFrame(frame []byte) error {
 	stdin := c.proc.Stdin
-	if err := stdin.SetWriteDeadline(time.Now().Add(c.opts.WriteStall)); err != nil {
+	if err := stdin.SetWriteDeadline(time.Now().Add(c.opts.writeStall)); err != nil {
 		return fmt.Errorf("write stdin: %w", err)
 	}
 	if _, err := stdin.Write(frame); err != nil {
 		if errors.Is(err, os.ErrDeadlineExceeded) {
-			return fmt.Errorf("%w: a write blocked for more than %v", ErrWedged, c.opts.WriteStall)
+			return fmt.Errorf("%w: a write blocked for more than %v", ErrWedged, c.opts.writeStall)
 		}
 		return fmt.Errorf("write stdin: %w", err)
 	}

@@ -17,7 +17,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/extkernel/extkernel/internal/clients"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
@@ -190,8 +189,9 @@ func dispatchLeaks(t *testing.T, configPath string, add func(what, s string)) {
 			}
 		}
 	}
-	decl, _ := json.Marshal(clients.Of(k.Current().Member("leaky")).Declarations())
-	add("declarations", string(decl))
+	for _, c := range k.Current().Registry().All() { // the handshake's declarations, as a host sees them
+		add("contribution", fmt.Sprintf("%+v", c))
+	}
 	for _, p := range k.Plugins() {
 		add("plugin state", fmt.Sprintf("%+v", p))
 	}

@@ -24,7 +24,7 @@
 //
 // On Linux (without the build tag extkernel_portable) the pipes are made
 // with pipe2(2), the host's ends alone polled; the exit is watched through
-// a pidfd in the runtime's poller; Options.Limits are applied with
+// a pidfd in the runtime's poller; SetLimits applies limits with
 // prlimit(2); a pinned executable is exec'd through /proc/self/fd/N; the
 // holders of a dead plugin's pipes are found through /proc/*/fd; and the
 // host's reaper (see sidecar's documentation) kills registered process

@@ -132,24 +132,19 @@ func (p *Process) KillPipeHolders(bound time.Duration) []int {
 	return killPipeHolders(p.inodes[:], bound)
 }
 
-// Limits are resource limits for a process; zero leaves a limit as the
-// process inherited it.
-type Limits struct {
-	OpenFiles    uint64 // RLIMIT_NOFILE
-	AddressSpace uint64 // RLIMIT_AS, in bytes
-}
-
-// SetLimits applies l to the running process, soft and hard values alike.
-// Outside Linux (and under extkernel_portable) a non-zero l fails with an
-// error wrapping errors.ErrUnsupported.
-func (p *Process) SetLimits(l Limits) error {
+// SetLimits limits the running process's open files (RLIMIT_NOFILE) and
+// address space in bytes (RLIMIT_AS), soft and hard values alike; zero
+// leaves a limit as the process inherited it. Outside Linux (and under
+// extkernel_portable) a non-zero limit fails with an error wrapping
+// errors.ErrUnsupported.
+func (p *Process) SetLimits(openFiles, addressSpace uint64) error {
 	for _, r := range []struct {
 		name     string
 		resource int
 		value    uint64
 	}{
-		{"open files", rlimitNOFILE, l.OpenFiles},
-		{"address space", rlimitAS, l.AddressSpace},
+		{"open files", rlimitNOFILE, openFiles},
+		{"address space", rlimitAS, addressSpace},
 	} {
 		if r.value == 0 {
 			continue

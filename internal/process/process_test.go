@@ -128,7 +128,7 @@ func TestLimits(t *testing.T) {
 		p.Reap()
 		closeEnds(p)
 	}()
-	err := p.SetLimits(Limits{OpenFiles: 64})
+	err := p.SetLimits(64, 0)
 	if !LimitsSupported {
 		if !errors.Is(err, errors.ErrUnsupported) {
 			t.Fatalf("SetLimits = %v, want errors.ErrUnsupported", err)

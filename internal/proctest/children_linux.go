@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/extkernel/extkernel/internal/procstat"
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/internal/process"
 )
 
 // children lists the children of ppid from /proc/<pid>/stat; ok is false
@@ -40,5 +40,5 @@ func isReaper(pid string) bool {
 		return false
 	}
 	arg0, _, _ := strings.Cut(string(cmdline), "\x00")
-	return arg0 == sidecar.ReaperName
+	return arg0 == process.ReaperName
 }

@@ -5,7 +5,7 @@ package proctest
 
 // Children returns the pids of the processes whose parent is ppid, zombies
 // included (an unreaped child is a leak too), except the host's reaper
-// (sidecar.ReaperName), which lives as long as the host process. ok is
+// (process.ReaperName), which lives as long as the host process. ok is
 // false when the children cannot be listed (no /proc, or a system other
 // than Linux), so callers can skip rather than pass vacuously.
 func Children(ppid int) (pids []int, ok bool) { return children(ppid) }

@@ -71,6 +71,15 @@ const (
 	// DefaultWriteStall is how long a write to a plugin's stdin may block
 	// before the plugin is treated as wedged and stopped.
 	DefaultWriteStall = 5 * time.Second
+	// DefaultHeartbeatInterval is the time between two heartbeat pings of
+	// a running plugin (VS Code's extension host pings every 3 s).
+	DefaultHeartbeatInterval = 3 * time.Second
+	// DefaultHeartbeatTimeout is how long a heartbeat ping may go
+	// unanswered before the plugin is reported unresponsive (VS Code: 3 s).
+	DefaultHeartbeatTimeout = 3 * time.Second
+	// DefaultHangTimeout is how long a pinged plugin may answer nothing
+	// before it is stopped as hung (VS Code: 10 s).
+	DefaultHangTimeout = 10 * time.Second
 )
 
 // The params of the host's calls (and of a plugin's capability/call) may

@@ -62,6 +62,10 @@ var goTimeouts = map[string]time.Duration{
 	"shutdown_grace": DefaultShutdownGrace,
 	"kill_grace":     DefaultKillGrace,
 	"write_stall":    DefaultWriteStall,
+
+	"heartbeat_interval": DefaultHeartbeatInterval,
+	"heartbeat_timeout":  DefaultHeartbeatTimeout,
+	"hang":               DefaultHangTimeout,
 }
 
 type schemaDoc struct {

@@ -9,8 +9,8 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -139,7 +139,7 @@ type Config struct {
 	// every log line and error message.
 	PluginEnv map[string]map[string]EnvVar
 	// Limits holds optional per-package resource limits (Linux only).
-	Limits map[string]generation.Limits
+	Limits map[string]pluginpkg.ResourceLimits
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage

@@ -17,9 +17,9 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -335,11 +335,11 @@ func (s fileSupervision) convert() Supervision {
 
 // convertLimits checks limits: each one set is a positive integer (a
 // Config's zero limit means none, which a file says by leaving it out).
-func convertLimits(in map[string]fileLimits, ck *checker) map[string]generation.Limits {
+func convertLimits(in map[string]fileLimits, ck *checker) map[string]pluginpkg.ResourceLimits {
 	if len(in) == 0 {
 		return nil
 	}
-	out := map[string]generation.Limits{}
+	out := map[string]pluginpkg.ResourceLimits{}
 	positive := func(field string, v *int64) uint64 {
 		if v == nil {
 			return 0
@@ -351,7 +351,7 @@ func convertLimits(in map[string]fileLimits, ck *checker) map[string]generation.
 		return uint64(*v)
 	}
 	for _, pkg := range slices.Sorted(maps.Keys(in)) {
-		out[pkg] = generation.Limits{
+		out[pkg] = pluginpkg.ResourceLimits{
 			AddressSpace: positive("limits."+pkg+".address_space", in[pkg].AddressSpace),
 			OpenFiles:    positive("limits."+pkg+".open_files", in[pkg].OpenFiles),
 		}

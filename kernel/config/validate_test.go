@@ -12,7 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // validConfig sets every field of a Config to a valid value other than its
@@ -38,7 +38,7 @@ func validConfig() Config {
 		Supervision: Supervision{HeartbeatInterval: time.Second, HeartbeatTimeout: time.Hour, HangTimeout: time.Second,
 			CrashBudget: 1, CrashWindow: time.Second, BackoffMin: time.Minute, BackoffMax: time.Second},
 		PluginEnv:        map[string]map[string]EnvVar{"memory": {"_A1": {Value: "x", Secret: true}}},
-		Limits:           map[string]generation.Limits{"memory": {OpenFiles: 1}},
+		Limits:           map[string]pluginpkg.ResourceLimits{"memory": {OpenFiles: 1}},
 		PluginConfig:     map[string]json.RawMessage{"memory": json.RawMessage(`{"keep": 3}`)},
 		HandshakeTimeout: 60 * time.Second,
 		Session:          map[string]string{"workspace": "/src"},

@@ -1,4 +1,4 @@
-package generation
+package builder
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -19,8 +20,7 @@ import (
 func (b *build) checkMethods(ctx context.Context) bool {
 	found := false
 	for _, name := range b.closure.Members {
-		m := b.members[name]
-		c := m.client()
+		m, c := b.members[name], b.clients[name]
 		if c == nil {
 			continue
 		}
@@ -31,7 +31,7 @@ func (b *build) checkMethods(ctx context.Context) bool {
 		case m.Required:
 			b.markFailed(name, reason)
 		default:
-			b.markFailed(name, leftOutReason(reason))
+			b.markFailed(name, generation.LeftOut(reason))
 			b.leftOut[name] = true
 		}
 		found = true
@@ -42,7 +42,7 @@ func (b *build) checkMethods(ctx context.Context) bool {
 // undeclaredMethods returns why m's methods break the rule, one clause per
 // method whose provider d does not declare (by capability, then method),
 // or "" when every one is declared.
-func undeclaredMethods(m *Member, d *protocol.InitializeResult) string {
+func undeclaredMethods(m *generation.Member, d *protocol.InitializeResult) string {
 	methods := m.Package.Manifest.Methods
 	if len(methods) == 0 {
 		return ""

@@ -1,4 +1,4 @@
-package generation
+package builder
 
 import (
 	"context"
@@ -7,13 +7,13 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/extkernel/extkernel/capability"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
 // cascade is where the build applies the failure policy. It fails, along
 // requires edges, every member whose non-optional requirement's chosen
-// provider failed (cascadeFailures), then applies required/optional to
+// provider failed (capability.Closure.Cascade), then applies required/optional to
 // every failure: a failed required member fails the build (cascade returns
 // false, the stopping left to fail); a failed optional member becomes
 // StatusFailed with a warning, and its sidecar, if this build started it,
@@ -21,7 +21,7 @@ import (
 // can add failures: resolution, the start, each isolation round. Each
 // member is handled once.
 func (b *build) cascade(ctx context.Context) bool {
-	for _, name := range cascadeFailures(b.closure, b.failed) {
+	for _, name := range b.closure.Cascade(b.failed) {
 		b.consequence[name] = true
 	}
 	if !b.checkRequired() {
@@ -30,20 +30,20 @@ func (b *build) cascade(ctx context.Context) bool {
 	var stop []*sidecar.Client
 	for _, name := range slices.Sorted(maps.Keys(b.failed)) {
 		m := b.members[name]
-		if m.Status == StatusFailed {
+		if m.Status == generation.StatusFailed {
 			continue
 		}
-		m.Status, m.Reason = StatusFailed, b.failed[name]
+		m.Status, m.Reason = generation.StatusFailed, b.failed[name]
 		b.warnings = append(b.warnings, b.failureWarning(name))
-		if c := m.client(); c != nil && !m.Adopted {
+		if c := b.clients[name]; c != nil && !m.Adopted {
 			// Reported ready by its start: say it is gone again.
-			b.report(StartEvent{Plugin: name, State: StartFailed, Err: errors.New(m.Reason)})
+			b.report(Event{Plugin: name, State: Failed, Err: errors.New(m.Reason)})
 			stop = append(stop, c)
-			b.started = remove(b.started, c)
+			b.started = slices.DeleteFunc(b.started, func(x *sidecar.Client) bool { return x == c })
 		}
-		m.setClient(nil)
+		delete(b.clients, name)
 	}
-	if err := sidecar.CloseAll(context.WithoutCancel(ctx), stop); err != nil {
+	if err := CloseAll(context.WithoutCancel(ctx), stop); err != nil {
 		b.warnings = append(b.warnings, "stopping failed optional plugins: "+err.Error())
 	}
 	return true
@@ -68,33 +68,4 @@ func (b *build) checkRequired() bool {
 		}
 	}
 	return len(b.problems)+len(b.consequences) == 0
-}
-
-// cascadeFailures adds to failed every member of cl whose non-optional
-// requirement's chosen provider failed, transitively, each with the chain
-// in its reason, and returns the names it added. It is the one
-// implementation of the cascade: builds and plans both use it.
-func cascadeFailures(cl *capability.Closure, failed map[string]string) []string {
-	dependents := map[string][]capability.Choice{}
-	for _, c := range cl.Choices {
-		if !c.Requirement.Optional && c.Provider != capability.HostProvider {
-			dependents[c.Provider] = append(dependents[c.Provider], c)
-		}
-	}
-	var added []string
-	queue := slices.Sorted(maps.Keys(failed))
-	for len(queue) > 0 {
-		name := queue[0]
-		queue = queue[1:]
-		for _, c := range dependents[name] {
-			if _, done := failed[c.Package]; done {
-				continue
-			}
-			failed[c.Package] = fmt.Sprintf("requires %s %s, provided by %q, which failed: %s",
-				c.Requirement.Key, c.Requirement.Constraint, name, failed[name])
-			added = append(added, c.Package)
-			queue = append(queue, c.Package)
-		}
-	}
-	return added
 }

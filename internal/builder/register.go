@@ -1,14 +1,13 @@
-package generation
+package builder
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/generation"
 )
 
 // register turns every running member's handshake declarations into
@@ -37,7 +36,7 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 			return nil, false
 		}
 		for name, reason := range out {
-			b.markFailed(name, leftOutReason(reason))
+			b.markFailed(name, generation.LeftOut(reason))
 			b.leftOut[name] = true
 		}
 		if !b.cascade(ctx) {
@@ -50,11 +49,9 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 func (b *build) buildRegistry() (*contribution.Registry, error) {
 	bld := contribution.NewBuilder(b.in.Spec)
 	for _, name := range b.closure.Members {
-		m := b.members[name]
-		if m.client() == nil {
-			continue
+		if c := b.clients[name]; c != nil {
+			bld.Add(generation.Contributions(b.members[name], c.Declarations())...)
 		}
-		bld.Add(Contributions(m, m.client().Declarations())...)
 	}
 	return bld.Build()
 }
@@ -81,7 +78,7 @@ func (b *build) isolate(problems []contribution.Problem) map[string]string {
 		var optional []string
 		for _, src := range p.Sources {
 			m := b.members[src.Plugin]
-			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || m.client() == nil {
+			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || b.clients[src.Plugin] == nil {
 				continue
 			}
 			if !slices.Contains(optional, src.Plugin) {
@@ -101,53 +98,10 @@ func (b *build) isolate(problems []contribution.Problem) map[string]string {
 	return out
 }
 
-// leftOutReason is the reason recorded for a plugin left out of the
-// generation for breaking a contribution rule.
-func leftOutReason(rule string) string {
-	return "left out of the generation: " + strings.TrimSuffix(rule, ".")
-}
-
 // failureWarning is the warning of an optional member that does not run.
 func (b *build) failureWarning(name string) string {
 	if b.leftOut[name] {
 		return fmt.Sprintf("optional plugin %q is %s", name, b.members[name].Reason)
 	}
 	return fmt.Sprintf("optional plugin %q failed: %s", name, b.members[name].Reason)
-}
-
-// Contributions converts one plugin's handshake declarations into
-// contributions with origin handshake. An interceptor, or a contribution of
-// a host kind, without its own priority takes the manifest's
-// runtime.priority; Seq is the declaration index within each kind (within
-// the contributions of host kinds, all kinds together). A contribution of
-// a host kind has a contribution.Custom payload and the key it declared.
-func Contributions(m *Member, d *protocol.InitializeResult) []contribution.Contribution {
-	if d == nil {
-		return nil
-	}
-	p := m.Package
-	src := contribution.PluginSource(p.Name, p.Manifest.Version.String(), contribution.OriginHandshake)
-	base := 0
-	if p.Manifest.Runtime != nil {
-		base = p.Manifest.Runtime.Priority
-	}
-	var out []contribution.Contribution
-	for i, ic := range d.Interceptors {
-		prio := base
-		if ic.Priority != nil {
-			prio = *ic.Priority
-		}
-		out = append(out, contribution.NewInterceptor(src, contribution.Point(ic.Point), prio, i))
-	}
-	for i, s := range d.Strategies {
-		out = append(out, contribution.NewStrategy(src, contribution.Slot(s.Slot), i))
-	}
-	for i, pr := range d.Providers {
-		out = append(out, contribution.NewProvider(src, contribution.Provider{Ref: pr.Ref, Description: pr.Description,
-			Schema: string(pr.Schema)}, i))
-	}
-	for i, a := range d.Actions {
-		out = append(out, contribution.NewAction(src, contribution.Action{ID: a.ID, Title: a.Title, Placement: a.Placement}, i))
-	}
-	return append(out, customContributions(src, base, d.Contributions)...)
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package sidecar
+package builder
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // eventLog records a batch's events and the most plugins seen starting at
@@ -24,7 +25,7 @@ type eventLog struct {
 	max      int
 }
 
-func (l *eventLog) on(e StartEvent) {
+func (l *eventLog) on(e Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.starting == nil {
@@ -32,10 +33,10 @@ func (l *eventLog) on(e StartEvent) {
 	}
 	l.events = append(l.events, e.Plugin+":"+string(e.State))
 	switch e.State {
-	case StartLaunching:
+	case Starting:
 		l.starting[e.Plugin] = true
 		l.max = max(l.max, len(l.starting))
-	case StartReady, StartFailed:
+	case Ready, Failed:
 		delete(l.starting, e.Plugin)
 	}
 }
@@ -55,46 +56,36 @@ func (l *eventLog) pluginEvents(plugin string) []string {
 
 // batchSpecs returns one spec per package, with the test's client options;
 // cancel marks the specs whose failure cancels the batch.
-func batchSpecs(t *testing.T, pkgs []*pluginpkg.Package, cancel ...string) []Spec {
-	opts, _ := testOptions(t)
-	opts.ShutdownGrace, opts.KillGrace = 500*time.Millisecond, 500*time.Millisecond
-	specs := make([]Spec, len(pkgs))
+func batchSpecs(pkgs []*pluginpkg.Package, cancel ...string) []spec {
+	specs := make([]spec, len(pkgs))
 	for i, p := range pkgs {
-		specs[i] = Spec{Plugin: PluginOf(p), Options: opts, CancelBatchOnFailure: slices.Contains(cancel, p.Name)}
+		specs[i] = spec{pkg: p, opts: testOptions(), cancelBatchOnFailure: slices.Contains(cancel, p.Name)}
 	}
 	return specs
 }
 
-func names(os []Outcome) []string {
+func names(os []outcome) []string {
 	out := make([]string, len(os))
 	for i, o := range os {
-		out[i] = o.Plugin + ":" + string(o.State)
+		out[i] = o.plugin + ":" + string(o.state)
 	}
 	return out
 }
 
 // ready returns the clients of the ready outcomes, in order.
-func ready(os []Outcome) []*Client {
-	var out []*Client
+func ready(os []outcome) []*sidecar.Client {
+	var out []*sidecar.Client
 	for _, o := range os {
-		if o.Client != nil {
-			out = append(out, o.Client)
+		if o.client != nil {
+			out = append(out, o.client)
 		}
-	}
-	return out
-}
-
-func pids(cs []*Client) []int {
-	out := make([]int, len(cs))
-	for i, c := range cs {
-		out[i] = c.PID()
 	}
 	return out
 }
 
 // closeBatch closes the clients a batch started and checks that none is
 // left behind.
-func closeBatch(t *testing.T, clients []*Client) {
+func closeBatch(t *testing.T, clients []*sidecar.Client) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
@@ -105,21 +96,19 @@ func closeBatch(t *testing.T, clients []*Client) {
 		t.Errorf("second CloseAll: %v", err)
 	}
 	for _, c := range clients {
-		if !errors.Is(c.Err(), ErrClosed) {
+		if !errors.Is(c.Err(), sidecar.ErrClosed) {
 			t.Errorf("client %s: Err = %v after CloseAll, want ErrClosed", c.Name(), c.Err())
 		}
 	}
-	assertNoProcesses(t, pids(clients)...)
+	assertNoProcesses(t)
 }
 
 // TestStartBatchPoolOrder checks outcomes in spec order, the pool bound,
-// a skipped declarative package, and that a failure without
-// CancelBatchOnFailure cancels nothing.
+// and that a failure without cancelBatchOnFailure cancels nothing.
 func TestStartBatchPoolOrder(t *testing.T) {
 	home := t.TempDir()
 	pkgs := []*pluginpkg.Package{
 		addPackage(t, home, "zeta", goodManifest("zeta", false)),
-		addPackage(t, home, "decl", `{"format": 1, "name": "decl", "version": "1.0.0"}`),
 		addPackage(t, home, "alpha", goodManifest("alpha", true)),
 		addPackage(t, home, "broken", faultyManifest("broken", "exit-early", true)),
 		addPackage(t, home, "mid", goodManifest("mid", false)),
@@ -129,15 +118,12 @@ func TestStartBatchPoolOrder(t *testing.T) {
 	events := new(eventLog)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	out := StartBatch(ctx, batchSpecs(t, pkgs), BatchOptions{PoolSize: 2, OnEvent: events.on})
+	out := startBatch(ctx, batchSpecs(pkgs), batchOptions{poolSize: 2, budget: DefaultBudget, onEvent: events.on})
 	defer closeBatch(t, ready(out))
 
-	want := []string{"zeta:ready", "decl:skipped", "alpha:ready", "broken:failed", "mid:ready", "beta:ready", "gamma:ready"}
+	want := []string{"zeta:ready", "alpha:ready", "broken:failed", "mid:ready", "beta:ready", "gamma:ready"}
 	if got := names(out); !slices.Equal(got, want) {
 		t.Errorf("outcomes = %v, want %v", got, want)
-	}
-	if out[1].Client != nil || out[1].Err != nil {
-		t.Errorf("declarative outcome = %+v, want no client and no error", out[1])
 	}
 	var got []string
 	for _, c := range ready(out) {
@@ -146,19 +132,16 @@ func TestStartBatchPoolOrder(t *testing.T) {
 	if want := []string{"zeta", "alpha", "mid", "beta", "gamma"}; !slices.Equal(got, want) {
 		t.Errorf("clients = %v, want %v", got, want)
 	}
-	var se *StartError
-	if !errors.As(out[3].Err, &se) ||
-		!strings.HasPrefix(out[3].Err.Error(), `plugin "broken": handshake: plugin "broken" exited unexpectedly (exit status 3)`) {
-		t.Errorf("broken: %v, want its handshake failure", out[3].Err)
+	var se *sidecar.StartError
+	if !errors.As(out[2].err, &se) ||
+		!strings.HasPrefix(out[2].err.Error(), `plugin "broken": handshake: plugin "broken" exited unexpectedly (exit status 3)`) {
+		t.Errorf("broken: %v, want its handshake failure", out[2].err)
 	}
 	if events.max > 2 || events.max < 1 {
 		t.Errorf("at most %d plugins started at once, want 1..2 (pool size 2)", events.max)
 	}
 	if got := events.pluginEvents("broken"); !slices.Equal(got, []string{"starting", "failed"}) {
 		t.Errorf("broken events = %v", got)
-	}
-	if got := events.pluginEvents("decl"); !slices.Equal(got, []string{"skipped"}) {
-		t.Errorf("decl events = %v", got)
 	}
 }
 
@@ -174,24 +157,24 @@ func TestStartBatchBudgetIsShared(t *testing.T) {
 		pkgs = append(pkgs, addPackage(t, home, name, faultyManifest(name, "no-handshake", false)))
 	}
 	events := new(eventLog)
-	specs := batchSpecs(t, pkgs)
+	specs := batchSpecs(pkgs)
 	for i := range specs {
-		specs[i].Options.HandshakeTimeout = time.Minute
+		specs[i].opts.HandshakeTimeout = time.Minute
 	}
-	out := StartBatch(context.Background(), specs, BatchOptions{PoolSize: 2, Budget: time.Second, OnEvent: events.on})
+	out := startBatch(context.Background(), specs, batchOptions{poolSize: 2, budget: time.Second, onEvent: events.on})
 	defer closeBatch(t, ready(out))
 	for i, o := range out {
-		if o.State != StartFailed || !errors.Is(o.Err, ErrBudgetExhausted) {
-			t.Errorf("%s: %s %v, want failed on the budget", o.Plugin, o.State, o.Err)
+		if o.state != Failed || !errors.Is(o.err, ErrBudgetExhausted) {
+			t.Errorf("%s: %s %v, want failed on the budget", o.plugin, o.state, o.err)
 			continue
 		}
-		var se *StartError
-		launched := errors.As(o.Err, &se) && se.Phase == PhaseHandshake
+		var se *sidecar.StartError
+		launched := errors.As(o.err, &se) && se.Phase == "handshake"
 		if i < 2 && !launched {
-			t.Errorf("%s: %v, want a handshake failure", o.Plugin, o.Err)
+			t.Errorf("%s: %v, want a handshake failure", o.plugin, o.err)
 		}
-		if i >= 2 && o.Err.Error() != "startup budget exhausted before launch" {
-			t.Errorf("%s: %v, want \"startup budget exhausted before launch\"", o.Plugin, o.Err)
+		if i >= 2 && o.err.Error() != "startup budget exhausted before launch" {
+			t.Errorf("%s: %v, want \"startup budget exhausted before launch\"", o.plugin, o.err)
 		}
 	}
 	if got := events.pluginEvents("stall-5"); !slices.Equal(got, []string{"failed"}) {
@@ -201,7 +184,7 @@ func TestStartBatchBudgetIsShared(t *testing.T) {
 }
 
 // TestStartBatchCancelOnFailure checks that the failure of a spec marked
-// CancelBatchOnFailure cancels a plugin still starting and one not yet
+// cancelBatchOnFailure cancels a plugin still starting and one not yet
 // launched, each failing with an *AbortedError naming it; without the mark
 // a failure cancels nothing.
 func TestStartBatchCancelOnFailure(t *testing.T) {
@@ -224,29 +207,29 @@ func TestStartBatchCancelOnFailure(t *testing.T) {
 				addPackage(t, home, "stall", faultyManifest("stall", "no-handshake", false)),
 				addPackage(t, home, "late", goodManifest("late", false)),
 			}
-			specs := batchSpecs(t, pkgs, tt.cancel...)
-			specs[1].Options.HandshakeTimeout = tt.stall
+			specs := batchSpecs(pkgs, tt.cancel...)
+			specs[1].opts.HandshakeTimeout = tt.stall
 			// Pool size 2: late waits for needed's slot, freed only after
 			// needed's failure cancelled the batch (if marked).
-			out := StartBatch(context.Background(), specs, BatchOptions{PoolSize: 2, Budget: time.Minute})
+			out := startBatch(context.Background(), specs, batchOptions{poolSize: 2, budget: time.Minute})
 			defer closeBatch(t, ready(out))
 			if got := names(out); !slices.Equal(got, tt.want) {
 				t.Fatalf("outcomes = %v, want %v", got, tt.want)
 			}
-			if !strings.Contains(out[0].Err.Error(), `plugin "needed": handshake: plugin "needed" exited unexpectedly (exit status 3)`) {
-				t.Errorf("needed: %v, want its own handshake failure", out[0].Err)
+			if !strings.Contains(out[0].err.Error(), `plugin "needed": handshake: plugin "needed" exited unexpectedly (exit status 3)`) {
+				t.Errorf("needed: %v, want its own handshake failure", out[0].err)
 			}
 			var ae *AbortedError
 			if tt.cancel == nil {
-				if errors.As(out[1].Err, &ae) {
-					t.Errorf("stall = %v, want its own failure, not an abort", out[1].Err)
+				if errors.As(out[1].err, &ae) {
+					t.Errorf("stall = %v, want its own failure, not an abort", out[1].err)
 				}
 				return
 			}
 			for _, o := range out[1:] {
-				if !errors.As(o.Err, &ae) || ae.CancelledBy != "needed" || ae.Plugin != o.Plugin ||
-					o.Err.Error() != `not started: plugin "needed" failed and cancelled the batch` {
-					t.Errorf("%s = %v, want aborted by needed's failure", o.Plugin, o.Err)
+				if !errors.As(o.err, &ae) || ae.CancelledBy != "needed" || ae.Plugin != o.plugin ||
+					o.err.Error() != `not started: required plugin "needed" failed` {
+					t.Errorf("%s = %v, want aborted by needed's failure", o.plugin, o.err)
 				}
 			}
 		})

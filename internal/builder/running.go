@@ -1,0 +1,88 @@
+package builder
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// Running is a built generation with the clients of its members that run:
+// what the kernel publishes, leases and retires. The generation is a
+// value; Running owns the processes, until Close stops them or Release
+// hands some to a successor that adopted them.
+type Running struct {
+	gen     *generation.Generation
+	clients map[string]*sidecar.Client // by member name; immutable
+
+	closeOnce sync.Once
+	closeErr  error
+	mu        sync.Mutex
+	released  map[string]bool // under mu: clients handed to a successor
+}
+
+func newRunning(g *generation.Generation, clients map[string]*sidecar.Client) *Running {
+	return &Running{gen: g, clients: clients}
+}
+
+// Generation returns the generation, a read-only value.
+func (r *Running) Generation() *generation.Generation { return r.gen }
+
+// Client returns the client of the named member, nil when it does not
+// run (declarative, failed, or no member). The client of a member that
+// crashed since the build is still returned: its Done channel is closed.
+// Released clients are still returned, so that calls in flight on this
+// generation are unaffected.
+func (r *Running) Client(name string) *sidecar.Client { return r.clients[name] }
+
+// Snapshot returns the generation's snapshot with a member whose client
+// has exited since the build reported as generation.StatusCrashed.
+func (r *Running) Snapshot() *generation.Snapshot {
+	s := r.gen.Snapshot()
+	for i := range s.Packages {
+		p := &s.Packages[i]
+		if c := r.clients[p.Name]; c != nil && p.Status == generation.StatusRunning {
+			select {
+			case <-c.Done():
+				p.Status = generation.StatusCrashed
+			default:
+			}
+		}
+	}
+	return s
+}
+
+// Release gives up ownership of the named clients without stopping them,
+// because a successor adopted them: Close then stops only the others.
+// Release must be called before Close.
+func (r *Running) Release(names ...string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.released == nil {
+		r.released = map[string]bool{}
+	}
+	for _, n := range names {
+		r.released[n] = true
+	}
+}
+
+// Close stops every client the set still owns (all but the released ones),
+// in parallel, and returns their errors joined in name order. It is
+// idempotent.
+func (r *Running) Close(ctx context.Context) error {
+	r.closeOnce.Do(func() {
+		r.mu.Lock()
+		var owned []*sidecar.Client
+		for _, name := range slices.Sorted(maps.Keys(r.clients)) {
+			if !r.released[name] {
+				owned = append(owned, r.clients[name])
+			}
+		}
+		r.mu.Unlock()
+		r.closeErr = CloseAll(ctx, owned)
+	})
+	return r.closeErr
+}
