@@ -35,7 +35,7 @@ func (k *Kernel) redactText(s string) string {
 
 // setRedactor makes the secrets of cfg's plugin_env the ones redacted.
 func (k *Kernel) setRedactor(cfg config.Config) {
-	if r := redactor(cfg.PluginEnv); r != nil {
+	if r := cfg.Redactor(); r != nil {
 		k.redact.Store(&r)
 	} else {
 		k.redact.Store(nil)

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/capability"
 )
 
 // routeText is one Route as TestRoutes compares it.
-func routeText(r Route) string {
+func routeText(r capability.Route) string {
 	return fmt.Sprintf("%s → %s %s optional=%v: provider %q methods %v handled %v", r.Plugin, r.Requirement.Key,
 		r.Requirement.Constraint, r.Requirement.Optional, r.Provider, r.Methods, r.Handled)
 }

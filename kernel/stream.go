@@ -15,12 +15,6 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// ErrFlowControl is wrapped by the error of a stream whose provider broke
-// its flow control (docs/protocol.md §5.12): it sent a chunk beyond the
-// window, or out of sequence. The kernel drops the chunk and cancels the
-// request; the plugin keeps running.
-var ErrFlowControl = sidecar.ErrFlowControl
-
 // streamOpened, if set (by tests only, before the kernel starts), sees
 // every stream the kernel opens to a provider: StreamProvider's, and each
 // one relayed to a plugin that asked for a stream.
@@ -34,7 +28,7 @@ var streamOpened func(*sidecar.Stream)
 // memory of its window rather than allocate per chunk), so a consumer
 // that keeps one copies it (bytes.Clone). A failure ends the sequence
 // with one (nil, error) pair: a *PluginError (wrapping the plugin's error answer,
-// its crash, at once, ErrFlowControl, ErrPluginDown or the end of ctx), an
+// its crash, at once, sidecar.ErrFlowControl, ErrPluginDown or the end of ctx), an
 // error wrapping ErrUnknownTarget for an unknown id, an *InputError for
 // input config.Config.ValidateProviderInput refuses, ErrNotStarted or ErrClosed.
 // A normal end ends the sequence without an error. A provider that does

@@ -12,7 +12,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/capability"
-	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -40,7 +39,10 @@ var hostCapabilities = map[capability.Key]hostCapability{
 func hostHandlers(cfg config.Config, log hclog.Logger) (map[capability.Key]capability.Handler, []string) {
 	handlers := map[capability.Key]capability.Handler{}
 	var warnings []string
-	redact := kernel.Redactor(cfg)
+	redact := cfg.Redactor()
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
 	for _, c := range cfg.Capabilities {
 		hc, ok := hostCapabilities[c.Key]
 		switch {

@@ -9,8 +9,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/mattn/go-isatty"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // printer writes everything `run` shows, in order, from one goroutine it

@@ -8,9 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/hashicorp/go-hclog"
 	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/kernel/config"
 )
 
 // globals holds the persistent flags shared by every command.

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
@@ -154,7 +155,7 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 // published returns the published generation and its routes, read
 // until both are of the same generation (a supervised restart may publish
 // another in between).
-func published(k *kernel.Kernel) (*generation.Generation, []kernel.Route) {
+func published(k *kernel.Kernel) (*generation.Generation, []capability.Route) {
 	for {
 		g := k.Current()
 		n, routes := k.Routes()

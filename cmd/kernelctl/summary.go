@@ -11,7 +11,6 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
-	"github.com/extkernel/extkernel/kernel"
 )
 
 // hostName names the host where a contribution's source is the host itself.
@@ -41,7 +40,7 @@ type memberJSON struct {
 
 // callJSON is one capability a member may call (its manifest requires
 // it, docs/protocol.md §5.11) and who serves the calls, as the kernel
-// routes them (kernel.Route).
+// routes them (capability.Route).
 type callJSON struct {
 	Capability string `json:"capability"`
 	Constraint string `json:"constraint"`
@@ -96,7 +95,7 @@ type actionJSON struct {
 
 // toRunOutput describes a published generation, with its routes
 // (kernel.Routes); every list is sorted.
-func toRunOutput(home string, g *generation.Generation, routes []kernel.Route) runOutput {
+func toRunOutput(home string, g *generation.Generation, routes []capability.Route) runOutput {
 	out := runOutput{Home: home, Generation: g.Number(), Members: []memberJSON{}, Warnings: g.Warnings()}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
@@ -116,7 +115,7 @@ func toRunOutput(home string, g *generation.Generation, routes []kernel.Route) r
 
 // toCalls describes the routes of g by calling member, in the order of
 // routes (by capability).
-func toCalls(g *generation.Generation, routes []kernel.Route) map[string][]callJSON {
+func toCalls(g *generation.Generation, routes []capability.Route) map[string][]callJSON {
 	out := map[string][]callJSON{}
 	for _, r := range routes {
 		c := callJSON{Capability: string(r.Requirement.Key), Constraint: "*", Optional: r.Requirement.Optional,
