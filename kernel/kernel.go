@@ -371,6 +371,7 @@ func (k *Kernel) Close(ctx context.Context) error {
 		err = l.run.Close(context.WithoutCancel(ctx))
 	}
 	k.retiring.Wait()
+	k.stopped()
 	k.events.close()
 	return err
 }

@@ -3,6 +3,8 @@ package kernel
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -35,7 +37,9 @@ func newSupervisor() *supervisor {
 		counted: map[string]uint64{}, held: map[string]bool{}}
 }
 
-// Plugins returns every plugin's supervision state, sorted by name.
+// Plugins returns every plugin's supervision state, sorted by name. A
+// plugin's PID is that of its live process in the current generation (zero
+// when none runs); after Close every plugin is observe.StateStopped.
 func (k *Kernel) Plugins() []observe.PluginStatus {
 	l := k.current.Load()
 	s := k.super
@@ -53,6 +57,18 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
 	return out
+}
+
+// stopped records, once Close stopped every process, that every plugin is
+// stopped: from then on Plugins reports each one stopped, with no PID.
+func (k *Kernel) stopped() {
+	s := k.super
+	s.mu.Lock()
+	names := slices.Sorted(maps.Keys(s.status))
+	s.mu.Unlock()
+	for _, name := range names {
+		k.setState(name, observe.StateStopped, "the kernel was closed", nil)
+	}
 }
 
 // setState records a transition and announces it. It must not be called

@@ -23,6 +23,9 @@ const (
 	// kernel.Kernel.RestartPlugin retries it; a Reload retries one that failed
 	// to start, but one past its crash budget only when its package changed.
 	StateFailed PluginState = "failed"
+	// StateStopped: the kernel stopped it because the kernel was closed
+	// (kernel.Kernel.Close); nothing runs any more.
+	StateStopped PluginState = "stopped"
 )
 
 // PluginStatus is one plugin's supervision state.
