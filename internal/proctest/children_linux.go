@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // children lists the children of ppid from /proc/<pid>/stat; ok is false
