@@ -1,0 +1,17 @@
+// Package houserules holds, as tests, the rules of the house that span
+// packages and that no single package can check for itself. It has no
+// code: go test ./internal/houserules runs them.
+//
+// # Error prefixes
+//
+// An error says its subject first ("plugin \"redactor\": handshake: ...",
+// "packages/x/plugin.json: requires[1]: ..."). A public package whose
+// error leaves it without a subject names itself once, at the boundary a
+// host calls ("kernel: config: ...", "admin: listen ...", "config: ...");
+// a public package that wraps another's error does not repeat that
+// prefix. An internal package never names itself or its path: a host
+// cannot import it, so "wire: ..." or "internal/pkgfiles: ..." would tell
+// the host about a room it cannot open. Its errors start with their
+// subject, and the public package that returns them adds what the host
+// needs.
+package houserules
