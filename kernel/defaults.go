@@ -16,12 +16,11 @@ import (
 
 // Defaults applied by withDefaults, documented on config.Config's fields
 // and in docs/config.md. The pool size and startup budget are
-// builder.DefaultPoolSize and builder.DefaultBudget, the heartbeat and hang
-// timeouts wire.DefaultHeartbeatInterval, DefaultHeartbeatTimeout and
-// DefaultHangTimeout, the handshake timeout wire.DefaultHandshakeTimeout:
-// each default has one owner, the package that applies it. None is
-// exported: a host reads a default in the docs, and leaves the field zero
-// to get it.
+// builder.DefaultPoolSize and builder.DefaultBudget, the handshake timeout
+// wire.DefaultHandshakeTimeout; the heartbeat and hang timeouts are left
+// zero for package sidecar, which applies them where it pings. Each
+// default's value has one owner. None is exported: a host reads a default
+// in the docs, and leaves the field zero to get it.
 const (
 	defaultDrainTimeout = 30 * time.Second
 	// defaultInterceptDeadline bounds one interceptor call.
@@ -84,11 +83,11 @@ const (
 	defaultBackoffMax  = 30 * time.Second
 )
 
-// supervisionDefaults returns s with every zero field set to its default.
+// supervisionDefaults returns s with every zero field of the restart
+// policy set to its default. The heartbeat fields are passed to each
+// sidecar as they are: package sidecar applies their defaults (zero means
+// wire.DefaultHeartbeatInterval, ...), in the one place that pings.
 func supervisionDefaults(s config.Supervision) config.Supervision {
-	s.HeartbeatInterval = cmp.Or(s.HeartbeatInterval, wire.DefaultHeartbeatInterval)
-	s.HeartbeatTimeout = cmp.Or(s.HeartbeatTimeout, wire.DefaultHeartbeatTimeout)
-	s.HangTimeout = cmp.Or(s.HangTimeout, wire.DefaultHangTimeout)
 	s.CrashBudget = cmp.Or(s.CrashBudget, defaultCrashBudget)
 	s.CrashWindow = cmp.Or(s.CrashWindow, defaultCrashWindow)
 	s.BackoffMin = cmp.Or(s.BackoffMin, defaultBackoffMin)
