@@ -14,7 +14,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -133,28 +132,8 @@ func managerStarter(b *testing.B, bin string, n int) func(context.Context) (func
 		clients, err := benchkit.StartPool(ctx, names, benchPool, func(name string) (*Client, error) {
 			return Start(ctx, byName[name], benchOptions())
 		})
-		return func() error { return closeAll(ctx, clients) }, err
+		return func() error { return benchkit.CloseClients(ctx, clients) }, err
 	}
-}
-
-// closeAll closes every client that started, in parallel.
-func closeAll(ctx context.Context, clients []*Client) error {
-	errs := make([]error, len(clients))
-	var wg sync.WaitGroup
-	for i, c := range clients {
-		if c == nil {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if err := c.Close(ctx); !errors.Is(err, ErrClosed) {
-				errs[i] = err
-			}
-		}()
-	}
-	wg.Wait()
-	return errors.Join(errs...)
 }
 
 // floorStart measures the floor's start of n processes of bin.

@@ -19,7 +19,6 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/extkernel/extkernel/bench/goplugin/echo"
-	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -73,38 +72,15 @@ func binary(b *testing.B, name string) string {
 }
 
 // sdkPlugins installs n copies of the SDK benchmark plugin and returns
-// what the sidecar starts them from, as package generation builds it.
-func sdkPlugins(b *testing.B, n int) []sidecar.Plugin {
+// the packages the sidecar starts.
+func sdkPlugins(b *testing.B, n int) []*pluginpkg.Package {
 	b.Helper()
 	pkgs, err := benchkit.Install(b.TempDir(), filepath.Join(root, "testdata/bench/sdkplugin/plugin.json"),
 		binary(b, "sdkplugin"), nil, benchkit.Names("bench", n)...)
 	if err != nil {
 		b.Fatal(err)
 	}
-	out := make([]sidecar.Plugin, len(pkgs))
-	for i, p := range pkgs {
-		out[i] = pluginOf(p)
-	}
-	return out
-}
-
-// pluginOf is p as a sidecar.Plugin: its runtime and what its manifest
-// authorizes (the benchmark manifest has a runtime and a version).
-func pluginOf(p *pluginpkg.Package) sidecar.Plugin {
-	m, rt := p.Manifest, p.Manifest.Runtime
-	out := sidecar.Plugin{Name: p.Name, Version: m.Version.String(), Dir: p.Dir, ManifestPath: p.ManifestPath,
-		Command: rt.Command, Args: rt.Args, Env: rt.Env, HandshakeTimeout: rt.HandshakeTimeout, Pin: p.Pin,
-		MinPriority: contribution.MinPriority, MaxPriority: contribution.MaxPriority}
-	for _, c := range m.Provides {
-		out.Provides = append(out.Provides, sidecar.Capability{Key: string(c.Key), Version: c.Version})
-	}
-	for _, pt := range rt.Intercepts {
-		out.Intercepts = append(out.Intercepts, string(pt))
-	}
-	for _, s := range rt.Replaces {
-		out.Replaces = append(out.Replaces, string(s))
-	}
-	return out
+	return pkgs
 }
 
 // startGoPlugin starts the go-plugin echo plugin as name and completes the
@@ -186,24 +162,18 @@ func BenchmarkColdStart(b *testing.B) {
 		for _, n := range ns {
 			b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
 				plugins := sdkPlugins(b, n)
+				byName := map[string]*pluginpkg.Package{}
+				for _, p := range plugins {
+					byName[p.Name] = p
+				}
+				names := benchkit.Names("bench", n)
 				benchkit.ColdStart(b, n, func(ctx context.Context) (func() error, error) {
-					specs := make([]sidecar.Spec, len(plugins))
-					for i, p := range plugins {
-						specs[i] = sidecar.Spec{Plugin: p}
-					}
-					var clients []*sidecar.Client
-					var errs []error
-					for _, o := range sidecar.StartBatch(ctx, specs, sidecar.BatchOptions{PoolSize: pool}) {
-						if o.Client != nil {
-							clients = append(clients, o.Client)
-						}
-						errs = append(errs, o.Err)
-					}
-					var err error
-					if len(clients) != n {
-						err = fmt.Errorf("%d clients started, want %d: %w", len(clients), n, errors.Join(errs...))
-					}
-					return func() error { return sidecar.CloseAll(ctx, clients) }, err
+					// Start of each under the pool bound, as a kernel's
+					// build starts a generation's plugins.
+					clients, err := benchkit.StartPool(ctx, names, pool, func(name string) (*sidecar.Client, error) {
+						return sidecar.Start(ctx, byName[name], sidecar.Options{})
+					})
+					return func() error { return benchkit.CloseClients(ctx, clients) }, err
 				})
 			})
 		}

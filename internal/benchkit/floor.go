@@ -178,3 +178,24 @@ func CloseAll(procs []*Proc) error {
 	wg.Wait()
 	return errors.Join(errs...)
 }
+
+// CloseClients closes every client in clients that is not nil (a start
+// that failed left a nil), in parallel, and returns their errors joined
+// in order: the host side's counterpart of CloseAll.
+func CloseClients[C interface{ Close(context.Context) error }](ctx context.Context, clients []C) error {
+	errs := make([]error, len(clients))
+	var wg sync.WaitGroup
+	var none C
+	for i, c := range clients {
+		if any(c) == any(none) {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = c.Close(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
