@@ -258,15 +258,14 @@ type pendingCall struct {
 }
 
 // register records a pending call, unless the client is terminal or
-// closing (but Close's shutdown is sent while closing), or the plugin is
-// down (errDown).
+// closing (but for Close's shutdown), or the plugin is down (errDown).
 func (c *Client) register(id int64, p pendingCall, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch s := c.mu.state.stage; {
-	case s.terminal() || (s == stageClosing && kind != callShutdown):
+	switch st := c.mu.state.stage; {
+	case st.terminal() || (st == stageClosing && kind != callShutdown):
 		return c.terminalErrLocked()
-	case s.down():
+	case st.down():
 		return errDown
 	}
 	c.mu.pending[id] = p

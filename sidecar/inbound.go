@@ -198,10 +198,10 @@ func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (
 
 // reserve checks a call against the client's stage (only an up plugin's
 // calls are served), the bound, the ids in flight and its parent, and
-// records rec under key. It returns the
-// parent's context and the end of its own timeout (zero when its context's
-// deadline alone bounds it). Its refusals quote the plugin's text
-// unredacted: the lock is held (admit redacts them).
+// records rec under key. It returns the parent's context and the end of
+// its own timeout (zero when its context's deadline alone bounds it). Its
+// refusals quote the plugin's text unredacted: the lock is held (admit
+// redacts them).
 func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (context.Context, time.Time, *protocol.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -149,10 +149,10 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 func (c *Client) registerStream(s *Stream, p pendingCall) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	switch s := c.mu.state.stage; {
-	case s.terminal() || s.closing():
+	switch st := c.mu.state.stage; {
+	case st.terminal() || st.closing():
 		return c.terminalErrLocked()
-	case s.down():
+	case st.down():
 		return errDown
 	}
 	if c.mu.streams == nil {
