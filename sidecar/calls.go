@@ -258,14 +258,14 @@ type pendingCall struct {
 }
 
 // register records a pending call, unless the client is terminal or
-// closing, or the plugin is down (errDown).
+// closing (but for Close's shutdown), or the plugin is down (errDown).
 func (c *Client) register(id int64, p pendingCall, kind callKind) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.mu.err != nil || (c.mu.closing && kind != callShutdown) {
+	switch st := c.mu.state.stage; {
+	case st.terminal() || (st == stageClosing && kind != callShutdown):
 		return c.terminalErrLocked()
-	}
-	if c.mu.down {
+	case st.down():
 		return errDown
 	}
 	c.mu.pending[id] = p
@@ -286,7 +286,7 @@ var callWaitsHook func()
 // while Close runs, or once terminal, the terminal error at once.
 func (c *Client) awaitTerminal(ctx context.Context, timeout <-chan time.Time) error {
 	c.mu.Lock()
-	wait := c.mu.down && c.mu.err == nil
+	wait := c.mu.state.stage.down()
 	c.mu.Unlock()
 	if !wait {
 		return c.terminalErr()

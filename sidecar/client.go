@@ -41,8 +41,9 @@ type Client struct {
 	epoch     time.Time    // monotonic origin of lastHeard
 	lastHeard atomic.Int64 // time since epoch of the last response read
 
-	// life is cancelled, under mu, with the first fault as its cause
-	// (mu.faulted tells), or with errClosing when Close starts.
+	// life is cancelled, under mu, with the first fault as its cause (in
+	// faulted, or recorded in exited), or with errClosing when Close
+	// starts (closing): see stage.
 	life context.Context
 	end  context.CancelCauseFunc
 
@@ -71,12 +72,7 @@ type Client struct {
 		inbound map[string]*inbound // the plugin's capability/calls in flight, by request id
 		streams map[int64]*Stream   // the host's stream requests in flight, by id (stream.go)
 		err     error               // terminal error, set once before dead closes
-		closing bool                // Close started: termination is not a crash
-		down    bool                // the plugin exited or faulted: calls wait for err
-		armed   bool                // Start succeeded: a crash fires OnCrash
-		faulted bool                // life's cause is a fault
-		exited  bool                // the supervisor saw the exit
-		killed  bool                // the host killed the plugin for a fault
+		state   state               // the lifecycle, changed only by state.transition
 	}
 }
 
@@ -192,17 +188,19 @@ func (c *Client) readerDone() {
 	c.wg.Done()
 }
 
-// arm makes a later crash fire OnCrash and starts the heartbeat. It fails
-// with the terminal error if the plugin already died during the handshake.
-// The heartbeat is added to wg under mu, before finish can set err, so
-// always before the supervisor waits for wg.
+// arm is Start's move to running: a later crash fires OnCrash, and the
+// heartbeat starts. If the plugin went down during the handshake and the
+// client is not terminal yet, the stage stays (faulted, killed or exited)
+// and only state.armed is set: Start succeeds and the crash fires OnCrash.
+// It fails with the terminal error if the plugin already died during the
+// handshake. The heartbeat is added to wg under mu, before finish can make
+// the client terminal, so always before the supervisor waits for wg.
 func (c *Client) arm() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.mu.err != nil {
-		return c.mu.err
+	if _, ok := c.mu.state.transition(stageRunning); !ok {
+		return c.terminalErrLocked()
 	}
-	c.mu.armed = true
 	if c.opts.HeartbeatInterval > 0 {
 		c.wg.Add(1)
 		go c.heartbeat()

@@ -207,6 +207,17 @@
 // callback runs while it is held. A batch's OnEvent calls are serialized by
 // their own lock.
 //
+// A Client's lifecycle is one value under Client.mu, its stage, changed
+// only by one transition function, which refuses every move the graph
+// drawn on the stage type (state.go) does not have. The plugin is up in
+// starting (Start's handshake) and running (Start succeeded); down, torn
+// down as crashed while calls wait for the *CrashError, in faulted (the
+// first fault stops it), killed (the host killed it for that fault) and
+// exited (the supervisor saw its exit); closing while Close stops it; and
+// terminal, Err set and Done closed, in crashed or closed. Whether Start
+// succeeded (armed: a crash fires OnCrash) is kept with the stage, as a
+// plugin can go down while Start still checks its handshake.
+//
 // # Errors
 //
 // Start returns a *StartError whose Phase says where it failed; its Err is

@@ -196,16 +196,17 @@ func (c *Client) admit(key string, parent json.RawMessage, stream *CallStream) (
 	return ctx, nil
 }
 
-// reserve checks a call against the client's state, the bound, the ids in
-// flight and its parent, and records rec under key. It returns the
-// parent's context and the end of its own timeout (zero when its context's
-// deadline alone bounds it). Its refusals quote the plugin's text
-// unredacted: the lock is held (admit redacts them).
+// reserve checks a call against the client's stage (only an up plugin's
+// calls are served), the bound, the ids in flight and its parent, and
+// records rec under key. It returns the parent's context and the end of
+// its own timeout (zero when its context's deadline alone bounds it). Its
+// refusals quote the plugin's text unredacted: the lock is held (admit
+// redacts them).
 func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (context.Context, time.Time, *protocol.Error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case c.mu.err != nil || c.mu.closing || c.mu.down:
+	case !c.mu.state.stage.up():
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "capability/call: the host is stopping this plugin"}
 	case c.mu.inbound[key] != nil:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidRequest,

@@ -33,29 +33,30 @@ var teardownHook func()
 // errClosing is the cause of life's end when Close ended it.
 var errClosing = errors.New("closing")
 
-// fault stops the plugin for the first reason it must stop; later reasons,
-// and any while Close runs (Close escalates then), are dropped. From the
-// first fault on, calls wait for the *CrashError (mu.down). A plugin that
-// closed a pipe (pluginGone) gets exitAfterEOF to exit on its own first,
-// waited for on the faulting goroutine (a reader or the writer, which are
-// ending anyway). A fault seen after the exit only records its cause.
+// fault stops the plugin for the first reason it must stop (the move to
+// faulted); later reasons, and any while Close runs (Close escalates
+// then), are dropped. From the first fault on, calls wait for the
+// *CrashError. A plugin that closed a pipe (pluginGone) gets exitAfterEOF
+// to exit on its own first, waited for on the faulting goroutine (a reader
+// or the writer, which are ending anyway); else, or then, the host kills
+// it (the move to killed), unless its exit was seen meanwhile. A fault
+// seen after the exit (in exited) only records its cause: life keeps the
+// first one, so a second one there changes nothing.
 func (c *Client) fault(err error) {
 	c.mu.Lock()
-	if c.mu.faulted || c.mu.closing || c.mu.err != nil {
+	from, ok := c.mu.state.transition(stageFaulted)
+	if !ok && from != stageExited {
 		c.mu.Unlock()
 		return
 	}
-	c.mu.faulted, c.mu.down = true, true
-	c.end(err) // under mu: the supervisor reads the cause when it sees faulted
-	exited := c.mu.exited
+	c.end(err) // under mu: the supervisor reads the cause once it saw the exit
 	c.mu.Unlock()
 	c.endInbound()
-	if exited || (pluginGone(err) && c.exitsWithin(exitAfterEOF)) {
+	if !ok || (pluginGone(err) && c.exitsWithin(exitAfterEOF)) {
 		return
 	}
 	c.mu.Lock()
-	kill := !c.mu.exited
-	c.mu.killed = kill
+	_, kill := c.mu.state.transition(stageKilled)
 	c.mu.Unlock()
 	if kill {
 		c.log.Warn("stopping plugin", "cause", err)
@@ -78,8 +79,8 @@ func (c *Client) exitsWithin(d time.Duration) bool {
 // supervise waits for the process to exit (a fault kills it), makes sure
 // the whole process group is gone and reaped, lets the readers drain, and
 // then makes the client terminal. The plugin's exit is the crash, whatever
-// its descendants still hold: from the moment it is seen, calls wait for
-// the *CrashError (mu.down), and every later step is bounded.
+// its descendants still hold: from the moment it is seen (exited), calls
+// wait for the *CrashError, and every later step is bounded.
 func (c *Client) supervise() {
 	c.proc.Wait()
 	killed := c.exited()
@@ -101,26 +102,25 @@ func (c *Client) supervise() {
 	}
 }
 
-// exited records the exit: unless Close is stopping the plugin, calls now
-// wait for the *CrashError that finish sets rather than fail with
-// ErrClosed while the client tears down, and a Close from now on only
-// waits for the teardown. It reports whether the host killed the plugin
-// for a fault.
+// exited records the exit, the move to exited: unless Close is stopping
+// the plugin (closing refuses the move), calls now wait for the
+// *CrashError that finish sets rather than fail with ErrClosed while the
+// client tears down, and a Close from now on only waits for the teardown.
+// It reports whether the host killed the plugin for a fault (the move was
+// from killed).
 func (c *Client) exited() (killed bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.mu.exited = true
-	if !c.mu.closing {
-		c.mu.down = true
-	}
-	return c.mu.killed
+	from, ok := c.mu.state.transition(stageExited)
+	return ok && from == stageKilled
 }
 
-// faultCause returns the fault that stopped the plugin, or nil.
+// faultCause returns the fault that stopped the plugin, or nil. Until Close
+// starts, life ends only with a fault; in closing its cause is errClosing.
 func (c *Client) faultCause() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.mu.faulted {
+	if c.mu.state.stage.closing() {
 		return nil
 	}
 	return context.Cause(c.life)
@@ -166,18 +166,20 @@ func (c *Client) readersDoneWithin(d time.Duration) bool {
 	}
 }
 
-// finish makes the client terminal: it sets Err, which fails every pending
-// and later call, and closes Done. It returns the crash to report to
-// OnCrash, or nil.
+// finish makes the client terminal, the move from closing to closed or
+// from exited to crashed (supervise's exited left it in one of the two):
+// it sets Err, which fails every pending and later call, and closes Done.
+// It returns the crash to report to OnCrash, or nil.
 func (c *Client) finish(cause error) *CrashError {
 	c.mu.Lock()
 	var crash, fire *CrashError
-	if c.mu.closing {
+	if _, closed := c.mu.state.transition(stageClosed); closed {
 		c.mu.err = ErrClosed
 	} else {
+		c.mu.state.transition(stageCrashed) // from exited
 		crash = &CrashError{Plugin: c.Name(), ExitStatus: c.proc.ExitStatus(), Stderr: c.tail.snapshot(), Cause: cause}
 		c.mu.err = crash
-		if !c.mu.armed {
+		if !c.mu.state.armed {
 			crash = nil // Start reports it
 		} else if c.opts.OnCrash != nil {
 			fire = crash
@@ -203,10 +205,11 @@ func (c *Client) finish(cause error) *CrashError {
 	return fire
 }
 
+// isClosing reports whether Close stops, or stopped, the plugin.
 func (c *Client) isClosing() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.mu.closing
+	return c.mu.state.stage.closing()
 }
 
 // Close stops the plugin and waits until its process group is gone and
@@ -255,9 +258,8 @@ func (c *Client) abort(polite bool) {
 // stop runs the steps Close documents.
 func (c *Client) stop(ctx context.Context, polite bool) error {
 	c.mu.Lock()
-	alive := c.mu.err == nil && !c.mu.down
+	_, alive := c.mu.state.transition(stageClosing) // refused once down or terminal
 	if alive {
-		c.mu.closing = true
 		c.end(errClosing) // the heartbeat stops
 	}
 	c.mu.Unlock()

@@ -149,10 +149,10 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 func (c *Client) registerStream(s *Stream, p pendingCall) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.mu.err != nil || c.mu.closing {
+	switch st := c.mu.state.stage; {
+	case st.terminal() || st.closing():
 		return c.terminalErrLocked()
-	}
-	if c.mu.down {
+	case st.down():
 		return errDown
 	}
 	if c.mu.streams == nil {
