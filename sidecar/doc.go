@@ -1,44 +1,69 @@
-// Package sidecar starts and talks to plugin processes: spawn, stdio
-// framing, JSON-RPC, the handshake, calls with deadlines and cancellation,
-// logs, stop budgets, crash detection, and the bounded pool start of a batch
-// under one budget. It knows plugins and processes, never manifests or
-// generations: what to start, and what its manifest authorizes, comes in as
-// a Plugin value.
+// Package sidecar is the runtime of one plugin process: the role
+// go-plugin's Client plays for its users, usable on its own (a test
+// harness, a conformance tool) or under a kernel, which runs every plugin
+// of a generation through it.
+//
+// # What a Client is
+//
+// A *Client is one running plugin: its process, started without a shell
+// in its own process group, and the JSON-RPC 2.0 connection over its
+// stdin and stdout (docs/protocol.md), multiplexed: many calls and streams
+// in flight at once, each with its deadline and cancellation, in both
+// directions. It pings the plugin (the heartbeat), forwards its stderr
+// and log notifications to a logger, passes every string the plugin
+// supplies through one redaction, detects its crash at once and stops it
+// within bounded graces. Mechanics a user never names live below it:
+// process groups, the reaper and limits in internal/process, the wire
+// codec in internal/wire, the pin check in internal/pinexec.
 //
 // # Lifecycle
 //
-// Start spawns a plugin's runtime without a shell, in the package
-// directory, in its own process group, with an environment built from
-// AllowedHostEnv(), the manifest's env and the EXTKERNEL_* variables (never
-// the host's whole environment). A pinned plugin (Plugin.Pin) is checked
-// right before exec: its executable's sha256 (hashed through the descriptor
-// that is then exec'd, see below) or, for a package pin, its files and
-// resolved command; it is refused if it differs. Start then sends initialize, bounded by the per-plugin
-// handshake timeout and by the caller's context, checks the protocol
-// version and checks every declaration against what the manifest
-// authorizes (the Plugin's Provides, Intercepts, Replaces, Contributes and
-// priority bounds, and for contributions the host's Kinds). A Plugin MUST come from a validated manifest whose kernel range
-// admits this host's protocol: the caller checks the manifest alone before
-// it calls Start. On success the caller owns a *Client and:
+//  1. Start(ctx, pkg, opts): checks the manifest's kernel range against
+//     this host's protocol version, spawns pkg's runtime in the package
+//     directory (no shell, its own process group, an environment of the
+//     allowlisted host variables, the manifest's env, Options.Env and the
+//     EXTKERNEL_* variables; a pinned package is checked right before the
+//     exec, see below), applies Options.Limits, sends initialize (bounded
+//     by the per-plugin handshake timeout and by ctx) and checks the
+//     answer: the protocol version, and every declaration against what
+//     the manifest authorizes (provides, runtime.intercepts,
+//     runtime.replaces, runtime.contributes, the priority bounds) and the
+//     host's Options.Kinds. Any failure is a *StartError, with nothing
+//     left running.
+//  2. Running: the caller owns the Client and may call Call, Intercept,
+//     Invoke, InvokeAsync and OpenStream concurrently; each takes a
+//     context whose end sends $/cancel and returns at once. The plugin's
+//     own calls (capability/call, protocol 1.1) reach Options.OnCall (or
+//     OnCallAsync); its notify notifications Options.OnNotify.
+//  3. Crash: a plugin that exits, breaks the protocol, stops reading its
+//     stdin or stops answering is torn down; every pending call fails with
+//     the *CrashError at once, Done closes, Err returns it, and
+//     Options.OnCrash is called once.
+//  4. Close: the caller MUST call Close when it no longer needs the
+//     plugin, even after a crash: shutdown, stdin closed, the shutdown
+//     grace, SIGTERM to the process group, the kill grace, SIGKILL; it
+//     returns once the process is reaped and every goroutine the client
+//     started has ended. Close is idempotent.
 //
-//  1. MUST call Close exactly when it no longer needs the plugin, even after
-//     a crash (Close is idempotent and releases the resources);
-//  2. may call Call, Intercept, Invoke and Ping concurrently; each takes a
-//     context whose end sends $/cancel and returns at once;
-//  3. learns of a crash through Done, Err, the *CrashError returned by
-//     calls, and Options.OnCrash (called once), and of the plugin's health
-//     through Options.OnHealth.
+// # What it decides, and what it leaves to its caller
 //
-// The plugin's capability/call requests (protocol 1.1) go to
-// Options.OnCall, each on a goroutine of its own (see Concurrency); every
-// other plugin request is answered -32601, and so is capability/call when
-// OnCall is nil. A call may name a host request in flight to the same
-// plugin as its parent: its context then derives from that request's
-// context, with at most its remaining time, and is cancelled when that
-// request ends (answered, timed out, withdrawn). WithCallTimeoutValue lets
-// the caller of Call tag a request so that OnCall finds the tag in a child
-// call's context. Each pending request keeps its context and the end of
-// its own timeout for this; nothing more is allocated per call.
+// The Client decides what concerns one connection: whether a frame is a
+// protocol message, whether a declaration is authorized by the manifest
+// it was given, when a silent plugin is unresponsive or hung, how long a
+// stop may take, how many of a plugin's calls it serves at once (64). It
+// decides nothing about policy: whether a plugin is required or optional,
+// what a failure means for others, whether and when to restart, who may
+// call what. It reports (OnCrash, OnHealth, OnNotify) and serves calls
+// through the function it is given (OnCall), and its caller decides. In a
+// kernel, that caller is the kernel's builder and supervisor.
+//
+// A call may name a host request in flight to the same plugin as its
+// parent: its context then derives from that request's context, with at
+// most its remaining time, and is cancelled when that request ends
+// (answered, timed out, withdrawn), so a value the caller of Call put in
+// its context reaches OnCall. Each pending request keeps its context and
+// the end of its own timeout for this; nothing more is allocated per
+// call.
 //
 // OpenStream asks a provider for its answer as a stream (protocol 1.1,
 // docs/protocol.md §5.12) and returns the host's end of it, a *Stream:
@@ -55,16 +80,16 @@
 //
 // The heartbeat pings a running plugin every HeartbeatInterval (pings are
 // written ahead of queued calls). A ping unanswered for HeartbeatTimeout
-// makes the plugin Unresponsive; it is still pinged, and an answered ping
-// makes it Responsive again. A plugin that answers nothing for HangTimeout
-// (counted from its last response to a ping or a call; notifications do
-// not count) is reported Unresponsive if it was not already, then stopped:
-// a crash whose cause wraps ErrUnresponsive.
+// makes the plugin unresponsive (OnHealth); it is still pinged, and an
+// answered ping makes it responsive again. A plugin that answers nothing
+// for HangTimeout (counted from its last response to a ping or a call;
+// notifications do not count) is reported unresponsive if it was not
+// already, then stopped: a crash whose cause wraps ErrUnresponsive.
 //
 // Every Client has an ID (Client.ID), unique in the host process and never
-// reused, so each restart of a plugin gets a new one. CrashError.ClientID
-// and Options.OnHealth carry it: a supervisor that restarted a plugin
-// ignores reports whose ID is not its current client's.
+// reused, so each restart of a plugin gets a new one. OnCrash, OnHealth,
+// OnNotify and Call carry the Client: a supervisor that restarted a
+// plugin ignores reports about any client but its current one.
 //
 // On Linux a pinned executable is opened once, hashed through that
 // descriptor and exec'd through the same descriptor (/proc/self/fd/N), so
@@ -82,7 +107,7 @@
 // Options.Limits are applied with prlimit(2) to the plugin process just
 // after it started and before the handshake: from exec until then (a
 // moment in which the plugin's own startup code runs) it has the host's
-// limits. A failure stops the process and fails Start in PhaseLimits.
+// limits. A failure stops the process and fails Start in phase "limits".
 // Limits are Linux only; elsewhere non-zero Limits fail Start before
 // anything runs (see Platforms).
 //
@@ -110,7 +135,8 @@
 // On Linux, nothing in a plugin's process group outlives the host, even a
 // host killed with SIGKILL (whose plugins see stdin EOF, but whose
 // plugins' own children would be orphaned): the first spawn starts the
-// host's reaper, one process per host process (argv[0] ReaperName),
+// host's reaper, one process per host process (argv[0]
+// "extkernel-reaper"),
 // re-executed from the host's own binary (/proc/self/exe) with
 // EXTKERNEL_REAPER set, which an init function of internal/process (which
 // this package imports) checks before main runs (as moby's reexec does):
@@ -127,13 +153,6 @@
 // that once and carries on without it. Out of reach: a process that left
 // the plugin's group (see above) is not killed when the host dies, nor is
 // a group the host spawned in the moment before registering it.
-//
-// StartBatch starts a batch of Specs with a bounded worker pool under one
-// shared startup budget and reports one Outcome per spec, in spec order. It
-// decides nothing about a failure: it reports it, and cancels the rest of
-// the batch only when the failed spec is marked CancelBatchOnFailure. The
-// caller owns the started clients. What a failure means (required or
-// optional, the cascade along requires edges) is package generation's.
 //
 // # Platforms
 //
@@ -152,13 +171,13 @@
 //     unverified;
 //   - the pidfd exit watch: each running plugin's exit watcher blocks a
 //     thread in wait(2) instead of parking in the runtime's poller;
-//   - limits: non-zero Options.Limits fail Start in PhaseLimits, before
+//   - limits: non-zero Options.Limits fail Start in phase "limits", before
 //     anything runs, with an error wrapping errors.ErrUnsupported;
 //   - the direct write: every frame goes through the writer goroutine.
 //
 // Process groups, SIGTERM and SIGKILL to the group, reaping, heartbeats
 // and everything above the process work as on Linux. On Windows, Start
-// fails in PhaseSpawn with an error wrapping errors.ErrUnsupported
+// fails in phase "spawn" with an error wrapping errors.ErrUnsupported
 // ("plugin processes are not supported on windows"): a plugin's process
 // tree would need a job object, which is not implemented.
 //
@@ -179,13 +198,13 @@
 //   - the heartbeat, from a successful Start on, unless disabled, the only
 //     caller of OnHealth;
 //   - the stdin writer, only while frames are queued: pings and
-//     cancellations go first, each write bounded by WriteStall. A caller
+//     cancellations go first, each write bounded by the write stall (5s). A caller
 //     writes its own frame instead when nothing is queued or being
 //     written, and only what the pipe takes at once: the rest goes to the
 //     writer, first, so a call never blocks in a write and frames never
 //     interleave.
-//   - a call worker per capability/call in flight, at most
-//     MaxInboundCalls: it runs Options.OnCall and writes the answer. Its
+//   - a call worker per capability/call in flight, at most 64: it runs
+//     Options.OnCall and writes the answer. Its
 //     context is cancelled by the plugin's $/cancel for it (which the
 //     client answers -32800 at once, dropping OnCall's later answer), by
 //     the end of its parent request, and when the plugin faults, crashes
@@ -204,8 +223,7 @@
 // cause of one context.WithCancelCause, which Close cancels too.
 //
 // A Client has one lock, Client.mu, a leaf: no I/O, channel send or
-// callback runs while it is held. A batch's OnEvent calls are serialized by
-// their own lock.
+// callback runs while it is held.
 //
 // A Client's lifecycle is one value under Client.mu, its stage, changed
 // only by one transition function, which refuses every move the graph
@@ -220,23 +238,18 @@
 //
 // # Errors
 //
-// Start returns a *StartError whose Phase says where it failed; its Err is
-// a *PinMismatchError or a hashing error (PhaseVerify), an error from
-// prlimit (PhaseLimits), a *protocol.VersionError (PhaseVersion), a
-// *DeclarationError (PhaseDeclarations), a *CrashError or a context error
-// (PhaseHandshake). A running plugin that exits, closes stdout, writes
-// anything that is not a protocol message, a frame over the size limit, a
-// request or notification before the handshake, stops reading stdin or
-// answers nothing for HangTimeout ends in a *CrashError: every pending call fails with it at once,
-// and so does every later one; a call made while the crashed client is torn
-// down waits for it (within the call's deadline) rather than fail otherwise. Its Cause wraps
-// ErrProtocol (and the *wire.FrameError quoting the bytes), ErrWedged
-// or ErrUnresponsive, or is nil when the process exited on its own. Error
-// answers from the plugin are *protocol.Error values, wrapped with the
-// plugin name and method. Calls after Close fail with ErrClosed. In a
-// batch, a plugin aborted because a spec marked CancelBatchOnFailure failed
-// fails with an *AbortedError; a plugin not launched before the budget ran
-// out fails with an error wrapping ErrBudgetExhausted.
+// Start returns a *StartError whose Phase says where it failed (its field
+// doc lists what Err is in each phase). A running plugin that exits,
+// closes stdout, writes anything that is not a protocol message, a frame
+// over the size limit, a request or notification before the handshake,
+// stops reading stdin or answers nothing for HangTimeout ends in a
+// *CrashError: every pending call fails with it at once, and so does
+// every later one; a call made while the crashed client is torn down
+// waits for it (within the call's deadline) rather than fail otherwise.
+// Its Cause wraps ErrProtocol, ErrWedged or ErrUnresponsive, or is nil
+// when the process exited on its own. Error answers from the plugin are
+// *protocol.Error values, wrapped with the plugin name and method. Calls
+// after Close fail with ErrClosed.
 //
 // Every string a plugin supplies passes through Options.Redact before the
 // client logs it, quotes it in an error or keeps it as a diagnostic:
@@ -245,7 +258,7 @@
 // the quote of a malformed stdout line, invalid decisions, and the answer
 // to initialize (Declarations). Results, notify data and payloads are the
 // host's and are passed on as they are. The client never logs Config.
-// Forwarded log lines are rate-limited per plugin (Options.LogBurst,
-// LogRate): a flooding plugin costs the host a bounded log volume and a
+// Forwarded log lines are rate-limited per plugin (a burst of 100, then 50
+// a second): a flooding plugin costs the host a bounded log volume and a
 // periodic "N log lines suppressed" warning.
 package sidecar
