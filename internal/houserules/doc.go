@@ -14,4 +14,11 @@
 // the host about a room it cannot open. Its errors start with their
 // subject, and the public package that returns them adds what the host
 // needs.
+//
+// # Public rooms stay public
+//
+// No exported declaration of a public package names a package of the
+// internal tree (an alias, which gives the internal type a public name,
+// excepted): a package is slimmed, never got under its size by hiding a
+// type in internal/ while its API still hands that type out.
 package houserules
