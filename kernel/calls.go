@@ -151,16 +151,16 @@ func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error
 		if f.live.acquireNested() {
 			return f, nil
 		}
-		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: generation %d, which sent the request the call serves, has stopped",
+		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q: generation %d, which sent the request the call serves, has stopped",
 			c.Client.Name(), f.live.gen.Number())
 	}
 	l, err := k.acquire()
 	if err != nil {
-		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Client.Name(), err)
+		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Client.Name(), err)
 	}
 	if l.run.Client(c.Client.Name()) != c.Client {
 		l.release()
-		return nil, protocol.Errorf(protocol.CodeStaleGeneration, "plugin %q is not a member of the current generation %d: this process belongs to another one",
+		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q is not a member of the current generation %d: this process belongs to another one",
 			c.Client.Name(), l.gen.Number())
 	}
 	return l.root(c.Client.Name()), nil

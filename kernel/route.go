@@ -7,6 +7,7 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/ident"
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -118,6 +119,6 @@ func checkDepth(from *frame, max int, key capability.Key, method string) *protoc
 		chain = append(chain, f.plugin)
 	}
 	slices.Reverse(chain)
-	return protocol.Errorf(protocol.CodeDepthExceeded, "plugin %q may not call %q: call depth exceeded (at most %d): depth %d: %s",
+	return protocol.Errorf(wire.CodeDepthExceeded, "plugin %q may not call %q: call depth exceeded (at most %d): depth %d: %s",
 		from.plugin, string(key)+"."+method, max, depth, strings.Join(chain, " → "))
 }

@@ -5,22 +5,19 @@ import (
 	"fmt"
 )
 
-// Error codes. The -32700..-32600 range is JSON-RPC 2.0's; the rest are
-// extkernel's, documented in docs/protocol.md.
+// Error codes: those a handler chooses for its failure and those a caller
+// tells apart. The -32601..-32603 range is JSON-RPC 2.0's; the rest are
+// extkernel's. docs/protocol.md §7 documents every code of the protocol by
+// number, these and the ones only the host's and the SDK's machinery emit
+// (parse error, invalid request, not initialized, unsupported version,
+// depth exceeded, stale generation), which have no Go constants here: a
+// host or a plugin compares their numbers.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
 	CodeInternalError  = -32603
 	// CodeRequestCancelled answers a request cancelled by $/cancel.
 	CodeRequestCancelled = -32800
-	// CodeNotInitialized answers any request other than initialize sent
-	// before the handshake completed.
-	CodeNotInitialized = -32002
-	// CodeUnsupportedVersion answers initialize when the protocol versions
-	// are incompatible.
-	CodeUnsupportedVersion = -32003
 	// CodeUnknownTarget answers a call naming a point, slot, provider or
 	// action the plugin did not declare.
 	CodeUnknownTarget = -32004
@@ -30,12 +27,6 @@ const (
 	// CodeNotAvailable answers a capability/call whose requirement is
 	// optional and unsatisfied, or whose provider is down.
 	CodeNotAvailable = -32006
-	// CodeDepthExceeded answers a capability/call that would nest deeper
-	// than the host's call depth bound; the message shows the chain.
-	CodeDepthExceeded = -32007
-	// CodeStaleGeneration answers a capability/call from a plugin that is
-	// not a member of the host's current generation.
-	CodeStaleGeneration = -32008
 	// CodePluginError is a handler's own failure.
 	CodePluginError = -32000
 )

@@ -43,8 +43,8 @@ import (
 //     answer returns once the host answered the $/cancel, at once);
 //   - the *protocol.Error the host answered with, not wrapped: one of
 //     CodeNotAuthorized, CodeNotAvailable, CodeMethodNotFound,
-//     CodeDepthExceeded, CodeStaleGeneration, CodeRequestCancelled, or
-//     the callee's own error;
+//     CodeRequestCancelled, -32007 (call depth exceeded), -32008 (stale
+//     generation), or the callee's own error;
 //   - an error when input cannot be marshalled, the request cannot be
 //     written, or the result is not an object.
 //

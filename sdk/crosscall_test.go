@@ -142,7 +142,7 @@ var callScenarios = []callScenario{
 	}},
 	{name: "error answers keep their code", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
 		for i, code := range []int{protocol.CodeNotAuthorized, protocol.CodeNotAvailable, protocol.CodeMethodNotFound,
-			protocol.CodeDepthExceeded, protocol.CodeStaleGeneration, protocol.CodeRequestCancelled, protocol.CodePluginError} {
+			wire.CodeDepthExceeded, wire.CodeStaleGeneration, protocol.CodeRequestCancelled, protocol.CodePluginError} {
 			relay(t, e, 20+i, "relay", getBuild)
 			c := expectCall(t, e.next(), `{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":`+strconv.Itoa(20+i)+`}`)
 			answerError(t, e, c, code, "refused by the test")

@@ -205,7 +205,7 @@ func TestCrossLanguageExamples(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startProcess(t, tt.interpreter, tt.dir, tt.script)
 			p.send(1, wire.MethodPing, nil)
-			p.expect(1, "", protocol.CodeNotInitialized)
+			p.expect(1, "", wire.CodeNotInitialized)
 
 			// A 1.0 host: everything but calls works (TestCallScenarios
 			// covers a 1.1 host), and a call is refused before anything

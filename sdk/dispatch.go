@@ -47,7 +47,7 @@ func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 		return nil, false
 	}
 	if !s.initd.Load() {
-		s.replyError(m.ID, protocol.Errorf(protocol.CodeNotInitialized, "%s before initialize", m.Method))
+		s.replyError(m.ID, protocol.Errorf(wire.CodeNotInitialized, "%s before initialize", m.Method))
 		return nil, false
 	}
 	switch m.Method {
@@ -101,7 +101,7 @@ func (s *session) notification(m *wire.Message) {
 // already sees its outcome.
 func (s *session) initialize(m *wire.Message) {
 	if s.initd.Load() {
-		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "initialize: already initialized"))
+		s.replyError(m.ID, protocol.Errorf(wire.CodeInvalidRequest, "initialize: already initialized"))
 		return
 	}
 	var params protocol.InitializeParams
@@ -149,10 +149,10 @@ func checkVersion(host string) *protocol.Error {
 	pm, _ := major(protocolVersion)
 	switch {
 	case hm > pm:
-		return protocol.Errorf(protocol.CodeUnsupportedVersion,
+		return protocol.Errorf(wire.CodeUnsupportedVersion,
 			"host speaks protocol %s, this plugin speaks %s: upgrade the plugin (its extkernel SDK)", host, protocolVersion)
 	case hm < pm:
-		return protocol.Errorf(protocol.CodeUnsupportedVersion,
+		return protocol.Errorf(wire.CodeUnsupportedVersion,
 			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocolVersion)
 	}
 	return nil
@@ -197,7 +197,7 @@ func (s *session) register(m *wire.Message, fn callFunc) *call {
 	if _, dup := s.mu.calls[key]; dup {
 		s.mu.Unlock()
 		cancel()
-		s.replyError(m.ID, protocol.Errorf(protocol.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
+		s.replyError(m.ID, protocol.Errorf(wire.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
 		return nil
 	}
 	s.mu.calls[key] = c

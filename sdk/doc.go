@@ -20,12 +20,12 @@
 //     of kinds the host declares, protocol 1.1), OnInitialize. Registering
 //     while the plugin serves panics.
 //  2. Serve (or ServeIO) waits for the host, which speaks first. Any request
-//     before initialize is answered with CodeNotInitialized. initialize is
-//     answered with the plugin's name, version, the protocol version the
-//     SDK implements (1.1.0) and every declaration (those of Contribute
-//     only when the host speaks protocol 1.1 or later), after the
-//     OnInitialize hook (if any) succeeds; a host whose protocol major
-//     version differs gets CodeUnsupportedVersion.
+//     before initialize is answered with -32002 (not initialized).
+//     initialize is answered with the plugin's name, version, the protocol
+//     version the SDK implements (1.1.0) and every declaration (those of
+//     Contribute only when the host speaks protocol 1.1 or later), after
+//     the OnInitialize hook (if any) succeeds; a host whose protocol major
+//     version differs gets -32003 (unsupported version).
 //  3. Host calls are answered until a shutdown request (answered at once)
 //     or the end of the input. Nothing is read after shutdown. Between the
 //     two, handlers (and other goroutines) may call capabilities the
@@ -122,9 +122,9 @@
 // limit (docs/protocol.md §1) or a failed write ends ServeIO with an error.
 //
 // Call returns the host's error answer as a *protocol.Error, unwrapped
-// (CodeNotAuthorized, CodeNotAvailable, CodeDepthExceeded,
-// CodeStaleGeneration, CodeRequestCancelled, CodeMethodNotFound or the
-// callee's own code); returned by a handler, it answers the handler's
+// (CodeNotAuthorized, CodeNotAvailable, -32007 for a call nested too deep,
+// -32008 from a process of a stale generation, CodeRequestCancelled,
+// CodeMethodNotFound or the callee's own code); returned by a handler, it answers the handler's
 // request with the same code. Call refuses without sending anything with
 // errors wrapping ErrNotServing, ErrHandshakeIncomplete or
 // ErrCallsUnsupported (a host older than protocol 1.1).

@@ -123,7 +123,7 @@ func TestCancel(t *testing.T) {
 func TestDuplicateRequestID(t *testing.T) {
 	b, h := serveBlocked(t)
 	h.call(2, wire.MethodProviderInvoke, invoke("block"))
-	h.error(2, protocol.CodeInvalidRequest, "request id 2 is already in flight")
+	h.error(2, wire.CodeInvalidRequest, "request id 2 is already in flight")
 	close(b.release)
 	h.result(2, `{"output":"released"}`)
 }
@@ -233,11 +233,11 @@ func TestMalformedFrames(t *testing.T) {
 		name, line string
 		code       int
 	}{
-		{"banner", "hello host", protocol.CodeParseError},
-		{"broken json", `{"jsonrpc":`, protocol.CodeParseError},
-		{"json array", `[1,2]`, protocol.CodeInvalidRequest},
-		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, protocol.CodeInvalidRequest},
-		{"no method no id", `{"jsonrpc":"2.0"}`, protocol.CodeInvalidRequest},
+		{"banner", "hello host", wire.CodeParseError},
+		{"broken json", `{"jsonrpc":`, wire.CodeParseError},
+		{"json array", `[1,2]`, wire.CodeInvalidRequest},
+		{"wrong version", `{"jsonrpc":"1.0","id":1,"method":"ping"}`, wire.CodeInvalidRequest},
+		{"no method no id", `{"jsonrpc":"2.0"}`, wire.CodeInvalidRequest},
 	}
 	h := serve(t, New("tester", "1.0.0"))
 	for _, tt := range tests {

@@ -82,7 +82,7 @@ func TestCalls(t *testing.T) {
 		{name: "unknown method", method: "tool/run", params: struct{}{}, code: protocol.CodeMethodNotFound, message: `method "tool/run" not found`},
 		{name: "missing params", method: wire.MethodIntercept, code: protocol.CodeInvalidParams, message: "missing params"},
 		{name: "invalid params", method: wire.MethodProviderInvoke, params: []int{1}, code: protocol.CodeInvalidParams, message: "invalid params"},
-		{name: "second initialize", method: wire.MethodInitialize, params: initParams(protocol.Version), code: protocol.CodeInvalidRequest, message: "already initialized"},
+		{name: "second initialize", method: wire.MethodInitialize, params: initParams(protocol.Version), code: wire.CodeInvalidRequest, message: "already initialized"},
 	}
 	h := serve(t, fixture())
 	h.initialize(1)
@@ -110,9 +110,9 @@ func TestHandshake(t *testing.T) {
 	})
 	h := serve(t, p)
 	h.call(1, wire.MethodPing, nil)
-	h.error(1, protocol.CodeNotInitialized, "ping before initialize")
+	h.error(1, wire.CodeNotInitialized, "ping before initialize")
 	h.call(2, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "echo"})
-	h.error(2, protocol.CodeNotInitialized, "provider/invoke before initialize")
+	h.error(2, wire.CodeNotInitialized, "provider/invoke before initialize")
 
 	res := h.initialize(3)
 	five := 5
@@ -144,8 +144,8 @@ func TestHandshakeErrors(t *testing.T) {
 		code    int
 		message string
 	}{
-		{name: "newer host", version: "2.0.0", code: protocol.CodeUnsupportedVersion, message: "host speaks protocol 2.0.0, this plugin speaks " + protocolVersion + ": upgrade the plugin"},
-		{name: "older host", version: "0.9.0", code: protocol.CodeUnsupportedVersion, message: "upgrade the host"},
+		{name: "newer host", version: "2.0.0", code: wire.CodeUnsupportedVersion, message: "host speaks protocol 2.0.0, this plugin speaks " + protocolVersion + ": upgrade the plugin"},
+		{name: "older host", version: "0.9.0", code: wire.CodeUnsupportedVersion, message: "upgrade the host"},
 		{name: "not a version", version: "one", code: protocol.CodeInvalidParams, message: `protocol_version: "one" is not a semantic version`},
 		{name: "hook error", version: protocol.Version, hookErr: errors.New("config: missing key"), code: protocol.CodePluginError, message: "config: missing key"},
 		{name: "hook coded error", version: "1.9.0", hookErr: protocol.Errorf(protocol.CodeInvalidParams, "bad config"), code: protocol.CodeInvalidParams, message: "bad config"},
@@ -158,7 +158,7 @@ func TestHandshakeErrors(t *testing.T) {
 			h.call(1, wire.MethodInitialize, initParams(tt.version))
 			h.error(1, tt.code, tt.message)
 			h.call(2, wire.MethodPing, nil)
-			h.error(2, protocol.CodeNotInitialized, "before initialize")
+			h.error(2, wire.CodeNotInitialized, "before initialize")
 		})
 	}
 }

@@ -255,7 +255,7 @@ func (s *session) readOne() (c *call, end bool, err error) {
 }
 
 // malformed answers a line that is not a JSON-RPC message with an error
-// response whose id is null (CodeParseError when it is not even JSON), and
+// response whose id is null (wire.CodeParseError when it is not even JSON), and
 // keeps serving.
 func (s *session) malformed(line []byte, err error) {
 	const quoteLimit = 120
@@ -264,9 +264,9 @@ func (s *session) malformed(line []byte, err error) {
 		q = q[:quoteLimit]
 	}
 	s.log.Warn("malformed frame from host", "error", err, "line", string(q))
-	code := protocol.CodeInvalidRequest
+	code := wire.CodeInvalidRequest
 	if !json.Valid(line) {
-		code = protocol.CodeParseError
+		code = wire.CodeParseError
 	}
 	s.write(wire.NewErrorResponse(wire.NullID, protocol.Errorf(code, "%v: %q", err, q)))
 }

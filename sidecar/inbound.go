@@ -209,7 +209,7 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 	case !c.mu.state.stage.up():
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "capability/call: the host is stopping this plugin"}
 	case c.mu.inbound[key] != nil:
-		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInvalidRequest,
+		return nil, time.Time{}, &protocol.Error{Code: wire.CodeInvalidRequest,
 			Message: fmt.Sprintf("capability/call: request id %s is already in flight", key)}
 	case len(c.mu.inbound) >= maxInboundCalls:
 		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInternalError,

@@ -94,7 +94,7 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"Empty", Empty{}},
 		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
-		{"Message", NewErrorResponse(nil, protocol.Errorf(protocol.CodeParseError, "bad"))},
+		{"Message", NewErrorResponse(nil, protocol.Errorf(CodeParseError, "bad"))},
 		{"Message", &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(`"a"`), Result: json.RawMessage(`{}`)}},
 	}
 	for i, tt := range valid {

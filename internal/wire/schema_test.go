@@ -24,7 +24,8 @@ import (
 const schemaPath = "../../docs/protocol.schema.json"
 
 // goDirs are the packages whose constants the method table is held to:
-// this one (Method*, the timeouts) and protocol (Code*).
+// this one (Method*, the timeouts, the Code* only the machinery emits) and
+// protocol (the other Code*).
 var goDirs = []string{".", "../../protocol"}
 
 // goMethod is the Go side of one method table row.

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/wire"
-	"github.com/extkernel/extkernel/protocol"
 )
 
 // groupSettle bounds how long the suite waits, after the plugin exited,
@@ -139,8 +138,8 @@ var malformedFrames = []struct {
 	code int
 	what string
 }{
-	{`{"jsonrpc":"2.0","id":`, protocol.CodeParseError, "invalid JSON"},
-	{`["not","a","message"]`, protocol.CodeInvalidRequest, "a JSON value that is not a message"},
+	{`{"jsonrpc":"2.0","id":`, wire.CodeParseError, "invalid JSON"},
+	{`["not","a","message"]`, wire.CodeInvalidRequest, "a JSON value that is not a message"},
 }
 
 // malformed starts the plugin a second time, sends it malformed frames
@@ -185,7 +184,7 @@ func (r *runner) malformed() error {
 	if !ok || a.m.Error != nil {
 		v.warn("stopped serving after the malformed frames: %s; a plugin SHOULD keep reading (§1)", s.notAnswered("ping", heartbeatTimeout))
 	}
-	r.add(v.result(caseMalformed, fmt.Sprintf("answered invalid JSON with %d and a non-message with %d, id null, and kept serving", protocol.CodeParseError, protocol.CodeInvalidRequest)))
+	r.add(v.result(caseMalformed, fmt.Sprintf("answered invalid JSON with %d and a non-message with %d, id null, and kept serving", wire.CodeParseError, wire.CodeInvalidRequest)))
 	return nil
 }
 
