@@ -132,7 +132,7 @@ func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *cap
 		if r := recover(); r != nil {
 			k.log.Error("host handler panicked", "capability", string(call.Capability), "method", k.redactText(call.Method),
 				"caller", call.Caller, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			out, err = nil, protocol.Errorf(protocol.CodeInternalError, "host handler of %q panicked", string(call.Capability)+"."+call.Method)
+			out, err = nil, &protocol.Error{Code: protocol.CodeInternalError, Message: fmt.Sprintf("host handler of %q panicked", string(call.Capability)+"."+call.Method)}
 		}
 	}()
 	return h(ctx, call)
@@ -151,17 +151,17 @@ func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error
 		if f.live.acquireNested() {
 			return f, nil
 		}
-		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q: generation %d, which sent the request the call serves, has stopped",
-			c.Client.Name(), f.live.gen.Number())
+		return nil, &protocol.Error{Code: wire.CodeStaleGeneration, Message: fmt.Sprintf("plugin %q: generation %d, which sent the request the call serves, has stopped",
+			c.Client.Name(), f.live.gen.Number())}
 	}
 	l, err := k.acquire()
 	if err != nil {
-		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q: no generation serves calls: %v", c.Client.Name(), err)
+		return nil, &protocol.Error{Code: wire.CodeStaleGeneration, Message: fmt.Sprintf("plugin %q: no generation serves calls: %v", c.Client.Name(), err)}
 	}
 	if l.run.Client(c.Client.Name()) != c.Client {
 		l.release()
-		return nil, protocol.Errorf(wire.CodeStaleGeneration, "plugin %q is not a member of the current generation %d: this process belongs to another one",
-			c.Client.Name(), l.gen.Number())
+		return nil, &protocol.Error{Code: wire.CodeStaleGeneration, Message: fmt.Sprintf("plugin %q is not a member of the current generation %d: this process belongs to another one",
+			c.Client.Name(), l.gen.Number())}
 	}
 	return l.root(c.Client.Name()), nil
 }
@@ -228,8 +228,8 @@ func calleeError(err error, provider string, key capability.Key, c sidecar.Call)
 	case errors.Is(err, sidecar.ErrClosed):
 		return notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
 	case errors.Is(err, sidecar.ErrFlowControl):
-		return protocol.Errorf(protocol.CodeInternalError, "capability %q (call of %q by plugin %q): provider %q: %v",
-			key, string(key)+"."+c.Method, c.Client.Name(), provider, err)
+		return &protocol.Error{Code: protocol.CodeInternalError, Message: fmt.Sprintf("capability %q (call of %q by plugin %q): provider %q: %v",
+			key, string(key)+"."+c.Method, c.Client.Name(), provider, err)}
 	}
 	return err
 }

@@ -80,7 +80,7 @@ func runCaller(t *testing.T, ctx context.Context, k *Kernel, plugin, script stri
 func hostLog(_ context.Context, call *capability.Call) (json.RawMessage, error) {
 	switch call.Method {
 	case "refuse":
-		return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q", call.Method)
+		return nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host.log has no method %q", call.Method)}
 	case "boom":
 		return nil, errors.New("boom")
 	case "panic":

@@ -1,6 +1,7 @@
 package kernel
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 
@@ -79,11 +80,11 @@ func (r routes) resolve(caller string, key capability.Key, method string) (route
 	rt, ok := r[caller][key]
 	switch {
 	case !ok:
-		return route{}, "", protocol.Errorf(protocol.CodeNotAuthorized,
-			"plugin %q may not call %q: its manifest does not require capability %q", caller, what, key)
+		return route{}, "", &protocol.Error{Code: protocol.CodeNotAuthorized, Message: fmt.Sprintf(
+			"plugin %q may not call %q: its manifest does not require capability %q", caller, what, key)}
 	case ident.ValidateDotted("method name", method) != nil:
-		return route{}, "", protocol.Errorf(protocol.CodeInvalidParams, "plugin %q may not call %q: %v",
-			caller, what, ident.ValidateDotted("method name", method))
+		return route{}, "", &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("plugin %q may not call %q: %v",
+			caller, what, ident.ValidateDotted("method name", method))}
 	case rt.provider == "":
 		return route{}, "", notAvailable(caller, key, method, "optional requirement not satisfied")
 	case rt.provider == capability.HostProvider && rt.handler == nil:
@@ -93,17 +94,17 @@ func (r routes) resolve(caller string, key capability.Key, method string) (route
 	}
 	ref, ok := rt.methods[method]
 	if !ok {
-		return route{}, "", protocol.Errorf(protocol.CodeMethodNotFound,
+		return route{}, "", &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf(
 			"plugin %q may not call %q: its provider %q implements no method %q of capability %q (provides[].methods)",
-			caller, what, rt.provider, method, key)
+			caller, what, rt.provider, method, key)}
 	}
 	return rt, ref, nil
 }
 
 // notAvailable is the -32006 answer to caller's call of method of key.
 func notAvailable(caller string, key capability.Key, method, why string) *protocol.Error {
-	return protocol.Errorf(protocol.CodeNotAvailable, "capability %q is not available to plugin %q (call of %q): %s",
-		key, caller, string(key)+"."+method, why)
+	return &protocol.Error{Code: protocol.CodeNotAvailable, Message: fmt.Sprintf("capability %q is not available to plugin %q (call of %q): %s",
+		key, caller, string(key)+"."+method, why)}
 }
 
 // checkDepth refuses a call made from frame from that would nest deeper
@@ -119,6 +120,6 @@ func checkDepth(from *frame, max int, key capability.Key, method string) *protoc
 		chain = append(chain, f.plugin)
 	}
 	slices.Reverse(chain)
-	return protocol.Errorf(wire.CodeDepthExceeded, "plugin %q may not call %q: call depth exceeded (at most %d): depth %d: %s",
-		from.plugin, string(key)+"."+method, max, depth, strings.Join(chain, " → "))
+	return &protocol.Error{Code: wire.CodeDepthExceeded, Message: fmt.Sprintf("plugin %q may not call %q: call depth exceeded (at most %d): depth %d: %s",
+		from.plugin, string(key)+"."+method, max, depth, strings.Join(chain, " → "))}
 }

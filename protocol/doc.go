@@ -1,10 +1,10 @@
 // Package protocol is the shared vocabulary of extkernel's public APIs for
 // the plugin protocol: the names the host packages and the Go SDK (package
 // sdk) use in their signatures and errors. It holds the protocol Version
-// and *VersionError, the error codes (Code*) and the wire error *Error with
-// Errorf, the types of the initialize handshake (InitializeParams,
-// InitializeResult and the declarations they carry), an interceptor's
-// InterceptResult with its Decision* constants. It depends on the standard
+// and *VersionError, the error codes (Code*) and the wire error *Error, the
+// types of the initialize handshake (InitializeParams, InitializeResult and
+// the declarations they carry), an interceptor's InterceptResult with its
+// Decision* constants. It depends on the standard
 // library only.
 //
 // The wire mechanics are not part of it: the JSON-RPC 2.0 envelope, the
@@ -20,7 +20,11 @@
 //
 // # Errors
 //
-// Errors that cross the wire carry a code and a message (type Error); the
-// codes are the constants Code*. A *VersionError says which side of an
+// Errors that cross the wire carry a code and a message (type Error); a
+// handler builds one as &Error{Code: ..., Message: ...} (a plugin written
+// with package sdk: sdk.Errorf). The constants Code* are the codes a
+// handler chooses and a caller tells apart; docs/protocol.md §7 lists every
+// code by number, also those only the host's and the SDK's machinery emit,
+// which have no constant here. A *VersionError says which side of an
 // incompatible pair to upgrade.
 package protocol

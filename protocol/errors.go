@@ -41,8 +41,3 @@ type Error struct {
 
 // Error returns "message (code N)".
 func (e *Error) Error() string { return fmt.Sprintf("%s (code %d)", e.Message, e.Code) }
-
-// Errorf returns an *Error with the given code and a formatted message.
-func Errorf(code int, format string, a ...any) *Error {
-	return &Error{Code: code, Message: fmt.Sprintf(format, a...)}
-}

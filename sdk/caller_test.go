@@ -54,7 +54,7 @@ func callerPlugin(errs chan<- error) *Plugin {
 	relay := func(ctx context.Context, raw json.RawMessage) (relayReport, error) {
 		var in relayInput
 		if err := json.Unmarshal(raw, &in); err != nil {
-			return relayReport{}, protocol.Errorf(protocol.CodeInvalidParams, "relay input: %v", err)
+			return relayReport{}, Errorf(protocol.CodeInvalidParams, "relay input: %v", err)
 		}
 		if in.TimeoutMS > 0 {
 			var cancel context.CancelFunc

@@ -94,7 +94,7 @@ func (s *session) contribution(ctx context.Context, raw json.RawMessage) (any, e
 		}
 		return nil, unknownTarget("contribution", params.Kind+" "+params.Key, declared)
 	case h == nil:
-		return nil, protocol.Errorf(protocol.CodeUnknownTarget, "%s %q has no handler: the host only reads it", params.Kind, params.Key)
+		return nil, Errorf(protocol.CodeUnknownTarget, "%s %q has no handler: the host only reads it", params.Kind, params.Key)
 	}
 	return output(h(ctx, params.Input))
 }

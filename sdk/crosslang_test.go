@@ -287,7 +287,7 @@ func TestCrossLanguageExampleRecall(t *testing.T) {
 				want   string
 			}{
 				{&wire.Message{Result: json.RawMessage(`{"output":"make -j8"}`)}, `{"output":{"recalled":"make -j8"}}`},
-				{wire.NewErrorResponse(nil, protocol.Errorf(protocol.CodeNotAvailable, "storage.kv is down")),
+				{wire.NewErrorResponse(nil, Errorf(protocol.CodeNotAvailable, "storage.kv is down")),
 					`{"output":{"recalled":null,"reason":"storage.kv is down"}}`},
 			} {
 				id := 2 + i

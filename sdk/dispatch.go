@@ -47,7 +47,7 @@ func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 		return nil, false
 	}
 	if !s.initd.Load() {
-		s.replyError(m.ID, protocol.Errorf(wire.CodeNotInitialized, "%s before initialize", m.Method))
+		s.replyError(m.ID, Errorf(wire.CodeNotInitialized, "%s before initialize", m.Method))
 		return nil, false
 	}
 	switch m.Method {
@@ -60,7 +60,7 @@ func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 	default:
 		fn, ok := routes[m.Method]
 		if !ok {
-			s.replyError(m.ID, protocol.Errorf(protocol.CodeMethodNotFound, "method %q not found", m.Method))
+			s.replyError(m.ID, Errorf(protocol.CodeMethodNotFound, "method %q not found", m.Method))
 			return nil, false
 		}
 		return s.register(m, fn), false
@@ -94,14 +94,14 @@ func (s *session) notification(m *wire.Message) {
 	if c == nil {
 		return // already answered: nothing to cancel
 	}
-	s.cancelCall(c, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled by the host", c.method))
+	s.cancelCall(c, Errorf(protocol.CodeRequestCancelled, "%s cancelled by the host", c.method))
 }
 
 // initialize answers the handshake, synchronously so that the next frame
 // already sees its outcome.
 func (s *session) initialize(m *wire.Message) {
 	if s.initd.Load() {
-		s.replyError(m.ID, protocol.Errorf(wire.CodeInvalidRequest, "initialize: already initialized"))
+		s.replyError(m.ID, Errorf(wire.CodeInvalidRequest, "initialize: already initialized"))
 		return
 	}
 	var params protocol.InitializeParams
@@ -144,15 +144,15 @@ const protocolVersion = "1.1.0"
 func checkVersion(host string) *protocol.Error {
 	hm, err := major(host)
 	if err != nil {
-		return protocol.Errorf(protocol.CodeInvalidParams, "initialize: protocol_version: %v", err)
+		return Errorf(protocol.CodeInvalidParams, "initialize: protocol_version: %v", err)
 	}
 	pm, _ := major(protocolVersion)
 	switch {
 	case hm > pm:
-		return protocol.Errorf(wire.CodeUnsupportedVersion,
+		return Errorf(wire.CodeUnsupportedVersion,
 			"host speaks protocol %s, this plugin speaks %s: upgrade the plugin (its extkernel SDK)", host, protocolVersion)
 	case hm < pm:
-		return protocol.Errorf(wire.CodeUnsupportedVersion,
+		return Errorf(wire.CodeUnsupportedVersion,
 			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocolVersion)
 	}
 	return nil
@@ -197,7 +197,7 @@ func (s *session) register(m *wire.Message, fn callFunc) *call {
 	if _, dup := s.mu.calls[key]; dup {
 		s.mu.Unlock()
 		cancel()
-		s.replyError(m.ID, protocol.Errorf(wire.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
+		s.replyError(m.ID, Errorf(wire.CodeInvalidRequest, "%s: request id %s is already in flight", m.Method, m.ID))
 		return nil
 	}
 	s.mu.calls[key] = c
@@ -286,7 +286,7 @@ func (s *session) invoke(method string, fn func() (any, error)) (res any, err er
 // recovered logs a handler's panic r and returns the error it answers.
 func (s *session) recovered(method string, r any) (any, error) {
 	s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	return nil, protocol.Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
+	return nil, Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
 }
 
 // wireError maps a handler error to the error sent: a *protocol.Error keeps
@@ -306,10 +306,10 @@ func idKey(id json.RawMessage) string { return string(bytes.TrimSpace(id)) }
 // decodeParams decodes raw into v, mapping failure to CodeInvalidParams.
 func decodeParams(raw json.RawMessage, v any) *protocol.Error {
 	if len(raw) == 0 {
-		return protocol.Errorf(protocol.CodeInvalidParams, "missing params")
+		return Errorf(protocol.CodeInvalidParams, "missing params")
 	}
 	if err := wire.Decode(raw, v); err != nil {
-		return protocol.Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
+		return Errorf(protocol.CodeInvalidParams, "invalid params: %v", err)
 	}
 	return nil
 }

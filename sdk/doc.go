@@ -112,7 +112,7 @@
 // # Errors
 //
 // A handler's error becomes the response's error: a *protocol.Error (see
-// protocol.Errorf) keeps its code and message, any other error becomes
+// Errorf) keeps its code and message, any other error becomes
 // CodePluginError with err.Error() as message. A panic in a handler becomes
 // CodeInternalError and is logged with its stack; the plugin keeps running.
 // A call naming a point, slot, provider or action the plugin did not

@@ -26,7 +26,7 @@ func ExamplePlugin_StreamProvider() {
 	p.StreamProvider("split", "streams the words of a string", func(ctx context.Context, input json.RawMessage, send func(any) error) error {
 		var s string
 		if err := json.Unmarshal(input, &s); err != nil {
-			return protocol.Errorf(protocol.CodeInvalidParams, "input must be a string: %v", err)
+			return sdk.Errorf(protocol.CodeInvalidParams, "input must be a string: %v", err)
 		}
 		for _, w := range strings.Fields(s) {
 			if err := send(w); err != nil {

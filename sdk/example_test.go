@@ -36,7 +36,7 @@ func Example() {
 	p.Provider("wordcount", "counts the words of a string", func(ctx context.Context, input json.RawMessage) (any, error) {
 		var s string
 		if err := json.Unmarshal(input, &s); err != nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, "input must be a string: %v", err)
+			return nil, sdk.Errorf(protocol.CodeInvalidParams, "input must be a string: %v", err)
 		}
 		return len(strings.Fields(s)), nil
 	})
@@ -66,7 +66,7 @@ func ExamplePlugin_Call() {
 			Topic string `json:"topic"`
 		}
 		if err := json.Unmarshal(input, &in); err != nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, "input: %v", err)
+			return nil, sdk.Errorf(protocol.CodeInvalidParams, "input: %v", err)
 		}
 		note, err := p.Call(ctx, "storage.kv", "get", map[string]string{"key": in.Topic})
 		var pe *protocol.Error

@@ -44,16 +44,16 @@ func checkDecision(res *protocol.InterceptResult) *protocol.Error {
 			if res.Reason != "" {
 				why = res.Reason
 			}
-			return protocol.Errorf(protocol.CodePluginError, "interceptor decided modify without a payload: %s", why)
+			return Errorf(protocol.CodePluginError, "interceptor decided modify without a payload: %s", why)
 		}
 		if !json.Valid(res.Payload) {
-			return protocol.Errorf(protocol.CodePluginError, "interceptor decided modify with a payload that is not JSON")
+			return Errorf(protocol.CodePluginError, "interceptor decided modify with a payload that is not JSON")
 		}
 		res.Reason = ""
 	case protocol.DecisionDeny:
 		res.Payload = nil
 	default:
-		return protocol.Errorf(protocol.CodePluginError, "interceptor returned unknown decision %q (want continue, modify or deny)", res.Decision)
+		return Errorf(protocol.CodePluginError, "interceptor returned unknown decision %q (want continue, modify or deny)", res.Decision)
 	}
 	return nil
 }
@@ -134,7 +134,7 @@ func output(v any, err error) (any, error) {
 	}
 	if err != nil {
 		r.free()
-		return nil, protocol.Errorf(protocol.CodeInternalError, "marshal output: %v", err)
+		return nil, Errorf(protocol.CodeInternalError, "marshal output: %v", err)
 	}
 	r.buf.WriteByte('}')
 	return r, nil

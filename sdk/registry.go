@@ -79,5 +79,5 @@ func unknownTarget[V any](kind, name string, declared map[string]V) *protocol.Er
 	if len(names) > 0 {
 		list = strings.Join(names, ", ")
 	}
-	return protocol.Errorf(protocol.CodeUnknownTarget, "unknown %s %q (declared: %s)", kind, name, list)
+	return Errorf(protocol.CodeUnknownTarget, "unknown %s %q (declared: %s)", kind, name, list)
 }

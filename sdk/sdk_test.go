@@ -39,7 +39,7 @@ func fixture() *Plugin {
 	p.Provider("echo", "echoes its input", echo)
 	p.Provider("fail", "", func(context.Context, json.RawMessage) (any, error) { return nil, errors.New("disk full") })
 	p.Provider("coded", "", func(context.Context, json.RawMessage) (any, error) {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "want a path")
+		return nil, Errorf(protocol.CodeInvalidParams, "want a path")
 	})
 	p.Provider("panic", "", func(context.Context, json.RawMessage) (any, error) { panic("boom") })
 	p.Provider("func", "", func(context.Context, json.RawMessage) (any, error) { return func() {}, nil })
@@ -148,7 +148,7 @@ func TestHandshakeErrors(t *testing.T) {
 		{name: "older host", version: "0.9.0", code: wire.CodeUnsupportedVersion, message: "upgrade the host"},
 		{name: "not a version", version: "one", code: protocol.CodeInvalidParams, message: `protocol_version: "one" is not a semantic version`},
 		{name: "hook error", version: protocol.Version, hookErr: errors.New("config: missing key"), code: protocol.CodePluginError, message: "config: missing key"},
-		{name: "hook coded error", version: "1.9.0", hookErr: protocol.Errorf(protocol.CodeInvalidParams, "bad config"), code: protocol.CodeInvalidParams, message: "bad config"},
+		{name: "hook coded error", version: "1.9.0", hookErr: Errorf(protocol.CodeInvalidParams, "bad config"), code: protocol.CodeInvalidParams, message: "bad config"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

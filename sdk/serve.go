@@ -268,7 +268,7 @@ func (s *session) malformed(line []byte, err error) {
 	if !json.Valid(line) {
 		code = wire.CodeParseError
 	}
-	s.write(wire.NewErrorResponse(wire.NullID, protocol.Errorf(code, "%v: %q", err, q)))
+	s.write(wire.NewErrorResponse(wire.NullID, Errorf(code, "%v: %q", err, q)))
 }
 
 // drain waits for in-flight handlers: drainWait, then cancels them all and
@@ -302,7 +302,7 @@ func (s *session) cancelStragglers() {
 	s.mu.Unlock()
 	s.cancelAll()
 	for _, c := range calls {
-		s.replyError(c.id, protocol.Errorf(protocol.CodeRequestCancelled, "%s cancelled: the plugin is shutting down", c.method))
+		s.replyError(c.id, Errorf(protocol.CodeRequestCancelled, "%s cancelled: the plugin is shutting down", c.method))
 	}
 }
 

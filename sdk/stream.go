@@ -100,7 +100,7 @@ func (s *session) serveStream(ctx context.Context, params *wire.ProviderInvokePa
 		return collect(ctx, params.Input, h)
 	}
 	if w := params.Stream.Window; w < 1 || w > wire.MaxStreamWindow {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "provider/invoke: stream window %d is not between 1 and %d", w, wire.MaxStreamWindow)
+		return nil, Errorf(protocol.CodeInvalidParams, "provider/invoke: stream window %d is not between 1 and %d", w, wire.MaxStreamWindow)
 	}
 	id := s.parentOf(ctx) // the request's id
 	key := idKey(id)
@@ -404,7 +404,7 @@ func (c *consumption) run(ctx context.Context, name string, yield func(json.RawM
 				return
 			case <-c.in.broken:
 				c.withdraw()
-				yield(nil, protocol.Errorf(protocol.CodeInternalError, "call %q: %v", name, c.in.fault))
+				yield(nil, Errorf(protocol.CodeInternalError, "call %q: %v", name, c.in.fault))
 				return
 			case <-ctx.Done():
 				if !c.s.forget(c.key) {

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -73,7 +74,7 @@ func TestInboundCallAnswers(t *testing.T) {
 		got.Store(&call)
 		switch call.Method {
 		case "refuse":
-			return nil, protocol.Errorf(protocol.CodeNotAuthorized, "no %s for you, hunter2", call.Capability)
+			return nil, &protocol.Error{Code: protocol.CodeNotAuthorized, Message: fmt.Sprintf("no %s for you, hunter2", call.Capability)}
 		case "boom":
 			return nil, errors.New("boom: hunter2")
 		case "garbage":

@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 
@@ -37,8 +38,8 @@ type CallStream struct {
 // -32602 answer to a window out of range.
 func (c *Client) newCallStream(id json.RawMessage, p *wire.StreamParams) (*CallStream, *protocol.Error) {
 	if p.Window < 1 || p.Window > wire.MaxStreamWindow {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "capability/call: stream window %d is not between 1 and %d",
-			p.Window, wire.MaxStreamWindow)
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("capability/call: stream window %d is not between 1 and %d",
+			p.Window, wire.MaxStreamWindow)}
 	}
 	return &CallStream{c: c, id: json.RawMessage(callKey(id)), window: int64(p.Window), credit: make(chan struct{}, 1)}, nil
 }

@@ -76,22 +76,22 @@ type logWrite struct {
 func hostLog(log hclog.Logger, redact func(string) string) capability.Handler {
 	return func(_ context.Context, call *capability.Call) (json.RawMessage, error) {
 		if call.Method != "write" {
-			return nil, protocol.Errorf(protocol.CodeMethodNotFound, "host.log has no method %q (it has: write)", call.Method)
+			return nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("host.log has no method %q (it has: write)", call.Method)}
 		}
 		var in logWrite
 		if err := json.Unmarshal(call.Input, &in); err != nil || call.Input == nil || string(call.Input) == "null" {
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, `host.log.write: input must be {"level": string, "message": string, "fields"?: object}`)
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: `host.log.write: input must be {"level": string, "message": string, "fields"?: object}`}
 		}
 		level := hclog.Info
 		if in.Level != "" {
 			l, ok := logLevels[strings.ToLower(in.Level)]
 			if !ok || l == hclog.Off {
-				return nil, protocol.Errorf(protocol.CodeInvalidParams, "host.log.write: level %q: want trace, debug, info, warn or error", redact(in.Level))
+				return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("host.log.write: level %q: want trace, debug, info, warn or error", redact(in.Level))}
 			}
 			level = l
 		}
 		if in.Message == "" {
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, "host.log.write: message is required")
+			return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: "host.log.write: message is required"}
 		}
 		args := make([]any, 0, 2*len(in.Fields))
 		for _, k := range slices.Sorted(maps.Keys(in.Fields)) {

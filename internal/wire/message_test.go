@@ -2,6 +2,7 @@ package wire
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/extkernel/extkernel/protocol"
@@ -23,7 +24,7 @@ func TestBuilders(t *testing.T) {
 	}{
 		{"notification", note, `{"jsonrpc":"2.0","method":"$/cancel","params":{"id":3}}`},
 		{"notification without params", bare, `{"jsonrpc":"2.0","method":"ping"}`},
-		{"error", NewErrorResponse(nil, protocol.Errorf(CodeParseError, "bad %s", "line")), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad line"}}`},
+		{"error", NewErrorResponse(nil, &protocol.Error{Code: CodeParseError, Message: fmt.Sprintf("bad %s", "line")}), `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"bad line"}}`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -92,9 +92,9 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"StreamAckParams", StreamAckParams{ID: json.RawMessage(`12`), Seq: 0}},
 		{"StreamAckParams", StreamAckParams{ID: json.RawMessage(`"c1"`), Seq: 16}},
 		{"Empty", Empty{}},
-		{"Error", protocol.Errorf(protocol.CodeUnknownTarget, "unknown point %q", "x")},
+		{"Error", &protocol.Error{Code: protocol.CodeUnknownTarget, Message: fmt.Sprintf("unknown point %q", "x")}},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
-		{"Message", NewErrorResponse(nil, protocol.Errorf(CodeParseError, "bad"))},
+		{"Message", NewErrorResponse(nil, &protocol.Error{Code: CodeParseError, Message: "bad"})},
 		{"Message", &Message{JSONRPC: JSONRPCVersion, ID: json.RawMessage(`"a"`), Result: json.RawMessage(`{}`)}},
 	}
 	for i, tt := range valid {

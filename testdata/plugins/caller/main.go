@@ -142,7 +142,7 @@ func handle(ctx context.Context, m *wire.Message) {
 			run(rctx, m.ID, p.Input, p.Traceparent)
 		}()
 	case m.IsRequest():
-		fail(m.ID, protocol.Errorf(protocol.CodeMethodNotFound, "caller: no method %q", m.Method))
+		fail(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("caller: no method %q", m.Method)})
 	}
 }
 
@@ -179,7 +179,7 @@ func list(env string) []string {
 func run(ctx context.Context, id, input json.RawMessage, traceparent string) {
 	var s script
 	if err := json.Unmarshal(input, &s); err != nil && len(input) > 0 {
-		fail(id, protocol.Errorf(protocol.CodeInvalidParams, "caller: input is not a script: %v", err))
+		fail(id, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("caller: input is not a script: %v", err)})
 		return
 	}
 	if s.Notify != "" {
@@ -197,7 +197,7 @@ func run(ctx context.Context, id, input json.RawMessage, traceparent string) {
 	case s.Block:
 		<-ctx.Done()
 		notify("cancelled")
-		fail(id, protocol.Errorf(protocol.CodeRequestCancelled, "caller: cancelled"))
+		fail(id, &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "caller: cancelled"})
 	case s.Fail != "":
 		fail(id, &protocol.Error{Code: protocol.CodePluginError, Message: s.Fail})
 	case s.Request != "":
@@ -258,7 +258,7 @@ func request(ctx context.Context, method string, params any, cancel bool, sent f
 	case m = <-ch:
 	case <-ctx.Done():
 		calls.Delete(string(id))
-		return outcome{Error: protocol.Errorf(protocol.CodeRequestCancelled, "caller: gave up waiting: the request it serves ended")}
+		return outcome{Error: &protocol.Error{Code: protocol.CodeRequestCancelled, Message: "caller: gave up waiting: the request it serves ended"}}
 	}
 	if m.Error != nil {
 		return outcome{Error: m.Error}

@@ -78,7 +78,7 @@ func main() {
 func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 	var s script
 	if err := json.Unmarshal(in, &s); err != nil {
-		return nil, protocol.Errorf(protocol.CodeInvalidParams, "polyglot: input is not a script: %v", err)
+		return nil, sdk.Errorf(protocol.CodeInvalidParams, "polyglot: input is not a script: %v", err)
 	}
 	if s.Notify != "" {
 		notify(p, s.Notify)
@@ -87,7 +87,7 @@ func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 	case s.Block:
 		<-ctx.Done()
 		notify(p, "cancelled")
-		return nil, protocol.Errorf(protocol.CodeRequestCancelled, "polyglot: cancelled")
+		return nil, sdk.Errorf(protocol.CodeRequestCancelled, "polyglot: cancelled")
 	case s.Call != nil && s.Loop > 0:
 		return loop(ctx, p, s)
 	case s.Call != nil:

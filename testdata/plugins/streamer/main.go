@@ -73,7 +73,7 @@ func main() {
 		var in countInput
 		if len(raw) > 0 {
 			if err := json.Unmarshal(raw, &in); err != nil {
-				return protocol.Errorf(protocol.CodeInvalidParams, "count: %v", err)
+				return sdk.Errorf(protocol.CodeInvalidParams, "count: %v", err)
 			}
 		}
 		var blob json.RawMessage
@@ -86,7 +86,7 @@ func main() {
 				fmt.Fprintln(os.Stderr, "streamer: crashing as told")
 				os.Exit(3)
 			case in.FailAt:
-				return protocol.Errorf(protocol.CodePluginError, "failed at chunk %d", i)
+				return sdk.Errorf(protocol.CodePluginError, "failed at chunk %d", i)
 			}
 			var chunk any = map[string]int{"i": i}
 			if blob != nil {
@@ -108,7 +108,7 @@ func main() {
 	p.Provider("relay", "consumes the stream its input names", func(ctx context.Context, raw json.RawMessage) (any, error) {
 		var in relayInput
 		if err := json.Unmarshal(raw, &in); err != nil {
-			return nil, protocol.Errorf(protocol.CodeInvalidParams, "relay: %v", err)
+			return nil, sdk.Errorf(protocol.CodeInvalidParams, "relay: %v", err)
 		}
 		var input any
 		if in.Input != nil {

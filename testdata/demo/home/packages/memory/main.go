@@ -76,7 +76,7 @@ func main() {
 func decode(in json.RawMessage) (note, error) {
 	var n note
 	if err := json.Unmarshal(in, &n); err != nil || n.Topic == "" {
-		return n, protocol.Errorf(protocol.CodeInvalidParams, `input must be {"topic": string, "note"?: string}`)
+		return n, sdk.Errorf(protocol.CodeInvalidParams, `input must be {"topic": string, "note"?: string}`)
 	}
 	return n, nil
 }
@@ -94,7 +94,7 @@ func redact(ctx context.Context, p *sdk.Plugin, text string) (string, error) {
 	}
 	var s string
 	if err := json.Unmarshal(out, &s); err != nil {
-		return "", protocol.Errorf(protocol.CodePluginError, "text.redact answered %s, not a string", out)
+		return "", sdk.Errorf(protocol.CodePluginError, "text.redact answered %s, not a string", out)
 	}
 	return s, nil
 }
