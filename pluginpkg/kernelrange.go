@@ -39,5 +39,5 @@ func (m *Manifest) CheckKernel() error {
 	if wanted == "" {
 		wanted = k.String()
 	}
-	return &protocol.VersionError{Plugin: m.Name, Host: protocol.Version, Wanted: wanted, Upgrade: upgrade}
+	return protocol.NewVersionError(wanted, upgrade)
 }

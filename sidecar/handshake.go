@@ -64,7 +64,7 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 	if c.opts.redacting {
 		res, secretIDs = c.redact.declarations(res)
 	}
-	if err := checkProtocolVersion(c.pkg.Name, res.ProtocolVersion); err != nil {
+	if err := checkProtocolVersion(res.ProtocolVersion); err != nil {
 		return nil, phaseVersion, err
 	}
 	if problems := append(checkDeclarations(c.pkg, c.opts.Kinds, res), secretIDs...); len(problems) > 0 {
@@ -114,7 +114,7 @@ var hostVersion = sync.OnceValue(func() *semver.Version { return semver.MustPars
 // semver.NewVersion reads it (so "v1" or "1.2" is accepted); a strict
 // MAJOR.MINOR.PATCH, the usual answer, is parsed without NewVersion's
 // regular expression, to the same version.
-func checkProtocolVersion(plugin, answered string) error {
+func checkProtocolVersion(answered string) error {
 	host := hostVersion()
 	v, err := semver.StrictNewVersion(answered)
 	if err != nil {
@@ -130,7 +130,7 @@ func checkProtocolVersion(plugin, answered string) error {
 	if v.Major() > host.Major() {
 		upgrade = "host"
 	}
-	return &protocol.VersionError{Plugin: plugin, Host: protocol.Version, Wanted: answered, Upgrade: upgrade}
+	return protocol.NewVersionError(answered, upgrade)
 }
 
 // checkDeclarations returns every declaration in res that p's manifest
