@@ -132,7 +132,7 @@ func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *cap
 		if r := recover(); r != nil {
 			k.log.Error("host handler panicked", "capability", string(call.Capability), "method", k.redactText(call.Method),
 				"caller", call.Caller, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			out, err = nil, &protocol.Error{Code: protocol.CodeInternalError, Message: fmt.Sprintf("host handler of %q panicked", string(call.Capability)+"."+call.Method)}
+			out, err = nil, &protocol.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("host handler of %q panicked", string(call.Capability)+"."+call.Method)}
 		}
 	}()
 	return h(ctx, call)
@@ -228,7 +228,7 @@ func calleeError(err error, provider string, key capability.Key, c sidecar.Call)
 	case errors.Is(err, sidecar.ErrClosed):
 		return notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q is stopping", provider))
 	case errors.Is(err, sidecar.ErrFlowControl):
-		return &protocol.Error{Code: protocol.CodeInternalError, Message: fmt.Sprintf("capability %q (call of %q by plugin %q): provider %q: %v",
+		return &protocol.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("capability %q (call of %q by plugin %q): provider %q: %v",
 			key, string(key)+"."+c.Method, c.Client.Name(), provider, err)}
 	}
 	return err

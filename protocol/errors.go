@@ -6,16 +6,15 @@ import (
 )
 
 // Error codes: those a handler chooses for its failure and those a caller
-// tells apart. The -32601..-32603 range is JSON-RPC 2.0's; the rest are
+// tells apart. -32601 and -32602 are JSON-RPC 2.0's; the rest are
 // extkernel's. docs/protocol.md §7 documents every code of the protocol by
 // number, these and the ones only the host's and the SDK's machinery emit
-// (parse error, invalid request, not initialized, unsupported version,
-// depth exceeded, stale generation), which have no Go constants here: a
-// host or a plugin compares their numbers.
+// (parse error, invalid request, internal error, not initialized,
+// unsupported version, depth exceeded, stale generation), which have no Go
+// constants here: a host or a plugin compares their numbers.
 const (
 	CodeMethodNotFound = -32601
 	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
 	// CodeRequestCancelled answers a request cancelled by $/cancel.
 	CodeRequestCancelled = -32800
 	// CodeUnknownTarget answers a call naming a point, slot, provider or

@@ -219,7 +219,7 @@ func (s *session) run(c *call) {
 	s.answer(c, res, err)
 }
 
-// invokeCall runs c's handler; a panic is turned into CodeInternalError
+// invokeCall runs c's handler; a panic is turned into wire.CodeInternalError
 // so the plugin keeps running.
 func (s *session) invokeCall(c *call) (res any, err error) {
 	defer func() {
@@ -272,7 +272,7 @@ func (s *session) cancelCall(c *call, e *protocol.Error) {
 	s.replyError(c.id, e)
 }
 
-// invoke runs fn, turning a panic into CodeInternalError so the plugin
+// invoke runs fn, turning a panic into wire.CodeInternalError so the plugin
 // keeps running.
 func (s *session) invoke(method string, fn func() (any, error)) (res any, err error) {
 	defer func() {
@@ -286,7 +286,7 @@ func (s *session) invoke(method string, fn func() (any, error)) (res any, err er
 // recovered logs a handler's panic r and returns the error it answers.
 func (s *session) recovered(method string, r any) (any, error) {
 	s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-	return nil, Errorf(protocol.CodeInternalError, "%s handler panicked: %v", method, r)
+	return nil, Errorf(wire.CodeInternalError, "%s handler panicked: %v", method, r)
 }
 
 // wireError maps a handler error to the error sent: a *protocol.Error keeps

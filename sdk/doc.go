@@ -114,7 +114,8 @@
 // A handler's error becomes the response's error: a *protocol.Error (see
 // Errorf) keeps its code and message, any other error becomes
 // CodePluginError with err.Error() as message. A panic in a handler becomes
-// CodeInternalError and is logged with its stack; the plugin keeps running.
+// -32603 (internal error) and is logged with its stack; the plugin keeps
+// running.
 // A call naming a point, slot, provider or action the plugin did not
 // declare gets CodeUnknownTarget, an unknown method CodeMethodNotFound,
 // malformed params CodeInvalidParams. A malformed frame is answered with an

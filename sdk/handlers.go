@@ -134,7 +134,7 @@ func output(v any, err error) (any, error) {
 	}
 	if err != nil {
 		r.free()
-		return nil, Errorf(protocol.CodeInternalError, "marshal output: %v", err)
+		return nil, Errorf(wire.CodeInternalError, "marshal output: %v", err)
 	}
 	r.buf.WriteByte('}')
 	return r, nil

@@ -32,7 +32,7 @@ func (s *session) reply(id json.RawMessage, result any) {
 	default:
 		b, err := json.Marshal(result)
 		if err != nil {
-			s.replyError(id, Errorf(protocol.CodeInternalError, "marshal result: %v", err))
+			s.replyError(id, Errorf(wire.CodeInternalError, "marshal result: %v", err))
 			return
 		}
 		raw = b

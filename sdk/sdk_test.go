@@ -73,9 +73,9 @@ func TestCalls(t *testing.T) {
 		{name: "provider unknown", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "nope"}, code: protocol.CodeUnknownTarget, message: `unknown provider "nope"`},
 		{name: "provider error", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "fail"}, code: protocol.CodePluginError, message: "disk full"},
 		{name: "provider coded error", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "coded"}, code: protocol.CodeInvalidParams, message: "want a path"},
-		{name: "provider panic", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "panic"}, code: protocol.CodeInternalError, message: "provider/invoke handler panicked: boom"},
+		{name: "provider panic", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "panic"}, code: wire.CodeInternalError, message: "provider/invoke handler panicked: boom"},
 		{name: "still alive after panic", method: wire.MethodPing, params: struct{}{}, want: `{}`},
-		{name: "provider unmarshalable output", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "func"}, code: protocol.CodeInternalError, message: "marshal output"},
+		{name: "provider unmarshalable output", method: wire.MethodProviderInvoke, params: wire.ProviderInvokeParams{Ref: "func"}, code: wire.CodeInternalError, message: "marshal output"},
 		{name: "action", method: wire.MethodActionRun, params: wire.ActionRunParams{ID: "hello", Context: json.RawMessage(`"world"`)}, want: `{"output":{"greeting":"hello \"world\""}}`},
 		{name: "action unknown", method: wire.MethodActionRun, params: wire.ActionRunParams{ID: "bye"}, code: protocol.CodeUnknownTarget, message: `unknown action "bye" (declared: hello)`},
 		{name: "ping", method: wire.MethodPing, want: `{}`},
@@ -212,7 +212,7 @@ func TestOutputEncoding(t *testing.T) {
 		code      int
 	}{
 		{ref: "spaced", want: `{"output":{"a":[1,"<b>"],"s":" x "}}`},
-		{ref: "broken", code: protocol.CodeInternalError},
+		{ref: "broken", code: wire.CodeInternalError},
 		{ref: "empty", want: `{"output":null}`},
 		{ref: "string", want: `{"output":"a\nb"}`},
 	} {

@@ -289,8 +289,8 @@ func (s *session) streamAck(params json.RawMessage) {
 // answer as a stream (capability/call with stream, protocol 1.1,
 // docs/protocol.md §5.12), and returns the chunks as a sequence: each one
 // with a nil error, in order; a failure ends the sequence with one (nil,
-// error) pair, with the errors of Call, and a *protocol.Error with
-// CodeInternalError when the host breaks the stream's flow control (a
+// error) pair, with the errors of Call, and a *protocol.Error with code
+// -32603 (internal error) when the host breaks the stream's flow control (a
 // chunk beyond the window or out of sequence: the call is then
 // cancelled); the normal end without one. A
 // provider that does not stream answers its output, the sequence's one
@@ -404,7 +404,7 @@ func (c *consumption) run(ctx context.Context, name string, yield func(json.RawM
 				return
 			case <-c.in.broken:
 				c.withdraw()
-				yield(nil, Errorf(protocol.CodeInternalError, "call %q: %v", name, c.in.fault))
+				yield(nil, Errorf(wire.CodeInternalError, "call %q: %v", name, c.in.fault))
 				return
 			case <-ctx.Done():
 				if !c.s.forget(c.key) {

@@ -180,7 +180,7 @@ var streamScenarios = []callScenario{
 			}
 		}
 		if string(m.ID) != "10" || json.Unmarshal(m.Result, &res) != nil || res.Output.Error == nil ||
-			res.Output.Error.Code != protocol.CodeInternalError || !strings.Contains(res.Output.Error.Message, "chunk 3 after chunk 1") {
+			res.Output.Error.Code != wire.CodeInternalError || !strings.Contains(res.Output.Error.Message, "chunk 3 after chunk 1") {
 			t.Fatalf("got %s, want a -32603 naming chunk 3 after chunk 1", frame(m))
 		}
 	}},

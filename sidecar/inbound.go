@@ -16,7 +16,7 @@ import (
 
 // maxInboundCalls bounds the capability/call requests of one plugin that
 // the client serves at once. One more is answered at once with
-// protocol.CodeInternalError, and no goroutine is started for it.
+// wire.CodeInternalError, and no goroutine is started for it.
 const maxInboundCalls = 64
 
 // Call is a capability/call request from a plugin (protocol 1.1,
@@ -212,7 +212,7 @@ func (c *Client) reserve(key string, parent json.RawMessage, rec *inbound) (cont
 		return nil, time.Time{}, &protocol.Error{Code: wire.CodeInvalidRequest,
 			Message: fmt.Sprintf("capability/call: request id %s is already in flight", key)}
 	case len(c.mu.inbound) >= maxInboundCalls:
-		return nil, time.Time{}, &protocol.Error{Code: protocol.CodeInternalError,
+		return nil, time.Time{}, &protocol.Error{Code: wire.CodeInternalError,
 			Message: fmt.Sprintf("capability/call: plugin %q has %d calls in flight already, the most the host serves at once", c.Name(), maxInboundCalls)}
 	}
 	base, due := context.Background(), time.Time{}
@@ -285,7 +285,7 @@ func (c *Client) callError(ctx context.Context, err error) *protocol.Error {
 		return &protocol.Error{Code: protocol.CodeRequestCancelled,
 			Message: c.redact("capability/call cancelled: " + context.Cause(ctx).Error())}
 	}
-	return &protocol.Error{Code: protocol.CodeInternalError, Message: c.redact(err.Error())}
+	return &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(err.Error())}
 }
 
 // finishCall forgets a call whose handler returned (a later $/cancel for

@@ -407,7 +407,7 @@ func TestInboundCallBound(t *testing.T) {
 		switch {
 		case o.Error == nil && string(o.Output) == `"ok"`:
 			ok++
-		case o.Error != nil && o.Error.Code == protocol.CodeInternalError &&
+		case o.Error != nil && o.Error.Code == wire.CodeInternalError &&
 			o.Error.Message == `capability/call: plugin "caller" has 64 calls in flight already, the most the host serves at once`:
 			refused++
 		default:

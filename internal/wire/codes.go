@@ -13,6 +13,12 @@ const (
 	// CodeInvalidRequest answers a JSON value that is not a valid request,
 	// a second initialize, or an id already in flight.
 	CodeInvalidRequest = -32600
+	// CodeInternalError answers a request whose receiver failed
+	// unexpectedly: a handler panicked or returned an output that cannot be
+	// encoded, a host handler returned an error that is not a
+	// *protocol.Error, a callee broke a stream's flow control, or a plugin
+	// has too many capability/call requests in flight.
+	CodeInternalError = -32603
 	// CodeNotInitialized answers any request other than initialize sent
 	// before the handshake completed.
 	CodeNotInitialized = -32002

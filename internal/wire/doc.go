@@ -2,13 +2,14 @@
 // the host (package sidecar, the kernel's call routing) and the Go SDK
 // (package sdk): the JSON-RPC 2.0 envelope (Message, NewNotification,
 // NewErrorResponse), the method names (Method*), the error codes only this
-// machinery emits (CodeParseError, CodeInvalidRequest, CodeNotInitialized,
-// CodeUnsupportedVersion, CodeDepthExceeded, CodeStaleGeneration), the
-// params and results of the calls whose types are not in package protocol,
-// the default timeouts, the framing (FrameReader, FrameWriter,
-// DecodeMessage), and the fast codec of the call path: one-pass decoding of
-// the params and results of the protocol's calls (Decode) and frames
-// assembled without a second encoding (AppendRequest, AppendResult).
+// machinery emits (CodeParseError, CodeInvalidRequest, CodeInternalError,
+// CodeNotInitialized, CodeUnsupportedVersion, CodeDepthExceeded,
+// CodeStaleGeneration), the params and results of the calls whose types
+// are not in package protocol, the default timeouts, the framing
+// (FrameReader, FrameWriter, DecodeMessage), and the fast codec of the call
+// path: one-pass decoding of the params and results of the protocol's calls
+// (Decode) and frames assembled without a second encoding (AppendRequest,
+// AppendResult).
 // Package protocol keeps the vocabulary the public APIs speak (the
 // handshake types, InterceptResult, the error codes a handler chooses or a
 // caller tells apart, and Error); docs/protocol.md is the specification,
