@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -27,10 +28,10 @@ func TestPinRunsTheHashedFile(t *testing.T) {
 		rewrite  string            // copied into exe, in place, after the check, or ""
 		want     []string          // the providers the started plugin declares
 	}{
-		{name: "binary rewritten after the check", manifest: goodManifest("p", false), exe: "good", rewrite: "faulty"},
-		{name: "binary swapped after the check", manifest: goodManifest("p", false), exe: "good", swap: "faulty",
+		{name: "binary rewritten after the check", manifest: plugintest.GoodManifest("p", false), exe: "good", rewrite: "faulty"},
+		{name: "binary swapped after the check", manifest: plugintest.GoodManifest("p", false), exe: "good", swap: "faulty",
 			want: []string{"block", "echo", "env", "fail", "notify"}},
-		{name: "binary", manifest: goodManifest("p", false), exe: "good",
+		{name: "binary", manifest: plugintest.GoodManifest("p", false), exe: "good",
 			want: []string{"block", "echo", "env", "fail", "notify"}},
 		{name: "script", manifest: `{"format": 1, "name": "p", "version": "0.1.0", "runtime": {"command": "./run.sh"}}`,
 			files: map[string]string{"run.sh": "#!/bin/sh\nexec ./faulty well-behaved\n"}, exe: "run.sh"},

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -15,7 +16,7 @@ import (
 // (Windows), Start fails before anything runs, in phaseSpawn, with an error
 // wrapping errors.ErrUnsupported that names the system.
 func TestStartUnsupported(t *testing.T) {
-	m, err := pluginpkg.Parse("plugin.json", []byte(goodManifest("p", false)))
+	m, err := pluginpkg.Parse("plugin.json", []byte(plugintest.GoodManifest("p", false)))
 	if err != nil {
 		t.Fatal(err)
 	}

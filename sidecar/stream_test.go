@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -28,7 +29,7 @@ func startStreamer(t *testing.T, mode string, opts Options) (*Client, notes) {
 	t.Helper()
 	manifest := streamerManifest
 	if mode != "" {
-		manifest = faultyManifest("streamer", mode, false)
+		manifest = plugintest.FaultyManifest("streamer", mode, false)
 	}
 	pkg := addPackage(t, t.TempDir(), "streamer", manifest)
 	events := make(notes, 1024)

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -108,12 +109,12 @@ func closeBatch(t *testing.T, clients []*sidecar.Client) {
 func TestStartBatchPoolOrder(t *testing.T) {
 	home := t.TempDir()
 	pkgs := []*pluginpkg.Package{
-		addPackage(t, home, "zeta", goodManifest("zeta", false)),
-		addPackage(t, home, "alpha", goodManifest("alpha", true)),
-		addPackage(t, home, "broken", faultyManifest("broken", "exit-early", true)),
-		addPackage(t, home, "mid", goodManifest("mid", false)),
-		addPackage(t, home, "beta", goodManifest("beta", false)),
-		addPackage(t, home, "gamma", goodManifest("gamma", false)),
+		addPackage(t, home, "zeta", plugintest.GoodManifest("zeta", false)),
+		addPackage(t, home, "alpha", plugintest.GoodManifest("alpha", true)),
+		addPackage(t, home, "broken", plugintest.FaultyManifest("broken", "exit-early", true)),
+		addPackage(t, home, "mid", plugintest.GoodManifest("mid", false)),
+		addPackage(t, home, "beta", plugintest.GoodManifest("beta", false)),
+		addPackage(t, home, "gamma", plugintest.GoodManifest("gamma", false)),
 	}
 	events := new(eventLog)
 	ctx, cancel := context.WithTimeout(context.Background(), within)
@@ -154,7 +155,7 @@ func TestStartBatchBudgetIsShared(t *testing.T) {
 	var pkgs []*pluginpkg.Package
 	for i := range 6 {
 		name := fmt.Sprintf("stall-%d", i)
-		pkgs = append(pkgs, addPackage(t, home, name, faultyManifest(name, "no-handshake", false)))
+		pkgs = append(pkgs, addPackage(t, home, name, plugintest.FaultyManifest(name, "no-handshake", false)))
 	}
 	events := new(eventLog)
 	specs := batchSpecs(pkgs)
@@ -203,9 +204,9 @@ func TestStartBatchCancelOnFailure(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			home := t.TempDir()
 			pkgs := []*pluginpkg.Package{
-				addPackage(t, home, "needed", faultyManifest("needed", "exit-early", false)),
-				addPackage(t, home, "stall", faultyManifest("stall", "no-handshake", false)),
-				addPackage(t, home, "late", goodManifest("late", false)),
+				addPackage(t, home, "needed", plugintest.FaultyManifest("needed", "exit-early", false)),
+				addPackage(t, home, "stall", plugintest.FaultyManifest("stall", "no-handshake", false)),
+				addPackage(t, home, "late", plugintest.GoodManifest("late", false)),
 			}
 			specs := batchSpecs(pkgs, tt.cancel...)
 			specs[1].opts.HandshakeTimeout = tt.stall

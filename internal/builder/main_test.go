@@ -5,13 +5,13 @@ package builder
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"go.uber.org/goleak"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
@@ -31,10 +31,8 @@ func TestMain(m *testing.M) {
 		os.Exit(2)
 	}
 	binDir = dir
-	build := exec.Command("go", "build", "-o", dir+string(filepath.Separator),
-		"../../testdata/plugins/good", "../../testdata/plugins/faulty")
-	if out, err := build.CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build test plugins: %v\n%s", err, out)
+	if err := plugintest.Build(filepath.Join("..", ".."), dir, binaries...); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		os.RemoveAll(dir)
 		os.Exit(2)
 	}
@@ -49,41 +47,9 @@ func TestMain(m *testing.M) {
 const within = 15 * time.Second
 
 // addPackage installs a package named name with manifest text under home,
-// with the test binaries next to it, and returns it, parsed and enabled.
+// with the test binaries next to it.
 func addPackage(t *testing.T, home, name, manifest string) *pluginpkg.Package {
-	t.Helper()
-	dir := filepath.Join(home, pluginpkg.PackagesDir, name)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(dir, pluginpkg.ManifestFile)
-	if err := os.WriteFile(path, []byte(manifest), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	for _, b := range binaries {
-		if err := os.Link(filepath.Join(binDir, b), filepath.Join(dir, b)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	m, err := pluginpkg.ParseFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &pluginpkg.Package{Name: name, Dir: dir, Manifest: m, Enabled: true,
-		ManifestPath: filepath.ToSlash(filepath.Join(pluginpkg.PackagesDir, name, pluginpkg.ManifestFile))}
-}
-
-// goodManifest returns a manifest for the SDK plugin under another name.
-func goodManifest(name string, required bool) string {
-	return fmt.Sprintf(`{"format": 1, "name": %q, "version": "1.0.0",
-  "runtime": {"command": "./good", "required": %t, "intercepts": ["tool.before"], "replaces": ["context.compactor"]},
-  "provides": [{"capability": "test.echo", "version": "1.0.0"}]}`, name, required)
-}
-
-// faultyManifest returns a manifest running the raw plugin in mode.
-func faultyManifest(name, mode string, required bool) string {
-	return fmt.Sprintf(`{"format": 1, "name": %q, "version": "0.1.0",
-  "runtime": {"command": "./faulty", "args": [%q], "required": %t}}`, name, mode, required)
+	return plugintest.Install(t, home, name, manifest, binDir, binaries...)
 }
 
 // testOptions are client options for the tests: heartbeats off.

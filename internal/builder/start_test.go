@@ -12,6 +12,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
@@ -46,7 +47,7 @@ func TestKernelRangeRefused(t *testing.T) {
 			addPackage(t, home, "old", `{"format": 1, "name": "old", "version": "1.0.0", "kernel": "^2.0",
   "runtime": {"command": "./good", "required": `+map[bool]string{true: "true", false: "false"}[required]+`}}`)
 			if required {
-				addPackage(t, home, "other", goodManifest("other", false)) // would be launched if the batch started
+				addPackage(t, home, "other", plugintest.GoodManifest("other", false)) // would be launched if the batch started
 			}
 			var events []string
 			o := Options{Client: testOptions(), OnEvent: func(e Event) {
@@ -92,7 +93,7 @@ func TestKernelRangeRefused(t *testing.T) {
 // *generation.UnavailableError a plan lists too.
 func TestBuildUnavailable(t *testing.T) {
 	home := t.TempDir()
-	addPackage(t, home, "audit", goodManifest("audit", false))
+	addPackage(t, home, "audit", plugintest.GoodManifest("audit", false))
 	in := inputsOf(t, home)
 	in.Expect = []generation.Expected{{Name: "missing", Why: "why"}}
 	var events []Event
