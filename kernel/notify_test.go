@@ -143,7 +143,9 @@ func TestNotifyFromReplacedProcess(t *testing.T) {
 // TestNotifyAttribution hands the kernel notifies as they come from a
 // client: only the plugin's client in the current generation is attributed
 // to it, and what the kernel logs about a notify goes through redaction
-// while the event keeps the plugin's text.
+// while the event keeps what the client handed it (the client has
+// redacted the event name already: sidecar.TestNotifyNameRedacted; the
+// data is the host's).
 func TestNotifyAttribution(t *testing.T) {
 	const secret = "n0t1fy-s3cr3t"
 	home := writeHome(t, plug{name: "notifier"}, plug{name: "ghost"})

@@ -443,7 +443,7 @@ func (c *Client) dispatch(m *wire.Message) error {
 			return nil
 		}
 		if c.opts.OnNotify != nil {
-			c.opts.OnNotify(c, p.Event, p.Data)
+			c.opts.OnNotify(c, c.redact(p.Event), p.Data)
 		}
 	case m.Method == wire.MethodCancel:
 		var p wire.CancelParams

@@ -82,7 +82,7 @@ type Options struct {
 	// message, field keys and string values of log notifications; error
 	// answers (protocol.Error.Message and Data); the quote and cause of a
 	// malformed stdout line; the methods and ids the client logs or
-	// quotes; and the answer to initialize, before it is checked and kept
+	// quotes; a notify's event name; and the answer to initialize, before it is checked and kept
 	// as Declarations (a provider ref or action ID that held secret text
 	// fails the handshake). It is not applied to results, notify data and
 	// call payloads, which are the host's, nor to Config. Nil means no
@@ -104,9 +104,10 @@ type Options struct {
 	// restart to another goroutine.
 	OnHealth func(c *Client, responsive bool)
 	// OnNotify, if set, receives the plugin's notify notifications in
-	// order (event is the notification's event name, data its data as
-	// sent, nil when absent), from the client's read goroutine: it must
-	// return quickly, as no response is read while it runs.
+	// order, from the client's read goroutine: it must return quickly, as
+	// no response is read while it runs. event is the notification's event
+	// name, passed through Redact (a name is a diagnostic string); data is
+	// its data as sent (nil when absent), the host's, not redacted.
 	OnNotify func(c *Client, event string, data json.RawMessage)
 	// OnCall, if set, serves the plugin's capability/call requests
 	// (protocol 1.1); nil answers them, like every other plugin request,

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -140,5 +141,33 @@ func TestRedactStderrAcrossCut(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("log lacks %s:\n%s", want, tailString(out, 500))
 		}
+	}
+}
+
+// TestNotifyNameRedacted: a notify's event name is a diagnostic string and
+// reaches OnNotify redacted; its data is the host's and reaches it as sent.
+func TestNotifyNameRedacted(t *testing.T) {
+	opts, _ := testOptions(t)
+	opts.Redact = redactSecret
+	opts.Config, _ = json.Marshal(map[string]string{"secret": testSecret, "handshake": "text"})
+	type note struct {
+		event string
+		data  json.RawMessage
+	}
+	notes := make(chan note, 4)
+	opts.OnNotify = func(_ *Client, event string, data json.RawMessage) { notes <- note{event, data} }
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	c, err := Start(ctx, installFixture(t, "leak-secret"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(t, c)
+	if err := quietCall(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	n := recv(t, notes, "the plugin's notify")
+	if n.event != "leak [REDACTED]" || string(n.data) != strconv.Quote(testSecret) {
+		t.Errorf("OnNotify(%q, %s), want the name redacted and the data as sent", n.event, n.data)
 	}
 }

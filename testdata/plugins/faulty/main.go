@@ -319,7 +319,7 @@ func leak(m *wire.Message) {
 	_ = json.Unmarshal(m.Params, &p)
 	notify(wire.MethodLog, wire.LogParams{Level: "warn", Message: "using " + secret,
 		Fields: map[string]any{"token": secret, "nested": map[string]any{"list": []any{secret, 1}, secret: "as a key"}}})
-	notify(wire.MethodNotify, wire.NotifyParams{Event: "leak", Data: json.RawMessage(strconv.Quote(secret))})
+	notify(wire.MethodNotify, wire.NotifyParams{Event: "leak " + secret, Data: json.RawMessage(strconv.Quote(secret))})
 	fmt.Fprintln(os.Stderr, "token="+secret)
 	half := len(secret) / 2
 	fmt.Fprintln(os.Stderr, strings.Repeat("x", 16<<10-half)+secret+strings.Repeat("y", 4<<10))
