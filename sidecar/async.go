@@ -3,6 +3,7 @@ package sidecar
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -60,7 +61,15 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		a.timer = time.AfterFunc(d, func() { a.expire(context.DeadlineExceeded) })
 	}
 	a.stop = context.AfterFunc(ctx, func() { a.expire(context.Cause(ctx)) })
-	if err := c.send(false, id, frame); err != nil && c.take(id) {
+	// Sent from a reading goroutine (a relay), the request does not wait
+	// for room in the plugin's queue: past its hard bound it fails.
+	switch err := c.send(ctx, frameAnswer, id, frame); {
+	case err == nil:
+	case errors.Is(err, errQueueFull):
+		if c.take(id) {
+			a.end(nil, c.named(method, c.queueFull(len(frame))))
+		}
+	case c.take(id):
 		// As Invoke: the write failed, so the plugin is being stopped;
 		// the call fails with the terminal error (the *CrashError), which
 		// a goroutine waits for, bounded by ctx.

@@ -170,8 +170,15 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 	if kind == callInit {
 		c.initID.Store(id)
 	}
-	if err := c.send(kind == callUrgent, id, frame); err != nil {
+	fk := frameWait
+	if kind == callUrgent {
+		fk = frameUrgent
+	}
+	if err := c.send(ctx, fk, id, frame); err != nil {
 		c.unregister(id)
+		if ctx.Err() != nil { // it waited for room in the queue until ctx ended
+			return context.Cause(ctx)
+		}
 		return c.awaitTerminal(ctx, timeout)
 	}
 	// ch goes back to its pool only once its one message was received:
@@ -341,7 +348,7 @@ func (c *Client) cancelRemote(id int64) {
 		Params:  json.RawMessage(`{"id":` + strconv.FormatInt(id, 10) + `}`),
 	})
 	if err == nil {
-		_ = c.send(true, 0, frame)
+		_ = c.send(context.Background(), frameUrgent, 0, frame)
 	}
 }
 
@@ -492,9 +499,23 @@ func (c *Client) deliver(m *wire.Message) {
 	c.endChildren(id)
 }
 
+// reply answers the plugin's request id with the error e. A plugin that
+// reads so little that even this small answer does not fit its queue is
+// stopped as wedged.
 func (c *Client) reply(id json.RawMessage, e *protocol.Error) {
 	frame, err := encodeFrame(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Error: e})
-	if err == nil {
-		_ = c.send(false, 0, frame)
+	if err != nil {
+		return
 	}
+	if err := c.send(context.Background(), frameReply, 0, frame); errors.Is(err, errQueueFull) {
+		c.fault(fmt.Errorf("%w: %v", ErrWedged, c.queueFull(len(frame))))
+	}
+}
+
+// queueFull is the error of a frame of n bytes refused because the
+// plugin's queue is past its hard bound.
+func (c *Client) queueFull(n int) error {
+	_, queued := c.out.over(time.Now())
+	return fmt.Errorf("%w: %d bytes refused, %d bytes already queued for plugin %q, which reads its input too slowly (budget %d bytes)",
+		errQueueFull, n, queued, c.Name(), c.opts.QueueBytes)
 }

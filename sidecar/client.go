@@ -154,7 +154,7 @@ func newClient(p *pluginpkg.Package, opts Options) *Client {
 		closeDone:   make(chan struct{}),
 		epoch:       time.Now(),
 	}
-	c.out = newOutQueue(c.startWriter)
+	c.out = newOutQueue(int64(opts.QueueBytes), c.startWriter)
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
 	c.life, c.end = context.WithCancelCause(context.Background())

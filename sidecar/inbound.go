@@ -246,9 +246,15 @@ func (c *Client) answerCall(ctx context.Context, id json.RawMessage, key string,
 	if err == nil {
 		var frame []byte
 		if frame, err = encodeOutput(id, out); err == nil {
-			if c.finishCall(key) {
-				_ = c.send(false, 0, frame)
+			if !c.finishCall(key) {
+				return
 			}
+			if err = c.send(ctx, frameAnswer, 0, frame); !errors.Is(err, errQueueFull) {
+				return
+			}
+			// The answer does not fit: the plugin is told why, in a few
+			// bytes, instead of the host holding it.
+			c.reply(id, &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(c.queueFull(len(frame)).Error())})
 			return
 		}
 	}

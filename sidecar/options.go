@@ -70,6 +70,17 @@ type Options struct {
 	// HeartbeatTimeout; either way the plugin is reported unresponsive
 	// before it is stopped.
 	HangTimeout time.Duration
+	// QueueBytes bounds what the host holds for the plugin, in bytes of
+	// frames waiting to be written to its stdin; zero means 4 MiB. A
+	// request of the host, or a chunk of a stream it sends, waits while the
+	// queue holds that much (within its context); an answer to one of the
+	// plugin's calls never waits, and one that would take the queue past
+	// twice the budget is replaced by a short error answer saying why. A
+	// plugin whose queue stays saturated (over the budget, or full with a
+	// sender waiting, until it drains to half) for the write stall bound
+	// (5s) reads too slowly for what it is sent, and is stopped as wedged
+	// (ErrWedged).
+	QueueBytes int64
 	// Limits are resource limits applied to the plugin process right after
 	// it starts (Linux only: elsewhere non-zero Limits fail Start). The
 	// zero value changes nothing.
@@ -185,6 +196,9 @@ func (o Options) withDefaults() Options {
 	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, wire.DefaultHeartbeatInterval)
 	o.HeartbeatTimeout = cmp.Or(o.HeartbeatTimeout, wire.DefaultHeartbeatTimeout)
 	o.HangTimeout = cmp.Or(o.HangTimeout, wire.DefaultHangTimeout)
+	if o.QueueBytes <= 0 {
+		o.QueueBytes = wire.DefaultQueueBytes
+	}
 	o.redacting = o.Redact != nil
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }

@@ -131,7 +131,7 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 		if err = c.registerStream(s, pendingCall{ch: s.ch, ctx: ctx, due: due}); err == errDown {
 			err = c.awaitTerminal(ctx, s.timeout)
 		} else if err == nil {
-			if err = c.send(false, s.id, frame); err == nil {
+			if err = c.send(ctx, frameWait, s.id, frame); err == nil {
 				return s, nil
 			}
 			c.unregister(s.id)
@@ -384,7 +384,7 @@ func (s *Stream) sendAck(seq int64) {
 	frame = append(frame, `,"seq":`...)
 	frame = strconv.AppendInt(frame, seq, 10)
 	frame = append(frame, "}}\n"...)
-	_ = s.c.send(true, 0, frame)
+	_ = s.c.send(context.Background(), frameUrgent, 0, frame)
 }
 
 // Buffered returns how many chunks the stream holds, received and not

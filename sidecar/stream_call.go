@@ -70,7 +70,7 @@ func (s *CallStream) Send(ctx context.Context, data json.RawMessage) error {
 			s.mu.sent++
 			seq := s.mu.sent
 			s.mu.Unlock()
-			return s.c.send(false, 0, chunkFrame(s.id, seq, data))
+			return s.c.send(ctx, frameWait, 0, chunkFrame(s.id, seq, data))
 		}
 		s.mu.Unlock()
 		select {

@@ -43,6 +43,10 @@ const (
 	MethodStreamAck = "$/stream/ack"
 )
 
+// DefaultQueueBytes bounds the frames a host keeps queued toward one plugin
+// (sidecar.Options.QueueBytes, docs/security.md).
+const DefaultQueueBytes = 4 << 20
+
 // Stream windows (docs/protocol.md §5.12): how many chunks a producer may
 // send beyond the last one the consumer acknowledged.
 const (

@@ -17,7 +17,11 @@
 // for none with a stray chunk before its answer), stream-bad-chunk
 // (answers a stream request with a chunk frame in the Go SDK's layout whose
 // data is not valid JSON: a raw control character),
-// and well-behaved (serves normally). sleeper is the grandchild's mode.
+// slow-reader (serves normally, but reads one message every 20 ms after
+// the handshake: a plugin that reads its stdin slowly but steadily),
+// call-flood (sends 400 capability/call requests after the handshake,
+// then never reads its stdin again), and well-behaved (serves normally).
+// sleeper is the grandchild's mode.
 package main
 
 import (
@@ -78,6 +82,13 @@ func main() {
 		sleepForever()
 	case "stall-once":
 		<-resume
+	case "call-flood":
+		for i := range 400 {
+			p, _ := json.Marshal(wire.CapabilityCallParams{Capability: "test.big", Method: "get"})
+			send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(strconv.Itoa(1000 + i)),
+				Method: wire.MethodCapabilityCall, Params: p})
+		}
+		sleepForever()
 	}
 	serve()
 }
@@ -171,6 +182,9 @@ func handshake() {
 // dictates.
 func serve() {
 	for {
+		if mode == "slow-reader" {
+			time.Sleep(20 * time.Millisecond)
+		}
 		m := read()
 		if m == nil {
 			break
