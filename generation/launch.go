@@ -68,12 +68,20 @@ func launchExtra(l Launch) []byte {
 		}
 		env[name] = v
 	}
-	// The field names are those of the encoding earlier versions hashed.
-	type limits struct{ OpenFiles, AddressSpace uint64 }
+	// The field names are those of the encoding earlier versions hashed;
+	// the bounds added since are left out when zero (their defaults), so
+	// a launch value without them hashes as before.
+	type limits struct {
+		OpenFiles, AddressSpace uint64
+		QueueBytes              uint64 `json:",omitempty"`
+		StreamWindowBytes       uint64 `json:",omitempty"`
+		LogLinesPerSecond       uint64 `json:",omitempty"`
+		MalformedMessages       uint64 `json:",omitempty"`
+	}
 	data, _ := json.Marshal(struct {
 		Env    map[string]string `json:"env,omitempty"`
 		Limits limits            `json:"limits"`
-	}{env, limits{l.Limits.OpenFiles, l.Limits.AddressSpace}}) // maps marshal in key order
+	}{env, limits(l.Limits)}) // maps marshal in key order
 	return data
 }
 

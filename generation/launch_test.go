@@ -23,10 +23,11 @@ func oldDigest(config json.RawMessage, env map[string]string, secret map[string]
 				masked[n] = "[REDACTED]"
 			}
 		}
+		type limits struct{ OpenFiles, AddressSpace uint64 } // the limits of earlier versions
 		extra, _ = json.Marshal(struct {
-			Env    map[string]string        `json:"env,omitempty"`
-			Limits pluginpkg.ResourceLimits `json:"limits"`
-		}{masked, l})
+			Env    map[string]string `json:"env,omitempty"`
+			Limits limits            `json:"limits"`
+		}{masked, limits{l.OpenFiles, l.AddressSpace}})
 	}
 	if len(config) == 0 && len(extra) == 0 {
 		return ""

@@ -1,19 +1,44 @@
 package pluginpkg
 
-// ResourceLimits are resource limits for a package's plugin process. The host
-// decides them (package kernel/config reads them from kernel.json's
-// "limits"); package sidecar applies them with prlimit(2) right after the
-// process starts, before the handshake, on Linux only: on other systems
-// non-zero limits fail the plugin's start before anything runs. Each limit
-// sets both the soft and the hard value, so the plugin cannot raise it
-// again; its children inherit it. A zero field leaves that limit as the
-// plugin inherited it from the host; the zero ResourceLimits changes nothing.
+// ResourceLimits bound what a package's plugin may make the operating
+// system and the host spend on it: the host decides them (package
+// kernel/config reads them from kernel.json's "default_limits" and
+// "limits"), package sidecar applies them. A zero field means its
+// default, given on the field; the zero ResourceLimits is the defaults.
+// docs/security.md lists every bound with its key.
 type ResourceLimits struct {
 	// OpenFiles bounds the number of open file descriptors
-	// (RLIMIT_NOFILE).
+	// (RLIMIT_NOFILE); zero leaves the limit the plugin inherits from the
+	// host. It is applied with prlimit(2) right after the process starts,
+	// before the handshake, both soft and hard (the plugin cannot raise
+	// it; its children inherit it), on Linux only: elsewhere a non-zero
+	// value fails the plugin's start before anything runs.
 	OpenFiles uint64
 	// AddressSpace bounds the process's virtual memory, in bytes
-	// (RLIMIT_AS). A runtime that reserves address space up front (Go,
-	// the JVM, V8) needs a few GiB of it.
+	// (RLIMIT_AS), as OpenFiles is applied. A runtime that reserves
+	// address space up front (Go, the JVM, V8) needs a few GiB of it.
 	AddressSpace uint64
+	// QueueBytes bounds the frames the host holds queued toward the
+	// plugin, in bytes; zero means 4 MiB. Over it, a request of the host
+	// waits for room; an answer to the plugin's call past twice the
+	// bound is replaced by a short error answer; a queue that stays
+	// saturated for 5s is a plugin that reads too slowly, stopped as
+	// wedged.
+	QueueBytes uint64
+	// StreamWindowBytes bounds the chunk data the host holds for one
+	// stream the plugin produces (docs/protocol.md §5.12, window_bytes);
+	// zero means 1 MiB.
+	StreamWindowBytes uint64
+	// LogLinesPerSecond bounds the lines the host logs for the plugin:
+	// its stderr, its log notifications and the host's own warnings about
+	// what it sent, together, in bursts of twice as many; the lines over
+	// it are counted and summed up in a periodic "N log lines
+	// suppressed". Zero means 50.
+	LogLinesPerSecond uint64
+	// MalformedMessages is how many malformed messages in a row (a
+	// notification whose params do not decode, an answer with an id the
+	// host never sent, a chunk for no stream, ...) the host tolerates
+	// before it stops the plugin for breaking the protocol; zero means
+	// 100.
+	MalformedMessages uint64
 }

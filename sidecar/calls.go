@@ -517,5 +517,5 @@ func (c *Client) reply(id json.RawMessage, e *protocol.Error) {
 func (c *Client) queueFull(n int) error {
 	_, queued := c.out.over(time.Now())
 	return fmt.Errorf("%w: %d bytes refused, %d bytes already queued for plugin %q, which reads its input too slowly (budget %d bytes)",
-		errQueueFull, n, queued, c.Name(), c.opts.QueueBytes)
+		errQueueFull, n, queued, c.Name(), c.opts.queueBytes)
 }

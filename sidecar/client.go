@@ -133,7 +133,7 @@ func precheck(p *pluginpkg.Package, limits pluginpkg.ResourceLimits) error {
 	if err := process.Supported(); err != nil {
 		return &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: err}
 	}
-	if (limits != pluginpkg.ResourceLimits{}) && !process.LimitsSupported {
+	if (limits.OpenFiles != 0 || limits.AddressSpace != 0) && !process.LimitsSupported {
 		return &StartError{Plugin: p.Name, Phase: phaseLimits, Err: fmt.Errorf("resource limits are supported on Linux only: %w", errors.ErrUnsupported)}
 	}
 	return nil
@@ -154,7 +154,7 @@ func newClient(p *pluginpkg.Package, opts Options) *Client {
 		closeDone:   make(chan struct{}),
 		epoch:       time.Now(),
 	}
-	c.out = newOutQueue(int64(opts.QueueBytes), c.startWriter)
+	c.out = newOutQueue(opts.queueBytes, c.startWriter)
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
 	c.life, c.end = context.WithCancelCause(context.Background())

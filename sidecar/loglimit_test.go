@@ -93,7 +93,7 @@ func TestLogRateLimit(t *testing.T) {
 				t.Fatal(err)
 			}
 			closeClient(t, c) // the readers have ended and flushed the count
-			burst, rate := float64(defaultLogBurst), float64(defaultLogRate)
+			burst, rate := float64(2*defaultLogRate), float64(defaultLogRate)
 			if tt.burst != 0 {
 				burst, rate = float64(tt.burst), tt.rate
 			}

@@ -14,13 +14,15 @@ import (
 	"github.com/extkernel/extkernel/protocol"
 )
 
-// Bounds the zero Options stand for that no caller changes: a plugin's
-// stderr lines kept for errors, and the rate limit of its log lines.
+// Bounds the zero Options stand for: a plugin's stderr lines kept for
+// errors, the defaults of its log rate and of the malformed messages it
+// may send in a row (pluginpkg.ResourceLimits), and how often the
+// suppressed log lines are summed up.
 const (
 	defaultStderrLines        = 20
-	defaultLogBurst           = 100
-	defaultLogRate            = 50
+	defaultLogRate            = 50 // lines a second, in bursts of twice as many
 	defaultLogSummaryInterval = 10 * time.Second
+	defaultMaxMalformed       = 100
 )
 
 // Options configure a Client. The zero value is usable: every zero field
@@ -70,20 +72,12 @@ type Options struct {
 	// HeartbeatTimeout; either way the plugin is reported unresponsive
 	// before it is stopped.
 	HangTimeout time.Duration
-	// QueueBytes bounds what the host holds for the plugin, in bytes of
-	// frames waiting to be written to its stdin; zero means 4 MiB. A
-	// request of the host, or a chunk of a stream it sends, waits while the
-	// queue holds that much (within its context); an answer to one of the
-	// plugin's calls never waits, and one that would take the queue past
-	// twice the budget is replaced by a short error answer saying why. A
-	// plugin whose queue stays saturated (over the budget, or full with a
-	// sender waiting, until it drains to half) for the write stall bound
-	// (5s) reads too slowly for what it is sent, and is stopped as wedged
-	// (ErrWedged).
-	QueueBytes int64
-	// Limits are resource limits applied to the plugin process right after
-	// it starts (Linux only: elsewhere non-zero Limits fail Start). The
-	// zero value changes nothing.
+	// Limits bound what the plugin may make the system and the host spend
+	// (pluginpkg.ResourceLimits: each field's doc gives its default). The
+	// process limits (OpenFiles, AddressSpace) are applied right after the
+	// process starts (Linux only: elsewhere non-zero ones fail Start); the
+	// others bound the frames queued toward the plugin, each stream's
+	// chunk data, its log lines and its malformed messages.
 	Limits pluginpkg.ResourceLimits
 	// Redact, if set, scrubs secrets from every string the plugin supplies
 	// before the client logs it, quotes it in an error or hands it to the
@@ -177,6 +171,10 @@ type Options struct {
 	logBurst           int
 	logRate            float64
 	logSummaryInterval time.Duration
+	// queueBytes, windowBytes and maxMalformed are Limits' QueueBytes,
+	// StreamWindowBytes and MalformedMessages, defaults applied.
+	queueBytes, windowBytes int64
+	maxMalformed            int
 	// now replaces time.Now for the log rate limit, in tests.
 	now func() time.Time
 	// redacting is set by withDefaults when Redact was set.
@@ -196,9 +194,9 @@ func (o Options) withDefaults() Options {
 	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, wire.DefaultHeartbeatInterval)
 	o.HeartbeatTimeout = cmp.Or(o.HeartbeatTimeout, wire.DefaultHeartbeatTimeout)
 	o.HangTimeout = cmp.Or(o.HangTimeout, wire.DefaultHangTimeout)
-	if o.QueueBytes <= 0 {
-		o.QueueBytes = wire.DefaultQueueBytes
-	}
+	o.queueBytes = int64(cmp.Or(o.Limits.QueueBytes, wire.DefaultQueueBytes))
+	o.windowBytes = int64(cmp.Or(o.Limits.StreamWindowBytes, wire.DefaultStreamWindowBytes))
+	o.maxMalformed = int(cmp.Or(o.Limits.MalformedMessages, defaultMaxMalformed))
 	o.redacting = o.Redact != nil
 	if o.Redact == nil {
 		o.Redact = func(s string) string { return s }
@@ -206,11 +204,11 @@ func (o Options) withDefaults() Options {
 	if o.maxFrame <= 0 {
 		o.maxFrame = wire.DefaultMaxFrame
 	}
-	if o.logBurst <= 0 {
-		o.logBurst = defaultLogBurst
-	}
 	if o.logRate == 0 {
-		o.logRate = defaultLogRate
+		o.logRate = float64(cmp.Or(o.Limits.LogLinesPerSecond, defaultLogRate))
+	}
+	if o.logBurst <= 0 {
+		o.logBurst = max(int(2*o.logRate), 1)
 	}
 	o.logSummaryInterval = cmp.Or(o.logSummaryInterval, defaultLogSummaryInterval)
 	if o.stderrLines <= 0 {

@@ -99,7 +99,7 @@ func TestOutQueueBudget(t *testing.T) {
 // the host held for it never passed the budget and one frame.
 func TestSlowReaderWedged(t *testing.T) {
 	opts, _ := testOptions(t)
-	opts.QueueBytes = 64 << 10
+	opts.Limits.QueueBytes = 64 << 10
 	opts.writeStall = 500 * time.Millisecond
 	crashed := make(chan *CrashError, 1)
 	opts.OnCrash = func(_ *Client, e *CrashError) { crashed <- e }
@@ -135,10 +135,10 @@ func TestSlowReaderWedged(t *testing.T) {
 	c.out.mu.Lock()
 	peak := c.out.mu.peak
 	c.out.mu.Unlock()
-	if frame := int64(len(input)) + 200; peak > opts.QueueBytes+frame {
-		t.Errorf("the host held up to %d bytes for the plugin, over its budget %d and a frame", peak, opts.QueueBytes)
+	if frame := int64(len(input)) + 200; peak > int64(opts.Limits.QueueBytes)+frame {
+		t.Errorf("the host held up to %d bytes for the plugin, over its budget %d and a frame", peak, int64(opts.Limits.QueueBytes))
 	}
-	t.Logf("peak queued bytes %d (budget %d): %v", peak, opts.QueueBytes, e)
+	t.Logf("peak queued bytes %d (budget %d): %v", peak, int64(opts.Limits.QueueBytes), e)
 }
 
 // TestCallFloodBounded: a plugin that sends 400 calls answered 1 MiB each
@@ -148,7 +148,7 @@ func TestSlowReaderWedged(t *testing.T) {
 func TestCallFloodBounded(t *testing.T) {
 	opts, logs := testOptions(t)
 	defer func() { t.Log(tailString(logs.String(), 3000)) }()
-	opts.QueueBytes = 256 << 10
+	opts.Limits.QueueBytes = 256 << 10
 	big := json.RawMessage(`"` + strings.Repeat("b", 1<<20) + `"`)
 	opts.OnCall = func(context.Context, Call) (json.RawMessage, error) { return big, nil }
 	crashed := make(chan *CrashError, 1)
@@ -165,8 +165,8 @@ func TestCallFloodBounded(t *testing.T) {
 	c.out.mu.Lock()
 	peak := c.out.mu.peak
 	c.out.mu.Unlock()
-	if bound := 2*opts.QueueBytes + replySlack + int64(len(big)) + 200; peak > bound {
+	if bound := 2*int64(opts.Limits.QueueBytes) + replySlack + int64(len(big)) + 200; peak > bound {
 		t.Errorf("the host held up to %d bytes for the plugin, want at most %d", peak, bound)
 	}
-	t.Logf("peak queued bytes %d (budget %d): %v", peak, opts.QueueBytes, e)
+	t.Logf("peak queued bytes %d (budget %d): %v", peak, int64(opts.Limits.QueueBytes), e)
 }

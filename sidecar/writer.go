@@ -89,7 +89,7 @@ func (c *Client) checkBudget() error {
 		return nil
 	}
 	return fmt.Errorf("%w: its queue (%d bytes now, budget %d) stayed saturated for more than %v",
-		ErrWedged, bytes, c.opts.QueueBytes, c.opts.writeStall)
+		ErrWedged, bytes, c.opts.queueBytes, c.opts.writeStall)
 }
 
 func (c *Client) writeFrame(frame []byte) error {

@@ -43,9 +43,16 @@ const (
 	MethodStreamAck = "$/stream/ack"
 )
 
-// DefaultQueueBytes bounds the frames a host keeps queued toward one plugin
-// (sidecar.Options.QueueBytes, docs/security.md).
-const DefaultQueueBytes = 4 << 20
+// Defaults of the bounds of what a plugin makes a host hold
+// (pluginpkg.ResourceLimits, docs/security.md).
+const (
+	// DefaultQueueBytes bounds the frames a host keeps queued toward one
+	// plugin.
+	DefaultQueueBytes = 4 << 20
+	// DefaultStreamWindowBytes bounds the chunk data a consumer holds for
+	// one stream (window_bytes, protocol 1.2).
+	DefaultStreamWindowBytes = 1 << 20
+)
 
 // Stream windows (docs/protocol.md §5.12): how many chunks a producer may
 // send beyond the last one the consumer acknowledged.

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"cmp"
 	"encoding/json"
 	"strings"
 	"time"
@@ -138,7 +139,14 @@ type Config struct {
 	// its sidecar (config key plugin_env); secret values are redacted from
 	// every log line and error message.
 	PluginEnv map[string]map[string]EnvVar
-	// Limits holds optional per-package resource limits (Linux only).
+	// DefaultLimits bound what every plugin may make the system and the
+	// host spend (config key default_limits): open files and address
+	// space (Linux only), the frames queued toward it, each stream's chunk
+	// data, its log lines and its malformed messages; a zero field is the
+	// default pluginpkg.ResourceLimits gives it.
+	DefaultLimits pluginpkg.ResourceLimits
+	// Limits holds, per package, limits over DefaultLimits (config key
+	// limits): each non-zero field replaces DefaultLimits' (LimitsOf).
 	Limits map[string]pluginpkg.ResourceLimits
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
@@ -210,4 +218,18 @@ func (e *Error) Error() string {
 type EnvVar struct {
 	Value  string
 	Secret bool
+}
+
+// LimitsOf returns the limits of package name: DefaultLimits, each field
+// replaced by the package's own entry in Limits where that one is not
+// zero.
+func (c *Config) LimitsOf(name string) pluginpkg.ResourceLimits {
+	l, own := c.DefaultLimits, c.Limits[name]
+	l.OpenFiles = cmp.Or(own.OpenFiles, l.OpenFiles)
+	l.AddressSpace = cmp.Or(own.AddressSpace, l.AddressSpace)
+	l.QueueBytes = cmp.Or(own.QueueBytes, l.QueueBytes)
+	l.StreamWindowBytes = cmp.Or(own.StreamWindowBytes, l.StreamWindowBytes)
+	l.LogLinesPerSecond = cmp.Or(own.LogLinesPerSecond, l.LogLinesPerSecond)
+	l.MalformedMessages = cmp.Or(own.MalformedMessages, l.MalformedMessages)
+	return l
 }

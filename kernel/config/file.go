@@ -45,6 +45,7 @@ type fileConfig struct {
 	PluginConfig          map[string]json.RawMessage       `json:"plugin_config"`
 	Supervision           fileSupervision                  `json:"supervision"`
 	PluginEnv             map[string]map[string]fileEnvVar `json:"plugin_env"`
+	DefaultLimits         *fileLimits                      `json:"default_limits"`
 	Limits                map[string]fileLimits            `json:"limits"`
 	HandshakeTimeout      jsonfile.Duration                `json:"handshake_timeout"`
 	Session               map[string]json.RawMessage       `json:"session"`
@@ -94,8 +95,12 @@ func (v *fileEnvVar) SetString(s string) { v.Value = s }
 func (fileEnvVar) JSONDescription() string { return `a string or {"value": "...", "secret": true}` }
 
 type fileLimits struct {
-	OpenFiles    *int64 `json:"open_files"`
-	AddressSpace *int64 `json:"address_space"`
+	OpenFiles         *int64 `json:"open_files"`
+	AddressSpace      *int64 `json:"address_space"`
+	QueueBytes        *int64 `json:"queue_bytes"`
+	StreamWindowBytes *int64 `json:"stream_window_bytes"`
+	LogLinesPerSecond *int64 `json:"log_lines_per_second"`
+	MalformedMessages *int64 `json:"malformed_messages"`
 }
 
 // Load reads a JSON config file. Relative paths in it (home) are
@@ -252,6 +257,7 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 			}
 			return out
 		}),
+		DefaultLimits:    convertDefaultLimits(fc.DefaultLimits, &ck),
 		Limits:           convertLimits(fc.Limits, &ck),
 		HandshakeTimeout: time.Duration(fc.HandshakeTimeout), Session: convertSession(fc.Session, &ck),
 		ValidateProviderInput: fc.ValidateProviderInput, MaxCallDepth: fc.MaxCallDepth,
@@ -334,27 +340,45 @@ func (s fileSupervision) convert() Supervision {
 }
 
 // convertLimits checks limits: each one set is a positive integer (a
-// Config's zero limit means none, which a file says by leaving it out).
+// Config's zero limit means the default, which a file says by leaving it
+// out).
 func convertLimits(in map[string]fileLimits, ck *checker) map[string]pluginpkg.ResourceLimits {
 	if len(in) == 0 {
 		return nil
 	}
 	out := map[string]pluginpkg.ResourceLimits{}
+	for _, pkg := range slices.Sorted(maps.Keys(in)) {
+		out[pkg] = in[pkg].convert("limits."+pkg, ck)
+	}
+	return out
+}
+
+// convertDefaultLimits checks default_limits as convertLimits does.
+func convertDefaultLimits(in *fileLimits, ck *checker) pluginpkg.ResourceLimits {
+	if in == nil {
+		return pluginpkg.ResourceLimits{}
+	}
+	return in.convert("default_limits", ck)
+}
+
+// convert returns the limits at path, each one set a positive integer.
+func (f fileLimits) convert(path string, ck *checker) pluginpkg.ResourceLimits {
 	positive := func(field string, v *int64) uint64 {
 		if v == nil {
 			return 0
 		}
 		if *v <= 0 {
-			ck.add(field, "must be a positive integer, got %d", *v)
+			ck.add(path+"."+field, "must be a positive integer, got %d", *v)
 			return 0
 		}
 		return uint64(*v)
 	}
-	for _, pkg := range slices.Sorted(maps.Keys(in)) {
-		out[pkg] = pluginpkg.ResourceLimits{
-			AddressSpace: positive("limits."+pkg+".address_space", in[pkg].AddressSpace),
-			OpenFiles:    positive("limits."+pkg+".open_files", in[pkg].OpenFiles),
-		}
+	return pluginpkg.ResourceLimits{
+		OpenFiles:         positive("open_files", f.OpenFiles),
+		AddressSpace:      positive("address_space", f.AddressSpace),
+		QueueBytes:        positive("queue_bytes", f.QueueBytes),
+		StreamWindowBytes: positive("stream_window_bytes", f.StreamWindowBytes),
+		LogLinesPerSecond: positive("log_lines_per_second", f.LogLinesPerSecond),
+		MalformedMessages: positive("malformed_messages", f.MalformedMessages),
 	}
-	return out
 }
