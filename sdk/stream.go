@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
+	"slices"
 	"strconv"
 	"sync"
 
@@ -80,14 +81,17 @@ var errStreamEnded = errors.New("sdk: send after the stream handler returned")
 // and what the host acknowledged. Its fields are guarded by mu; send
 // holds sending for a whole send, so chunks go out in order.
 type producer struct {
-	window  int64
-	credit  chan struct{} // an ack came (capacity 1)
-	sending sync.Mutex
-	frame   []byte // the last chunk's frame, reused; under sending
+	window      int64
+	windowBytes int64         // the host's window_bytes (protocol 1.2), or 0
+	credit      chan struct{} // an ack came (capacity 1)
+	sending     sync.Mutex
+	frame       []byte // the last chunk's frame, reused; under sending
 
 	mu struct {
 		sync.Mutex
 		sent, acked int64
+		unacked     []int64 // the data sizes of the chunks sent beyond acked, in order
+		bytes       int64   // their sum
 		done        bool
 	}
 }
@@ -102,9 +106,12 @@ func (s *session) serveStream(ctx context.Context, params *wire.ProviderInvokePa
 	if w := params.Stream.Window; w < 1 || w > wire.MaxStreamWindow {
 		return nil, Errorf(protocol.CodeInvalidParams, "provider/invoke: stream window %d is not between 1 and %d", w, wire.MaxStreamWindow)
 	}
+	if params.Stream.WindowBytes < 0 {
+		return nil, Errorf(protocol.CodeInvalidParams, "provider/invoke: stream window_bytes %d is negative", params.Stream.WindowBytes)
+	}
 	id := s.parentOf(ctx) // the request's id
 	key := idKey(id)
-	pr := &producer{window: int64(params.Stream.Window), credit: make(chan struct{}, 1)}
+	pr := &producer{window: int64(params.Stream.Window), windowBytes: params.Stream.WindowBytes, credit: make(chan struct{}, 1)}
 	s.mu.Lock()
 	if s.mu.producing == nil {
 		s.mu.producing = map[string]*producer{}
@@ -129,7 +136,10 @@ func (s *session) serveStream(ctx context.Context, params *wire.ProviderInvokePa
 // sendChunk sends chunk as the next chunk of pr, the stream answering
 // request id, once the window allows. The frame is assembled in pr's
 // buffer, a json.RawMessage compacted straight into it, and written with
-// its newline: the data is copied once, and scanned once.
+// its newline: the data is copied once, and scanned once. The data goes
+// in first, after room for the frame's head, so that its size is known
+// for the byte window before the credit is awaited; the head, which holds
+// the seq, is written in front of it once the credit came.
 func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *producer, chunk any) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("stream cancelled: %w", context.Cause(ctx))
@@ -144,15 +154,9 @@ func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *produce
 	}
 	pr.sending.Lock()
 	defer pr.sending.Unlock()
-	seq, err := s.awaitCredit(ctx, pr)
-	if err != nil {
-		return err
-	}
-	frame := append(pr.frame[:0], `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":`...)
-	frame = append(frame, id...)
-	frame = append(frame, `,"seq":`...)
-	frame = strconv.AppendInt(frame, seq, 10)
-	frame = append(frame, `,"data":`...)
+	room := len(chunkHead) + len(id) + len(`,"seq":,"data":`) + 20 // 20 digits hold any seq
+	frame := slices.Grow(pr.frame[:0], room+len(raw)+3)[:room]
+	var err error
 	switch {
 	case len(raw) == 0:
 		frame = append(frame, "null"...)
@@ -163,13 +167,23 @@ func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *produce
 	default:
 		frame = append(frame, raw...)
 	}
+	size := int64(len(frame) - room)
 	frame = append(frame, "}}\n"...)
 	if cap(frame) <= 2*wire.DefaultMaxFrame {
 		pr.frame = frame
 	}
-	pr.mu.Lock()
-	pr.mu.sent = seq
-	pr.mu.Unlock()
+	seq, err := s.awaitCredit(ctx, pr, size)
+	if err != nil {
+		return err
+	}
+	var headBuf [96]byte
+	head := append(headBuf[:0], chunkHead...)
+	head = append(head, id...)
+	head = append(head, `,"seq":`...)
+	head = strconv.AppendInt(head, seq, 10)
+	head = append(head, `,"data":`...)
+	frame = frame[room-len(head):]
+	copy(frame, head)
 	if err := s.fw.WriteLine(frame); err != nil {
 		s.cancelAbort(fmt.Errorf("write to host: %w", err))
 		return fmt.Errorf("write to host: %w", err)
@@ -177,14 +191,28 @@ func (s *session) sendChunk(ctx context.Context, id json.RawMessage, pr *produce
 	return nil
 }
 
-// awaitCredit waits until the window of pr allows one more chunk, and
-// returns its seq, or why it will not: the request was cancelled, serving
-// ended, or the handler returned. The caller holds pr.sending, so the seq
-// is its own until it records it as sent.
-func (s *session) awaitCredit(ctx context.Context, pr *producer) (int64, error) {
+// chunkHead starts the frame of a chunk; the request's id follows.
+const chunkHead = `{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":`
+
+// awaitCredit waits until the window of pr allows one more chunk of size
+// bytes of data (its chunks, and, when the host asked for a byte window,
+// its bytes: a chunk larger than the byte window goes alone), records it
+// as sent and returns its seq, or why it will not: the request was
+// cancelled, serving ended, or the handler returned. The caller holds
+// pr.sending, so chunks are numbered in the order they are written.
+func (s *session) awaitCredit(ctx context.Context, pr *producer, size int64) (int64, error) {
 	for {
 		pr.mu.Lock()
-		done, seq, ok := pr.mu.done, pr.mu.sent+1, pr.mu.sent < pr.mu.acked+pr.window
+		done := pr.mu.done
+		ok := pr.mu.sent < pr.mu.acked+pr.window &&
+			(pr.windowBytes == 0 || pr.mu.sent == pr.mu.acked || pr.mu.bytes+size <= pr.windowBytes)
+		var seq int64
+		if ok && !done {
+			pr.mu.sent++
+			seq = pr.mu.sent
+			pr.mu.unacked = append(pr.mu.unacked, size)
+			pr.mu.bytes += size
+		}
 		pr.mu.Unlock()
 		switch {
 		case done:
@@ -276,6 +304,11 @@ func (s *session) streamAck(params json.RawMessage) {
 	}
 	pr.mu.Lock()
 	if seq := min(p.Seq, pr.mu.sent); seq > pr.mu.acked {
+		k := seq - pr.mu.acked
+		for _, n := range pr.mu.unacked[:k] {
+			pr.mu.bytes -= n
+		}
+		pr.mu.unacked = append(pr.mu.unacked[:0], pr.mu.unacked[k:]...)
 		pr.mu.acked = seq
 	}
 	pr.mu.Unlock()

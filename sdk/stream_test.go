@@ -70,7 +70,38 @@ func invokeStream(t *testing.T, e hostEnd, id int, ref, input string, window int
 	request(t, e, id, wire.MethodProviderInvoke, p)
 }
 
+// invokeStreamBytes sends provider/invoke id of ref with input, asking for
+// a stream of window chunks and windowBytes bytes (protocol 1.2).
+func invokeStreamBytes(t *testing.T, e hostEnd, id int, ref, input string, window int, windowBytes int64) {
+	t.Helper()
+	request(t, e, id, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: ref, Input: json.RawMessage(input),
+		Stream: &wire.StreamParams{Window: window, WindowBytes: windowBytes}})
+}
+
 var streamScenarios = []callScenario{
+	{name: "the byte window holds the producer back", host: "1.2.0", run: func(t *testing.T, e hostEnd) {
+		// Each chunk's data, {"i":N}, is 7 bytes: two fit in 15, a third
+		// would make 21.
+		invokeStreamBytes(t, e, 10, "count", `{"n":5}`, 16, 15)
+		expectChunk(t, e.next(), "10", 1, `{"i":1}`)
+		expectChunk(t, e.next(), "10", 2, `{"i":2}`)
+		pingNext(t, e, 11) // blocked at the byte window, far below the window of chunks
+		notifyHost(t, e, wire.MethodStreamAck, `{"id":10,"seq":1}`)
+		expectChunk(t, e.next(), "10", 3, `{"i":3}`)
+		pingNext(t, e, 12)
+		notifyHost(t, e, wire.MethodStreamAck, `{"id":10,"seq":3}`)
+		expectChunk(t, e.next(), "10", 4, `{"i":4}`)
+		expectChunk(t, e.next(), "10", 5, `{"i":5}`)
+		expectResult(t, e.next(), 10, `{}`)
+	}},
+	{name: "a chunk larger than the byte window goes alone", host: "1.2.0", run: func(t *testing.T, e hostEnd) {
+		invokeStreamBytes(t, e, 10, "count", `{"n":2}`, 16, 5)
+		expectChunk(t, e.next(), "10", 1, `{"i":1}`)
+		pingNext(t, e, 11) // chunk 2 waits until chunk 1 is acknowledged
+		notifyHost(t, e, wire.MethodStreamAck, `{"id":10,"seq":1}`)
+		expectChunk(t, e.next(), "10", 2, `{"i":2}`)
+		expectResult(t, e.next(), 10, `{}`)
+	}},
 	{name: "the window holds the producer back", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
 		invokeStream(t, e, 10, "count", `{"n":6}`, 2)
 		expectChunk(t, e.next(), "10", 1, `{"i":1}`)

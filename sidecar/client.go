@@ -38,6 +38,9 @@ type Client struct {
 	nextID    atomic.Int64
 	initID    atomic.Int64 // id of the initialize request
 	handshook atomic.Bool  // the initialize response was read
+	// streamBytes is set by the handshake when the plugin speaks protocol
+	// 1.2 or later: it honours a stream's window_bytes.
+	streamBytes bool
 	epoch     time.Time    // monotonic origin of lastHeard
 	lastHeard atomic.Int64 // time since epoch of the last response read
 

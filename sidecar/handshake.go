@@ -64,9 +64,11 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 	if c.opts.redacting {
 		res, secretIDs = c.redact.declarations(res)
 	}
-	if err := checkProtocolVersion(res.ProtocolVersion); err != nil {
+	v, err := checkProtocolVersion(res.ProtocolVersion)
+	if err != nil {
 		return nil, phaseVersion, err
 	}
+	c.streamBytes = !v.LessThan(windowBytesSince)
 	if problems := append(checkDeclarations(c.pkg, c.opts.Kinds, res), secretIDs...); len(problems) > 0 {
 		return nil, phaseDeclarations, &declarationError{manifest: c.pkg.ManifestPath, problems: problems}
 	}
@@ -105,32 +107,37 @@ func (e *handshakeTimeoutError) Is(target error) bool {
 	return target == errHandshakeTimeout || target == context.DeadlineExceeded
 }
 
+// windowBytesSince is the protocol version from which a producer honours a
+// stream's window_bytes (docs/protocol.md §5.12).
+var windowBytesSince = semver.MustParse("1.2.0")
+
 // hostVersion is protocol.Version parsed once: semver.NewVersion matches a
 // regular expression, a few microseconds of every start.
 var hostVersion = sync.OnceValue(func() *semver.Version { return semver.MustParse(protocol.Version) })
 
-// checkProtocolVersion reports a *protocol.VersionError unless the plugin answered a
-// protocol version with the host's major. The answer is read as
+// checkProtocolVersion returns the protocol version the plugin answered,
+// or a *protocol.VersionError unless it has the host's major. The answer
+// is read as
 // semver.NewVersion reads it (so "v1" or "1.2" is accepted); a strict
 // MAJOR.MINOR.PATCH, the usual answer, is parsed without NewVersion's
 // regular expression, to the same version.
-func checkProtocolVersion(answered string) error {
+func checkProtocolVersion(answered string) (*semver.Version, error) {
 	host := hostVersion()
 	v, err := semver.StrictNewVersion(answered)
 	if err != nil {
 		v, err = semver.NewVersion(answered)
 	}
 	if err != nil {
-		return fmt.Errorf("initialize result: protocol_version %q is not a semantic version", answered)
+		return nil, fmt.Errorf("initialize result: protocol_version %q is not a semantic version", answered)
 	}
 	if v.Major() == host.Major() {
-		return nil
+		return v, nil
 	}
 	upgrade := "plugin"
 	if v.Major() > host.Major() {
 		upgrade = "host"
 	}
-	return protocol.NewVersionError(answered, upgrade)
+	return nil, protocol.NewVersionError(answered, upgrade)
 }
 
 // checkDeclarations returns every declaration in res that p's manifest

@@ -31,7 +31,7 @@ func TestAnsweredProtocolVersion(t *testing.T) {
 	// The error names what the plugin answered; the *StartError wrapping it
 	// names the plugin (TestStartFaults, "bad-version").
 	for _, tt := range tests {
-		err := checkProtocolVersion(tt.answered)
+		_, err := checkProtocolVersion(tt.answered)
 		var ve *protocol.VersionError
 		switch {
 		case tt.ok && err != nil:
@@ -56,8 +56,8 @@ func TestAnsweredProtocolVersionAsNewVersion(t *testing.T) {
 	} {
 		v, err := semver.NewVersion(answered)
 		want := err == nil && v.Major() == host.Major()
-		if got := checkProtocolVersion(answered) == nil; got != want {
-			t.Errorf("%q: accepted = %v, semver.NewVersion: %v (err %v)", answered, got, want, err)
+		if _, cerr := checkProtocolVersion(answered); (cerr == nil) != want {
+			t.Errorf("%q: accepted = %v, semver.NewVersion: %v (err %v)", answered, cerr == nil, want, err)
 		}
 	}
 }

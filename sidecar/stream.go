@@ -74,6 +74,10 @@ type Stream struct {
 	c       *Client
 	id      int64
 	window  int64
+	// windowBytes is the byte window the producer honours (protocol 1.2):
+	// the chunk data it may have unacknowledged; zero for a producer of
+	// an earlier protocol, whose chunk window bounds its bytes instead.
+	windowBytes int64
 	every   int64 // auto-ack once this many chunks were taken since the last ack
 	manual  bool
 	ctx     context.Context
@@ -95,8 +99,12 @@ type Stream struct {
 		received int64          // seq of the last chunk received
 		taken    int64          // chunks taken by Next
 		acked    int64          // the last seq acknowledged to the plugin
+		unacked  fifo[int64]    // the sizes of the chunks received beyond acked, in order
+		bytes    int64          // their sum: the chunk data unacknowledged
+		held     int64          // the chunk data buf holds
 		fault    error          // a flow control violation, once seen
 		peak     int            // the most chunks buf ever held
+		peakHeld int64          // the most chunk data buf ever held
 		gone     bool           // the stream ended: chunks are dropped
 	}
 }
@@ -117,6 +125,7 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 	c.growPipe.Do(func() { c.proc.GrowStdout(streamPipeSize) })
 	s := &Stream{c: c, window: opts.window(), manual: opts.ManualAck, ctx: ctx,
 		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
+	s.window, s.windowBytes = c.streamWindow(s.window)
 	s.every = (s.window + 1) / 2
 	var due time.Time
 	if d, ok := c.ownTimeout(ctx); ok {
@@ -124,7 +133,7 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 		s.timeout, due = s.timer.C, time.Now().Add(d)
 	}
 	params := wire.ProviderInvokeParams{Ref: ref, Input: input, Traceparent: wire.Traceparent(ctx),
-		Stream: &wire.StreamParams{Window: int(s.window)}}
+		Stream: &wire.StreamParams{Window: int(s.window), WindowBytes: c.opts.windowBytes}}
 	s.id = c.nextID.Add(1)
 	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, params)
 	if err == nil {
@@ -254,8 +263,10 @@ func (s *Stream) take() (chunk received, ok bool, fault error) {
 	var ack int64
 	if ok {
 		s.mu.taken++
+		s.mu.held -= int64(len(chunk.data))
 		if !s.manual && s.mu.taken-s.mu.acked >= s.every {
-			s.mu.acked, ack = s.mu.taken, s.mu.taken
+			ack = s.mu.taken
+			s.ackedLocked(ack)
 		}
 	}
 	s.mu.Unlock()
@@ -334,6 +345,7 @@ func (s *Stream) end(err error, cancel bool) {
 	s.mu.Lock()
 	s.mu.gone = true
 	s.mu.buf = fifo[received]{}
+	s.mu.held = 0
 	s.mu.free = nil
 	s.mu.Unlock()
 	s.c.dropStream(s.id)
@@ -372,9 +384,32 @@ func (s *Stream) Ack(seq int64) {
 		s.mu.Unlock()
 		return
 	}
-	s.mu.acked = seq
+	s.ackedLocked(seq)
 	s.mu.Unlock()
 	s.sendAck(seq)
+}
+
+// ackedLocked records that the chunks up to seq are acknowledged: the
+// producer's credit grows by their chunks and bytes. The caller holds
+// s.mu and sends the ack.
+func (s *Stream) ackedLocked(seq int64) {
+	for ; s.mu.acked < seq; s.mu.acked++ {
+		n, _ := s.mu.unacked.pop()
+		s.mu.bytes -= n
+	}
+}
+
+// streamWindow returns the chunk window and the byte window of a stream
+// this client's plugin is asked to produce with window: the byte window
+// is Limits.StreamWindowBytes for a plugin of protocol 1.2 or later,
+// which honours it; a plugin of an earlier protocol does not know it, so
+// its chunk window is what keeps its bytes within it: one chunk per
+// frame's worth (4 MiB) of the byte window, at least one.
+func (c *Client) streamWindow(window int64) (chunks, bytes int64) {
+	if c.streamBytes {
+		return window, c.opts.windowBytes
+	}
+	return min(window, max(1, c.opts.windowBytes/int64(c.opts.maxFrame))), 0
 }
 
 // sendAck sends $/stream/ack for seq, ahead of queued calls.
@@ -403,6 +438,17 @@ func (s *Stream) Peak() int {
 	return s.mu.peak
 }
 
+// PeakBytes returns the most chunk data, in bytes, the stream has held at
+// once: from a plugin of protocol 1.2 or later at most its byte window
+// (Limits.StreamWindowBytes, and one chunk larger than that alone); from
+// an earlier one at most its window of chunks, which the host asked of it
+// with the byte window in mind (see docs/protocol.md §5.12).
+func (s *Stream) PeakBytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.peakHeld
+}
+
 // Window returns the stream's window.
 func (s *Stream) Window() int { return int(s.window) }
 
@@ -420,16 +466,25 @@ func (s *Stream) push(seq int64, data json.RawMessage, valid bool) error {
 	case seq > s.mu.acked+s.window:
 		fault = fmt.Errorf("%w: chunk %d is beyond the window (%d chunks beyond the last one acknowledged, %d)",
 			ErrFlowControl, seq, s.window, s.mu.acked)
+	case s.windowBytes > 0 && seq > s.mu.acked+1 && s.mu.bytes+int64(len(data)) > s.windowBytes:
+		fault = fmt.Errorf("%w: chunk %d of %d bytes is beyond the byte window (%d bytes unacknowledged before it, window %d bytes)",
+			ErrFlowControl, seq, len(data), s.mu.bytes, s.windowBytes)
 	default:
+		n := int64(len(data))
 		b := s.bufferFor(len(data))
 		copy(b, data)
 		s.mu.buf.push(received{data: b, valid: valid})
 		s.mu.received = seq
+		s.mu.unacked.push(n)
+		s.mu.bytes += n
+		s.mu.held += n
 		s.mu.peak = max(s.mu.peak, s.mu.buf.len())
+		s.mu.peakHeld = max(s.mu.peakHeld, s.mu.held)
 	}
 	if fault != nil {
 		s.mu.fault = fault
 		s.mu.buf = fifo[received]{}
+		s.mu.held = 0
 	}
 	s.mu.Unlock()
 	select {

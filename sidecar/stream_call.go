@@ -22,14 +22,17 @@ import (
 // written to the plugin, or queued for it, are at most its window. Send is
 // called by one goroutine at a time; OnAck before the first Send.
 type CallStream struct {
-	c      *Client
-	id     json.RawMessage // the plugin's request id
-	window int64
-	credit chan struct{} // an ack came (capacity 1)
+	c           *Client
+	id          json.RawMessage // the plugin's request id
+	window      int64
+	windowBytes int64         // the plugin's window_bytes (protocol 1.2), or 0
+	credit      chan struct{} // an ack came (capacity 1)
 
 	mu struct {
 		sync.Mutex
 		sent, acked int64
+		unacked     fifo[int64] // the data sizes of the chunks sent beyond acked
+		bytes       int64       // their sum
 		onAck       func(seq int64)
 	}
 }
@@ -41,7 +44,11 @@ func (c *Client) newCallStream(id json.RawMessage, p *wire.StreamParams) (*CallS
 		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("capability/call: stream window %d is not between 1 and %d",
 			p.Window, wire.MaxStreamWindow)}
 	}
-	return &CallStream{c: c, id: json.RawMessage(callKey(id)), window: int64(p.Window), credit: make(chan struct{}, 1)}, nil
+	if p.WindowBytes < 0 {
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("capability/call: stream window_bytes %d is negative", p.WindowBytes)}
+	}
+	return &CallStream{c: c, id: json.RawMessage(callKey(id)), window: int64(p.Window), windowBytes: p.WindowBytes,
+		credit: make(chan struct{}, 1)}, nil
 }
 
 // Window returns the window the plugin asked for.
@@ -59,16 +66,26 @@ func (s *CallStream) OnAck(fn func(seq int64)) {
 
 // Send writes data (one JSON value, as a plugin's chunk carries it) as the
 // next chunk, once the window allows: it blocks while window chunks are
-// unacknowledged, until an ack or the end of ctx (the call's context, which
-// the plugin's $/cancel, its crash and the end of the call's parent
-// cancel), whose cause it then returns. It fails with ErrClosed once the
-// plugin's input is closed.
+// unacknowledged, or, when the plugin asked for a byte window (protocol
+// 1.2), while data would take the unacknowledged chunk data past it (one
+// chunk larger than the byte window goes alone); and while the plugin's
+// queue holds its budget; until an ack, room, or the end of ctx (the
+// call's context, which the plugin's $/cancel, its crash and the end of
+// the call's parent cancel), whose cause it then returns. It fails with
+// ErrClosed once the plugin's input is closed.
 func (s *CallStream) Send(ctx context.Context, data json.RawMessage) error {
+	n := int64(len(data))
+	if data == nil {
+		n = int64(len("null"))
+	}
 	for {
 		s.mu.Lock()
-		if s.mu.sent < s.mu.acked+s.window {
+		if s.mu.sent < s.mu.acked+s.window &&
+			(s.windowBytes == 0 || s.mu.sent == s.mu.acked || s.mu.bytes+n <= s.windowBytes) {
 			s.mu.sent++
 			seq := s.mu.sent
+			s.mu.unacked.push(n)
+			s.mu.bytes += n
 			s.mu.Unlock()
 			return s.c.send(ctx, frameWait, 0, chunkFrame(s.id, seq, data))
 		}
@@ -89,7 +106,10 @@ func (s *CallStream) ack(seq int64) {
 		s.mu.Unlock()
 		return
 	}
-	s.mu.acked = seq
+	for ; s.mu.acked < seq; s.mu.acked++ {
+		n, _ := s.mu.unacked.pop()
+		s.mu.bytes -= n
+	}
 	fn := s.mu.onAck
 	s.mu.Unlock()
 	select {

@@ -366,3 +366,75 @@ func TestCallStream(t *testing.T) {
 		t.Errorf("Send after the plugin's cancel = %v, want %v", err, errCallCancelled)
 	}
 }
+
+// TestStreamByteWindow: a producer of protocol 1.2 is asked for the byte
+// window (Limits.StreamWindowBytes) and held to it: two chunks of 600 KiB
+// within the window of chunks take its unacknowledged data past 1 MiB, so
+// the stream fails with ErrFlowControl, and the host never held more
+// than the byte window.
+func TestStreamByteWindow(t *testing.T) {
+	opts, _ := testOptions(t)
+	c, err := Start(context.Background(), installFixture(t, "stream-bytes"), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(t, c)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
+	defer cancel()
+	s, err := c.OpenStream(ctx, "x", nil, StreamOptions{Window: 16})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var got error
+	for got == nil {
+		_, got = s.Next()
+	}
+	if !errors.Is(got, ErrFlowControl) || !strings.Contains(got.Error(), "beyond the byte window") {
+		t.Errorf("Next = %v, want ErrFlowControl for the byte window", got)
+	}
+	if peak := s.PeakBytes(); peak > wire.DefaultStreamWindowBytes {
+		t.Errorf("the stream held %d bytes, over its byte window %d", peak, wire.DefaultStreamWindowBytes)
+	}
+	if c.Err() != nil {
+		t.Errorf("the plugin was stopped for a stream's flow control: %v", c.Err())
+	}
+}
+
+// TestStreamWindowsAsked: a plugin of protocol 1.2 is asked for the
+// window of chunks given and the byte window; one of protocol 1.1 does
+// not know the byte window, so it is asked for one chunk per 4 MiB of it
+// (at least one), which keeps the data the host holds within it.
+func TestStreamWindowsAsked(t *testing.T) {
+	for _, tt := range []struct {
+		fixture string
+		limit   uint64
+		want    string
+	}{
+		{"stream-params", 0, `{"window":16,"window_bytes":1048576}`},
+		{"stream-params", 64 << 10, `{"window":16,"window_bytes":65536}`},
+		{"stream-params-old", 0, `{"window":1,"window_bytes":1048576}`},
+		{"stream-params-old", 12 << 20, `{"window":3,"window_bytes":12582912}`},
+	} {
+		t.Run(fmt.Sprintf("%s/%d", tt.fixture, tt.limit), func(t *testing.T) {
+			opts, _ := testOptions(t)
+			opts.Limits.StreamWindowBytes = tt.limit
+			c, err := Start(context.Background(), installFixture(t, tt.fixture), opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer closeClient(t, c)
+			ctx, cancel := context.WithTimeout(context.Background(), within)
+			defer cancel()
+			s, err := c.OpenStream(ctx, "x", nil, StreamOptions{Window: 16})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			data, err := s.Next()
+			if err != nil || string(data) != tt.want {
+				t.Errorf("asked with %s, %v; want %s", data, err, tt.want)
+			}
+		})
+	}
+}

@@ -107,9 +107,7 @@ func AppendDispatchRequest(dst []byte, id int64, method string, params any) ([]b
 		dst = jsonscan.AppendString(dst, trace)
 	}
 	if stream != nil {
-		dst = append(dst, `,"stream":{"window":`...)
-		dst = strconv.AppendInt(dst, int64(stream.Window), 10)
-		dst = append(dst, '}')
+		dst = appendStreamParams(dst, stream)
 	}
 	return append(dst, "}}"...), true, nil
 }
@@ -181,9 +179,19 @@ func AppendCapabilityCall(dst []byte, id json.RawMessage, p *CapabilityCallParam
 		dst = jsonscan.AppendString(dst, p.Traceparent)
 	}
 	if p.Stream != nil {
-		dst = append(dst, `,"stream":{"window":`...)
-		dst = strconv.AppendInt(dst, int64(p.Stream.Window), 10)
-		dst = append(dst, '}')
+		dst = appendStreamParams(dst, p.Stream)
 	}
 	return append(dst, "}}"...)
+}
+
+// appendStreamParams appends the "stream" member of a request, as
+// json.Marshal would write sp.
+func appendStreamParams(dst []byte, sp *StreamParams) []byte {
+	dst = append(dst, `,"stream":{"window":`...)
+	dst = strconv.AppendInt(dst, int64(sp.Window), 10)
+	if sp.WindowBytes != 0 {
+		dst = append(dst, `,"window_bytes":`...)
+		dst = strconv.AppendInt(dst, sp.WindowBytes, 10)
+	}
+	return append(dst, '}')
 }

@@ -99,17 +99,20 @@ func decodeFast(data []byte, v any) bool {
 }
 
 // decodeStreamParams decodes the "stream" member of a request, if any,
-// into *sp: {"window": N} with nothing else (anything else is
-// json.Unmarshal's).
+// into *sp: {"window": N} and an optional "window_bytes" (protocol 1.2),
+// with nothing else (anything else is json.Unmarshal's).
 func decodeStreamParams(raw json.RawMessage, sp **StreamParams) bool {
 	if raw == nil {
 		return true
 	}
-	var w *int
-	if !jsonscan.DecodeFields(raw, knownStrings, []field{{Key: "window", Num: &w}}) || w == nil {
+	var w, wb *int
+	if !jsonscan.DecodeFields(raw, knownStrings, []field{{Key: "window", Num: &w}, {Key: "window_bytes", Num: &wb}}) || w == nil {
 		return false
 	}
 	*sp = &StreamParams{Window: *w}
+	if wb != nil {
+		(*sp).WindowBytes = int64(*wb)
+	}
 	return true
 }
 

@@ -150,6 +150,9 @@ type CapabilityCallParams struct {
 // the last one acknowledged, in [1, MaxStreamWindow].
 type StreamParams struct {
 	Window int `json:"window"`
+	// WindowBytes, when set (protocol 1.2), bounds the chunk data the
+	// producer may have unacknowledged, besides its chunks.
+	WindowBytes int64 `json:"window_bytes,omitempty"`
 }
 
 // StreamChunkParams are the params of $/stream/chunk: ID is the id of the

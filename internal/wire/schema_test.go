@@ -229,9 +229,10 @@ func TestSchemaTimeouts(t *testing.T) {
 		}
 	}
 	// Every Duration constant is in goTimeouts: the count of Default* and
-	// Max* constants minus the non-duration ones (DefaultMaxFrame and the
-	// stream windows, which TestSchemaStreamWindow holds to the schema).
-	n := len(goConsts(t, "Default")) + len(goConsts(t, "Max")) - 3
+	// Max* constants minus the non-duration ones (DefaultMaxFrame, the
+	// stream windows, which TestSchemaStreamWindow holds to the schema,
+	// and the byte bounds DefaultQueueBytes and DefaultStreamWindowBytes).
+	n := len(goConsts(t, "Default")) + len(goConsts(t, "Max")) - 5
 	if n != len(goTimeouts) {
 		t.Errorf("%d timeout constants, %d in goTimeouts: add the new one to both tables", n, len(goTimeouts))
 	}

@@ -77,7 +77,7 @@
 
 const { AsyncLocalStorage } = require('async_hooks');
 
-const PROTOCOL_VERSION = '1.1.0';
+const PROTOCOL_VERSION = '1.2.0';
 const MAX_FRAME = 4 << 20;
 const DRAIN_WAIT_MS = 1000;
 const CANCEL_WAIT_MS = 500;
@@ -618,20 +618,33 @@ class Session {
       if (values && typeof values.return === 'function') await values.return();
       throw new ProtocolError(codes.INVALID_PARAMS, `provider/invoke: stream window ${JSON.stringify(window)} is not between 1 and ${MAX_STREAM_WINDOW}`);
     }
+    const windowBytes = stream.window_bytes === undefined ? 0 : stream.window_bytes;
+    if (!Number.isInteger(windowBytes) || windowBytes < 0) {
+      if (values && typeof values.return === 'function') await values.return();
+      throw new ProtocolError(codes.INVALID_PARAMS, `provider/invoke: stream window_bytes ${JSON.stringify(windowBytes)} is not a size in bytes`);
+    }
     const { id } = handlerContext.getStore();
     const key = JSON.stringify(id);
-    const p = { window, sent: 0, acked: 0, wake: () => {} };
+    // The window of chunks and, when the host asks for one (protocol 1.2),
+    // of bytes: the sizes of the chunks sent and not acknowledged, in order.
+    const p = { window, windowBytes, sent: 0, acked: 0, unacked: [], bytes: 0, wake: () => {} };
+    const room = (size) => p.sent < p.acked + window &&
+      (!windowBytes || p.sent === p.acked || p.bytes + size <= windowBytes);
     this.producing.set(key, p);
     const stop = () => p.wake();
     signal.addEventListener('abort', stop);
     try {
       for await (const v of values) { // leaving the loop closes the generator
-        while (p.sent >= p.acked + window && !signal.aborted && !this.ended) {
+        const data = v === undefined ? null : v;
+        const size = Buffer.byteLength(JSON.stringify(data)); // the data's JSON text, as write serializes it
+        while (!room(size) && !signal.aborted && !this.ended) {
           await new Promise((resolve) => { p.wake = resolve; });
         }
         if (signal.aborted || this.ended) break;
         p.sent++;
-        this.write({ method: '$/stream/chunk', params: { id, seq: p.sent, data: v === undefined ? null : v } });
+        p.unacked.push(size);
+        p.bytes += size;
+        this.write({ method: '$/stream/chunk', params: { id, seq: p.sent, data } });
       }
     } finally {
       signal.removeEventListener('abort', stop);
@@ -647,7 +660,8 @@ class Session {
   streamAck(params) {
     const p = this.producing.get(JSON.stringify(params.id));
     if (!p || !Number.isInteger(params.seq)) return;
-    p.acked = Math.max(p.acked, Math.min(params.seq, p.sent));
+    const seq = Math.min(params.seq, p.sent);
+    for (; p.acked < seq; p.acked++) p.bytes -= p.unacked.shift();
     p.wake();
   }
 

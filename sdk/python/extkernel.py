@@ -87,7 +87,7 @@ import sys
 import threading
 import traceback
 
-PROTOCOL_VERSION = "1.1.0"
+PROTOCOL_VERSION = "1.2.0"
 MAX_FRAME = 4 << 20
 
 PARSE_ERROR = -32700
@@ -789,20 +789,27 @@ class _Session:
             _close(items)
             raise ProtocolError(INVALID_PARAMS, "provider/invoke: stream window %r is not between 1 and %d"
                                 % (window, MAX_STREAM_WINDOW))
+        window_bytes = stream.get("window_bytes", 0)
+        if not isinstance(window_bytes, int) or isinstance(window_bytes, bool) or window_bytes < 0:
+            _close(items)
+            raise ProtocolError(INVALID_PARAMS, "provider/invoke: stream window_bytes %r is not a size in bytes"
+                                % (window_bytes,))
         call = _current.serving[1]
         key = json.dumps(call.id)
-        producer = _Producer(window)
+        producer = _Producer(window, window_bytes)
         with self.cond:
             self.producing[key] = producer
         try:
             for item in items:
+                # The chunk's size as the host counts it: its data's JSON
+                # text, as write serializes it.
+                size = len(json.dumps(item, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
                 with self.cond:
-                    while not producer.room() and not cancel.is_set() and not self.ended:
+                    while not producer.room(size) and not cancel.is_set() and not self.ended:
                         self.cond.wait()
                     if cancel.is_set() or self.ended:
                         break
-                    producer.sent += 1
-                    seq = producer.sent
+                    seq = producer.send(size)
                 self.write({"method": "$/stream/chunk", "params": {"id": call.id, "seq": seq, "data": item}})
         finally:
             _close(items)  # GeneratorExit in a generator still running
@@ -819,7 +826,7 @@ class _Session:
             producer = self.producing.get(json.dumps(params.get("id")))
             if producer is None or not isinstance(seq, int):
                 return
-            producer.acked = max(producer.acked, min(seq, producer.sent))
+            producer.ack(seq)
             self.cond.notify_all()
 
     def stream_chunk(self, params):
@@ -887,17 +894,37 @@ class _StreamHandler:
 
 
 class _Producer:
-    """A stream the plugin produces: its window, the chunks sent and the
-    last one the host acknowledged (under the session's cond)."""
-    __slots__ = ("window", "sent", "acked")
+    """A stream the plugin produces: its window of chunks and of bytes
+    (window_bytes, protocol 1.2; 0 for none), the chunks sent, the last one
+    the host acknowledged and the sizes of those in between (under the
+    session's cond)."""
+    __slots__ = ("window", "window_bytes", "sent", "acked", "unacked", "bytes")
 
-    def __init__(self, window):
+    def __init__(self, window, window_bytes=0):
         self.window = window
+        self.window_bytes = window_bytes
         self.sent = 0
         self.acked = 0
+        self.unacked = collections.deque()
+        self.bytes = 0
 
-    def room(self):
-        return self.sent < self.acked + self.window
+    def room(self, size):
+        """Whether a chunk of size bytes may be sent: within the window of
+        chunks and of bytes (a chunk larger than the byte window goes alone)."""
+        return self.sent < self.acked + self.window and (
+            not self.window_bytes or self.sent == self.acked or self.bytes + size <= self.window_bytes)
+
+    def send(self, size):
+        self.sent += 1
+        self.unacked.append(size)
+        self.bytes += size
+        return self.sent
+
+    def ack(self, seq):
+        seq = min(seq, self.sent)
+        while self.acked < seq:
+            self.bytes -= self.unacked.popleft()
+            self.acked += 1
 
 
 class _Consumer:

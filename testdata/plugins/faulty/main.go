@@ -17,7 +17,11 @@
 // for none with a stray chunk before its answer), stream-bad-chunk
 // (answers a stream request with a chunk frame in the Go SDK's layout whose
 // data is not valid JSON: a raw control character),
-// slow-reader (serves normally, but reads one message every 20 ms after
+// stream-bytes (answers a stream request with two chunks of 600 KiB, within
+// the window of chunks but past a byte window of 1 MiB), stream-params
+// (answers a stream request with one chunk, the stream params it got;
+// with FAULTY_PROTOCOL set it answers initialize with that protocol
+// version), slow-reader (serves normally, but reads one message every 20 ms after
 // the handshake: a plugin that reads its stdin slowly but steadily),
 // call-flood (sends 400 capability/call requests after the handshake,
 // then never reads its stdin again), and well-behaved (serves normally).
@@ -136,6 +140,9 @@ func handshake() {
 	var p protocol.InitializeParams
 	_ = json.Unmarshal(m.Params, &p)
 	res := protocol.InitializeResult{ProtocolVersion: protocol.Version, Name: p.Plugin.Name, Version: p.Plugin.Version}
+	if v := os.Getenv("FAULTY_PROTOCOL"); v != "" {
+		res.ProtocolVersion = v
+	}
 	switch mode {
 	case "slow-handshake":
 		time.Sleep(3 * time.Second)
@@ -236,6 +243,21 @@ func call(m *wire.Message) {
 		leak(m)
 	case "stream-flood":
 		floodStream(m)
+	case "stream-bytes":
+		// Two chunks of 600 KiB within the window of chunks: the second
+		// takes the unacknowledged data past a byte window of 1 MiB.
+		data := json.RawMessage(strconv.Quote(strings.Repeat("z", 600<<10)))
+		for seq := 1; seq <= 2; seq++ {
+			notify(wire.MethodStreamChunk, wire.StreamChunkParams{ID: m.ID, Seq: int64(seq), Data: data})
+		}
+		respond(m.ID, struct{}{})
+	case "stream-params":
+		// One chunk: the stream params the host asked with.
+		var p wire.ProviderInvokeParams
+		_ = json.Unmarshal(m.Params, &p)
+		b, _ := json.Marshal(p.Stream)
+		notify(wire.MethodStreamChunk, wire.StreamChunkParams{ID: m.ID, Seq: 1, Data: b})
+		respond(m.ID, struct{}{})
 	case "stream-bad-chunk":
 		_, _ = os.Stdout.WriteString(`{"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":` + string(m.ID) +
 			`,"seq":1,"data":"a` + "\x01" + `b"}}` + "\n")
