@@ -71,20 +71,20 @@ func (o StreamOptions) window() int64 {
 // Next and Close are called by one goroutine, the consumer; Ack,
 // Buffered and Peak are safe from any.
 type Stream struct {
-	c       *Client
-	id      int64
-	window  int64
+	c      *Client
+	id     int64
+	window int64
 	// windowBytes is the byte window the producer honours (protocol 1.2):
 	// the chunk data it may have unacknowledged; zero for a producer of
 	// an earlier protocol, whose chunk window bounds its bytes instead.
 	windowBytes int64
-	every   int64 // auto-ack once this many chunks were taken since the last ack
-	manual  bool
-	ctx     context.Context
-	ch      chan *wire.Message // the final response, from deliver
-	ready   chan struct{}      // a chunk or a violation arrived (capacity 1)
-	timer   *time.Timer        // the stream's own timeout, or nil
-	timeout <-chan time.Time
+	every       int64 // auto-ack once this many chunks were taken since the last ack
+	manual      bool
+	ctx         context.Context
+	ch          chan *wire.Message // the final response, from deliver
+	ready       chan struct{}      // a chunk or a violation arrived (capacity 1)
+	timer       *time.Timer        // the stream's own timeout, or nil
+	timeout     <-chan time.Time
 
 	// The consumer's state (Next and Close).
 	final *wire.Message // the response, once read: the end, after the chunks
