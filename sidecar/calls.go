@@ -386,7 +386,16 @@ func (c *Client) readLoop() {
 				c.fault(fmt.Errorf("%w: notification %q sent before the handshake completed", ErrProtocol, wire.MethodStreamChunk))
 				return
 			}
-			c.chunk(&chunk, false) // cut, not validated: Next validates it
+			// Cut, not validated: Next validates it.
+			if bad := c.chunk(&chunk, false); bad != nil {
+				err = c.malformed(bad)
+			} else {
+				c.wellFormed()
+			}
+			if err != nil {
+				c.fault(err)
+				return
+			}
 			continue
 		}
 		if err := c.dispatch(m); err != nil {
@@ -416,21 +425,34 @@ func (c *Client) readError(err error) error {
 }
 
 // dispatch handles one message from the plugin. It returns a protocol
-// violation, which stops the plugin.
+// violation, which stops the plugin: a message out of turn, or one
+// malformed message too many (see malformed).
 func (c *Client) dispatch(m *wire.Message) error {
+	bad, err := c.handle(m)
+	if err != nil || bad == nil {
+		if err == nil {
+			c.wellFormed()
+		}
+		return err
+	}
+	return c.malformed(bad)
+}
+
+// handle handles one message from the plugin. It returns the reason a
+// message is malformed (it is then dropped), or a protocol violation.
+func (c *Client) handle(m *wire.Message) (bad, violation error) {
 	switch {
 	case m.IsResponse():
 		if err := c.checkInitAnswer(m); err != nil {
-			return err
+			return nil, err
 		}
-		c.deliver(m)
-		return nil
+		return c.deliver(m), nil
 	case !c.handshook.Load():
 		what := "notification"
 		if m.IsRequest() {
 			what = "request"
 		}
-		return fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, c.redact(m.Method))
+		return nil, fmt.Errorf("%w: %s %q sent before the handshake completed", ErrProtocol, what, c.redact(m.Method))
 	case m.IsRequest() && m.Method == wire.MethodCapabilityCall && c.opts.OnCall != nil:
 		c.serveCall(m)
 	case m.IsRequest():
@@ -439,15 +461,13 @@ func (c *Client) dispatch(m *wire.Message) error {
 	case m.Method == wire.MethodLog:
 		var p wire.LogParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			c.log.Warn("malformed log notification", "error", c.redact.err(err))
-			return nil
+			return fmt.Errorf("%s params: %w", wire.MethodLog, c.redact.err(err)), nil
 		}
 		c.logNotification(p)
 	case m.Method == wire.MethodNotify:
 		var p wire.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			c.log.Warn("malformed notify notification", "error", c.redact.err(err))
-			return nil
+			return fmt.Errorf("%s params: %w", wire.MethodNotify, c.redact.err(err)), nil
 		}
 		if c.opts.OnNotify != nil {
 			c.opts.OnNotify(c, c.redact(p.Event), p.Data)
@@ -455,29 +475,62 @@ func (c *Client) dispatch(m *wire.Message) error {
 	case m.Method == wire.MethodCancel:
 		var p wire.CancelParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
-			c.log.Warn("malformed $/cancel notification", "error", c.redact.err(err))
-			return nil
+			return fmt.Errorf("%s params: %w", wire.MethodCancel, c.redact.err(err)), nil
 		}
 		c.cancelCall(p.ID)
 	case m.Method == wire.MethodStreamChunk:
-		c.streamChunk(m.Params)
+		return c.streamChunk(m.Params), nil
 	case m.Method == wire.MethodStreamAck:
-		c.streamAck(m.Params)
+		return c.streamAck(m.Params), nil
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
 	}
+	return nil, nil
+}
+
+// malformed counts one malformed message, which the host dropped, and
+// logs why (rate-limited with the plugin's log lines). Each malformed
+// message counts up and each well-formed one down (never below zero):
+// when the count reaches the limit (Options.Limits.MalformedMessages),
+// malformed returns the protocol violation that stops the plugin. A
+// plugin that sends nothing but garbage is stopped after that many; one
+// that mixes garbage with real traffic cannot get the host to log more
+// than its rate allows. Only the reading goroutine calls it.
+func (c *Client) malformed(why error) error {
+	c.misbehaved++
+	if c.misbehaved >= c.opts.maxMalformed {
+		return fmt.Errorf("%w: %d malformed messages more than well-formed ones (limit %d), the last: %w",
+			ErrProtocol, c.misbehaved, c.opts.maxMalformed, why)
+	}
+	c.warn("dropping a malformed message", "error", why)
 	return nil
+}
+
+// wellFormed counts one well-formed message against the malformed ones.
+func (c *Client) wellFormed() {
+	if c.misbehaved > 0 {
+		c.misbehaved--
+	}
+}
+
+// warn logs a warning the plugin caused, under the rate limit of its log
+// lines: a plugin cannot make the host log faster than it may log
+// itself.
+func (c *Client) warn(msg string, args ...any) {
+	if c.limit.allow() {
+		c.log.Warn(msg, args...)
+	}
 }
 
 // deliver hands a response to its pending call. A response nobody waits
 // for (a late answer to a cancelled call) is dropped. Any response counts
-// as a sign of life for the hang timeout.
-func (c *Client) deliver(m *wire.Message) {
+// as a sign of life for the hang timeout. It returns why a response with
+// an id the host never sent is malformed.
+func (c *Client) deliver(m *wire.Message) error {
 	c.heard()
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
-	if err != nil {
-		c.log.Warn("dropping response with an id the host never sent", "id", c.opts.Redact(string(m.ID)))
-		return
+	if err != nil || id <= 0 || id > c.nextID.Load() {
+		return fmt.Errorf("a response with id %s, which the host never sent", c.opts.Redact(string(m.ID)))
 	}
 	if id == c.initID.Load() {
 		c.handshook.Store(true)
@@ -488,15 +541,16 @@ func (c *Client) deliver(m *wire.Message) {
 	c.mu.Unlock()
 	if !ok {
 		c.log.Debug("dropping late response", "id", id)
-		return
+		return nil
 	}
 	if p.async != nil {
 		c.endChildren(id)
 		p.async.answer(m)
-		return
+		return nil
 	}
 	p.ch <- m
 	c.endChildren(id)
+	return nil
 }
 
 // reply answers the plugin's request id with the error e. A plugin that

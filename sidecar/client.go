@@ -41,8 +41,11 @@ type Client struct {
 	// streamBytes is set by the handshake when the plugin speaks protocol
 	// 1.2 or later: it honours a stream's window_bytes.
 	streamBytes bool
-	epoch       time.Time    // monotonic origin of lastHeard
-	lastHeard   atomic.Int64 // time since epoch of the last response read
+	epoch       time.Time // monotonic origin of lastHeard
+	// misbehaved is the net count of malformed messages read (see
+	// malformed); only the reading goroutine touches it.
+	misbehaved int
+	lastHeard  atomic.Int64 // time since epoch of the last response read
 
 	// life is cancelled, under mu, with the first fault as its cause (in
 	// faulted, or recorded in exited), or with errClosing when Close

@@ -495,37 +495,40 @@ func (s *Stream) push(seq int64, data json.RawMessage, valid bool) error {
 }
 
 // streamChunk handles a $/stream/chunk from the plugin (the reading
-// goroutine). A chunk for a stream in flight goes to it; one for a host
-// request in flight that asked for no stream is dropped with a warning;
-// one for no request in flight (a late chunk of a stream the host
-// cancelled) is dropped quietly. Malformed params are logged and dropped.
-func (c *Client) streamChunk(params json.RawMessage) {
+// goroutine). A chunk for a stream in flight goes to it; one for no
+// request in flight (a late chunk of a stream the host cancelled) is
+// dropped quietly. It returns why a chunk is malformed: its params do
+// not decode, its id was never sent, or its request asked for no stream.
+func (c *Client) streamChunk(params json.RawMessage) error {
 	var p wire.StreamChunkParams
 	if err := wire.DecodeChunk(params, &p); err != nil { // params were validated with the frame
-		c.log.Warn("malformed $/stream/chunk notification", "error", c.redact.err(err))
-		return
+		return fmt.Errorf("%s params: %w", wire.MethodStreamChunk, c.redact.err(err))
 	}
-	c.chunk(&p, true)
+	return c.chunk(&p, true)
 }
 
 // chunk delivers the chunk p, whose fields may alias the reader's buffer
 // (wire.FrameReader.ReadChunkOrMessage): what is kept is copied. valid
 // says whether its data was validated with its frame; if not, Next
-// validates it.
-func (c *Client) chunk(p *wire.StreamChunkParams, valid bool) {
+// validates it. It returns why the chunk is malformed, if it is.
+func (c *Client) chunk(p *wire.StreamChunkParams, valid bool) error {
 	id, err := strconv.ParseInt(string(p.ID), 10, 64)
+	if err != nil || id <= 0 || id > c.nextID.Load() {
+		return fmt.Errorf("a chunk for id %s, which the host never sent", c.opts.Redact(string(p.ID)))
+	}
 	c.mu.Lock()
 	s := c.mu.streams[id]
 	_, pending := c.mu.pending[id]
 	c.mu.Unlock()
 	switch {
-	case err != nil || (s == nil && !pending):
-		c.log.Debug("dropping a chunk for no stream in flight", "id", c.opts.Redact(string(p.ID)), "seq", p.Seq)
+	case s == nil && !pending:
+		c.log.Debug("dropping a chunk for no stream in flight", "id", id, "seq", p.Seq)
 	case s == nil:
-		c.log.Warn("dropping a chunk for a request that asked for no stream", "id", id, "seq", p.Seq)
+		return fmt.Errorf("a chunk (seq %d) for request %d, which asked for no stream", p.Seq, id)
 	default:
 		if fault := s.push(p.Seq, p.Data, valid); fault != nil {
-			c.log.Warn("plugin broke a stream's flow control: cancelling the request", "id", id, "error", fault)
+			c.warn("plugin broke a stream's flow control: cancelling the request", "id", id, "error", fault)
 		}
 	}
+	return nil
 }

@@ -138,19 +138,20 @@ func chunkFrame(id json.RawMessage, seq int64, data json.RawMessage) []byte {
 }
 
 // streamAck handles a $/stream/ack from the plugin for one of its calls
-// (the reading goroutine); one for no stream in flight is ignored.
-func (c *Client) streamAck(params json.RawMessage) {
+// (the reading goroutine); one for no stream in flight is ignored. It
+// returns why an ack is malformed, if it is.
+func (c *Client) streamAck(params json.RawMessage) error {
 	var p wire.StreamAckParams
 	if err := wire.Decode(params, &p); err != nil {
-		c.log.Warn("malformed $/stream/ack notification", "error", c.redact.err(err))
-		return
+		return fmt.Errorf("%s params: %w", wire.MethodStreamAck, c.redact.err(err))
 	}
 	c.mu.Lock()
 	rec := c.mu.inbound[callKey(p.ID)]
 	c.mu.Unlock()
 	if rec == nil || rec.stream == nil {
 		c.log.Debug("ignoring an ack for no stream in flight", "id", c.opts.Redact(string(p.ID)))
-		return
+		return nil
 	}
 	rec.stream.ack(p.Seq)
+	return nil
 }

@@ -286,7 +286,7 @@ func TestStreamFlowControlViolation(t *testing.T) {
 	if c.Err() != nil {
 		t.Errorf("the plugin was stopped: %v", c.Err())
 	}
-	if !strings.Contains(logs.String(), "dropping a chunk for a request that asked for no stream") {
+	if !strings.Contains(logs.String(), "which asked for no stream") {
 		t.Errorf("no warning for the stray chunk in the log")
 	}
 }

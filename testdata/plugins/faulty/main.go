@@ -24,7 +24,10 @@
 // version), slow-reader (serves normally, but reads one message every 20 ms after
 // the handshake: a plugin that reads its stdin slowly but steadily),
 // call-flood (sends 400 capability/call requests after the handshake,
-// then never reads its stdin again), and well-behaved (serves normally).
+// then never reads its stdin again), garbage (sends 1000 malformed
+// messages of six kinds after the handshake, then the notify "sent", then
+// serves), garbage-mixed (the same, with a well-formed log notification
+// after each malformed message), and well-behaved (serves normally).
 // sleeper is the grandchild's mode.
 package main
 
@@ -93,8 +96,37 @@ func main() {
 				Method: wire.MethodCapabilityCall, Params: p})
 		}
 		sleepForever()
+	case "garbage", "garbage-mixed":
+		for i := range 1000 {
+			send(garbage(i))
+			if mode == "garbage-mixed" {
+				notify(wire.MethodLog, wire.LogParams{Level: "debug", Message: "between the garbage"})
+			}
+		}
+		notify(wire.MethodNotify, wire.NotifyParams{Event: "sent"})
 	}
 	serve()
+}
+
+// garbage returns the i-th malformed message: well-framed JSON-RPC whose
+// params do not decode, or whose id the host never sent.
+func garbage(i int) *wire.Message {
+	m := &wire.Message{JSONRPC: wire.JSONRPCVersion}
+	switch i % 6 {
+	case 0:
+		m.Method, m.Params = wire.MethodLog, json.RawMessage(`["not","an","object"]`)
+	case 1:
+		m.Method, m.Params = wire.MethodNotify, json.RawMessage(`{"event":42}`)
+	case 2:
+		m.Method, m.Params = wire.MethodCancel, json.RawMessage(`["everything"]`)
+	case 3:
+		m.ID, m.Result = json.RawMessage(strconv.Itoa(1_000_000+i)), json.RawMessage(`null`)
+	case 4:
+		m.Method, m.Params = wire.MethodStreamChunk, json.RawMessage(`{"id":"x","seq":1,"data":1}`)
+	case 5:
+		m.Method, m.Params = wire.MethodStreamAck, json.RawMessage(`{"id":[],"seq":"one"}`)
+	}
+	return m
 }
 
 func sleepForever() {
