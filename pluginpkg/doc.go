@@ -32,6 +32,14 @@
 //	<home>/state.json                    {"format":1,"packages":{"<name>":{"enabled":false,"pin":"<pin>","digest":"<hex>"}}}
 //	<home>/.state.lock                   flock serializing state writers
 //
+// packages/.staging and packages/.previous MUST be plain directories: one
+// that is a symbolic link (deleting or renaming under it would reach
+// outside the home) or not a directory is refused, naming it, by
+// InstallSource, PreviewInstall, Rollback and Remove before they delete or
+// write anything. An entry packages/.previous/<name> may be a link: it is
+// what an upgrade of a linked package keeps, and it is only ever moved or
+// unlinked.
+//
 // A package with no state entry is enabled and unpinned. LoadInstalled
 // enumerates a home deterministically (packages in name order); a package
 // loads only when its manifest is valid and its name equals its directory
