@@ -16,7 +16,10 @@
 //  2. NewServer(k, Options{Logs: ring}) subscribes to k's events; create
 //     it before k.Start to keep the start's progress.
 //  3. Listen(path) creates the socket (mode 0600, its directory 0700,
-//     a stale socket removed with a Note); Serve(ln) serves it until Close.
+//     a stale socket removed with a Note); its directory MUST be private:
+//     a symbolic link, or another user's that others may write, is
+//     refused, and this user's that others may write is made 0700 with a
+//     Note (pluginpkg.PrepareRunDir). Serve(ln) serves it until Close.
 //  4. Close(ctx) ends every stream and request, waits for every handler,
 //     closes the listeners (removing their sockets) and unsubscribes. It
 //     is idempotent. The host closes the server before the kernel.
