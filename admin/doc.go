@@ -30,11 +30,15 @@
 //     LogRing.Accept take one short lock each and never wait; a follower
 //     that falls Options.FollowBuffer lines behind is dropped, its stream
 //     ending with a too_slow error line.
-//   - Every read is bounded (Options.MaxBody for a request body, 16 MiB
-//     for an answer and 1 MiB for a stream line on the client side), and
-//     every write to a client has its own deadline (Options.WriteTimeout):
-//     a client that connects and never reads loses its answer or stream,
-//     and nothing else is disturbed.
+//   - Every read is bounded, in size (Options.MaxBody for a request body,
+//     16 MiB for an answer and 1 MiB for a stream line on the client side)
+//     and in time (Options.HeaderTimeout for a request's header,
+//     BodyTimeout for its body, IdleTimeout between requests), and every
+//     write to a client has its own deadline (Options.WriteTimeout): a
+//     client that connects and never sends, sends slowly or never reads
+//     is disconnected, and nothing else is disturbed.
+//   - At most Options.MaxConns connections are served at once; more wait,
+//     unaccepted, until one closes.
 //   - Every answer is JSON, errors included ({"error": {"code": ...}}):
 //     an unknown path or method, invalid JSON, an oversized body and a
 //     kernel or plugin error each have their code (the Code constants).
