@@ -16,7 +16,10 @@
 //  2. NewServer(k, Options{Logs: ring}) subscribes to k's events; create
 //     it before k.Start to keep the start's progress.
 //  3. Listen(path) creates the socket (mode 0600, its directory 0700,
-//     a stale socket removed with a Note); Serve(ln) serves it until Close.
+//     a stale socket removed with a Note); its directory MUST be private:
+//     a symbolic link, or another user's that others may write, is
+//     refused, and this user's that others may write is made 0700 with a
+//     Note (pluginpkg.PrepareRunDir). Serve(ln) serves it until Close.
 //  4. Close(ctx) ends every stream and request, waits for every handler,
 //     closes the listeners (removing their sockets) and unsubscribes. It
 //     is idempotent. The host closes the server before the kernel.
@@ -27,11 +30,15 @@
 //     LogRing.Accept take one short lock each and never wait; a follower
 //     that falls Options.FollowBuffer lines behind is dropped, its stream
 //     ending with a too_slow error line.
-//   - Every read is bounded (Options.MaxBody for a request body, 16 MiB
-//     for an answer and 1 MiB for a stream line on the client side), and
-//     every write to a client has its own deadline (Options.WriteTimeout):
-//     a client that connects and never reads loses its answer or stream,
-//     and nothing else is disturbed.
+//   - Every read is bounded, in size (Options.MaxBody for a request body,
+//     16 MiB for an answer and 1 MiB for a stream line on the client side)
+//     and in time (Options.HeaderTimeout for a request's header,
+//     BodyTimeout for its body, IdleTimeout between requests), and every
+//     write to a client has its own deadline (Options.WriteTimeout): a
+//     client that connects and never sends, sends slowly or never reads
+//     is disconnected, and nothing else is disturbed.
+//   - At most Options.MaxConns connections are served at once; more wait,
+//     unaccepted, until one closes.
 //   - Every answer is JSON, errors included ({"error": {"code": ...}}):
 //     an unknown path or method, invalid JSON, an oversized body and a
 //     kernel or plugin error each have their code (the Code constants).

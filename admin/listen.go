@@ -7,8 +7,11 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
+
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // maxSocketPath is the longest socket path Listen accepts, in bytes: the
@@ -30,9 +33,12 @@ type Listener struct {
 	net.Listener
 	// Path is the socket's absolute path.
 	Path string
-	// Note is non-empty when Listen removed a stale socket (one nobody
-	// answered) before it listened: a sentence for the operator, e.g.
-	// "removed the stale admin socket /h/run/admin.sock: nothing answered it".
+	// Note is non-empty when Listen repaired something before it
+	// listened: it made the socket's directory private (see
+	// pluginpkg.PrepareRunDir), or removed a stale socket (one nobody
+	// answered). A sentence for the operator, e.g. "removed the stale
+	// admin socket /h/run/admin.sock: nothing answered it"; both are
+	// joined by "; ".
 	Note string
 
 	created   fs.FileInfo // the socket file Listen made, to remove only it
@@ -40,9 +46,13 @@ type Listener struct {
 	closeErr  error
 }
 
-// Listen creates the Unix socket path and listens on it. It creates the
-// socket's directory (mode 0700) when it is missing, and the socket with
-// mode 0600, so only its owner can connect. Where the platform allows
+// Listen creates the Unix socket path and listens on it. The socket's
+// directory is prepared as a home's run directory is
+// (pluginpkg.PrepareRunDir): created with mode 0700 when missing, refused
+// when it is a symbolic link or another user's directory that others may
+// write (such as /tmp), made 0700 (with a Note) when it is this user's
+// and others may write it. The socket is made with mode 0600, so only
+// its owner can connect. Where the platform allows
 // (unix), the socket is bound under a temporary name and linked into place
 // once it listens: a client never finds the path before it answers.
 //
@@ -61,8 +71,9 @@ func Listen(path string) (*Listener, error) {
 	if len(abs) > maxSocketPath {
 		return nil, fmt.Errorf("admin: listen %s: socket path is %d bytes long, at most %d work everywhere", abs, len(abs), maxSocketPath)
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
-		return nil, fmt.Errorf("admin: listen: %w", err)
+	dirNote, err := pluginpkg.PrepareRunDir(filepath.Dir(abs))
+	if err != nil {
+		return nil, fmt.Errorf("admin: listen %s: %w", abs, err)
 	}
 	note, err := clearStale(abs)
 	if err != nil {
@@ -72,9 +83,20 @@ func Listen(path string) (*Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin: listen %s: %w", abs, err)
 	}
-	l := &Listener{Listener: ln, Path: abs, Note: note}
+	l := &Listener{Listener: ln, Path: abs, Note: joinNotes(dirNote, note)}
 	l.created, _ = os.Lstat(abs)
 	return l, nil
+}
+
+// joinNotes joins the non-empty notes with "; ".
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // clearStale checks what is at path: nothing, or a stale socket it removes

@@ -13,13 +13,15 @@ import (
 	"github.com/extkernel/extkernel/admin"
 )
 
-// TestListen covers what Listen finds at the path and the modes it sets.
+// TestListen covers what Listen finds at the path and in its directory,
+// and the modes it sets.
 func TestListen(t *testing.T) {
 	tests := []struct {
-		name     string
-		prepare  func(t *testing.T, path string) (cleanup func())
+		name    string
+		prepare func(t *testing.T, path string) (cleanup func())
+		// wantErr and wantNote name the socket <path> and its <dir>.
 		wantErr  string
-		wantNote bool
+		wantNote string
 	}{
 		{name: "fresh", prepare: func(*testing.T, string) func() { return func() {} }},
 		{name: "not-a-socket", wantErr: "exists and is not a socket", prepare: func(t *testing.T, path string) func() {
@@ -27,7 +29,7 @@ func TestListen(t *testing.T) {
 			writeFile(t, path, "x")
 			return func() {}
 		}},
-		{name: "stale", wantNote: true, prepare: func(t *testing.T, path string) func() {
+		{name: "stale", wantNote: "removed the stale admin socket <path>: nothing answered it", prepare: func(t *testing.T, path string) func() {
 			os.MkdirAll(filepath.Dir(path), 0o700)
 			ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 			if err != nil {
@@ -44,15 +46,50 @@ func TestListen(t *testing.T) {
 			}
 			return func() { ln.Close() }
 		}},
+		{name: "dir-writable-by-others", wantNote: "run directory <dir> was writable by its group or others (mode 0777): made it 0700",
+			prepare: func(t *testing.T, path string) func() {
+				os.Mkdir(filepath.Dir(path), 0o700)
+				if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+					t.Fatal(err)
+				}
+				return func() {}
+			}},
+		{name: "dir-of-another-user", wantErr: "admin: listen <path>: run directory <dir> is writable by its group or others (mode 0777) and owned by uid 65534",
+			prepare: func(t *testing.T, path string) func() {
+				if os.Getuid() != 0 {
+					t.Skip("needs root to give a directory to another user")
+				}
+				os.Mkdir(filepath.Dir(path), 0o700)
+				if err := os.Chmod(filepath.Dir(path), 0o777); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Chown(filepath.Dir(path), 65534, 65534); err != nil {
+					t.Fatal(err)
+				}
+				return func() {}
+			}},
+		{name: "dir-link", wantErr: "admin: listen <path>: run directory <dir> is a symbolic link (to ",
+			prepare: func(t *testing.T, path string) func() {
+				elsewhere := t.TempDir()
+				if err := os.Symlink(elsewhere, filepath.Dir(path)); err != nil {
+					t.Fatal(err)
+				}
+				return func() {
+					if entries, err := os.ReadDir(elsewhere); err != nil || len(entries) != 0 {
+						t.Errorf("the link's target holds %v (%v), want nothing", entries, err)
+					}
+				}
+			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			path := socketPath(t)
+			subst := strings.NewReplacer("<path>", path, "<dir>", filepath.Dir(path)).Replace
 			defer tt.prepare(t, path)()
 			ln, err := admin.Listen(path)
 			if tt.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-					t.Fatalf("Listen error = %v, want one containing %q", err, tt.wantErr)
+				if err == nil || !strings.Contains(err.Error(), subst(tt.wantErr)) {
+					t.Fatalf("Listen error = %v, want one containing %q", err, subst(tt.wantErr))
 				}
 				if tt.name == "in-use" && !errors.Is(err, admin.ErrInUse) {
 					t.Errorf("error %v does not wrap ErrInUse", err)
@@ -62,11 +99,8 @@ func TestListen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := ln.Note != ""; got != tt.wantNote {
-				t.Errorf("Note = %q, want a note: %v", ln.Note, tt.wantNote)
-			}
-			if tt.wantNote && !strings.Contains(ln.Note, "removed the stale admin socket "+path) {
-				t.Errorf("Note = %q", ln.Note)
+			if ln.Note != subst(tt.wantNote) {
+				t.Errorf("Note = %q, want %q", ln.Note, subst(tt.wantNote))
 			}
 			checkMode(t, path, os.ModeSocket|0o600)
 			checkMode(t, filepath.Dir(path), os.ModeDir|0o700)

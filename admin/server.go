@@ -20,14 +20,14 @@ import (
 
 // Defaults of Options.
 const (
-	defaultMaxBody      = 1 << 20
-	defaultWriteTimeout = 5 * time.Second
-	defaultEvents       = 256
-	defaultFollowBuffer = 256
-	// readHeaderTimeout bounds a client that connects and sends nothing.
-	readHeaderTimeout = 10 * time.Second
-	// idleTimeout closes kept-alive connections nobody uses.
-	idleTimeout = time.Minute
+	defaultMaxBody       = 1 << 20
+	defaultWriteTimeout  = 5 * time.Second
+	defaultHeaderTimeout = 5 * time.Second
+	defaultBodyTimeout   = 10 * time.Second
+	defaultIdleTimeout   = time.Minute
+	defaultMaxConns      = 64
+	defaultEvents        = 256
+	defaultFollowBuffer  = 256
 	// maxHeaderBytes bounds a request's header.
 	maxHeaderBytes = 64 << 10
 )
@@ -49,6 +49,28 @@ type Options struct {
 	// WriteTimeout bounds each write to a client (default 5s): a client
 	// that stops reading loses its answer or stream, nothing else.
 	WriteTimeout time.Duration
+	// HeaderTimeout bounds reading a request's header, from when the
+	// server starts reading it (default 5s): a client that sends its
+	// header slowly, or connects and sends nothing, is disconnected
+	// without an answer (http.Server.ReadHeaderTimeout).
+	HeaderTimeout time.Duration
+	// BodyTimeout bounds reading a request's body, from when its header
+	// has been read (default 10s): a client that sends it slowly is
+	// answered CodeRequestTimeout and disconnected. The body (at most
+	// MaxBody) is read whole before the request is routed, whatever the
+	// path, and the bound ends with it: a call or a stream afterwards
+	// runs as long as it needs.
+	BodyTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection that sends no next
+	// request for this long (default 1 minute).
+	IdleTimeout time.Duration
+	// MaxConns bounds the connections served at once, across every
+	// listener of the server (default 64). A connection over the cap is
+	// not accepted until a served one closes: it waits in the socket's
+	// backlog (its client's own deadline applies), and is never closed
+	// unanswered. A follower (logs or events with follow) holds its
+	// connection while it follows.
+	MaxConns int
 	// Events is how many recent kernel events GET /v1/events keeps
 	// (default 256).
 	Events int
@@ -72,6 +94,18 @@ func (o Options) withDefaults() Options {
 	if o.WriteTimeout <= 0 {
 		o.WriteTimeout = defaultWriteTimeout
 	}
+	if o.HeaderTimeout <= 0 {
+		o.HeaderTimeout = defaultHeaderTimeout
+	}
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = defaultBodyTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = defaultIdleTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = defaultMaxConns
+	}
 	if o.Events <= 0 {
 		o.Events = defaultEvents
 	}
@@ -94,6 +128,9 @@ type Server struct {
 	events *eventLog
 	unsub  func()
 	mux    *http.ServeMux // built by NewServer, read-only after
+	// slots holds one value per connection served (Options.MaxConns),
+	// shared by the listeners' limitListeners.
+	slots chan struct{}
 
 	// active counts running handlers; once closing is set (by Close) no
 	// handler starts, so Close's Wait never races an Add.
@@ -113,13 +150,14 @@ type Server struct {
 func NewServer(k *kernel.Kernel, opts Options) *Server {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events), closed: make(chan struct{})}
+	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events), closed: make(chan struct{}),
+		slots: make(chan struct{}, opts.MaxConns)}
 	s.unsub = k.Subscribe(s.events.add)
 	s.mux = s.newMux()
 	s.http = &http.Server{
 		Handler:           http.HandlerFunc(s.serveHTTP),
-		ReadHeaderTimeout: readHeaderTimeout,
-		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: opts.HeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 		ErrorLog:          opts.Logger.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
@@ -130,7 +168,9 @@ func NewServer(k *kernel.Kernel, opts Options) *Server {
 // Serve accepts connections on ln until Close, then returns nil; it
 // returns ErrServerClosed when called after Close, and the listener's
 // error if it fails. Close closes ln. Serve may be called on several
-// listeners, each from its own goroutine.
+// listeners, each from its own goroutine; Options.MaxConns bounds the
+// connections of all of them together: while that many are open, Serve
+// accepts no other.
 func (s *Server) Serve(ln net.Listener) error {
 	select {
 	case <-s.closed:
@@ -138,7 +178,7 @@ func (s *Server) Serve(ln net.Listener) error {
 		return ErrServerClosed
 	default:
 	}
-	err := s.http.Serve(ln)
+	err := s.http.Serve(newLimitListener(ln, s.slots))
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}
@@ -220,29 +260,33 @@ func (s *Server) newMux() *http.ServeMux {
 	return mux
 }
 
-// endpoint runs rt's handler with its request body bounded by
-// Options.MaxBody. A GET pattern also matches HEAD, which no endpoint
-// takes: HEAD is refused as any other method is.
+// endpoint runs rt's handler (its request body already read by
+// serveHTTP). A GET pattern also matches HEAD, which no endpoint takes:
+// HEAD is refused as any other method is.
 func (s *Server) endpoint(rt route, allowed []string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != rt.method {
 			s.notAllowed(w, r, allowed)
 			return
 		}
-		r.Body = http.MaxBytesReader(w, r.Body, s.opts.MaxBody)
 		rt.handle(w, r)
 	}
 }
 
-// serveHTTP counts the request in (a closing server answers CodeClosed)
-// and routes it. A path that is not clean is no endpoint's: ServeMux
-// would redirect it to its cleaned form.
+// serveHTTP counts the request in (a closing server answers CodeClosed),
+// reads its body within Options.BodyTimeout (readBody) and routes it. A
+// path that is not clean is no endpoint's: ServeMux would redirect it to
+// its cleaned form.
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if !s.enter() {
 		s.fail(w, &Error{Status: http.StatusServiceUnavailable, Code: CodeClosed, Message: "the admin server is closing"})
 		return
 	}
 	defer s.active.wg.Done()
+	if e := s.readBody(w, r); e != nil {
+		s.fail(w, e)
+		return
+	}
 	if !isClean(r.URL.Path) {
 		s.notFound(w, r)
 		return

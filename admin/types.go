@@ -234,6 +234,7 @@ const (
 	CodeBadRequest       = "bad_request"        // 400: a parameter is missing or bad
 	CodeInvalidJSON      = "invalid_json"       // 400: the body is not JSON, has unknown fields or trailing data
 	CodeBodyTooLarge     = "body_too_large"     // 413: the body is over Options.MaxBody
+	CodeRequestTimeout   = "request_timeout"    // 408: the body did not arrive within Options.BodyTimeout
 	CodeNotFound         = "not_found"          // 404: no endpoint has the path
 	CodeMethodNotAllowed = "method_not_allowed" // 405: the endpoint does not take the method
 	CodeNotStarted       = "not_started"        // 503: the kernel has no generation yet

@@ -31,6 +31,19 @@
 //	<home>/packages/.staging/            installs in progress; leftovers deleted by the next one
 //	<home>/state.json                    {"format":1,"packages":{"<name>":{"enabled":false,"pin":"<pin>","digest":"<hex>"}}}
 //	<home>/.state.lock                   flock serializing state writers
+//	<home>/run/                          mode 0700: the run lock (LockRun) and kernelctl's admin socket
+//
+// packages/.staging and packages/.previous MUST be plain directories: one
+// that is a symbolic link (deleting or renaming under it would reach
+// outside the home) or not a directory is refused, naming it, by
+// InstallSource, PreviewInstall, Rollback and Remove before they delete or
+// write anything. An entry packages/.previous/<name> may be a link: it is
+// what an upgrade of a linked package keeps, and it is only ever moved or
+// unlinked.
+//
+// run/ MUST be a private directory: PrepareRunDir refuses a symbolic link
+// and makes one writable by its group or others 0700 (refusing it when
+// another user owns it).
 //
 // A package with no state entry is enabled and unpinned. LoadInstalled
 // enumerates a home deterministically (packages in name order); a package

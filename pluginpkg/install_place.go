@@ -45,7 +45,7 @@ func (in *installer) place() error {
 		return nil
 	}
 	prev := previousPath(in.home, in.name)
-	if err := os.MkdirAll(filepath.Dir(prev), 0o755); err != nil {
+	if err := plainDir(filepath.Dir(prev), previousWhat, true); err != nil {
 		return fail(err)
 	}
 	if _, err := os.Lstat(prev); err == nil {

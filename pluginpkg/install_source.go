@@ -105,7 +105,10 @@ type InstallResult struct {
 // Then, under the home lock (never the run lock: a running kernel's home
 // is installed into, and its next reload picks the package up):
 //
-//  1. leftovers of a killed operation in packages/.staging are deleted;
+//  1. a packages/.staging or packages/.previous that is a symbolic link or
+//     not a directory is refused (an error naming it), before anything is
+//     deleted or written; leftovers of a killed operation in
+//     packages/.staging are deleted;
 //  2. the package is extracted into packages/.staging, synced, and must
 //     load;
 //  3. when a package of that name is installed with exactly these files,
@@ -272,10 +275,13 @@ func (in *installer) inspect() {
 }
 
 // makeStage creates a fresh staging directory for name under
-// packages/.staging.
+// packages/.staging, which must be a plain directory (plainDir).
 func makeStage(home, name string) (string, error) {
 	root := filepath.Join(home, PackagesDir, StagingDir)
-	if err := os.MkdirAll(root, 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(root), 0o755); err != nil {
+		return "", fmt.Errorf("install %s: %w", name, err)
+	}
+	if err := plainDir(root, stagingWhat, true); err != nil {
 		return "", fmt.Errorf("install %s: %w", name, err)
 	}
 	stage, err := os.MkdirTemp(root, name+"-")
@@ -396,7 +402,15 @@ func diffDigests(a, b *FileDigest) (string, []string) {
 // remove left in packages/: the staging directory and, from earlier
 // versions, .install-* and .remove-* directories. The caller holds the
 // home lock, so no operation is using them.
+//
+// Every install, upgrade, rollback and remove starts with it, so it first
+// refuses, before anything is deleted or written, a packages/.staging or
+// packages/.previous that is a symbolic link or not a directory
+// (checkHiddenDirs).
 func cleanLeftoversLocked(home string) error {
+	if err := checkHiddenDirs(home); err != nil {
+		return err
+	}
 	entries, err := os.ReadDir(filepath.Join(home, PackagesDir))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -416,9 +430,10 @@ func cleanLeftoversLocked(home string) error {
 }
 
 // checkedSource opens and checks the source at src for an install into
-// home (made absolute): every entry against opts.Limits, the home, and the
-// installed package it would replace. InstallSource and PreviewInstall
-// both start with it, so that a preview refuses what an install refuses.
+// home (made absolute): every entry against opts.Limits, the home (its
+// hidden directories included: checkHiddenDirs), and the installed
+// package it would replace. InstallSource and PreviewInstall both start
+// with it, so that a preview refuses what an install refuses.
 func checkedSource(home, src string, opts InstallOptions) (string, *source, error) {
 	s, err := openSource(src, opts.Limits.withDefaults())
 	if err != nil {
@@ -428,6 +443,9 @@ func checkedSource(home, src string, opts InstallOptions) (string, *source, erro
 		return "", nil, err
 	}
 	if err := s.checkHome(home); err != nil {
+		return "", nil, err
+	}
+	if err := checkHiddenDirs(home); err != nil {
 		return "", nil, err
 	}
 	if err := precheck(home, s, opts); err != nil {

@@ -21,11 +21,13 @@ var ErrNoPrevious = errors.New("no previous version kept")
 // files'. The previous version must load.
 //
 // It runs under the home lock, after deleting leftovers as InstallSource
-// does. On Linux the two directories are exchanged atomically; elsewhere
-// three renames put them in place, between which the package is absent (a
-// crash there loses the version rolled back from, never the one restored;
-// running Rollback again completes it). If writing the state fails, the
-// directories are put back.
+// does (and, as it does, refuses a packages/.staging or packages/.previous
+// that is a symbolic link or not a directory). On Linux the two
+// directories are exchanged atomically; elsewhere three renames put them
+// in place, between which the package is absent (a crash there loses the
+// version rolled back from, never the one restored; running Rollback
+// again completes it). If writing the state fails, the directories are
+// put back.
 //
 // It returns the error wrapping ErrNoPrevious, or ErrNotInstalled when
 // name cannot be a package. In the result, Package is the restored

@@ -29,6 +29,8 @@ type RunLock struct {
 	// stale is the pid a previous holder left in the file, when that
 	// holder is gone; zero otherwise.
 	stale int
+	// note says how the run directory was repaired; "" when it was not.
+	note string
 }
 
 // RunLockedError reports that another process holds a home's run lock.
@@ -48,10 +50,12 @@ func (e *RunLockedError) Error() string {
 	return fmt.Sprintf("home %s is in use by another kernel (pid %d)", e.Home, e.PID)
 }
 
-// LockRun takes home's run lock without waiting: it creates
-// <home>/run/kernel.lock, locks it (an exclusive flock, which the operating
-// system releases when the holder exits, however it exits) and writes the
-// caller's pid into it. When another process holds it, LockRun returns a
+// LockRun takes home's run lock without waiting: it prepares <home>/run
+// with PrepareRunDir (refusing a symbolic link, making a directory
+// writable by others private, which Note then reports), creates
+// <home>/run/kernel.lock, locks it (an exclusive flock, which the
+// operating system releases when the holder exits, however it exits) and
+// writes the caller's pid into it. When another process holds it, LockRun returns a
 // *RunLockedError naming that process. A lock file left by a process that
 // is gone is taken over; StalePID then reports the pid it named, so that
 // the caller can say it recovered. Where flock is unavailable (not unix),
@@ -64,7 +68,8 @@ func LockRun(home string) (*RunLock, error) {
 		return nil, fmt.Errorf("lock run: %w", err)
 	}
 	dir := filepath.Join(home, RunDir)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	note, err := PrepareRunDir(dir)
+	if err != nil {
 		return nil, fmt.Errorf("lock run: %w", err)
 	}
 	path := filepath.Join(dir, runLockFile)
@@ -80,7 +85,7 @@ func LockRun(home string) (*RunLock, error) {
 		}
 		return nil, fmt.Errorf("lock run %s: %w", path, err)
 	}
-	l := &RunLock{f: f}
+	l := &RunLock{f: f, note: note}
 	if prev != 0 && prev != os.Getpid() {
 		l.stale = prev
 	}
@@ -97,6 +102,10 @@ func LockRun(home string) (*RunLock, error) {
 // StalePID returns the pid recorded by a previous holder that exited
 // without unlocking (its lock was recovered), or zero.
 func (l *RunLock) StalePID() int { return l.stale }
+
+// Note returns PrepareRunDir's note when LockRun made a run directory
+// that was writable by its group or others private, or "".
+func (l *RunLock) Note() string { return l.note }
 
 // Unlock releases the run lock and removes the pid it recorded. It is
 // idempotent.

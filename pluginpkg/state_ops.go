@@ -76,8 +76,9 @@ func updateEntryChecked(home, name string, check func(string, stateEntry) error,
 // version exists (LoadInstalled warns about the first), Remove deletes it
 // and succeeds. It returns an error wrapping ErrNotInstalled when none
 // exists. It deletes a killed operation's leftovers as InstallSource
-// does. It checks nothing about what depends on the package:
-// RemoveChecked does.
+// does, and refuses, as it does, a packages/.staging or packages/.previous
+// that is a symbolic link or not a directory. It checks nothing about
+// what depends on the package: RemoveChecked does.
 //
 // The directory is first renamed into packages/.staging, so the package
 // disappears at once; if writing the state then fails it is put back.

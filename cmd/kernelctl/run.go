@@ -371,13 +371,18 @@ func absPath(path string) string {
 
 // lockRun takes the home's run lock for the kernel's lifetime: a second
 // kernel on one home would start the same plugins on one state and data
-// directory. Another holder is an exit 1 naming its pid; a lock left by a
-// process that is gone is recovered, and an admin socket it left removed,
-// each with a note on stderr.
+// directory. Another holder is an exit 1 naming its pid, as is a run
+// directory that is a symbolic link or another user's and writable by
+// others; a run directory of this user's that others may write is made
+// private, a lock left by a process that is gone is recovered, and an
+// admin socket it left removed, each with a note on stderr.
 func lockRun(g *globals, home string) (*pluginpkg.RunLock, error) {
 	lock, err := pluginpkg.LockRun(home)
 	if err != nil {
 		return nil, &exitError{code: exitFailed, err: err}
+	}
+	if note := lock.Note(); note != "" {
+		fmt.Fprintf(g.stderr, "kernelctl: %s\n", note)
 	}
 	if pid := lock.StalePID(); pid != 0 {
 		fmt.Fprintf(g.stderr, "kernelctl: recovered the run lock of home %s, left by pid %d which is gone\n", home, pid)
