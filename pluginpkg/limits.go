@@ -35,10 +35,11 @@ type ResourceLimits struct {
 	// it are counted and summed up in a periodic "N log lines
 	// suppressed". Zero means 50.
 	LogLinesPerSecond uint64
-	// MalformedMessages is how many malformed messages in a row (a
-	// notification whose params do not decode, an answer with an id the
-	// host never sent, a chunk for no stream, ...) the host tolerates
-	// before it stops the plugin for breaking the protocol; zero means
-	// 100.
+	// MalformedMessages bounds the malformed messages the host drops
+	// (a notification whose params do not decode, an answer or chunk for
+	// an id the host never sent, a chunk for a request that asked for no
+	// stream): each counts up, each well-formed message counts down (not
+	// below zero), and when the count reaches the bound the host stops
+	// the plugin for breaking the protocol. Zero means 100.
 	MalformedMessages uint64
 }
