@@ -15,8 +15,9 @@ import (
 )
 
 // Bounds the zero Options stand for: a plugin's stderr lines kept for
-// errors, the defaults of its log rate and of the malformed messages it
-// may send in a row (pluginpkg.ResourceLimits), and how often the
+// errors, the defaults of its log rate and of how far its malformed
+// messages may outnumber its well-formed ones (pluginpkg.ResourceLimits),
+// and how often the
 // suppressed log lines are summed up.
 const (
 	defaultStderrLines        = 20
