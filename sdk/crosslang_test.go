@@ -218,7 +218,7 @@ func TestCrossLanguageExamples(t *testing.T) {
 				t.Fatal(err)
 			}
 			wantDecl := protocol.InitializeResult{
-				ProtocolVersion: "1.1.0", Name: tt.plugin, Version: "1.0.0",
+				ProtocolVersion: protocol.Version, Name: tt.plugin, Version: "1.0.0",
 				Provides:     []protocol.CapabilityDecl{{Capability: "example.redact", Version: "1.0.0"}},
 				Interceptors: []protocol.InterceptorDecl{{Point: "tool.before"}},
 				Providers: []protocol.ProviderDecl{{Ref: "echo", Description: "returns its input"},
