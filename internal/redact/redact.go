@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"sort"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Func redacts one string. Nil is not allowed: a caller that has nothing
@@ -25,10 +26,26 @@ type Func func(string) string
 // (and then returned as a JSON string when that changed it). A value that
 // changed is re-encoded by encoding/json: keys sorted, HTML characters
 // escaped.
+//
+// A valid value is first scanned string by string, without decoding it
+// into a tree: when r changes none of its strings, raw is returned from
+// there, which is what decoding would have found, without holding the
+// tree (a plugin's data is up to 4 MiB, and its tree many times that).
+// Only a value holding text that r changes, or one that is not valid
+// JSON, is decoded.
 func (r Func) JSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
+	if json.Valid(raw) && !r.changesAString(raw) {
+		return raw
+	}
+	return r.decoded(raw)
+}
+
+// decoded is JSON without the scan: it decodes raw into a tree, redacts
+// it, and encodes it again when that changed a string.
+func (r Func) decoded(raw json.RawMessage) json.RawMessage {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var v any
@@ -46,6 +63,37 @@ func (r Func) JSON(raw json.RawMessage) json.RawMessage {
 	}
 	out, _ := json.Marshal(v) // decoded JSON always encodes
 	return out
+}
+
+// changesAString reports whether r changes any string of the valid JSON
+// value raw, object keys included, in the text the string stands for.
+func (r Func) changesAString(raw []byte) bool {
+	for i := 0; i < len(raw); i++ {
+		if raw[i] != '"' {
+			continue
+		}
+		// A string literal starts at i; in valid JSON a quote outside a
+		// string starts one, and an escape's next byte is never its end.
+		end, escaped := i+1, false
+		for ; raw[end] != '"'; end++ {
+			if raw[end] == '\\' {
+				end++
+				escaped = true
+			}
+		}
+		lit := raw[i : end+1]
+		i = end
+		var s string
+		if body := lit[1 : len(lit)-1]; !escaped && utf8.Valid(body) {
+			s = string(body)
+		} else if json.Unmarshal(lit, &s) != nil { // as decoding reads it: invalid UTF-8 is U+FFFD
+			return true // cannot happen in valid JSON: let decoding decide
+		}
+		if r(s) != s {
+			return true
+		}
+	}
+	return false
 }
 
 // Value returns v with every string in it redacted, object keys included,

@@ -64,3 +64,52 @@ func TestObject(t *testing.T) {
 		t.Error("Object(nil) is not nil")
 	}
 }
+
+// jsonCases are values whose strings hold the secret or not, escaped or
+// not, valid or not.
+var jsonCases = []string{
+	``, `null`, `1`, `"x"`, `"` + secret + `"`, `"s3cr3t\u002dTOKEN"`, `"s3cr3t\u002DTOKEN"`,
+	`{"a":"b"}`, `{"` + secret + `":1}`, `{"a":"` + secret + `","a":1}`, `{"a":1,"a":"` + secret + `"}`,
+	`["\\", "\"", "\\\"` + secret + `"]`, `["s3cr3t-\ud83d\ude00"]`, `{"a": ` + secret, `{} {"a":"` + secret + `"}`,
+	`"` + secret[:4] + `","` + secret[4:] + `"`, `["` + secret[:4] + `","` + secret[4:] + `"]`,
+	` [ "x" , { "y" : "` + secret + `" } ] `, `"\u0073` + secret[1:] + `"`,
+}
+
+// TestJSONScanMatchesDecoding: the scan that spares decoding returns what
+// decoding returns, for every case.
+func TestJSONScanMatchesDecoding(t *testing.T) {
+	for _, in := range jsonCases {
+		got, want := hide.JSON(json.RawMessage(in)), hide.decoded(json.RawMessage(in))
+		if in == "" {
+			want = json.RawMessage(in)
+		}
+		if string(got) != string(want) {
+			t.Errorf("JSON(%s) = %s, decoding gives %s", in, got, want)
+		}
+	}
+}
+
+// FuzzJSON holds the scan to decoding's result on any input.
+func FuzzJSON(f *testing.F) {
+	for _, in := range jsonCases {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if in == "" {
+			return
+		}
+		got, want := hide.JSON(json.RawMessage(in)), hide.decoded(json.RawMessage(in))
+		if string(got) != string(want) {
+			t.Errorf("JSON(%q) = %q, decoding gives %q", in, got, want)
+		}
+	})
+}
+
+// TestJSONInvalidUTF8: a string with invalid UTF-8 is compared as decoding
+// reads it, the invalid bytes as U+FFFD.
+func TestJSONInvalidUTF8(t *testing.T) {
+	r := Func(func(s string) string { return strings.ReplaceAll(s, "k\uFFFD", "[REDACTED]") })
+	if got := string(r.JSON(json.RawMessage("[\"k\xff\"]"))); got != `["[REDACTED]"]` {
+		t.Errorf("JSON = %q, want the decoded text redacted", got)
+	}
+}
