@@ -23,8 +23,10 @@ import (
 const (
 	// maxAnswer bounds an answer the client reads, in bytes.
 	maxAnswer = 16 << 20
-	// maxStreamLine bounds one line of a stream, in bytes.
-	maxStreamLine = 1 << 20
+	// maxStreamLine bounds one line of a stream, in bytes: an event line
+	// carries a notify's data, up to 4 MiB as the plugin sent it (more
+	// once redaction escaped it again).
+	maxStreamLine = 16 << 20
 	// dialTimeout bounds connecting to the socket.
 	dialTimeout = 5 * time.Second
 )

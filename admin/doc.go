@@ -28,10 +28,16 @@
 //
 //   - The server MUST NOT block the kernel: its Subscribe callback and
 //     LogRing.Accept take one short lock each and never wait; a follower
-//     that falls Options.FollowBuffer lines behind is dropped, its stream
-//     ending with a too_slow error line.
+//     that falls Options.FollowBuffer lines or Options.FollowBytes bytes
+//     behind is dropped, its stream ending with a too_slow error line.
+//   - What the server keeps is bounded in lines and in bytes: the event
+//     ring (Options.Events, Options.EventBytes), each plugin's log ring
+//     (LogRingOptions.Lines, LogRingOptions.Bytes) and each follower's
+//     buffer; the oldest kept lines are forgotten first.
+//   - A notify's data, which the kernel hands its subscribers raw, is
+//     redacted with Options.Redact before the event ring keeps it.
 //   - Every read is bounded, in size (Options.MaxBody for a request body,
-//     16 MiB for an answer and 1 MiB for a stream line on the client side)
+//     16 MiB for an answer and for a stream line on the client side)
 //     and in time (Options.HeaderTimeout for a request's header,
 //     BodyTimeout for its body, IdleTimeout between requests), and every
 //     write to a client has its own deadline (Options.WriteTimeout): a

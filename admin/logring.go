@@ -16,6 +16,7 @@ import (
 // Defaults of LogRingOptions.
 const (
 	defaultRingLines = 1000
+	defaultRingBytes = 2 << 20
 	// maxLogMessage bounds one kept message, in bytes; the sidecar already
 	// cuts stderr lines at 16 KiB.
 	maxLogMessage = 16 << 10
@@ -29,7 +30,8 @@ const (
 const KernelSource = "kernel"
 
 // LogRingOptions configure a LogRing. The zero value keeps the last 1000
-// lines of each plugin at info and above, from a root logger with no name.
+// lines of each plugin, of at most 2 MiB in all, at info and above, from a
+// root logger with no name.
 type LogRingOptions struct {
 	// Root is the name of the logger the kernel was given
 	// (config.Config.Logger): the kernel names its own logger Root.kernel
@@ -37,6 +39,11 @@ type LogRingOptions struct {
 	Root string
 	// Lines is how many lines are kept per plugin (default 1000).
 	Lines int
+	// Bytes bounds the lines kept per plugin in bytes (default 2 MiB),
+	// each line counted as its message, its fields' keys and values and a
+	// fixed 256 bytes: the oldest are forgotten first. A line larger than
+	// Bytes on its own is not kept (followers still receive it).
+	Bytes int64
 	// Level is the lowest level kept (default info).
 	Level hclog.Level
 }
@@ -68,6 +75,9 @@ func NewLogRing(opts LogRingOptions) *LogRing {
 	if opts.Lines <= 0 {
 		opts.Lines = defaultRingLines
 	}
+	if opts.Bytes <= 0 {
+		opts.Bytes = defaultRingBytes
+	}
 	if opts.Level == hclog.NoLevel {
 		opts.Level = hclog.Info
 	}
@@ -95,7 +105,7 @@ func (r *LogRing) Accept(name string, level hclog.Level, msg string, args ...any
 	defer r.mu.Unlock()
 	rg := r.mu.rings[source]
 	if rg == nil {
-		rg = newRing[LogLine](r.opts.Lines)
+		rg = newRing[LogLine](r.opts.Lines, r.opts.Bytes)
 		r.mu.rings[source] = rg
 	}
 	rg.add(line)
@@ -160,9 +170,9 @@ func (r *LogRing) linesLocked(q LogQuery) []LogLine {
 
 // follow returns the kept lines q selects and a follower that receives
 // every later line (unfiltered) until it is cancelled or falls behind by
-// buf lines.
-func (r *LogRing) follow(q LogQuery, buf int) ([]LogLine, *follower[LogLine], func()) {
-	f := newFollower[LogLine](buf)
+// n lines or maxBytes.
+func (r *LogRing) follow(q LogQuery, n int, maxBytes int64) ([]LogLine, *follower[LogLine], func()) {
+	f := newFollower[LogLine](n, maxBytes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.mu.followers[f] = struct{}{}
@@ -171,6 +181,25 @@ func (r *LogRing) follow(q LogQuery, buf int) ([]LogLine, *follower[LogLine], fu
 		defer r.mu.Unlock()
 		delete(r.mu.followers, f)
 	}
+}
+
+// size is what a line is counted for in a ring and a follower: its
+// texts, its fields' keys and values (a value that is not text or JSON
+// as 16 bytes) and lineOverhead.
+func (l LogLine) size() int64 {
+	n := lineOverhead + len(l.Plugin) + len(l.Level) + len(l.Message)
+	for k, v := range l.Fields {
+		n += len(k)
+		switch v := v.(type) {
+		case string:
+			n += len(v)
+		case json.RawMessage:
+			n += len(v)
+		default:
+			n += 16
+		}
+	}
+	return int64(n)
 }
 
 // levelName is the lower-case name of l.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -87,6 +88,27 @@ func TestLogRingQuery(t *testing.T) {
 				t.Errorf("messages = %v, want %v", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestLogRingBytes: each plugin's ring also keeps its lines within
+// LogRingOptions.Bytes, the oldest forgotten first; a line larger than
+// the bound alone is not kept.
+func TestLogRingBytes(t *testing.T) {
+	// A line of a 1000-byte message is 256 + 5 ("audit") + 4 ("info") +
+	// 1000 bytes: three fit in 4000.
+	r := admin.NewLogRing(admin.LogRingOptions{Root: "host", Bytes: 4000})
+	for i := range 5 {
+		r.Accept("host.audit", hclog.Info, fmt.Sprintf("%d%s", i, strings.Repeat("x", 999)))
+	}
+	r.Accept("host.audit", hclog.Info, "big", "field", strings.Repeat("y", 4000))
+	r.Accept("host.memory", hclog.Info, "m")
+	var got []string
+	for _, l := range r.Lines(admin.LogQuery{}) {
+		got = append(got, l.Message[:1])
+	}
+	if want := []string{"2", "3", "4", "m"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("kept lines starting %v, want %v", got, want)
 	}
 }
 

@@ -27,7 +27,9 @@ const (
 	defaultIdleTimeout   = time.Minute
 	defaultMaxConns      = 64
 	defaultEvents        = 256
+	defaultEventBytes    = 8 << 20
 	defaultFollowBuffer  = 256
+	defaultFollowBytes   = 8 << 20
 	// maxHeaderBytes bounds a request's header.
 	maxHeaderBytes = 64 << 10
 )
@@ -74,9 +76,27 @@ type Options struct {
 	// Events is how many recent kernel events GET /v1/events keeps
 	// (default 256).
 	Events int
+	// EventBytes bounds the kept events in bytes (default 8 MiB), each
+	// counted as its line's text and data plus a fixed 256 bytes: the
+	// oldest are forgotten first. An event whose line is larger than
+	// EventBytes on its own is not kept (followers still receive it).
+	// The default keeps a notify with the most data a plugin can send
+	// (4 MiB).
+	EventBytes int64
 	// FollowBuffer is how many lines a follower (logs or events with
 	// follow) may fall behind before it is dropped (default 256).
 	FollowBuffer int
+	// FollowBytes is how many bytes of lines (counted as for EventBytes)
+	// a follower may fall behind before it is dropped (default 8 MiB).
+	FollowBytes int64
+	// Redact, when set, redacts a notify's data in the event lines (the
+	// ring, GET /v1/events and its followers), JSON-aware: a secret is
+	// found in the text a JSON string stands for, escaped or not, and in
+	// object keys. A host passes config.Config.Redactor() (package
+	// kernel/config), the function the kernel redacts every other plugin
+	// string with before it reaches the server; nil redacts nothing. The
+	// host's own Subscribe callbacks keep the data raw.
+	Redact func(string) string
 	// OnReload, when set, is called after each reload requested through
 	// the API, with Kernel.Reload's result (for a host that prints or logs
 	// reloads). It runs on the request's goroutine before the answer is
@@ -109,8 +129,14 @@ func (o Options) withDefaults() Options {
 	if o.Events <= 0 {
 		o.Events = defaultEvents
 	}
+	if o.EventBytes <= 0 {
+		o.EventBytes = defaultEventBytes
+	}
 	if o.FollowBuffer <= 0 {
 		o.FollowBuffer = defaultFollowBuffer
+	}
+	if o.FollowBytes <= 0 {
+		o.FollowBytes = defaultFollowBytes
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
@@ -150,8 +176,8 @@ type Server struct {
 func NewServer(k *kernel.Kernel, opts Options) *Server {
 	opts = opts.withDefaults()
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events), closed: make(chan struct{}),
-		slots: make(chan struct{}, opts.MaxConns)}
+	s := &Server{k: k, opts: opts, ctx: ctx, cancel: cancel, events: newEventLog(opts.Events, opts.EventBytes, opts.Redact),
+		closed: make(chan struct{}), slots: make(chan struct{}, opts.MaxConns)}
 	s.unsub = k.Subscribe(s.events.add)
 	s.mux = s.newMux()
 	s.http = &http.Server{

@@ -26,19 +26,23 @@ func TestSlowClient(t *testing.T) {
 	tests := []struct {
 		name     string
 		buffer   int
+		bytes    int64         // the follower's byte bound
 		timeout  time.Duration // of each write
 		wantLine string        // the stream's last line; "" when the connection breaks
 	}{
 		// The writes wait for the client, which reads once the sink is
 		// done: by then the follower was dropped.
 		{name: "falls-behind", buffer: 4, timeout: waitLimit, wantLine: `{"error":{"code":"too_slow"`},
+		// The same, the follower's bytes reached first (16 lines of 4 KiB).
+		{name: "falls-behind-bytes", buffer: 20000, bytes: 64 << 10, timeout: waitLimit,
+			wantLine: `{"error":{"code":"too_slow","message":"dropped: the client fell 20000 lines or 64 KiB behind`},
 		// A write times out; the follower's buffer holds every line.
-		{name: "write-timeout", buffer: 20000, timeout: 200 * time.Millisecond},
+		{name: "write-timeout", buffer: 20000, bytes: 1 << 30, timeout: 200 * time.Millisecond},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			notes := &signalWriter{want: "stream write failed", seen: make(chan struct{})}
-			f := start(t, admin.Options{FollowBuffer: tt.buffer, WriteTimeout: tt.timeout,
+			f := start(t, admin.Options{FollowBuffer: tt.buffer, FollowBytes: tt.bytes, WriteTimeout: tt.timeout,
 				Logger: hclog.New(&hclog.LoggerOptions{Output: notes, Level: hclog.Debug})})
 			conn, err := net.Dial("unix", f.ln.Path)
 			if err != nil {

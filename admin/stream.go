@@ -10,30 +10,35 @@ import (
 	"sync"
 	"time"
 
-	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/redact"
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-// eventLog keeps the recent kernel events and feeds followers. Its add is
-// the server's Subscribe callback: it takes one short lock and never
-// blocks.
+// eventLog keeps the recent kernel events, as lines, and feeds followers.
+// Its add is the server's Subscribe callback: it converts the event,
+// redacting a notify's data, then takes one short lock and never blocks.
 type eventLog struct {
-	mu struct {
+	redact redact.Func // nil: none
+	mu     struct {
 		sync.Mutex
 		ring      *ring[EventLine]
 		followers map[*follower[EventLine]]struct{}
 	}
 }
 
-func newEventLog(n int) *eventLog {
-	l := &eventLog{}
-	l.mu.ring = newRing[EventLine](n)
+// newEventLog keeps the last n events of at most maxBytes in all.
+func newEventLog(n int, maxBytes int64, r func(string) string) *eventLog {
+	l := &eventLog{redact: r}
+	l.mu.ring = newRing[EventLine](n, maxBytes)
 	l.mu.followers = map[*follower[EventLine]]struct{}{}
 	return l
 }
 
 func (l *eventLog) add(e observe.Event) {
-	line := eventLine(e)
+	line := eventLine(e, l.redact)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.ring.add(line)
@@ -44,9 +49,10 @@ func (l *eventLog) add(e observe.Event) {
 	}
 }
 
-// follow returns the kept events and a follower of later ones.
-func (l *eventLog) follow(buf int) ([]EventLine, *follower[EventLine], func()) {
-	f := newFollower[EventLine](buf)
+// follow returns the kept events and a follower of later ones, dropped
+// when n lines or maxBytes are sent and not read.
+func (l *eventLog) follow(n int, maxBytes int64) ([]EventLine, *follower[EventLine], func()) {
+	f := newFollower[EventLine](n, maxBytes)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.mu.followers[f] = struct{}{}
@@ -109,7 +115,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		streamLines(s, w, r, s.opts.Logs.Lines(lq), nil, lq.match)
 		return
 	}
-	kept, f, cancel := s.opts.Logs.follow(lq, s.opts.FollowBuffer)
+	kept, f, cancel := s.opts.Logs.follow(lq, s.opts.FollowBuffer, s.opts.FollowBytes)
 	defer cancel()
 	streamLines(s, w, r, kept, f, lq.match)
 }
@@ -143,7 +149,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	kept, f, cancel := s.events.follow(s.opts.FollowBuffer)
+	kept, f, cancel := s.events.follow(s.opts.FollowBuffer, s.opts.FollowBytes)
 	defer cancel()
 	if !follow {
 		f = nil
@@ -156,7 +162,7 @@ func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
 // timeout. It returns when the request or the server is done, a write
 // fails (the client stopped reading), or the follower fell behind: then
 // the stream's last line is an Error with CodeTooSlow.
-func streamLines[T any](s *Server, w http.ResponseWriter, r *http.Request, kept []T, f *follower[T], keep func(T) bool) {
+func streamLines[T sized](s *Server, w http.ResponseWriter, r *http.Request, kept []T, f *follower[T], keep func(T) bool) {
 	rc := http.NewResponseController(w)
 	w.Header().Set("Content-Type", "application/x-ndjson")
 	w.WriteHeader(http.StatusOK)
@@ -195,9 +201,11 @@ func streamLines[T any](s *Server, w http.ResponseWriter, r *http.Request, kept 
 			if !ok {
 				s.opts.Logger.Debug("admin: follower fell behind; dropped", "path", r.URL.Path)
 				send(errorBody{&Error{Code: CodeTooSlow,
-					Message: fmt.Sprintf("dropped: the client fell %d lines behind; reconnect to follow again", cap(f.ch))}})
+					Message: fmt.Sprintf("dropped: the client fell %d lines or %s behind; reconnect to follow again",
+						cap(f.ch), homefile.Size(f.maxBytes))}})
 				return
 			}
+			f.taken(v)
 			if keep(v) && !send(v) {
 				return
 			}

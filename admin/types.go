@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/redact"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -213,17 +214,33 @@ type EventLine struct {
 	Data json.RawMessage `json:"data,omitempty"`
 }
 
-// eventLine converts a kernel event.
-func eventLine(e observe.Event) EventLine {
+// eventLine converts a kernel event. A notify's data is redacted with r
+// (nil: none), JSON-aware; every other string a plugin supplied was
+// redacted by the kernel. The line never shares the event's data, which
+// is the host's.
+func eventLine(e observe.Event, r redact.Func) EventLine {
 	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Plugin: e.Plugin, State: e.State,
 		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name}
 	if e.Err != nil {
 		l.Error = e.Err.Error()
 	}
 	if len(e.Data) > 0 {
-		l.Data = append(json.RawMessage(nil), e.Data...)
+		data := e.Data
+		if r != nil {
+			data = r.JSON(data)
+		}
+		if len(data) > 0 && &data[0] == &e.Data[0] {
+			data = append(json.RawMessage(nil), data...)
+		}
+		l.Data = data
 	}
 	return l
+}
+
+// size is what a line is counted for in the event ring and a follower.
+func (l EventLine) size() int64 {
+	return int64(lineOverhead + len(l.Type) + len(l.Plugin) + len(l.State) + len(l.Message) + len(l.Error) +
+		len(l.Name) + len(l.Data))
 }
 
 // ms converts d to milliseconds.

@@ -21,6 +21,18 @@ type bus struct {
 // must not call back into the kernel's Start, Reload or Close. An
 // observe.EventNotify comes from the goroutine reading that plugin's output, so
 // fn must not wait there for a call to the same plugin.
+//
+// The kernel queues nothing for fn: a plugin may send notifies as fast as it
+// can write them, each with up to 4 MiB of data. A subscriber that hands
+// events to a goroutine of its own MUST bound what it holds: it pushes them
+// into an observe.Queue (bounded in events and bytes, dropping and counting
+// the newest when full) rather than a slice or a channel it waits on.
+//
+// An observe.EventNotify's Data is the plugin's JSON as received, not
+// redacted: fn receives it raw, the host's to use. Its Name, like every other
+// string a plugin supplied, is redacted. A host that shows Data on a
+// diagnostic channel redacts it there with config.Config.Redactor (package
+// admin does, with admin.Options.Redact).
 func (k *Kernel) Subscribe(fn func(observe.Event)) (unsubscribe func()) {
 	b := &k.events
 	b.mu.Lock()

@@ -41,6 +41,21 @@
 // so the plugin receives it and its spans join the trace. A failed call's
 // span has status Error with the call's error.
 //
+// # Bounds
+//
+// The adapter holds no queue: it subscribes to no kernel events (a
+// plugin's notifies never reach it) and records each call, dispatch and
+// start synchronously, in the hook the kernel calls. What it keeps is one
+// entry per plugin name it saw start (to count restarts). Its spans and
+// metrics carry names, kinds, keys and generation numbers, and a failed
+// call's error text, which the kernel has redacted; never a plugin's
+// payloads. What waits for export is the OpenTelemetry SDK's, configured
+// by the host: sdktrace.NewBatchSpanProcessor holds at most
+// sdktrace.WithMaxQueueSize spans (2048 by default) and drops the newest
+// beyond them. A host MUST NOT configure it with sdktrace.WithBlocking:
+// a span ends on the goroutine of the kernel's call, which would then
+// wait for the exporter.
+//
 // # Concurrency
 //
 // An Observer is safe for concurrent use; Call and Start never block.

@@ -1,14 +1,13 @@
 package sidecar
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/extkernel/extkernel/internal/redact"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -25,55 +24,16 @@ func (r redactor) text(s string) string { return r(s) }
 
 // value returns v with every string in it redacted, object keys included,
 // as encoding/json decodes it. It sets *changed when a string changed.
-func (r redactor) value(v any, changed *bool) any {
-	switch v := v.(type) {
-	case string:
-		return r.changed(v, changed)
-	case map[string]any:
-		return r.object(v, changed)
-	case []any:
-		out := make([]any, len(v))
-		for i, e := range v {
-			out[i] = r.value(e, changed)
-		}
-		return out
-	}
-	return v
-}
+func (r redactor) value(v any, changed *bool) any { return redact.Func(r).Value(v, changed) }
 
 // changed redacts s and sets *changed when that changed it.
-func (r redactor) changed(s string, changed *bool) string {
-	out := r(s)
-	if out != s {
-		*changed = true
-	}
-	return out
-}
+func (r redactor) changed(s string, changed *bool) string { return redact.Func(r).Changed(s, changed) }
 
 // object redacts the keys and values of m. Two keys that redact to the
 // same text keep both values: the later ones in key order get a "#n"
 // suffix.
 func (r redactor) object(m map[string]any, changed *bool) map[string]any {
-	if m == nil {
-		return nil
-	}
-	out := make(map[string]any, len(m))
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		rk := r.changed(k, changed)
-		for i := 2; ; i++ {
-			if _, dup := out[rk]; !dup {
-				break
-			}
-			rk = r.text(k) + "#" + strconv.Itoa(i)
-		}
-		out[rk] = r.value(m[k], changed)
-	}
-	return out
+	return redact.Func(r).Object(m, changed)
 }
 
 // fields returns a copy of log fields with every key and string value
@@ -85,28 +45,9 @@ func (r redactor) fields(m map[string]any) map[string]any {
 
 // raw redacts the strings and keys of a JSON value, returning raw itself
 // when nothing changed. A value that does not decode is redacted as text.
-func (r redactor) raw(raw json.RawMessage) json.RawMessage {
-	if len(raw) == 0 {
-		return raw
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if dec.Decode(&v) != nil {
-		if s := r(string(raw)); s != string(raw) {
-			q, _ := json.Marshal(s)
-			return q
-		}
-		return raw
-	}
-	var changed bool
-	v = r.value(v, &changed)
-	if !changed {
-		return raw
-	}
-	out, _ := json.Marshal(v) // decoded JSON always encodes
-	return out
-}
+// The JSON walk is package internal/redact's, which the admin server's
+// redaction of notify data shares.
+func (r redactor) raw(raw json.RawMessage) json.RawMessage { return redact.Func(r).JSON(raw) }
 
 // errorAnswer returns a copy of an error answer whose message and data are
 // redacted.

@@ -205,7 +205,7 @@ func callOnce(cmd *cobra.Command, g *globals, req admin.CallRequest) error {
 		return err
 	}
 	defer lock.Unlock()
-	srv := admin.NewServer(k, admin.Options{Version: "kernelctl " + buildVersion().Kernelctl})
+	srv := admin.NewServer(k, admin.Options{Version: "kernelctl " + buildVersion().Kernelctl, Redact: cfg.Redactor()})
 	stop := func(cause error) error {
 		ctx, cancel := context.WithTimeout(context.Background(), closeBudget)
 		defer cancel()

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -15,27 +14,31 @@ import (
 )
 
 // printer writes everything `run` shows, in order, from one goroutine it
-// owns: kernel events (queued by the kernel's Subscribe callback, which
+// owns: kernel events (pushed by the kernel's Subscribe callback, which
 // therefore never blocks on the terminal) and the text the command prints.
 //
 // On a terminal, plugin progress is a live block of one line per plugin,
 // redrawn in place; other lines are printed above it, and text from the
 // command freezes it. Elsewhere every event is one line.
 //
+// What waits for stdout is bounded: events and text are queued in an
+// observe.Queue (printerOptions.queue and queueBytes; notifies get half),
+// which drops the newest when full; once the goroutine can write again it
+// prints what it took, then "N events dropped (stdout was not read)".
+// A notify is queued without its data, its name cut to maxNotifyName
+// bytes, and only when the plugin's rate (printerOptions.notifyRate)
+// allows a line: the others are counted, and reported once a second.
+//
 // Lifecycle: newPrinter starts the goroutine; close prints what is queued
 // and waits for it to end. event and print MUST NOT be called after close.
 type printer struct {
-	out   io.Writer
-	tty   bool
-	width int // terminal columns, for tty
-
-	mu struct {
-		sync.Mutex
-		queue []printItem
-	}
-	wake chan struct{} // capacity 1: something was queued
-	quit chan struct{} // closed by close
-	done chan struct{} // closed when the goroutine ends
+	out      io.Writer
+	tty      bool
+	width    int // terminal columns, for tty
+	queue    *observe.Queue
+	notifies *notifyLimiter
+	quit     chan struct{} // closed by close
+	done     chan struct{} // closed when the goroutine ends
 
 	// Owned by the goroutine.
 	live       []liveLine        // tty: the plugin lines being redrawn
@@ -43,18 +46,20 @@ type printer struct {
 	states     map[string]string // last supervision state per plugin
 }
 
-// printItem is a kernel event or, when ev is nil, text to print as is.
-type printItem struct {
-	ev   *observe.Event
-	text string
-}
+// textEvent is the type of the queued events that carry text the command
+// prints (in Message); no kernel event has it.
+const textEvent observe.EventType = "kernelctl-text"
+
+// notifyReportEvery is how often the notifies a plugin's rate hid are
+// reported, at most.
+const notifyReportEvery = time.Second
 
 type liveLine struct {
 	plugin, text string
 }
 
 // newPrinter starts a printer on out, live on a terminal.
-func newPrinter(out io.Writer) *printer {
+func newPrinter(out io.Writer, opts printerOptions) *printer {
 	tty, width := false, 0
 	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
 		tty, width = true, 80
@@ -62,33 +67,35 @@ func newPrinter(out io.Writer) *printer {
 			width = cols
 		}
 	}
-	return startPrinter(out, tty, width)
+	return startPrinter(out, tty, width, opts)
 }
 
 // startPrinter starts a printer; tty selects the live block, width cuts
 // its lines.
-func startPrinter(out io.Writer, tty bool, width int) *printer {
+func startPrinter(out io.Writer, tty bool, width int, opts printerOptions) *printer {
 	p := &printer{out: out, tty: tty, width: width,
-		wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{})}
+		queue:    &observe.Queue{MaxEvents: opts.queue, MaxBytes: int64(opts.queueBytes)},
+		notifies: newNotifyLimiter(opts.notifyRate),
+		quit:     make(chan struct{}), done: make(chan struct{})}
 	go p.loop()
 	return p
 }
 
-// event queues a kernel event; it is the kernel's Subscribe callback.
-func (p *printer) event(e observe.Event) { p.push(printItem{ev: &e}) }
+// event queues a kernel event; it is the kernel's Subscribe callback. A
+// notify is queued without its data (never printed) and its name cut,
+// when its plugin's rate allows a line.
+func (p *printer) event(e observe.Event) {
+	if e.Type == observe.EventNotify {
+		if !p.notifies.allow(e.Plugin, e.Time) {
+			return
+		}
+		e.Data, e.Name = nil, notifyName(e.Name)
+	}
+	p.queue.Push(e)
+}
 
 // print queues text written as is once everything queued before it is.
-func (p *printer) print(text string) { p.push(printItem{text: text}) }
-
-func (p *printer) push(it printItem) {
-	p.mu.Lock()
-	p.mu.queue = append(p.mu.queue, it)
-	p.mu.Unlock()
-	select {
-	case p.wake <- struct{}{}:
-	default:
-	}
-}
+func (p *printer) print(text string) { p.queue.Push(observe.Event{Type: textEvent, Message: text}) }
 
 // close prints everything queued and stops the goroutine.
 func (p *printer) close() {
@@ -98,30 +105,47 @@ func (p *printer) close() {
 
 func (p *printer) loop() {
 	defer close(p.done)
+	var report <-chan time.Time // armed while hidden notifies wait for their report
 	for {
 		select {
-		case <-p.wake:
+		case <-p.queue.Ready():
 			p.drain()
+		case <-p.notifies.pending:
+			if report == nil {
+				report = time.After(notifyReportEvery)
+			}
+		case <-report:
+			report = nil
+			p.reportNotifies()
 		case <-p.quit:
 			p.drain()
+			p.reportNotifies()
 			return
 		}
 	}
 }
 
+// drain prints what the queue holds, then how many events it dropped.
 func (p *printer) drain() {
-	p.mu.Lock()
-	items := p.mu.queue
-	p.mu.queue = nil
-	p.mu.Unlock()
-	for _, it := range items {
-		if it.ev == nil {
+	events, dropped := p.queue.Take()
+	for _, e := range events {
+		if e.Type == textEvent {
 			p.freeze()
-			io.WriteString(p.out, it.text)
+			io.WriteString(p.out, e.Message)
 			p.summarized = true
 			continue
 		}
-		p.show(*it.ev)
+		p.show(e)
+	}
+	if dropped > 0 {
+		p.line(fmt.Sprintf("%d events dropped (stdout was not read)", dropped))
+	}
+}
+
+// reportNotifies prints the count of each plugin's hidden notifies.
+func (p *printer) reportNotifies() {
+	for _, l := range p.notifies.report() {
+		p.line(l)
 	}
 }
 
@@ -161,6 +185,8 @@ func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 		return fmt.Sprintf("generation %d failed: %v", e.Generation, e.Err), p.summarized
 	case observe.EventPluginState:
 		return p.stateLine(e)
+	case observe.EventNotify:
+		return fmt.Sprintf("notify %s: %s", e.Plugin, e.Name), true
 	}
 	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
 }

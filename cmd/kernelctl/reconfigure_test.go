@@ -42,7 +42,7 @@ func TestReconfigureRefusesBrokenConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	p := newPrinter(&out)
+	p := newPrinter(&out, defaultPrinterOptions())
 	reconfigure(ctx, g, k, cfg.Logger, p, func() { t.Error("a refused config recorded a generation") })
 	p.close()
 	if want := fmt.Sprintf("config not applied; generation %d keeps serving under the previous config:", n); !strings.Contains(out.String(), want) ||

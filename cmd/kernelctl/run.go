@@ -58,7 +58,14 @@ was killed is removed, with a note. The admin API keeps each plugin's last
 1000 log lines at --keep-logs (default info) and above, whatever
 --log-level shows on stderr. With --watch, a change to the home's packages,
 its state file or the config file reloads (once the changes pause for
-300ms), printing what the reload did.`,
+300ms), printing what the reload did.
+
+A plugin's notify prints "notify <plugin>: <event name>", at most
+--notify-rate lines a second per plugin; the others are counted in a line
+"notify <plugin>: N notifies not shown" once a second. What waits for a
+stdout that is not read is bounded (--print-queue events, --print-queue-bytes,
+notifies in half of each); more is dropped, and "N events dropped (stdout
+was not read)" is printed once stdout takes writes again (docs/cli.md).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.json && !once {
@@ -75,6 +82,7 @@ its state file or the config file reloads (once the changes pause for
 	cmd.Flags().BoolVar(&once, "once", false, "stop after printing the published generation")
 	cmd.Flags().BoolVar(&opts.watch, "watch", false, "reload when the home's packages, state file or the config change")
 	cmd.Flags().StringVar(&opts.keepLogs, "keep-logs", "info", "lowest level of the plugin logs the admin API keeps: trace, debug, info, warn or error")
+	opts.print.addFlags(cmd)
 	return cmd
 }
 
@@ -82,6 +90,7 @@ its state file or the config file reloads (once the changes pause for
 type runOptions struct {
 	watch    bool
 	keepLogs string
+	print    printerOptions
 }
 
 // check validates the flags.
@@ -91,6 +100,9 @@ func (o runOptions) check(once bool) error {
 	}
 	if l, ok := logLevels[strings.ToLower(o.keepLogs)]; !ok || l == hclog.Off {
 		return &usageError{fmt.Errorf("run: --keep-logs %q is not a log level: want trace, debug, info, warn or error", o.keepLogs)}
+	}
+	if err := o.print.check(); err != nil {
+		return &usageError{err}
 	}
 	return nil
 }
@@ -119,14 +131,15 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	if g.json {
 		progressOut = g.stderr
 	}
-	p := newPrinter(progressOut)
+	p := newPrinter(progressOut, opts.print)
 	for _, w := range warnings {
 		p.print("warning: " + w + "\n")
 	}
 	k.Subscribe(p.event)
 	var srv *admin.Server
+	red := newRedaction(cfg)
 	if !once {
-		srv = newAdminServer(k, ring, p)
+		srv = newAdminServer(k, ring, p, red)
 	}
 	if err := k.Start(ctx); err != nil {
 		return stopKernel(k, srv, p, err)
@@ -149,7 +162,7 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 		p.print("\n")
 		return stopKernel(k, srv, p, nil)
 	}
-	return keepRunning(ctx, stopSignals, g, k, srv, cfg, p, opts)
+	return keepRunning(ctx, stopSignals, g, k, srv, cfg, p, red, opts)
 }
 
 // published returns the published generation and its routes, read
@@ -168,7 +181,7 @@ func published(k *kernel.Kernel) (*generation.Generation, []capability.Route) {
 // keepRunning serves the admin API (and --watch) while the published
 // generation runs, until ctx is done, then stops everything.
 func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, cfg config.Config,
-	p *printer, opts runOptions) error {
+	p *printer, red *redaction, opts runOptions) error {
 	home := cfg.Home
 	served := serveAdmin(g, srv, home, p)
 	var w *watcher
@@ -178,7 +191,11 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
 		}
 	}
-	serve(ctx, k, home, p, w, func(ctx context.Context, record func()) { reconfigure(ctx, g, k, cfg.Logger, p, record) })
+	serve(ctx, k, home, p, w, func(ctx context.Context, record func()) {
+		if next, ok := reconfigure(ctx, g, k, cfg.Logger, p, record); ok {
+			red.set(next)
+		}
+	})
 	stopSignals()
 	p.print("stopping\n")
 	if w != nil {
@@ -194,10 +211,11 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 }
 
 // newAdminServer makes the admin server of run's kernel: it serves the log
-// ring, and a reload requested through it is printed as a SIGHUP one is.
-// Made before Start, its event ring keeps the start's progress.
-func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer) *admin.Server {
-	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl,
+// ring, redacts notify data with red, and a reload requested through it is
+// printed as a SIGHUP one is. Made before Start, its event ring keeps the
+// start's progress.
+func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer, red *redaction) *admin.Server {
+	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl, Redact: red.redact,
 		OnReload: func(res *kernel.ReloadResult, err error) {
 			p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
 		}})
@@ -291,13 +309,14 @@ func reload(ctx context.Context, k *kernel.Kernel, p *printer, record func()) {
 // reconfigure reads the --config file again and reloads under it
 // (Kernel.Reconfigure), with kernelctl's logger and the host capabilities
 // it implements for the new config; it prints the plan applied, or why the
-// running generation keeps serving under the previous config.
-func reconfigure(ctx context.Context, g *globals, k *kernel.Kernel, log hclog.Logger, p *printer, record func()) {
+// running generation keeps serving under the previous config. It returns
+// the config and true when the kernel took it.
+func reconfigure(ctx context.Context, g *globals, k *kernel.Kernel, log hclog.Logger, p *printer, record func()) (config.Config, bool) {
 	next, warnings, err := kernelConfig(g, log)
 	if err != nil {
 		p.print(fmt.Sprintf("config not applied; generation %d keeps serving under the previous config:\n%s\n",
 			k.Current().Number(), indentLines(err.Error(), "  ")))
-		return
+		return next, false
 	}
 	for _, w := range warnings {
 		p.print("warning: " + w + "\n")
@@ -308,6 +327,7 @@ func reconfigure(ctx context.Context, g *globals, k *kernel.Kernel, log hclog.Lo
 		record()
 	}
 	p.print(reloadText(reloadOutcomeOf(k, res, err)))
+	return next, err == nil
 }
 
 // reloadOutcome is a reload's result as the admin API answers it: the

@@ -55,10 +55,12 @@ type Event struct {
 	Elapsed time.Duration
 	Message string
 	Err     error
-	// Name is the event name the plugin sent, for EventNotify.
+	// Name is the event name the plugin sent, for EventNotify, redacted
+	// (it is a diagnostic string).
 	Name string
 	// Data is the data the plugin sent, for EventNotify (nil when it sent
 	// none). It is the plugin's JSON as received, the host's to use: it is
-	// not redacted, unlike the text the kernel logs.
+	// not redacted, unlike the text the kernel logs. A host that shows it
+	// (a log, an event stream) redacts it there, as the admin server does.
 	Data json.RawMessage
 }

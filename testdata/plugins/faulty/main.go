@@ -27,7 +27,11 @@
 // then never reads its stdin again), garbage (sends 1000 malformed
 // messages of six kinds after the handshake, then the notify "sent", then
 // serves), garbage-mixed (the same, with a well-formed log notification
-// after each malformed message), and well-behaved (serves normally).
+// after each malformed message), notify-flood (after the handshake, sends
+// FLOOD_NOTIFIES notifies "flood" as fast as it can, each with FLOOD_DATA
+// bytes of data, then the notify "flood-done" and the stderr line "notify
+// flood done"; FLOOD_NOTIFIES 0 floods until it is stopped; it serves
+// calls meanwhile), and well-behaved (serves normally).
 // sleeper is the grandchild's mode.
 package main
 
@@ -85,6 +89,8 @@ func main() {
 	}
 	handshake()
 	switch mode {
+	case "notify-flood":
+		go floodNotifies()
 	case "stop-reading":
 		sleepForever()
 	case "stall-once":
@@ -341,6 +347,18 @@ func flood() {
 	}
 	fmt.Fprintln(os.Stderr, "flood done")
 	close(floodDone)
+}
+
+// floodNotifies sends the notifies of mode notify-flood.
+func floodNotifies() {
+	n, _ := strconv.Atoi(os.Getenv("FLOOD_NOTIFIES"))
+	size, _ := strconv.Atoi(os.Getenv("FLOOD_DATA"))
+	data := json.RawMessage(strconv.Quote(strings.Repeat("x", max(0, size-2))))
+	for i := 0; n == 0 || i < n; i++ {
+		notify(wire.MethodNotify, wire.NotifyParams{Event: "flood", Data: data})
+	}
+	notify(wire.MethodNotify, wire.NotifyParams{Event: "flood-done"})
+	fmt.Fprintln(os.Stderr, "notify flood done")
 }
 
 // leakHandshake puts the secret in the answer to initialize, as how says:
