@@ -231,7 +231,7 @@ func (c *Copy) Remove() error {
 		return nil
 	})
 	if err := os.RemoveAll(c.Dir); err != nil {
-		return fmt.Errorf("remove the verified copy: %w", err)
+		return fmt.Errorf("verified copy: remove: %w", err)
 	}
 	return nil
 }
