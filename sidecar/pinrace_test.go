@@ -278,7 +278,9 @@ func TestPackagePinPlantedBytecode(t *testing.T) {
 	const v1, v2 = "VERSION = 'v1'\n", "VERSION = 'v2'\n"
 	pkg := installPython(t, v2)
 	helper := filepath.Join(pkg.Dir, "helper.py")
-	if out, err := exec.Command("python3", "-m", "py_compile", helper).CombinedOutput(); err != nil {
+	compile := exec.Command("python3", "-m", "py_compile", helper)
+	compile.Env = []string{"PATH=" + os.Getenv("PATH")} // as the plugin's: no PYTHONPYCACHEPREFIX
+	if out, err := compile.CombinedOutput(); err != nil {
 		t.Fatalf("py_compile: %v\n%s", err, out)
 	}
 	fi, err := os.Stat(helper)
