@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
@@ -32,6 +33,7 @@ type Client struct {
 	// Set by launch before any goroutine starts, then read-only.
 	proc   *process.Process
 	direct *process.DirectWriter // stdin written by callers, or nil (see send)
+	files  *pinexec.Copy         // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
 	id        uint64                     // unique in this host process, never reused
 	decl      *protocol.InitializeResult // set by Start before it returns

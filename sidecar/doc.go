@@ -23,8 +23,9 @@
 //     directory (no shell, its own process group, an environment of the
 //     allowlisted host variables, the manifest's env, Options.Env and the
 //     EXTKERNEL_* variables; a pinned package is checked right before the
-//     exec, see below), applies Options.Limits, sends initialize (bounded
-//     by the per-plugin handshake timeout and by ctx) and checks the
+//     exec, and a package pin runs in a verified copy of the package
+//     directory, see below), applies Options.Limits, sends initialize
+//     (bounded by the per-plugin handshake timeout and by ctx) and checks the
 //     answer: the protocol version, and every declaration against what
 //     the manifest authorizes (provides, runtime.intercepts,
 //     runtime.replaces, runtime.contributes, the priority bounds) and the
@@ -91,18 +92,43 @@
 // OnNotify and Call carry the Client: a supervisor that restarted a
 // plugin ignores reports about any client but its current one.
 //
-// On Linux a pinned executable is opened once, hashed through that
-// descriptor and exec'd through the same descriptor (/proc/self/fd/N), so
-// a file renamed or linked over the path after the check does not run; a
-// file rewritten in place in that moment is caught after the exec (its
-// status changed and it no longer hashes to the pin) and its process
-// killed before the handshake, having run its first instructions. Not
-// covered: a script (a "#!" line), which its interpreter reopens by path,
-// so the check and the exec are two steps again; systems without /proc
-// and other systems, which exec the path; and whatever the executable
-// loads (an interpreter's script, shared libraries). The pin catches a
-// package changed since it was pinned; it is no defence against someone
-// who can write the package directory while the host starts it.
+// A pinned package is checked right before its exec, and what runs is
+// what was checked. For a package pin (the digest of the package's files
+// and of the file its command resolves to), the package's files are
+// copied into a new private directory of the temporary directory
+// (os.TempDir: $TMPDIR, else /tmp; named extkernel-<name>-<random>, mode
+// 0700, files read-only), digested as they are copied, and the plugin
+// starts in the copy once its digest matches the pin: the copy is its
+// working directory and its EXTKERNEL_PLUGIN_DIR. A file of the package
+// renamed over or rewritten after the check (the script an interpreter
+// reads once it runs, a module it imports later, bytecode planted in a
+// __pycache__ the digest skips) is not what runs. The plugin may create
+// files in the copy's directories (Python's bytecode), but keeps nothing
+// there: the client removes the copy once the plugin's process group is
+// gone (Close, a crash, a failed start), before Done closes. An unpinned
+// package, and one with an executable pin (its executable alone), runs in
+// its package directory, with nothing copied.
+//
+// The command a pin covers (an executable pin's executable; a package
+// pin's interpreter found on PATH, or the package's own executable) is
+// opened once and hashed through that descriptor (a package pin's through
+// the digest cache, keyed by the descriptor's version), and on Linux
+// exec'd through the same descriptor (/proc/self/fd/N): a file renamed or
+// linked over its path after the check does not run; one rewritten in
+// place in that moment is caught after the exec (its status changed and
+// it no longer hashes to the pin) and its process killed before the
+// handshake, having run its first instructions. Not covered: a command
+// that is a script (a "#!" line), exec'd by path, so its check and exec
+// are two steps again (a package pin's own script runs from the copy,
+// which only the host's user can write; an interpreter that is a version
+// manager's shim is checked, but not what the shim runs); systems without
+// /proc and the portable fallbacks (see Platforms); what a command loads
+// from outside the package (shared libraries, the interpreter's standard
+// library and site-packages, the target of a link leaving the package);
+// and the host's own user, whose processes (plugins included) can write
+// the copy. A host killed with SIGKILL leaves its copies behind.
+// docs/security.md ("Pins: what a pin closes, per OS") lists the same per
+// system.
 //
 // Options.Limits are applied with prlimit(2) to the plugin process just
 // after it started and before the handshake: from exec until then (a
@@ -166,9 +192,11 @@
 //     closes its ends after the drain timeout, and the helper lives on;
 //   - the host-death reaper: a plugin's own children can outlive a host
 //     killed with SIGKILL (the plugin itself sees stdin EOF);
-//   - descriptor pin exec: a pinned executable is exec'd by path, so a
-//     file swapped or rewritten between the check and the exec runs
-//     unverified;
+//   - descriptor pin exec: a pinned command is exec'd by path, so an
+//     executable pin's executable, or a package pin's interpreter, swapped
+//     or rewritten between the check and the exec runs unverified (a
+//     package pin's files, and its own executable, still run from the
+//     verified copy);
 //   - the pidfd exit watch: each running plugin's exit watcher blocks a
 //     thread in wait(2) instead of parking in the runtime's poller;
 //   - limits: non-zero Options.Limits fail Start in phase "limits", before

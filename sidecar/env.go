@@ -11,7 +11,7 @@ import (
 // over those, the EXTKERNEL_* variables over all. lookup reads the host
 // environment (os.LookupEnv outside tests).
 func (c *Client) buildEnv(dataDir string, lookup func(string) (string, bool)) []string {
-	return wire.PluginEnv(lookup, c.rt.Env, c.opts.Env, c.pkg.Name, c.version(), c.pkg.Dir, dataDir)
+	return wire.PluginEnv(lookup, c.rt.Env, c.opts.Env, c.pkg.Name, c.version(), c.pluginDir(), dataDir)
 }
 
 var hostLookupEnv = os.LookupEnv

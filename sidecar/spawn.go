@@ -12,10 +12,10 @@ import (
 
 // launch creates the data directory, resolves the executable, checks it
 // against the package's pin and spawns it: no shell, the package directory
-// as working directory, its own process group, the allowlisted
-// environment, registered with the host's reaper (process.Start). It
-// returns the data directory, or the phase a failure belongs to. Nothing
-// runs when it fails.
+// (for a package pin, its verified copy) as working directory, its own
+// process group, the allowlisted environment, registered with the host's
+// reaper (process.Start). It returns the data directory, or the phase a
+// failure belongs to. Nothing runs, and no copy is left, when it fails.
 func (c *Client) launch() (dataDir, phase string, err error) {
 	if dataDir, err = c.dataDir(); err != nil {
 		return "", phaseSpawn, err
@@ -31,23 +31,29 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 		return "", phaseVerify, err
 	}
 	defer exe.Release()
+	c.files = exe.Copy
+	defer func() {
+		if err != nil {
+			c.removeFiles()
+		}
+	}()
 	if beforeExec != nil {
 		beforeExec(path)
 	}
 	c.proc, err = process.Start(process.Config{
 		Path: exe.Path,
 		Args: append([]string{c.rt.Command}, c.rt.Args...),
-		Dir:  p.Dir,
+		Dir:  exe.Dir,
 		Env:  c.buildEnv(dataDir, hostLookupEnv),
 		Log:  c.log,
 	})
 	if err != nil {
 		if exe.Path != path {
-			err = fmt.Errorf("%s (run as %s): %w", path, exe.Path, err)
+			err = fmt.Errorf("%s (run as %s in %s): %w", path, exe.Path, exe.Dir, err)
 		}
 		return "", phaseSpawn, err
 	}
-	if exe.Changed(p.Pin) {
+	if exe.Changed() {
 		c.proc.Discard()
 		return "", phaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
 	}
@@ -58,6 +64,24 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 // beforeExec, when set (by tests only), runs between the pin check and the
 // exec with the executable's path.
 var beforeExec func(path string)
+
+// pluginDir is the directory the plugin runs in and is told about
+// (EXTKERNEL_PLUGIN_DIR): its package directory, or the verified copy of
+// it that a package pin runs.
+func (c *Client) pluginDir() string {
+	if c.files != nil {
+		return c.files.Dir
+	}
+	return c.pkg.Dir
+}
+
+// removeFiles removes the verified copy the plugin ran from, if any, once
+// nothing runs from it: the process group is gone, or never started.
+func (c *Client) removeFiles() {
+	if err := c.files.Remove(); err != nil {
+		c.log.Warn("the verified copy of the package is left behind", "dir", c.files.Dir, "error", err)
+	}
+}
 
 // dataDir creates and returns the plugin's data directory, or "" when
 // Options.DataRoot is empty.

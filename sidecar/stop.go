@@ -90,6 +90,7 @@ func (c *Client) supervise() {
 	}
 	c.proc.Reap()
 	c.drainReaders()
+	c.removeFiles()
 	cause := c.faultCause() // a protocol error read while draining counts
 	if !killed && pluginGone(cause) {
 		cause = nil // the exit explains it

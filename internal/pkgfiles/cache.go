@@ -51,8 +51,9 @@ type digestCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedDigest // by path; guarded by mu
 
-	now   func() time.Time // nil means time.Now; tests move the clock
-	reads atomic.Int64     // files whose content was read (a test hook)
+	now    func() time.Time // nil means time.Now; tests move the clock
+	reads  atomic.Int64     // files whose content was read (a test hook)
+	copied func(string)     // nil, or (tests) run with the path after the system copied a file
 }
 
 type cachedDigest struct {
@@ -73,28 +74,103 @@ func (c *digestCache) clock() time.Time {
 // when the cache has no trusted entry for fi's version, and then at most
 // limit bytes: a longer file is an error naming path.
 func (c *digestCache) sum(path string, fi os.FileInfo, limit int64) ([sha256.Size]byte, error) {
-	st := StatOf(fi)
+	if sum, ok := c.lookup(path, StatOf(fi)); ok {
+		return sum, nil
+	}
+	return c.read(path, limit, nil)
+}
+
+// sumOpen is sum of the open file f, cached under f.Name() by the version
+// of f itself (its fstat), at most MaxPackageBytes (CachedFileSHA256).
+func (c *digestCache) sumOpen(f *os.File) (sum [sha256.Size]byte, err error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return sum, err
+	}
+	if !fi.Mode().IsRegular() {
+		return sum, fmt.Errorf("%s is %s: %w", f.Name(), homefile.TypeName(fi.Mode()), ErrIrregularFile)
+	}
+	if sum, ok := c.lookup(f.Name(), StatOf(fi)); ok {
+		return sum, nil
+	}
+	return c.readOpen(f, f.Name(), fi, MaxPackageBytes, nil)
+}
+
+// lookup returns the cached sum of path at version st, if the cache has
+// one it trusts: recorded at least RacyWindow after the version's last
+// modification or change.
+func (c *digestCache) lookup(path string, st Stat) (sum [sha256.Size]byte, ok bool) {
 	c.mu.Lock()
 	e, hit := c.entries[path]
 	c.mu.Unlock()
 	if hit && e.stat == st && e.readAt-max(st.Mtime, st.Ctime) >= int64(RacyWindow) {
-		return e.sum, nil
+		return e.sum, true
 	}
-	return c.read(path, limit)
+	return sum, false
 }
 
-// read hashes the file at path and caches the sum under the version the
-// opened file had before and after the read (none when it changed).
-func (c *digestCache) read(path string, limit int64) (sum [sha256.Size]byte, err error) {
+// read hashes the file at path, writing what it hashes to w as well
+// unless w is nil, and caches the sum under the version the opened file
+// had before and after the read (none when it changed).
+func (c *digestCache) read(path string, limit int64, w io.Writer) (sum [sha256.Size]byte, err error) {
 	f, fi, err := homefile.Open(path)
 	if err != nil {
 		return sum, err
 	}
 	defer f.Close()
+	return c.readOpen(f, path, fi, limit, w)
+}
+
+// copy copies the regular file at path (at most limit bytes) to out, an
+// empty file open for reading and writing, and returns the sha256 of what
+// it copied. When the file's version is one the cache trusts, and versions
+// carry the change time (Linux: a rewrite cannot hide from it), the
+// system copies the bytes (copy_file_range, or a reflink) without this
+// process reading them, and the cached sum is what was copied provided
+// the version is the same after the copy. Otherwise, or when it changed
+// meanwhile, the file is read and hashed as it is copied (again).
+func (c *digestCache) copy(path string, limit int64, out *os.File) (sum [sha256.Size]byte, err error) {
+	f, fi, err := homefile.Open(path)
+	if err != nil {
+		return sum, err
+	}
+	defer f.Close()
+	st := StatOf(fi)
+	if cached, ok := c.lookup(path, st); ok && st.Ctime != 0 && st.Size <= limit {
+		n, err := io.Copy(out, io.LimitReader(f, st.Size+1))
+		if err != nil {
+			return sum, fmt.Errorf("copy %s: %w", path, err)
+		}
+		if c.copied != nil {
+			c.copied(path)
+		}
+		if after, err := f.Stat(); err == nil && n == st.Size && StatOf(after) == st {
+			return cached, nil
+		}
+		if err := out.Truncate(0); err != nil {
+			return sum, fmt.Errorf("copy %s: %w", path, err)
+		}
+		if _, err := out.Seek(0, io.SeekStart); err != nil {
+			return sum, fmt.Errorf("copy %s: %w", path, err)
+		}
+		if fi, err = f.Stat(); err != nil {
+			return sum, fmt.Errorf("copy %s: %w", path, err)
+		}
+	}
+	return c.readOpen(f, path, fi, limit, out)
+}
+
+// readOpen is read of the open file f, from its start (with ReadAt: f's
+// offset is left alone); fi is f's stat taken before the read.
+func (c *digestCache) readOpen(f *os.File, path string, fi os.FileInfo, limit int64, w io.Writer) (sum [sha256.Size]byte, err error) {
 	c.reads.Add(1)
 	readAt := c.clock().UnixNano()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, limit+1))
+	var dst io.Writer = h
+	if w != nil {
+		dst = io.MultiWriter(h, w)
+	}
+	n, err := io.Copy(dst, io.NewSectionReader(f, 0, limit+1))
 	if err != nil {
 		return sum, fmt.Errorf("hash %s: %w", path, err)
 	}
@@ -102,9 +178,8 @@ func (c *digestCache) read(path string, limit int64) (sum [sha256.Size]byte, err
 		return sum, fmt.Errorf("hash %s: %w (%s)", path, ErrPackageTooLarge, homefile.Size(limit))
 	}
 	h.Sum(sum[:0])
-	after, err := f.Stat()
-	if st := StatOf(fi); err == nil && StatOf(after) == st {
-		c.store(path, cachedDigest{stat: st, readAt: readAt, sum: sum})
+	if after, err := f.Stat(); err == nil && StatOf(after) == StatOf(fi) {
+		c.store(path, cachedDigest{stat: StatOf(fi), readAt: readAt, sum: sum})
 	}
 	return sum, nil
 }

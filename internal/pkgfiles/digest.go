@@ -63,7 +63,7 @@ type FileDigest struct {
 // over MaxPackageFiles files or MaxPackageBytes bytes it wraps
 // ErrPackageTooLarge.
 func (r Ref) FilesDigest() (*FileDigest, error) {
-	return fileDigests.files(r.Name, r.Dir)
+	return fileDigests.files(r.Name, r.Dir, "")
 }
 
 // CommandDigest resolves the command as CommandPath does (a bare name is
@@ -91,8 +91,9 @@ func (r Ref) CommandDigest() (path, sum string, err error) {
 func skipped(rel string, e fs.DirEntry) bool { return Skipped(rel, e.IsDir()) }
 
 // files walks dir and digests what FileDigest describes, in path order.
-func (c *digestCache) files(name, dir string) (*FileDigest, error) {
-	w := &digestWalk{cache: c, name: name, dir: dir, sum: sha256.New(), out: &FileDigest{Files: map[string]string{}}}
+// With copyTo set, it copies what it digests there (see CopyFiles).
+func (c *digestCache) files(name, dir, copyTo string) (*FileDigest, error) {
+	w := &digestWalk{cache: c, name: name, dir: dir, copyTo: copyTo, sum: sha256.New(), out: &FileDigest{Files: map[string]string{}}}
 	if err := filepath.WalkDir(dir, w.visit); err != nil {
 		return nil, err
 	}
@@ -102,13 +103,14 @@ func (c *digestCache) files(name, dir string) (*FileDigest, error) {
 
 // digestWalk is the state of one FilesDigest.
 type digestWalk struct {
-	cache *digestCache
-	name  string // package name, for messages
-	dir   string
-	sum   hash.Hash
-	out   *FileDigest
-	count int
-	bytes int64
+	cache  *digestCache
+	name   string // package name, for messages
+	dir    string
+	copyTo string // where CopyFiles copies the files, or ""
+	sum    hash.Hash
+	out    *FileDigest
+	count  int
+	bytes  int64
 }
 
 // visit digests one entry. WalkDir visits in lexical order and never
@@ -132,12 +134,12 @@ func (w *digestWalk) visit(file string, e fs.DirEntry, err error) error {
 		return nil
 	}
 	if e.IsDir() {
-		return nil
+		return w.copyDir(rel)
 	}
 	if w.count++; w.count > MaxPackageFiles {
 		return fmt.Errorf("package %q: more than %d files under %s: %w", w.name, MaxPackageFiles, w.dir, ErrPackageTooLarge)
 	}
-	entry, err := w.entry(file, e)
+	entry, err := w.entry(file, rel, e)
 	if err != nil {
 		return err
 	}
@@ -151,10 +153,14 @@ func (w *digestWalk) visit(file string, e fs.DirEntry, err error) error {
 
 // entry describes one file for the digest: "l <target>" for a symbolic
 // link, "f<x> <content sha256>" for a regular file, where <x> is "x" when
-// any execute bit is set and "-" otherwise.
-func (w *digestWalk) entry(file string, e fs.DirEntry) (string, error) {
+// any execute bit is set and "-" otherwise. Copying, it describes the
+// copy it makes.
+func (w *digestWalk) entry(file, rel string, e fs.DirEntry) (string, error) {
 	if e.Type()&fs.ModeSymlink != 0 {
 		target, err := os.Readlink(file)
+		if err == nil {
+			err = w.copyLink(rel, target)
+		}
 		if err != nil {
 			return "", fmt.Errorf("package %q: %w", w.name, err)
 		}
@@ -171,12 +177,19 @@ func (w *digestWalk) entry(file string, e fs.DirEntry) (string, error) {
 	if w.bytes > MaxPackageBytes {
 		return "", fmt.Errorf("package %q: files under %s hold more than %s: %w", w.name, w.dir, homefile.Size(MaxPackageBytes), ErrPackageTooLarge)
 	}
-	sum, err := w.cache.sum(file, fi, MaxPackageBytes-(w.bytes-fi.Size()))
+	exec := fi.Mode()&0o111 != 0
+	limit := MaxPackageBytes - (w.bytes - fi.Size())
+	var sum [sha256.Size]byte
+	if w.copyTo == "" {
+		sum, err = w.cache.sum(file, fi, limit)
+	} else {
+		sum, err = w.copyFile(file, rel, exec, limit)
+	}
 	if err != nil {
 		return "", fmt.Errorf("package %q: %w", w.name, err)
 	}
 	x := "-"
-	if fi.Mode()&0o111 != 0 {
+	if exec {
 		x = "x"
 	}
 	return "f" + x + " " + hex.EncodeToString(sum[:]), nil

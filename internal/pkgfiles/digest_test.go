@@ -20,7 +20,7 @@ import (
 func digestOf(t *testing.T, dir string) *FileDigest {
 	t.Helper()
 	c := &digestCache{now: func() time.Time { return time.Now().Add(time.Hour) }}
-	d, err := c.files("x", dir)
+	d, err := c.files("x", dir, "")
 	if err != nil {
 		t.Fatalf("files(%s): %v", dir, err)
 	}
@@ -148,7 +148,7 @@ func TestFilesDigestRefuses(t *testing.T) {
 			dir := scriptPackage(t)
 			tt.make(t, dir)
 			var c digestCache
-			_, err := c.files("scripty", dir)
+			_, err := c.files("scripty", dir, "")
 			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), `package "scripty"`) || !strings.Contains(err.Error(), tt.says) {
 				t.Fatalf("files: %v; want an error wrapping %v naming the package and saying %q", err, tt.is, tt.says)
 			}
@@ -167,14 +167,14 @@ func TestDigestCacheReadsOnlyChanges(t *testing.T) {
 	dir := scriptPackage(t)
 	clock := time.Now().Add(time.Hour)
 	c := &digestCache{now: func() time.Time { return clock }}
-	first, err := c.files("x", dir)
+	first, err := c.files("x", dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if n := c.reads.Load(); n != 3 {
 		t.Fatalf("first digest read %d files, want 3", n)
 	}
-	second, err := c.files("x", dir)
+	second, err := c.files("x", dir, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +188,7 @@ func TestDigestCacheReadsOnlyChanges(t *testing.T) {
 		if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
 			t.Fatal(err)
 		}
-		third, err := c.files("x", dir)
+		third, err := c.files("x", dir, "")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -198,7 +198,7 @@ func TestDigestCacheReadsOnlyChanges(t *testing.T) {
 	}
 	racy := &digestCache{now: func() time.Time { return time.Unix(0, 0) }} // reads "before" every modification
 	for i := 0; i < 2; i++ {
-		if _, err := racy.files("x", dir); err != nil {
+		if _, err := racy.files("x", dir, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -275,7 +275,7 @@ func TestDigestCacheConcurrent(t *testing.T) {
 	sums := make(chan string, 8)
 	for i := 0; i < cap(sums); i++ {
 		go func() {
-			d, err := c.files("x", dir)
+			d, err := c.files("x", dir, "")
 			if err != nil {
 				sums <- err.Error()
 				return

@@ -101,8 +101,26 @@ func (r Ref) CheckPackagePin(pin string) (*PinCheck, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &PinCheck{Actual: packagePinPrefix + files.Sum + ":" + cmd, Command: path}
-	if files.Sum != pinFiles {
+	return r.comparePin(pinFiles, pinCmd, files.Sum, path, cmd), nil
+}
+
+// ComparePackagePin is CheckPackagePin of digests the caller took: files,
+// the FileDigest sum of the package's files (such as CopyFiles returns),
+// and cmd, the sha256 of its command, resolved at path. pin must satisfy
+// IsPackagePin.
+func (r Ref) ComparePackagePin(pin, files, path, cmd string) (*PinCheck, error) {
+	pinFiles, pinCmd, ok := splitPackagePin(pin)
+	if !ok {
+		return nil, fmt.Errorf("package %q: pin %q is not a package pin", r.Name, pin)
+	}
+	return r.comparePin(pinFiles, pinCmd, files, path, cmd), nil
+}
+
+// comparePin compares the digests files and cmd (of the command at path)
+// with a package pin's, pinFiles and pinCmd.
+func (r Ref) comparePin(pinFiles, pinCmd, files, path, cmd string) *PinCheck {
+	c := &PinCheck{Actual: packagePinPrefix + files + ":" + cmd, Command: path}
+	if files != pinFiles {
 		c.Changed = append(c.Changed, "package files")
 	}
 	switch {
@@ -112,7 +130,7 @@ func (r Ref) CheckPackagePin(pin string) (*PinCheck, error) {
 	default:
 		c.Changed = append(c.Changed, "executable "+path)
 	}
-	return c, nil
+	return c
 }
 
 // FileSHA256 returns the lower-case hex sha256 of what the open file f
@@ -126,4 +144,20 @@ func FileSHA256(f *os.File) (string, error) {
 		return "", fmt.Errorf("hash %s: %w", f.Name(), err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// CachedFileSHA256 is FileSHA256 through the digest cache FilesDigest
+// uses, keyed by f.Name(): when the version of the open file f (its fstat:
+// size, modification time and, on Linux, change time and inode) is one the
+// cache trusts for that path, f is not read; otherwise it is read from its
+// start, at most MaxPackageBytes (a larger file is an error wrapping
+// ErrPackageTooLarge), and the sum cached. The version is the descriptor's,
+// so a file renamed over the path since the open is not the one it tells
+// about.
+func CachedFileSHA256(f *os.File) (string, error) {
+	sum, err := fileDigests.sumOpen(f)
+	if err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(sum[:]), nil
 }
