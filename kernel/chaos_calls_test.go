@@ -16,6 +16,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // chaosKindWeights are the odds of each kind of call a caller makes.
@@ -113,6 +114,9 @@ func (r *chaosRig) run(c chaosCall, fn func(*chaosCall) (bool, error)) {
 	} else if err != nil {
 		r.failed(c.kind, err)
 	}
+	if errors.Is(err, sidecar.ErrClosed) {
+		r.st.closedUnder.Add(1)
+	}
 	if between {
 		st.between.Add(1)
 		if ok {
@@ -198,14 +202,18 @@ func (r *chaosRig) direct(c *chaosCall) (bool, error) {
 			r.st.violate("a host call from %q answered %s", c.target, out)
 		}
 	}
-	return r.checkDirect(c, out, err, nil)
+	codes := pluginCodes
+	if c.kind == kindHostCall {
+		codes = hostCodes
+	}
+	return r.checkDirect(c, out, err, codes)
 }
 
 // checkDirect checks the outcome of a call to c.target: an output, or a
 // *PluginError naming the target with its policy; an optional target
 // that failed may also be missing from the generation
 // (ErrUnknownTarget). A *protocol.Error the plugin answered with
-// (passing on its own call's error) must have one of the codes in codes.
+// must have one of the codes in codes.
 func (r *chaosRig) checkDirect(c *chaosCall, out json.RawMessage, err error, codes []int) (bool, error) {
 	kind := strings.TrimSuffix(chaosKindNames[c.kind], "s")
 	var pe *PluginError
@@ -219,7 +227,7 @@ func (r *chaosRig) checkDirect(c *chaosCall, out json.RawMessage, err error, cod
 		if pe.Plugin != c.target || pe.Required != r.required[c.target] {
 			r.st.violate("a %s to %q failed with an error naming %q (required %v): %v", kind, c.target, pe.Plugin, pe.Required, err)
 		}
-		if errors.As(err, &we) && codes != nil && !slices.Contains(codes, we.Code) {
+		if errors.As(err, &we) && !slices.Contains(codes, we.Code) {
 			r.st.violate("a %s to %q failed with an unexpected code: %v", kind, c.target, err)
 		}
 	case errors.Is(err, ErrUnknownTarget) && !r.required[c.target]:
@@ -229,14 +237,20 @@ func (r *chaosRig) checkDirect(c *chaosCall, out json.RawMessage, err error, cod
 	return false, err
 }
 
-// calleeCodes are the codes a call through the host may fail with when
-// a fault intervenes: the callee's own failure (-32000), the callee down
-// or crashing (-32006), the call cancelled by its parent's end or
-// deadline (-32800), a host failure answering it (-32603, e.g. a callee's
-// broken flow control), and the depth bound (-32007), which ends every
-// cycle no fault ends first.
-var calleeCodes = []int{protocol.CodePluginError, protocol.CodeNotAvailable, protocol.CodeRequestCancelled,
-	wire.CodeInternalError, wire.CodeDepthExceeded}
+// The codes of the *protocol.Error a call may fail with, by what it
+// calls. A plugin's own failure is -32000: its chaos, or, passed on by the
+// caller, the callee's, or a call of the caller that failed before the
+// host answered it. A call through the host may also fail with -32006
+// when the callee is down or crashes, -32800 when its parent's end or
+// deadline cancels it, and -32603 when the host fails answering it (a
+// host handler's failure, or a callee breaking its stream's flow
+// control); a cycle ends in -32007 when no fault ends it first.
+var (
+	pluginCodes = []int{protocol.CodePluginError}
+	hostCodes   = []int{protocol.CodePluginError, protocol.CodeRequestCancelled, wire.CodeInternalError}
+	calleeCodes = []int{protocol.CodePluginError, protocol.CodeNotAvailable, protocol.CodeRequestCancelled, wire.CodeInternalError}
+	cycleCodes  = append(slices.Clip(calleeCodes), wire.CodeDepthExceeded)
+)
 
 // viaPlugin makes the target call callee's provider get through the host
 // (a plugin call), or start a cycle through callee and back (a cycle), and
@@ -259,7 +273,7 @@ func (r *chaosRig) viaPlugin(c *chaosCall, callee string) (bool, error) {
 		r.st.violate("a cycle from %q through %q answered %s: only an error may end it", c.target, callee, out)
 		return false, nil
 	}
-	r.checkDirect(c, out, err, calleeCodes)
+	r.checkDirect(c, out, err, cycleCodes)
 	var we *protocol.Error
 	if !errors.As(err, &we) || we.Code != wire.CodeDepthExceeded {
 		return false, err

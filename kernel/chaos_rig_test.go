@@ -51,6 +51,7 @@ type chaosKindStats struct {
 type chaosStats struct {
 	kinds                                                   [numKinds]chaosKindStats
 	skipped, depthEnds, slowConsumers, stalls               atomic.Int64
+	closedUnder                                             atomic.Int64 // calls failed by a sidecar stopped under them
 	kills, crashes, starts, protocolFaults, exhausted       atomic.Int64
 	notifies                                                atomic.Int64
 	reloads, failedReloads, brokenReloads, explicitRestarts atomic.Int64
@@ -130,6 +131,18 @@ func (r *chaosRig) checkLate() int {
 		excused++
 	}
 	return excused
+}
+
+// checkClosed turns the calls that failed because their sidecar was
+// stopped under them (sidecar.ErrClosed) into a violation: a generation
+// stops its sidecars only once its calls drained, or after the drain
+// timeout, which no call's deadline comes near, unless the test process
+// was starved of CPU that long.
+func (r *chaosRig) checkClosed() {
+	cfg := r.k.config()
+	if n, lag := r.st.closedUnder.Load(), time.Duration(r.st.timerLag.Load()); n > 0 && lag < cfg.DrainTimeout-cfg.Deadlines.Provider {
+		r.st.violate("%d calls failed because their sidecar was stopped under them (a timer fired at most %v late)", n, lag)
+	}
 }
 
 // failed records a failed call of kind for the error classes in the log.

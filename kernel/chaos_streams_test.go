@@ -63,7 +63,7 @@ func (r *chaosRig) stream(c *chaosCall) (bool, error) {
 	got := 0
 	for data, err := range r.k.StreamProvider(context.Background(), "plugin/"+c.target+"/stream", in) {
 		if err != nil {
-			_, err = r.checkDirect(c, nil, err, nil)
+			_, err = r.checkDirect(c, nil, err, pluginCodes)
 			return false, err
 		}
 		var chunk struct{ I int }

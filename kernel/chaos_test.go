@@ -128,6 +128,7 @@ func TestChaos(t *testing.T) {
 	unsub()
 	mostStarts := r.starts.check(chaosBudget, &r.st)
 	late := r.checkLate()
+	r.checkClosed()
 	if err := r.k.Close(context.Background()); err != nil {
 		t.Errorf("Close: %v", err)
 	}
