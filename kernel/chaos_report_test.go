@@ -11,20 +11,20 @@ import (
 
 // checkBounds checks what the host spent against its bounds: its heap
 // against chaosHeapBound, its log against chaosLogBound.
-func (r *chaosRig) checkBounds() {
+func (r *chaosRig) checkBounds(f chaosFaults) {
 	if peak, bound := r.st.heapPeak.Load(), chaosHeapBound(len(r.plugs)); peak > bound {
 		r.st.violate("the host's heap reached %d MiB, over its bound of %d MiB", peak>>20, bound>>20)
 	}
-	if logged, bound := r.log.bytes.Load(), r.logBound(); logged > bound {
+	if logged, bound := r.log.bytes.Load(), r.logBound(f); logged > bound {
 		r.st.violate("the host logged %d KiB, over its bound of %d KiB", logged>>10, bound>>10)
 	}
 }
 
 // logBound is chaosLogBound for this run.
-func (r *chaosRig) logBound() int64 {
+func (r *chaosRig) logBound(f chaosFaults) int64 {
 	st := &r.st
 	return chaosLogBound(len(r.plugs), *chaosDuration, st.starts.Load(),
-		st.crashes.Load()+st.reloads.Load()+st.explicitRestarts.Load())
+		st.crashes.Load()+st.reloads.Load()+st.explicitRestarts.Load(), int64(f.flooded["wide"]))
 }
 
 // successRate returns the share of the calls made between faults that
@@ -84,9 +84,9 @@ func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts, late int) str
 			f.hostile["duplicate-id"], f.hostile["garbage"], f.hostile["oversized"], f.hostile["duplicate-id"],
 		st.protocolFaults.Load(), len(f.orphans), orphansLeft)
 	fmt.Fprintf(&b, "floods: %d of notify events (%d sent, %d seen), %d of malformed messages (%d), %d of stderr lines (%d), "+
-		"%d of log notifications (%d); ",
+		"%d of log notifications (%d), %d of wide lines (%d); ",
 		f.floods["notify"], f.flooded["notify"], st.notifies.Load(), f.floods["garbage"], f.flooded["garbage"],
-		f.floods["stderr"], f.flooded["stderr"], f.floods["log"], f.flooded["log"])
+		f.floods["stderr"], f.flooded["stderr"], f.floods["log"], f.flooded["log"], f.floods["wide"], f.flooded["wide"])
 	fmt.Fprintf(&b, "reloads: %d (%d rolled back, %d of them breaking a required package), %d explicit restarts of exhausted plugins; "+
 		"most starts of one plugin between reloads: %d (%d allowed per fresh budget); ",
 		st.reloads.Load(), st.failedReloads.Load(), st.brokenReloads.Load(), st.explicitRestarts.Load(), mostStarts, chaosBudget+1)
@@ -95,7 +95,7 @@ func (r *chaosRig) summary(f chaosFaults, orphansLeft, mostStarts, late int) str
 		"%d streams holding at most %d chunks and %d KiB; largest timer delay %v (%d calls past their bound by no more); "+
 		"invariant violations: %d",
 		st.heapPeak.Load()>>20, r.heapBase>>20, chaosHeapBound(len(r.plugs))>>20, r.log.bytes.Load()>>10, r.log.lines.Load(),
-		r.logBound()>>10, r.log.longest.Load(), r.streams.count, r.streams.peak, r.streams.peakB>>10,
+		r.logBound(f)>>10, r.log.longest.Load(), r.streams.count, r.streams.peak, r.streams.peakB>>10,
 		time.Duration(st.timerLag.Load()).Round(time.Millisecond), late, st.violations.Load())
 	return b.String()
 }

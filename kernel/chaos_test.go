@@ -55,6 +55,10 @@ const (
 	// 1 KiB each).
 	chaosLogLine  = 512
 	chaosFaultLog = 16 << 10
+	// chaosWideLine is the most the host logs for a wide line (a log
+	// notification or an hclog JSON line of hundreds of KiB): the 16 KiB
+	// of the plugin's text a line carries at most, and its prefix.
+	chaosWideLine = 16<<10 + chaosLogLine
 	// chaosMinSuccess is the share of the calls made between faults that
 	// must succeed (see chaosKindStats.between).
 	chaosMinSuccess = 0.5
@@ -73,15 +77,16 @@ func chaosHeapBound(plugins int) uint64 {
 }
 
 // chaosLogBound is the most the host may log, in bytes, in a TestChaos
-// run of d with plugins plugins, starts sidecar starts and faults
-// crashes, reloads and restarts: every plugin-caused line passes the
-// plugin's rate limiter, which lets each sidecar log a burst of twice its
-// rate when it starts, then its rate; a plugin may have two sidecars at
-// once (one draining, its successor); and the host's own lines are a few
-// per fault.
-func chaosLogBound(plugins int, d time.Duration, starts, faults int64) int64 {
+// run of d with plugins plugins, starts sidecar starts, faults crashes,
+// reloads and restarts, and wide wide lines sent: every plugin-caused
+// line passes the plugin's rate limiter, which lets each sidecar log a
+// burst of twice its rate when it starts, then its rate; a plugin may
+// have two sidecars at once (one draining, its successor); a wide line
+// costs at most chaosWideLine; and the host's own lines are a few per
+// fault.
+func chaosLogBound(plugins int, d time.Duration, starts, faults, wide int64) int64 {
 	const burst, perSecond = 2 * chaosLogRate * chaosLogLine, 2 * chaosLogRate * chaosLogLine
-	return starts*burst + int64(plugins)*int64(d.Seconds()+1)*perSecond + faults*chaosFaultLog
+	return starts*burst + int64(plugins)*int64(d.Seconds()+1)*perSecond + faults*chaosFaultLog + wide*chaosWideLine
 }
 
 // TestChaos runs plugins whose interceptors, providers, actions and
@@ -138,7 +143,7 @@ func TestChaos(t *testing.T) {
 	if len(left) > 0 {
 		r.st.violate("detached helpers left after Close: %v", left)
 	}
-	r.checkBounds()
+	r.checkBounds(faults)
 	summary := r.summary(faults, len(left), mostStarts, late)
 	t.Log(summary)
 	t.Log(r.errorClasses())
@@ -182,8 +187,8 @@ func (r *chaosRig) config() config.Config {
 // cycle and stream); each requires, optionally, the capabilities of its
 // two neighbours (a ring: every pair of neighbours is a cycle) and
 // host.log. Odd ones may write hostile frames and flood malformed
-// messages and stderr lines, even ones flood notify events and log
-// notifications, and every third (from the second) may start detached
+// messages and stderr lines, even ones flood notify events, log
+// notifications and lines of hundreds of KiB, and every third (from the second) may start detached
 // helpers. The last one is optional and crashes by itself soon after
 // each start, so the crash budget is exhausted between reloads.
 func chaosPlugs(n int, faultLog string) []plug {
@@ -193,7 +198,7 @@ func chaosPlugs(n int, faultLog string) []plug {
 		if i%2 == 1 {
 			faults = append(faults, "hostile")
 		}
-		floods := []string{"notify,log", "garbage,stderr"}[i%2]
+		floods := []string{"notify,log,wide", "garbage,stderr"}[i%2]
 		if i%3 == 1 {
 			faults = append(faults, "orphan")
 		}

@@ -21,8 +21,10 @@ const floodEvery = 400 * time.Millisecond
 // is sent. The kinds are notify (100 to 300 notify notifications),
 // garbage (10 to 60 malformed messages, and one time in ten 150, past the
 // host's limit of 100, which stops the plugin), stderr (2000 to 4000
-// lines) and log (500 to 1000 log notifications at warn), 40 and 10
-// times at least the 50 lines a second the host logs for a plugin.
+// lines), log (500 to 1000 log notifications at warn), 40 and 10 times
+// at least the 50 lines a second the host logs for a plugin, and wide (2
+// lines of hundreds of KiB: a log notification, an hclog JSON line on
+// stderr).
 func startFloods(p *sdk.Plugin, kinds []string) func(protocol.InitializeParams) {
 	return func(protocol.InitializeParams) {
 		go func() {
@@ -58,12 +60,20 @@ func floodSize(kind string) int {
 		return 2000 + rand.IntN(2001)
 	case "log":
 		return 500 + rand.IntN(501)
+	case "wide":
+		return 2
 	}
 	panic("scripted: no flood " + kind)
 }
 
 // flood sends a flood of n messages or lines of kind.
 func flood(p *sdk.Plugin, kind string, n int) {
+	if kind == "wide" {
+		wide := strings.Repeat("w", 256<<10)
+		_, _ = fmt.Fprintf(stdout, `{"jsonrpc":"2.0","method":"log","params":{"level":"warn","message":"wide %s"}}`+"\n", wide)
+		fmt.Fprintf(os.Stderr, `{"@level":"warn","@message":"wide","wide":%q}`+"\n", wide[:128<<10])
+		return
+	}
 	for i := range n {
 		switch kind {
 		case "notify":

@@ -37,7 +37,7 @@
 //	                  whether it is slow, hangs, fails or crashes half way
 //	SCRIPT_FLOODS     "kind,...": floods the plugin sends every 400ms or
 //	                  so, a kind at random: notify, garbage (malformed
-//	                  messages), stderr or log (see floods.go)
+//	                  messages), stderr, log or wide (see floods.go)
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
