@@ -42,14 +42,15 @@ const (
 	// plugins make it buffer (chaosHeapBound): the test binary, the
 	// kernel, its generations and the calls in flight, and the garbage
 	// the collector lets grow to as much again as the live heap.
-	chaosHeapMargin = 64 << 20
+	chaosHeapMargin = 32 << 20
 	// chaosLogRate is the log lines a second the host logs for a plugin
 	// (pluginpkg.ResourceLimits.LogLinesPerSecond, the default), in
 	// bursts of twice as many.
 	chaosLogRate = 50
-	// chaosLogLine is the longest line a plugin of TestChaos can make the
-	// host log (a flood's line, or a warning about a malformed message,
-	// with the logger's prefix: about 250 bytes), and chaosFaultLog the
+	// chaosLogLine is the longest ordinary line a plugin of TestChaos can
+	// make the host log (a flood's line, or a warning about a malformed
+	// message, with the logger's prefix: about 250 bytes), and
+	// chaosFaultLog the
 	// most the host logs about one crash, reload or restart (a crash is
 	// logged twice, each time with the plugin's last stderr lines, up to
 	// 1 KiB each).
@@ -85,7 +86,8 @@ func chaosHeapBound(plugins int) uint64 {
 // costs at most chaosWideLine; and the host's own lines are a few per
 // fault.
 func chaosLogBound(plugins int, d time.Duration, starts, faults, wide int64) int64 {
-	const burst, perSecond = 2 * chaosLogRate * chaosLogLine, 2 * chaosLogRate * chaosLogLine
+	const burst = 2 * chaosLogRate * chaosLogLine     // one sidecar's, when it starts
+	const perSecond = 2 * chaosLogRate * chaosLogLine // two sidecars of one plugin
 	return starts*burst + int64(plugins)*int64(d.Seconds()+1)*perSecond + faults*chaosFaultLog + wide*chaosWideLine
 }
 
