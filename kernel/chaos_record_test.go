@@ -116,11 +116,13 @@ func without(names, drop []string) []string {
 type chaosFaults struct {
 	hostile map[string]int // by kind
 	orphans []int          // pids of detached helpers
+	floods  map[string]int // by kind
+	flooded map[string]int // messages or lines sent in floods, by kind
 }
 
 func readFaults(t *testing.T, path string) chaosFaults {
 	t.Helper()
-	f := chaosFaults{hostile: map[string]int{}}
+	f := chaosFaults{hostile: map[string]int{}, floods: map[string]int{}, flooded: map[string]int{}}
 	fh, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return f
@@ -141,6 +143,14 @@ func readFaults(t *testing.T, path string) chaosFaults {
 				t.Fatalf("bad fault line %q", sc.Text())
 			}
 			f.orphans = append(f.orphans, pid)
+		case "flood":
+			kind, count, _ := strings.Cut(arg, " ")
+			n, err := strconv.Atoi(count)
+			if err != nil {
+				t.Fatalf("bad fault line %q", sc.Text())
+			}
+			f.floods[kind]++
+			f.flooded[kind] += n
 		}
 	}
 	if err := sc.Err(); err != nil {

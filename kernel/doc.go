@@ -96,9 +96,11 @@
 // never held on the dispatch path; Close cancels the build in progress
 // before it waits for that mutex. A dispatch call holds a lease on the
 // generation it started on; a retired generation is stopped only when its
-// leases drain, or after config.Config.DrainTimeout. Every goroutine the kernel
-// starts (retirement, event delivery from sidecars) ends before Close
-// returns.
+// leases drain, or after config.Config.DrainTimeout, and after the
+// generation it replaced is stopped: a sidecar a generation adopted still
+// serves the calls in flight on the one that handed it over. Every
+// goroutine the kernel starts (retirement, event delivery from sidecars)
+// ends before Close returns.
 //
 // # Events
 //

@@ -309,7 +309,11 @@ func (k *Kernel) publish(r *builder.Running) {
 		}
 	}
 	l := newLive(r, k.config().Handlers, &k.stats)
-	old := k.current.Swap(l)
+	old := k.current.Load() // buildMu is held: no other swap
+	if old != nil {
+		l.handed = old.stopped
+	}
+	k.current.Store(l)
 	k.published(l)
 	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
@@ -321,14 +325,18 @@ func (k *Kernel) publish(r *builder.Running) {
 }
 
 // retire stops a replaced generation's processes once its leases drain or
-// the drain timeout passes, in a goroutine the kernel owns. keep names
-// clients the new generation adopted: they are released, not stopped.
+// the drain timeout passes, and once its predecessor's are stopped (the
+// calls in flight there may use clients l adopted), in a goroutine the
+// kernel owns. keep names clients the new generation adopted: they are
+// released, not stopped. A predecessor, retired earlier, waits at most
+// the drain timeout from then: so does l, from its own retirement.
 func (k *Kernel) retire(l *live, keep []string) {
 	l.retire()
 	l.run.Release(keep...)
 	k.retiring.Add(1)
 	go func() {
 		defer k.retiring.Done()
+		defer close(l.stopped)
 		drain := k.config().DrainTimeout
 		t := time.NewTimer(drain)
 		defer t.Stop()
@@ -338,6 +346,7 @@ func (k *Kernel) retire(l *live, keep []string) {
 			k.log.Warn("retired generation did not drain in time; stopping it", "generation", l.gen.Number(),
 				"drain_timeout", drain)
 		}
+		<-l.handed
 		if err := l.run.Close(context.Background()); err != nil {
 			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
 		}
@@ -368,7 +377,12 @@ func (k *Kernel) Close(ctx context.Context) error {
 		case <-l.drained:
 		case <-ctx.Done():
 		}
+		select {
+		case <-l.handed:
+		case <-ctx.Done():
+		}
 		err = l.run.Close(context.WithoutCancel(ctx))
+		close(l.stopped)
 	}
 	k.retiring.Wait()
 	k.stopped()

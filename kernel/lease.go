@@ -24,6 +24,13 @@ type live struct {
 	state   atomic.Int64
 	drained chan struct{}
 	once    sync.Once
+	// stopped closes once the processes run owns are stopped; handed
+	// closes once the predecessor's are (already closed for the first
+	// generation). A client l adopted is still used by the calls in flight
+	// on the predecessor, so l stops nothing before handed closes: each
+	// generation stops after the one it took clients from.
+	stopped chan struct{}
+	handed  <-chan struct{}
 	// schemas caches the providers' compiled input schemas, by provider
 	// ID, for config.Config.ValidateProviderInput: once per generation.
 	schemas sync.Map
@@ -39,13 +46,21 @@ type live struct {
 // stats.
 func newLive(r *builder.Running, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
 	g := r.Generation()
-	l := &live{gen: g, run: r, drained: make(chan struct{}), routes: newRoutes(g, handlers),
-		roots: make(map[string]*frame, len(g.Members()))}
+	l := &live{gen: g, run: r, drained: make(chan struct{}), stopped: make(chan struct{}), handed: closedChan,
+		routes: newRoutes(g, handlers), roots: make(map[string]*frame, len(g.Members()))}
 	for _, m := range g.Members() {
 		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name, stats: stats.of(m.Package.Name)}
 	}
 	return l
 }
+
+// closedChan is a closed channel: the handed of a generation that took no
+// clients from a predecessor.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 // client returns the client of the named member, nil when it does not run
 // (declarative, failed, or no member); a crashed one's is returned, done.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
@@ -176,5 +177,46 @@ func TestFailedReloadLeavesNoStaleStates(t *testing.T) {
 		if s.State != observe.StateReady {
 			t.Errorf("%s is %s after the rollback, want ready", s.Plugin, s.State)
 		}
+	}
+}
+
+// TestAdoptedClientServesOlderCalls: a call in flight on generation 1 goes
+// on to its end when its plugin's sidecar, adopted by generation 2, is
+// replaced in generation 3: generation 2 (which no call leases) must not
+// stop the sidecar while generation 1, which handed it over, still drains.
+func TestAdoptedClientServesOlderCalls(t *testing.T) {
+	cfg := testConfig(streamHome(t, streamPlug{plug: plug{name: "gen"}, lang: "go"}, streamPlug{plug: plug{name: "other"}, lang: "go"}))
+	cfg.StreamWindow = 2 // the producer waits for the consumer
+	k := startKernel(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	first := clientNamed(k, "gen")
+	got, err := 0, error(nil)
+	for _, err = range k.StreamProvider(ctx, "plugin/gen/count", json.RawMessage(`{"n":20}`)) {
+		if err != nil {
+			break
+		}
+		if got++; got == 1 {
+			// Generation 2 adopts gen's sidecar; generation 1, retired,
+			// waits for this stream. Generation 3 replaces the sidecar:
+			// generation 2 retires, with no lease.
+			if err := k.RestartPlugin(ctx, "other"); err != nil {
+				t.Fatal(err)
+			}
+			if err := k.RestartPlugin(ctx, "gen"); err != nil {
+				t.Fatal(err)
+			}
+			if g := k.Current(); g.Number() != 3 || clientNamed(k, "gen") == first {
+				t.Fatalf("generation %d, gen's sidecar replaced: %v; want 3, replaced", g.Number(), clientNamed(k, "gen") != first)
+			}
+		}
+	}
+	if err != nil || got != 20 {
+		t.Errorf("the stream ended after %d chunks of 20 with %v, want all of them", got, err)
+	}
+	select {
+	case <-first.Done():
+	case <-ctx.Done():
+		t.Fatal("the replaced sidecar was not stopped once generation 1 drained")
 	}
 }

@@ -463,7 +463,7 @@ func (c *Client) handle(m *wire.Message) (bad, violation error) {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return fmt.Errorf("%s params: %w", wire.MethodLog, c.redact.err(err)), nil
 		}
-		c.logNotification(p)
+		c.logNotification(p, len(m.Params))
 	case m.Method == wire.MethodNotify:
 		var p wire.NotifyParams
 		if err := json.Unmarshal(m.Params, &p); err != nil {
@@ -530,7 +530,7 @@ func (c *Client) deliver(m *wire.Message) error {
 	c.heard()
 	id, err := strconv.ParseInt(string(m.ID), 10, 64)
 	if err != nil || id <= 0 || id > c.nextID.Load() {
-		return fmt.Errorf("a response with id %s, which the host never sent", c.opts.Redact(string(m.ID)))
+		return fmt.Errorf("a response with id %s, which the host never sent", quoteID(c.opts.Redact(string(m.ID))))
 	}
 	if id == c.initID.Load() {
 		c.handshook.Store(true)

@@ -287,6 +287,9 @@
 // to initialize (Declarations). Results, notify data and payloads are the
 // host's and are passed on as they are. The client never logs Config.
 // Forwarded log lines are rate-limited per plugin (a burst of 100, then 50
-// a second): a flooding plugin costs the host a bounded log volume and a
-// periodic "N log lines suppressed" warning.
+// a second), and each line carries at most 16 KiB of the plugin's text (a
+// longer stderr line is logged in pieces, a longer log notification or
+// hclog JSON line cut, an id the plugin made up quoted in 64 bytes): a
+// flooding plugin costs the host a bounded log volume and a periodic "N
+// log lines suppressed" warning.
 package sidecar

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/plugintest"
 	"github.com/extkernel/extkernel/internal/wire"
 )
 
@@ -141,5 +142,56 @@ func TestLogLimiterSummary(t *testing.T) {
 	l.flush()
 	if s := logs.String(); strings.Count(s, "suppressed") != 2 || !strings.Contains(s, `"@message":"3 log lines suppressed`) {
 		t.Errorf("log = %s, want one summary of 3 lines", s)
+	}
+}
+
+// TestWideLogLines: a plugin's line cannot make the host log more than
+// maxStderrLine bytes of its text at once. A log notification and an
+// hclog JSON line on stderr larger than that are logged cut, at their
+// level, without their fields, saying how many bytes were cut; a warning
+// quotes at most a few bytes of an id the plugin made up.
+func TestWideLogLines(t *testing.T) {
+	opts, logs := testOptions(t)
+	sent := make(chan struct{}, 1)
+	opts.OnNotify = func(_ *Client, event string, _ json.RawMessage) {
+		if event == "sent" {
+			sent <- struct{}{}
+		}
+	}
+	c, err := Start(context.Background(), addPackage(t, t.TempDir(), "wide", plugintest.FaultyManifest("wide", "wide-lines", false)), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	recv(t, sent, `notify "sent"`)
+	closeClient(t, c)
+	cut := map[string]float64{}
+	var warnings int
+	for _, l := range strings.Split(logs.String(), "\n") {
+		if len(l) > maxStderrLine+1024 {
+			t.Errorf("a host log line of %d bytes: %.200s...", len(l), l)
+		}
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) != nil {
+			continue
+		}
+		msg, _ := e["@message"].(string)
+		switch {
+		case strings.HasPrefix(msg, "wide"):
+			n, _ := e["cut"].(float64)
+			cut[msg[:min(len(msg), 9)]] = n
+			if e["@level"] != "warn" || e["wide"] != nil {
+				t.Errorf("a cut line at %v with its fields: %.200s", e["@level"], l)
+			}
+		case msg == "dropping a malformed message":
+			warnings++
+		}
+	}
+	// The message cut to maxStderrLine, then the 1 MiB field; the JSON
+	// line's message whole, its 200 KiB field not.
+	if len(cut) != 2 || cut["wide wwww"] < 1<<20 || cut["wide json"] < 200<<10 {
+		t.Errorf("cut lines %v, want the log notification's and the JSON line's, each cut by its field at least", cut)
+	}
+	if warnings != 2 {
+		t.Errorf("%d warnings about malformed messages, want 2 (the response, the chunk)", warnings)
 	}
 }

@@ -170,10 +170,16 @@ func each[T any](in []T, f func(int, T) T) []T {
 	return out
 }
 
-// logNotification logs a log notification, its message, field keys and
-// string values redacted, unless the rate limit suppresses it.
-func (c *Client) logNotification(p wire.LogParams) {
-	if c.limit.allow() {
+// logNotification logs a log notification whose params are size bytes,
+// its message, field keys and string values redacted, unless the rate
+// limit suppresses it; one longer than maxStderrLine is logged cut
+// (logCut), its fields not.
+func (c *Client) logNotification(p wire.LogParams, size int) {
+	switch {
+	case !c.limit.allow():
+	case size > maxStderrLine:
+		logCut(c.log, p.Level, c.redact(p.Message), size)
+	default:
 		logFields(c.log, p.Level, c.redact(p.Message), c.redact.fields(p.Fields))
 	}
 }

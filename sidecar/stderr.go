@@ -9,6 +9,7 @@ import (
 	"io"
 	"sort"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -16,6 +17,10 @@ import (
 // maxStderrLine bounds one logged stderr line: a longer line is logged in
 // pieces of this size, cut after it was redacted whole.
 const maxStderrLine = 16 << 10
+
+// maxQuotedID bounds the text of an id a message of the host quotes: a
+// plugin makes its ids up, and a long one must not make a long line.
+const maxQuotedID = 64
 
 // maxStderrRecord bounds the stderr line the client reads whole, so that
 // a plugin writing without newlines cannot grow host memory. A longer line
@@ -184,7 +189,8 @@ func (lr *lineReader) fill() {
 
 // line logs one stderr line, redacted, unless the rate limit suppresses
 // it, and returns the text to keep in the tail. An hclog JSON line keeps
-// its level, message and fields; its decoded strings and keys are
+// its level, message and fields (one longer than maxStderrLine is logged
+// cut, without its fields: logCut); its decoded strings and keys are
 // redacted, so a secret the JSON escapes is caught too, and when that
 // changed any the tail keeps the redacted entry re-encoded instead of the
 // line. Anything else is logged at info, in pieces of at most
@@ -198,7 +204,7 @@ func (s stderrSink) line(line []byte) string {
 				var changed bool
 				entry = s.redact.object(entry, &changed)
 				if s.limit.allow() {
-					logJSONEntry(s.log, entry)
+					logJSONEntry(s.log, entry, len(line))
 				}
 				if changed {
 					if b, err := json.Marshal(entry); err == nil {
@@ -219,9 +225,16 @@ func (s stderrSink) line(line []byte) string {
 	return text
 }
 
-func logJSONEntry(log hclog.Logger, entry map[string]any) {
+// logJSONEntry logs an hclog JSON entry of a stderr line of size bytes:
+// its message, at its level, with its fields, or cut (logCut) when the
+// line is longer than maxStderrLine.
+func logJSONEntry(log hclog.Logger, entry map[string]any, size int) {
 	msg, _ := entry["@message"].(string)
 	level, _ := entry["@level"].(string)
+	if size > maxStderrLine {
+		logCut(log, level, msg, size)
+		return
+	}
 	fields := make(map[string]any, len(entry))
 	for k, v := range entry {
 		if len(k) > 0 && k[0] != '@' { // drop @level, @message, @timestamp, @module, @caller
@@ -229,6 +242,35 @@ func logJSONEntry(log hclog.Logger, entry map[string]any) {
 		}
 	}
 	logFields(log, level, msg, fields)
+}
+
+// logCut logs a structured line of the plugin (a log notification, an
+// hclog JSON line) of size bytes, too long to log whole: its message cut
+// to maxStderrLine bytes, at level, with the field cut, the bytes of the
+// line not logged, instead of its fields.
+func logCut(log hclog.Logger, level, msg string, size int) {
+	kept := cutText(msg, maxStderrLine)
+	logFields(log, level, kept, map[string]any{"cut": size - len(kept)})
+}
+
+// cutText returns s cut to at most n bytes, at the start of a rune.
+func cutText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
+
+// quoteID returns the text of an id the plugin sent, cut to maxQuotedID
+// bytes and marked "..." when longer.
+func quoteID(id string) string {
+	if len(id) <= maxQuotedID {
+		return id
+	}
+	return cutText(id, maxQuotedID) + "..."
 }
 
 // logFields logs msg at the named level (info when unknown) with fields as

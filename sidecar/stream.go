@@ -514,7 +514,7 @@ func (c *Client) streamChunk(params json.RawMessage) error {
 func (c *Client) chunk(p *wire.StreamChunkParams, valid bool) error {
 	id, err := strconv.ParseInt(string(p.ID), 10, 64)
 	if err != nil || id <= 0 || id > c.nextID.Load() {
-		return fmt.Errorf("a chunk for id %s, which the host never sent", c.opts.Redact(string(p.ID)))
+		return fmt.Errorf("a chunk for id %s, which the host never sent", quoteID(c.opts.Redact(string(p.ID))))
 	}
 	c.mu.Lock()
 	s := c.mu.streams[id]

@@ -31,7 +31,11 @@
 // FLOOD_NOTIFIES notifies "flood" as fast as it can, each with FLOOD_DATA
 // bytes of data, then the notify "flood-done" and the stderr line "notify
 // flood done"; FLOOD_NOTIFIES 0 floods until it is stopped; it serves
-// calls meanwhile), and well-behaved (serves normally).
+// calls meanwhile), wide-lines (sends, after the handshake, a log
+// notification with a message and a field of 1 MiB each, an hclog JSON
+// line of 200 KiB on stderr, and a response and a chunk for ids of 1 MiB
+// the host never sent; then the notify "sent", then serves), and
+// well-behaved (serves normally).
 // sleeper is the grandchild's mode.
 package main
 
@@ -110,6 +114,8 @@ func main() {
 			}
 		}
 		notify(wire.MethodNotify, wire.NotifyParams{Event: "sent"})
+	case "wide-lines":
+		sendWideLines()
 	}
 	serve()
 }
@@ -133,6 +139,19 @@ func garbage(i int) *wire.Message {
 		m.Method, m.Params = wire.MethodStreamAck, json.RawMessage(`{"id":[],"seq":"one"}`)
 	}
 	return m
+}
+
+// sendWideLines sends the wide-lines mode's messages: each would make
+// the host log a line of hundreds of KiB or more, were a line not bounded.
+func sendWideLines() {
+	wide := strings.Repeat("w", 1<<20)
+	notify(wire.MethodLog, wire.LogParams{Level: "warn", Message: "wide " + wide, Fields: map[string]any{"wide": wide}})
+	fmt.Fprintf(os.Stderr, `{"@level":"warn","@message":"wide json","wide":%q}`+"\n", wide[:200<<10])
+	id, _ := json.Marshal("id-" + wide)
+	send(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Result: json.RawMessage(`null`)})
+	chunk, _ := json.Marshal(map[string]any{"id": json.RawMessage(id), "seq": 1, "data": 1})
+	send(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: wire.MethodStreamChunk, Params: chunk})
+	notify(wire.MethodNotify, wire.NotifyParams{Event: "sent"})
 }
 
 func sleepForever() {

@@ -19,8 +19,25 @@
 //	                  in a new session holding the plugin's stdout and
 //	                  stderr, then crashes or goes on)
 //	SCRIPT_LOG        a file the plugin appends one line to for each
-//	                  SCRIPT_FAULTS fault it commits ("hostile garbage",
-//	                  "orphan <pid>")
+//	                  SCRIPT_FAULTS fault and SCRIPT_FLOODS flood it
+//	                  commits ("hostile garbage", "orphan <pid>", "flood
+//	                  notify 120")
+//	SCRIPT_CALLS      set: providers for calls through the host (protocol
+//	                  1.1; see calls.go): "call" makes the call its input
+//	                  {"capability","method","input"} names and answers
+//	                  its output or its error; "cycle", given {"via":
+//	                  [capability,...],"hop":n}, calls method "cycle" of
+//	                  via[n mod len(via)] with hop n+1, a cycle only an
+//	                  error ends; "relay" consumes the stream its input
+//	                  names ("delay_ms" after each chunk, or a stall of
+//	                  "stall_ms" after chunk "stall_at", then a cancel)
+//	                  and answers {"chunks","bytes"} or the stream's
+//	                  error; "stream" streams {"n"} chunks {"i","pad"}
+//	                  with {"size"} bytes of padding, chaos deciding
+//	                  whether it is slow, hangs, fails or crashes half way
+//	SCRIPT_FLOODS     "kind,...": floods the plugin sends every 400ms or
+//	                  so, a kind at random: notify, garbage (malformed
+//	                  messages), stderr, log or wide (see floods.go)
 //	SCRIPT_DATA       "ref": a provider that writes its input to the file
 //	                  "written" in the data directory initialize sent, and
 //	                  returns {"data_dir": that, "env": EXTKERNEL_DATA_DIR}
@@ -118,6 +135,10 @@ func main() {
 		onInit = append(onInit, addDataWriter(p, ref))
 	}
 	addEmbedderProviders(p)
+	addCallers(p)
+	if kinds := list("SCRIPT_FLOODS"); len(kinds) > 0 {
+		onInit = append(onInit, startFloods(p, kinds))
+	}
 	addContributions(p, name)
 	if len(onInit) > 0 {
 		p.OnInitialize(func(_ context.Context, params protocol.InitializeParams) error {
