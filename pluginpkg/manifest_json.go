@@ -16,6 +16,22 @@ type jsonManifest struct {
 	Provides    []jsonProv   `json:"provides,omitempty"`
 	Requires    []jsonReq    `json:"requires,omitempty"`
 	Kernel      string       `json:"kernel,omitempty"`
+	Permissions *jsonPerms   `json:"permissions,omitempty"`
+}
+
+type jsonPerms struct {
+	FS   *jsonFS  `json:"fs,omitempty"`
+	Net  *jsonNet `json:"net,omitempty"`
+	Exec []string `json:"exec,omitempty"`
+}
+
+type jsonFS struct {
+	Read  []string `json:"read,omitempty"`
+	Write []string `json:"write,omitempty"`
+}
+
+type jsonNet struct {
+	Connect []string `json:"connect,omitempty"`
 }
 
 type jsonRuntime struct {
@@ -87,6 +103,15 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 			jr.Version = r.Constraint.String()
 		}
 		j.Requires = append(j.Requires, jr)
+	}
+	if p := m.Permissions; p != nil {
+		j.Permissions = &jsonPerms{Exec: p.Exec}
+		if len(p.Read)+len(p.Write) > 0 {
+			j.Permissions.FS = &jsonFS{Read: p.Read, Write: p.Write}
+		}
+		if len(p.Connect) > 0 {
+			j.Permissions.Net = &jsonNet{Connect: p.Connect}
+		}
 	}
 	return json.MarshalIndent(j, "", "  ")
 }

@@ -158,6 +158,7 @@ func (p *manifestParser) rootFields() []field {
 		{name: "runtime", check: p.runtime},
 		{name: "provides", check: p.provides},
 		{name: "requires", check: p.requires},
+		{name: "permissions", check: p.permissions},
 		{name: "kernel", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				c, msg := parseConstraint(s)
@@ -322,8 +323,12 @@ func (p *manifestParser) capabilityKey(f fieldPath, n *jsonfile.Node) capability
 
 // crossChecks reports problems spanning several fields, after the document
 // walk: a package may not require a capability it provides, and only a
-// package with a runtime has providers to implement methods.
+// package with a runtime has providers to implement methods and a process
+// to confine.
 func (p *manifestParser) crossChecks() {
+	if p.m.Runtime == nil && p.m.Permissions != nil {
+		p.add("permissions", "%s", permissionsWithoutRuntime)
+	}
 	if p.m.Runtime == nil {
 		for _, i := range p.methodsAt {
 			p.add(fieldPath("provides").index(i).child("methods"), "%s", methodsWithoutRuntime)

@@ -47,6 +47,12 @@ func (m *Manifest) Validate() error {
 	}
 	m.validateMethods(v, provided)
 	m.validateRequires(v, provided)
+	if m.Permissions != nil {
+		if m.Runtime == nil {
+			v.add("permissions", "%s", permissionsWithoutRuntime)
+		}
+		m.Permissions.validate(v)
+	}
 	if len(v.problems) > 0 {
 		return &ValidationError{Problems: v.problems}
 	}

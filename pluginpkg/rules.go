@@ -61,8 +61,9 @@ func checkName(name string) string {
 
 // The messages of provides[].methods rules that span more than one value.
 const (
-	noMethods             = "must list at least one method (omit methods for a capability with no callable methods)"
-	methodsWithoutRuntime = "a package without a runtime has no providers to implement methods"
+	noMethods                 = "must list at least one method (omit methods for a capability with no callable methods)"
+	methodsWithoutRuntime     = "a package without a runtime has no providers to implement methods"
+	permissionsWithoutRuntime = "a package without a runtime has no process to confine"
 )
 
 // checkMethod checks one provides[].methods member: the method name is an

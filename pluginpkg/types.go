@@ -51,6 +51,10 @@ type Manifest struct {
 	Kernel *semver.Constraints
 	// KernelText is Kernel as written in the manifest, for messages.
 	KernelText string
+	// Permissions is what the plugin asks to reach when it runs confined
+	// ("permissions"); nil when the manifest declares none. Only a package
+	// with a runtime may declare them.
+	Permissions *Permissions
 }
 
 // Runtime says how to start a package's sidecar process.
