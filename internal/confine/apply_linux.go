@@ -1,0 +1,127 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"os"
+
+	seccomp "github.com/elastic/go-seccomp-bpf"
+	"github.com/landlock-lsm/go-landlock/landlock"
+	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
+	"golang.org/x/sys/unix"
+)
+
+// The file-system rights a policy grants. Read never includes execute:
+// only Policy.Exec files may be executed.
+const (
+	fileRead  = landlock.AccessFSSet(ll.AccessFSReadFile)
+	dirRead   = fileRead | ll.AccessFSReadDir
+	fileWrite = fileRead | ll.AccessFSWriteFile | ll.AccessFSTruncate
+	dirWrite  = dirRead | fileWrite | ll.AccessFSRemoveDir | ll.AccessFSRemoveFile | ll.AccessFSMakeDir |
+		ll.AccessFSMakeReg | ll.AccessFSMakeSym | ll.AccessFSMakeSock | ll.AccessFSMakeFifo | ll.AccessFSRefer
+	fileExec = fileRead | ll.AccessFSExecute
+	device   = fileRead | ll.AccessFSWriteFile
+)
+
+// presets are go-landlock's configurations by ABI: each handles every
+// right its ABI knows, so that a right no rule grants is denied.
+var presets = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
+	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
+
+// apply confines the calling process (every thread) to p: capabilities
+// dropped when it runs as root, no_new_privs, the seccomp filter, then
+// the Landlock ruleset, each applied as planned or failing.
+func apply(p *Policy) error {
+	if abi := landlockABI(); abi < p.ABI {
+		return fmt.Errorf("policy planned for Landlock ABI %d, this kernel has %d", p.ABI, abi)
+	}
+	if os.Geteuid() == 0 {
+		if err := dropCapabilities(); err != nil {
+			return err
+		}
+	}
+	if seccomp.Supported() {
+		if err := seccomp.LoadFilter(filter(p)); err != nil {
+			return fmt.Errorf("load seccomp filter: %w", err)
+		}
+	} else if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("set no_new_privs: %w", err)
+	}
+	if p.ABI == 0 {
+		return nil
+	}
+	rules, err := fsRules(p)
+	if err != nil {
+		return err
+	}
+	for _, port := range p.TCPConnect {
+		rules = append(rules, landlock.ConnectTCP(port))
+	}
+	if p.UDP && p.ABI >= abiUDP {
+		rules = append(rules, landlock.BindUDP(0))
+		for _, port := range p.UDPPorts {
+			rules = append(rules, landlock.ConnectSendUDP(port))
+		}
+	}
+	if err := presets[p.ABI].Restrict(rules...); err != nil {
+		return fmt.Errorf("landlock: %w", err)
+	}
+	return nil
+}
+
+// fsRules returns the Landlock rules of p's paths: a directory gets the
+// directory rights, any other file only the file rights, as Landlock
+// requires. A path that is gone is skipped.
+func fsRules(p *Policy) ([]landlock.Rule, error) {
+	var rules []landlock.Rule
+	add := func(paths []string, dir, file landlock.AccessFSSet) error {
+		for _, path := range paths {
+			fi, err := os.Stat(path)
+			switch {
+			case os.IsNotExist(err):
+				continue
+			case err != nil:
+				return fmt.Errorf("landlock rule for %s: %w", path, err)
+			case fi.IsDir():
+				rules = append(rules, landlock.PathAccess(dir, path))
+			default:
+				rules = append(rules, landlock.PathAccess(file, path))
+			}
+		}
+		return nil
+	}
+	for _, l := range []struct {
+		paths     []string
+		dir, file landlock.AccessFSSet
+	}{
+		{p.Read, dirRead, fileRead},
+		{p.Write, dirWrite, fileWrite},
+		{p.Exec, dirRead, fileExec},
+		{p.Devices, device, device},
+	} {
+		if err := add(l.paths, l.dir&presets[p.ABI].HandledAccessFS, l.file&presets[p.ABI].HandledAccessFS); err != nil {
+			return nil, err
+		}
+	}
+	return rules, nil
+}
+
+// dropCapabilities drops every capability from the bounding set, then
+// the effective, permitted and inheritable sets, and the ambient ones.
+func dropCapabilities() error {
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0); err != nil && err != unix.EINVAL {
+			return fmt.Errorf("drop capability %d from the bounding set: %w", c, err)
+		}
+	}
+	if err := unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0); err != nil && err != unix.EINVAL {
+		return fmt.Errorf("clear ambient capabilities: %w", err)
+	}
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capset(&hdr, &data[0]); err != nil {
+		return fmt.Errorf("drop capabilities: %w", err)
+	}
+	return nil
+}

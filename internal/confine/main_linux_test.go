@@ -1,0 +1,195 @@
+//go:build linux
+
+package confine
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// envProbe makes the test binary a probe: it tries the action the
+// variable names and prints "ok" or the error.
+const envProbe = "CONFINE_TEST_PROBE"
+
+func TestMain(m *testing.M) {
+	if action, ok := os.LookupEnv(envProbe); ok {
+		fmt.Print(probe(action))
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// probe tries action ("read PATH", "write PATH", "exec PATH", "connect
+// ADDR", "udp ADDR", "unix PATH", "socket raw") and returns "ok" or the
+// error's text.
+func probe(action string) string {
+	verb, arg, _ := strings.Cut(action, " ")
+	var err error
+	switch verb {
+	case "read":
+		_, err = os.ReadFile(arg)
+	case "write":
+		err = os.WriteFile(arg, []byte("x"), 0o600)
+	case "truncate":
+		err = os.Truncate(arg, 0)
+	case "exec":
+		err = exec.Command(arg).Run()
+	case "connect":
+		var c net.Conn
+		if c, err = net.Dial("tcp", arg); err == nil {
+			c.Close()
+		}
+	case "udp":
+		var c net.Conn
+		if c, err = net.Dial("udp", arg); err == nil {
+			_, err = c.Write([]byte("x"))
+			c.Close()
+		}
+	case "unix":
+		var c net.Conn
+		if c, err = net.Dial("unix", arg); err == nil {
+			c.Close()
+		}
+	case "listen":
+		var l net.Listener
+		if l, err = net.Listen("tcp", arg); err == nil {
+			l.Close()
+		}
+	case "mptcp":
+		_, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262)
+	case "raw":
+		_, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_RAW, syscall.IPPROTO_ICMP)
+	case "kill":
+		var pid int
+		fmt.Sscan(arg, &pid)
+		err = syscall.Kill(pid, 0)
+	case "ptrace":
+		var pid int
+		fmt.Sscan(arg, &pid)
+		err = syscall.PtraceAttach(pid)
+	case "unshare":
+		err = syscall.Unshare(syscall.CLONE_NEWUSER)
+	default:
+		return "unknown action " + action
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "ok"
+}
+
+// runConfined runs the test binary as a probe of action under spec's
+// policy, through the helper step, and returns what it printed.
+func runConfined(t *testing.T, spec Spec, action string) string {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Command = self
+	if spec.Mode == "" {
+		spec.Mode = ModeBestEffort
+	}
+	p, _, err := Plan(spec)
+	if err != nil {
+		t.Fatalf("Plan: %v", err)
+	}
+	exe, envVar, err := Helper(p, self, []string{"probe"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe)
+	cmd.Args = []string{"probe"}
+	cmd.Env = []string{envProbe + "=" + action, envVar}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("probe %q: %v\n%s", action, err, out)
+	}
+	return string(out)
+}
+
+// TestHelperConfines runs real probes through the helper: what the policy
+// grants works, what it does not is denied by the kernel.
+func TestHelperConfines(t *testing.T) {
+	if landlockABI() < abiScopes {
+		t.Skipf("Landlock ABI %d: this test needs %d (the escape suite reports what older kernels miss)", landlockABI(), abiScopes)
+	}
+	root := t.TempDir()
+	dirs := map[string]string{}
+	for _, d := range []string{"pkg", "data", "tmp", "secret", "other"} {
+		dirs[d] = filepath.Join(root, d)
+		if err := os.Mkdir(dirs[d], 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"pkg/code", "secret/key", "data/kept"} {
+		if err := os.WriteFile(filepath.Join(root, f), []byte("content"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	addr := l.Addr().String()
+	vars := Vars{Package: dirs["pkg"], Data: dirs["data"], Tmp: dirs["tmp"]}
+	minimal := Spec{Vars: vars}
+	_, port, _ := net.SplitHostPort(addr)
+	withNet := Spec{Vars: vars, Requested: &pluginpkg.Permissions{Read: []string{"${package}"}, Connect: []string{"127.0.0.1:" + port}}}
+	tests := []struct {
+		name   string
+		spec   Spec
+		action string
+		denied bool
+	}{
+		{"read its package", minimal, "read " + dirs["pkg"] + "/code", false},
+		{"read a secret", minimal, "read " + dirs["secret"] + "/key", true},
+		{"write its data", minimal, "write " + dirs["data"] + "/new", false},
+		{"write its package", minimal, "write " + dirs["pkg"] + "/new", true},
+		{"truncate its package", minimal, "truncate " + dirs["pkg"] + "/code", true},
+		{"write elsewhere", minimal, "write " + dirs["other"] + "/x", true},
+		{"exec a shell", minimal, "exec /bin/sh", true},
+		{"connect without net", minimal, "connect " + addr, true},
+		{"udp without net", minimal, "udp 127.0.0.1:53", true},
+		{"connect granted", withNet, "connect " + addr, false},
+		{"connect another port", withNet, "connect 127.0.0.1:1", true},
+		{"listen", withNet, "listen 127.0.0.1:0", true},
+		{"multipath tcp", withNet, "mptcp", true},
+		{"raw socket", withNet, "raw", true},
+		{"udp with a tcp grant", withNet, "udp 127.0.0.1:53", true},
+		{"unix socket", withNet, "unix " + filepath.Join(root, "sock"), true},
+		{"signal the host", minimal, fmt.Sprintf("kill %d", os.Getpid()), true},
+		{"ptrace the host", minimal, fmt.Sprintf("ptrace %d", os.Getpid()), true},
+		{"user namespace", minimal, "unshare", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := runConfined(t, tt.spec, tt.action)
+			if denied := got != "ok"; denied != tt.denied {
+				t.Errorf("%s: %q, want denied=%v", tt.action, got, tt.denied)
+			}
+			t.Logf("%s: %s", tt.action, got)
+		})
+	}
+	if _, err := os.Stat(filepath.Join(dirs["pkg"], "new")); err == nil {
+		t.Error("the package directory was written")
+	}
+}

@@ -1,0 +1,98 @@
+package confine
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// Policy is what the helper step applies to itself before it execs a
+// plugin: absolute paths and ports, nothing left to resolve.
+type Policy struct {
+	// Read and Write are the hierarchies the plugin may read, and write
+	// and read; Exec the files it may execute (and read); Devices the
+	// device files it may read and write.
+	Read    []string `json:"read,omitempty"`
+	Write   []string `json:"write,omitempty"`
+	Exec    []string `json:"exec,omitempty"`
+	Devices []string `json:"devices,omitempty"`
+	// TCPConnect are the TCP ports it may connect to; empty, and UDP
+	// false, means no network socket at all.
+	TCPConnect []uint16 `json:"tcp_connect,omitempty"`
+	// UDP allows UDP sockets (for DNS, which needs port 53); where
+	// Landlock restricts UDP, only to UDPPorts.
+	UDP      bool     `json:"udp,omitempty"`
+	UDPPorts []uint16 `json:"udp_ports,omitempty"`
+	// ABI is the Landlock ABI the policy was planned for: the helper
+	// refuses to run on less (the kernel cannot have changed, but a
+	// policy is never applied weaker than its Report says).
+	ABI int `json:"abi"`
+	// Path and Args are what the helper execs: Path the executable (or
+	// "/proc/self/fd/3" for a pinned one passed as descriptor 3), Args
+	// the command line, Args[0] included.
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+}
+
+// normalize sorts every list and drops duplicates and empty entries.
+func (p *Policy) normalize() {
+	for _, l := range []*[]string{&p.Read, &p.Write, &p.Exec, &p.Devices} {
+		*l = slices.DeleteFunc(*l, func(s string) bool { return s == "" })
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+	for _, l := range []*[]uint16{&p.TCPConnect, &p.UDPPorts} {
+		slices.Sort(*l)
+		*l = slices.Compact(*l)
+	}
+}
+
+// encode returns the policy as the helper's environment variable value.
+func (p *Policy) encode() (string, error) {
+	b, err := json.Marshal(p)
+	return string(b), err
+}
+
+// decodePolicy decodes what encode produced.
+func decodePolicy(s string) (*Policy, error) {
+	p := &Policy{}
+	if err := json.Unmarshal([]byte(s), p); err != nil {
+		return nil, fmt.Errorf("decode policy: %w", err)
+	}
+	if p.Path == "" || len(p.Args) == 0 {
+		return nil, fmt.Errorf("decode policy: no command")
+	}
+	return p, nil
+}
+
+// Report says what a plugin's confinement is and what this machine
+// enforces of it: the permissions requested, granted, denied and the
+// effective result, variables expanded in the last; what is enforced and
+// by what; what is not; and notes on entries left out. Every list is
+// sorted.
+type Report struct {
+	Mode                         Mode
+	Requested, Granted, Denied   *pluginpkg.Permissions
+	Effective                    *pluginpkg.Permissions
+	Mechanism                    string // e.g. "landlock ABI 7, seccomp, no_new_privs"
+	ABI                          int    // the Landlock ABI found; 0 for none
+	Enforced, NotEnforced, Notes []string
+
+	hostOnly []string // connect entries enforced as their port only
+}
+
+// String summarizes the report on one line: the mode, the mechanism and
+// what is not enforced.
+func (r *Report) String() string {
+	if r == nil || r.Mode == ModeOff {
+		return "off"
+	}
+	s := string(r.Mode) + ": " + r.Mechanism
+	if len(r.NotEnforced) > 0 {
+		s += "; not enforced: " + strings.Join(r.NotEnforced, "; ")
+	}
+	return s
+}
