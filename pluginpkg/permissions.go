@@ -227,3 +227,53 @@ func (p *manifestParser) permissions(f fieldPath, n *jsonfile.Node) {
 	perms.validate(&p.validator)
 	p.m.Permissions = perms
 }
+
+// Validate checks p as a manifest's "permissions" are checked, for
+// permissions built in code or read from a host config. It returns nil or
+// a *ValidationError whose field paths are relative to the permissions
+// object ("fs.read[1]").
+func (p *Permissions) Validate() error {
+	if p == nil {
+		return nil
+	}
+	v := &validator{}
+	p.validate(v)
+	if len(v.problems) == 0 {
+		return nil
+	}
+	for i := range v.problems {
+		v.problems[i].Field = strings.TrimPrefix(v.problems[i].Field, "permissions.")
+	}
+	return &ValidationError{Problems: v.problems}
+}
+
+// Confinement modes (Confinement.Mode).
+const (
+	ConfineRequire    = "require"
+	ConfineBestEffort = "best-effort"
+	ConfineOff        = "off"
+)
+
+// Confinement is how the host confines one package's plugin: its mode,
+// and what it adds to and removes from the manifest's permissions. The
+// host decides it (package kernel/config reads it from kernel.json's
+// "confinement"); package sidecar applies it (docs/security.md).
+type Confinement struct {
+	// Mode is ConfineRequire (refuse to start a plugin whose rules this
+	// machine cannot enforce), ConfineBestEffort (enforce what it can and
+	// say what it cannot) or ConfineOff; "" is ConfineOff.
+	Mode string
+	// Grants are added to the manifest's permissions (or to the minimal
+	// set of a package that declares none) and Denies removed from the
+	// result: deny wins. Nil adds or removes nothing.
+	Grants, Denies *Permissions
+}
+
+// CheckConfinementMode returns "" or what is wrong with a mode.
+func CheckConfinementMode(m string) string {
+	switch m {
+	case "", ConfineRequire, ConfineBestEffort, ConfineOff:
+		return ""
+	}
+	return fmt.Sprintf("unknown confinement %q (use %q, %q or %q)", m, ConfineRequire, ConfineBestEffort, ConfineOff)
+}

@@ -31,9 +31,12 @@ type Client struct {
 	limit  *logLimiter // rate limit of the plugin's log lines
 
 	// Set by launch before any goroutine starts, then read-only.
-	proc   *process.Process
-	direct *process.DirectWriter // stdin written by callers, or nil (see send)
-	files  *pinexec.Copy         // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
+	proc        *process.Process
+	direct      *process.DirectWriter // stdin written by callers, or nil (see send)
+	confinement *ConfinementReport    // set by launch, then read-only
+	tmpDir      string                // ${tmp} of a confined plugin, or ""; removed with files
+	pinned      pinexec.Verified      // a confined plugin's pinned executable, until Start checked it after the exec
+	files       *pinexec.Copy         // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
 	id        uint64                     // unique in this host process, never reused
 	decl      *protocol.InitializeResult // set by Start before it returns
@@ -104,6 +107,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: context.Cause(ctx)}
 	}
 	c := newClient(p, opts)
+	defer func() { c.pinned.Release() }()
 	dataDir, phase, err := c.launch()
 	if err != nil {
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err}
@@ -114,6 +118,9 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phaseLimits, Err: err, Stderr: c.tail.snapshot()}
 	}
 	decl, phase, err := c.handshake(ctx, dataDir)
+	if err == nil && c.pinned.Changed() {
+		phase, err = phaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", c.pinned.File().Name())
+	}
 	if err == nil {
 		if err = c.arm(); err != nil {
 			phase = phaseHandshake
@@ -121,7 +128,11 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 	}
 	if err != nil {
 		c.abort(phase != phaseHandshake)
-		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
+		tail := c.tail.snapshot()
+		if phase == phaseHandshake && helperFailed(c.confinement, tail) {
+			phase = phaseConfine
+		}
+		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: tail}
 	}
 	c.decl = decl
 	return c, nil

@@ -43,6 +43,7 @@ var errHandshakeTimeout = errors.New("handshake timed out")
 const (
 	phaseSpawn        = "spawn"
 	phaseVerify       = "verify"
+	phaseConfine      = "confine"
 	phaseLimits       = "limits"
 	phaseVersion      = "version"
 	phaseHandshake    = "handshake"
@@ -62,6 +63,10 @@ type StartError struct {
 	//   - "spawn": the runtime could not be resolved or executed;
 	//   - "verify": the executable could not be hashed, or the package is
 	//     not what it was pinned to;
+	//   - "confine": Options.Confinement could not be planned or
+	//     applied: under "require", a rule this machine cannot enforce
+	//     (the message names each), or the helper step failed to apply
+	//     the rules (its message on stderr);
 	//   - "limits": Options.Limits could not be applied to the started
 	//     process (or are set on an OS other than Linux, before any
 	//     process starts);

@@ -80,6 +80,14 @@ type Options struct {
 	// others bound the frames queued toward the plugin, each stream's
 	// chunk data, its log lines and its malformed messages.
 	Limits pluginpkg.ResourceLimits
+	// Confinement confines the plugin to its manifest's permissions, with
+	// the host's grants and denies (docs/security.md, "Confinement"): off
+	// when its Mode is "" or "off". ${workspace} is Session["workspace"];
+	// ${tmp} a private directory Start creates (the plugin's TMPDIR) and
+	// the client removes when the plugin stops. Under "require", Start
+	// fails in phase "confine" when this machine cannot enforce every
+	// rule; Client.Confinement says what is enforced.
+	Confinement pluginpkg.Confinement
 	// Redact, if set, scrubs secrets from every string the plugin supplies
 	// before the client logs it, quotes it in an error or hands it to the
 	// host as a diagnostic: each stderr line, redacted whole before it is

@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 
+	"github.com/extkernel/extkernel/internal/confine"
 	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 	"github.com/extkernel/extkernel/internal/process"
@@ -30,24 +33,46 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 	if err != nil {
 		return "", phaseVerify, err
 	}
-	defer exe.Release()
+	defer func() {
+		if c.pinned.File() != exe.File() {
+			exe.Release()
+		}
+	}()
 	c.files = exe.Copy
 	defer func() {
 		if err != nil {
 			c.removeFiles()
 		}
 	}()
-	if beforeExec != nil {
-		beforeExec(path)
-	}
-	c.proc, err = process.Start(process.Config{
+	cfg := process.Config{
 		Path: exe.Path,
 		Args: append([]string{c.rt.Command}, c.rt.Args...),
 		Dir:  exe.Dir,
 		Env:  c.buildEnv(dataDir, hostLookupEnv),
 		Log:  c.log,
-	})
+	}
+	policy, err := c.confined(path, dataDir)
 	if err != nil {
+		return "", phaseConfine, err
+	}
+	if policy != nil {
+		if err := confineConfig(&cfg, policy, exe.File(), c.tmpDir); err != nil {
+			return "", phaseConfine, err
+		}
+		if exe.File() != nil {
+			// The helper execs the file later: Start checks it again once
+			// the plugin answered, which it can only do after that exec.
+			defer func() {
+				if err == nil {
+					c.pinned = exe
+				}
+			}()
+		}
+	}
+	if beforeExec != nil {
+		beforeExec(path)
+	}
+	if c.proc, err = process.Start(cfg); err != nil {
 		if exe.Path != path {
 			err = fmt.Errorf("%s (run as %s in %s): %w", path, exe.Path, exe.Dir, err)
 		}
@@ -78,6 +103,7 @@ func (c *Client) pluginDir() string {
 // removeFiles removes the verified copy the plugin ran from, if any, once
 // nothing runs from it: the process group is gone, or never started.
 func (c *Client) removeFiles() {
+	c.removeTmp()
 	if err := c.files.Remove(); err != nil {
 		c.log.Warn("the verified copy of the package is left behind", "dir", c.files.Dir, "error", err)
 	}
@@ -94,4 +120,22 @@ func (c *Client) dataDir() (string, error) {
 		return "", fmt.Errorf("create data directory: %w", err)
 	}
 	return dir, nil
+}
+
+// confineConfig makes cfg start the helper step, which confines itself to
+// policy and then execs what cfg would have run: the host's own
+// executable, the policy in its environment, a pinned executable's open
+// file as its descriptor 3, and TMPDIR the plugin's temporary directory.
+func confineConfig(cfg *process.Config, policy *confine.Policy, pinned *os.File, tmp string) error {
+	exe, envVar, err := confine.Helper(policy, cfg.Path, cfg.Args)
+	if err != nil {
+		return err
+	}
+	if strings.HasPrefix(cfg.Path, "/proc/self/fd/") {
+		cfg.ExtraFiles = []*os.File{pinned}
+	}
+	cfg.Path = exe
+	cfg.Env = append(slices.DeleteFunc(cfg.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }),
+		"TMPDIR="+tmp, envVar)
+	return nil
 }

@@ -15,9 +15,9 @@
 //     packet sockets, UNIX sockets, ptrace, namespaces, io_uring, keyrings,
 //     BPF, kernel modules); no_new_privs stops setuid binaries; a helper
 //     running as root drops every capability first.
-//   - Under ModeRequire, Plan fails with an *UnenforceableError naming
+//   - Under "require", Plan fails with an *UnenforceableError naming
 //     every rule the machine cannot enforce; nothing starts. Under
-//     ModeBestEffort the Report says exactly what is not enforced.
+//     "best-effort" the Report says exactly what is not enforced.
 //   - The helper step is the host's own executable (/proc/self/exe), as
 //     the reaper is: init detects it by the environment variable envPolicy,
 //     which it removes before the exec. It never returns: it execs the

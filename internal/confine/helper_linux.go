@@ -36,7 +36,7 @@ func init() {
 func runHelper(s string) {
 	runtime.LockOSThread()
 	fail := func(err error) {
-		fmt.Fprintf(os.Stderr, "extkernel confine: %v\n", err)
+		fmt.Fprintf(os.Stderr, "%s%v\n", HelperPrefix, err)
 		syscall.Exit(helperExit)
 	}
 	p, err := decodePolicy(s)

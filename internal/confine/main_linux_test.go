@@ -96,7 +96,7 @@ func runConfined(t *testing.T, spec Spec, action string) string {
 	}
 	spec.Command = self
 	if spec.Mode == "" {
-		spec.Mode = ModeBestEffort
+		spec.Mode = pluginpkg.ConfineBestEffort
 	}
 	p, _, err := Plan(spec)
 	if err != nil {

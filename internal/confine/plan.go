@@ -13,33 +13,6 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// Mode is how strictly a plugin is confined: the host config's
-// "confinement".
-type Mode string
-
-// The modes.
-const (
-	// ModeOff runs the plugin with the host user's rights, unconfined.
-	ModeOff Mode = "off"
-	// ModeBestEffort confines the plugin as far as the machine can, and
-	// reports what it cannot enforce.
-	ModeBestEffort Mode = "best-effort"
-	// ModeRequire refuses to start a plugin whose rules the machine cannot
-	// all enforce.
-	ModeRequire Mode = "require"
-)
-
-// ParseMode parses a mode; "" is ModeOff.
-func ParseMode(s string) (Mode, error) {
-	switch m := Mode(s); m {
-	case "":
-		return ModeOff, nil
-	case ModeOff, ModeBestEffort, ModeRequire:
-		return m, nil
-	}
-	return "", fmt.Errorf("unknown confinement %q (use %q, %q or %q)", s, ModeRequire, ModeBestEffort, ModeOff)
-}
-
 // Vars are the directories the permission variables stand for, absolute.
 // An empty one leaves the entries that use it out, with a note.
 type Vars struct {
@@ -48,8 +21,9 @@ type Vars struct {
 
 // Spec is what Plan confines: one plugin's permissions and what it runs.
 type Spec struct {
-	// Mode is the plugin's confinement; ModeOff plans nothing.
-	Mode Mode
+	// Mode is the plugin's confinement (pluginpkg.ConfineRequire, ...);
+	// "" and pluginpkg.ConfineOff plan nothing.
+	Mode string
 	// Requested is the manifest's permissions; nil is the minimal set:
 	// its package read, its data and temporary directories written, no
 	// network, no exec.
@@ -68,14 +42,14 @@ type Spec struct {
 var Minimal = pluginpkg.Permissions{Read: []string{"${package}"}, Write: []string{"${data}", "${tmp}"}}
 
 // Plan returns the Policy confining spec's plugin and the Report of what
-// this machine enforces of it. Under ModeRequire, a rule the machine
-// cannot enforce fails Plan with an *UnenforceableError; under
-// ModeBestEffort it is left out of the Policy and named in the Report.
-// For ModeOff it returns a nil Policy and a Report saying so.
+// this machine enforces of it. Under pluginpkg.ConfineRequire, a rule the
+// machine cannot enforce fails Plan with an *UnenforceableError; under
+// pluginpkg.ConfineBestEffort it is left out of the Policy and named in
+// the Report. Off, it returns a nil Policy and a Report saying so.
 func Plan(spec Spec) (*Policy, *Report, error) {
 	r := &Report{Mode: spec.Mode}
-	if spec.Mode == ModeOff || spec.Mode == "" {
-		r.Mode = ModeOff
+	if spec.Mode == pluginpkg.ConfineOff || spec.Mode == "" {
+		r.Mode = pluginpkg.ConfineOff
 		return nil, r, nil
 	}
 	req := spec.Requested
@@ -100,13 +74,13 @@ func Plan(spec Spec) (*Policy, *Report, error) {
 	planNet(p, eff.Connect, r)
 	p.normalize()
 	enforce(p, r)
-	if spec.Mode == ModeRequire && len(r.NotEnforced) > 0 {
+	if spec.Mode == pluginpkg.ConfineRequire && len(r.NotEnforced) > 0 {
 		return nil, r, &UnenforceableError{Missing: r.NotEnforced}
 	}
 	return p, r, nil
 }
 
-// UnenforceableError is Plan's failure under ModeRequire: the rules this
+// UnenforceableError is Plan's failure under pluginpkg.ConfineRequire: the rules this
 // machine cannot enforce, each saying what is missing.
 type UnenforceableError struct {
 	Missing []string

@@ -9,6 +9,10 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
+// HelperPrefix starts the one line the helper step writes to stderr when
+// it cannot confine or exec the plugin.
+const HelperPrefix = "extkernel confine: "
+
 // Policy is what the helper step applies to itself before it execs a
 // plugin: absolute paths and ports, nothing left to resolve.
 type Policy struct {
@@ -71,10 +75,9 @@ func decodePolicy(s string) (*Policy, error) {
 // Report says what a plugin's confinement is and what this machine
 // enforces of it: the permissions requested, granted, denied and the
 // effective result, variables expanded in the last; what is enforced and
-// by what; what is not; and notes on entries left out. Every list is
-// sorted.
+// by what; what is not; and notes on entries left out.
 type Report struct {
-	Mode                         Mode
+	Mode                         string
 	Requested, Granted, Denied   *pluginpkg.Permissions
 	Effective                    *pluginpkg.Permissions
 	Mechanism                    string // e.g. "landlock ABI 7, seccomp, no_new_privs"
@@ -87,10 +90,10 @@ type Report struct {
 // String summarizes the report on one line: the mode, the mechanism and
 // what is not enforced.
 func (r *Report) String() string {
-	if r == nil || r.Mode == ModeOff {
-		return "off"
+	if r == nil || r.Mode == pluginpkg.ConfineOff {
+		return pluginpkg.ConfineOff
 	}
-	s := string(r.Mode) + ": " + r.Mechanism
+	s := r.Mode + ": " + r.Mechanism
 	if len(r.NotEnforced) > 0 {
 		s += "; not enforced: " + strings.Join(r.NotEnforced, "; ")
 	}

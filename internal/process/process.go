@@ -19,6 +19,9 @@ type Config struct {
 	Dir string
 	// Env is the whole environment, "KEY=value" each.
 	Env []string
+	// ExtraFiles are open files the process inherits as descriptors 3,
+	// 4, ... (exec.Cmd.ExtraFiles).
+	ExtraFiles []*os.File
 	// Log receives, once per host process, why the reaper cannot run.
 	Log hclog.Logger
 }
@@ -49,7 +52,7 @@ func Start(cfg Config) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Dir: cfg.Dir, Env: cfg.Env}
+	cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Dir: cfg.Dir, Env: cfg.Env, ExtraFiles: cfg.ExtraFiles}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pp.stdinR, pp.stdoutW, pp.stderrW
 	cmd.SysProcAttr = groupAttr()
 	if err := cmd.Start(); err != nil {

@@ -1,0 +1,142 @@
+package sidecar
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/extkernel/extkernel/internal/confine"
+	"github.com/extkernel/extkernel/internal/pkgfiles"
+	"github.com/extkernel/extkernel/pluginpkg"
+)
+
+// ConfinementReport says how a plugin is confined (Options.Confinement)
+// and what this machine enforces of it (docs/security.md,
+// "Confinement").
+type ConfinementReport struct {
+	// Mode is the confinement applied: "require", "best-effort" or "off".
+	Mode string
+	// Requested is the manifest's permissions (the minimal set for a
+	// package that declares none); Granted and Denied the host's
+	// additions and removals; Effective the result, deny winning, its
+	// paths absolute. Nil when Mode is "off".
+	Requested, Granted, Denied, Effective *pluginpkg.Permissions
+	// Mechanism names what enforces it ("landlock ABI 7, seccomp,
+	// no_new_privs"), LandlockABI the Landlock ABI found (0 for none).
+	Mechanism   string
+	LandlockABI int
+	// Enforced says what is enforced, and by what; NotEnforced what is
+	// not (under "require" the plugin did not start if it is not empty);
+	// Notes the entries left out (a variable not set, a command not on
+	// PATH).
+	Enforced, NotEnforced, Notes []string
+}
+
+// String summarizes the report on one line.
+func (r *ConfinementReport) String() string {
+	switch {
+	case r == nil || r.Mode == "" || r.Mode == pluginpkg.ConfineOff:
+		return pluginpkg.ConfineOff
+	case len(r.NotEnforced) == 0:
+		return fmt.Sprintf("%s: %s", r.Mode, r.Mechanism)
+	}
+	return fmt.Sprintf("%s: %s; %d rule(s) not enforced", r.Mode, r.Mechanism, len(r.NotEnforced))
+}
+
+// reportOf converts confine's report.
+func reportOf(r *confine.Report) *ConfinementReport {
+	return &ConfinementReport{Mode: r.Mode, Requested: r.Requested, Granted: r.Granted, Denied: r.Denied,
+		Effective: r.Effective, Mechanism: r.Mechanism, LandlockABI: r.ABI,
+		Enforced: r.Enforced, NotEnforced: r.NotEnforced, Notes: r.Notes}
+}
+
+// PlanConfinement returns how Start would confine pkg's plugin with opts
+// on this machine, without starting anything: what kernelctl plan and
+// doctor show. Under "require" it also returns the *StartError (phase
+// "confine") that Start would fail with. The plugin's temporary
+// directory is shown as ${tmp}.
+func PlanConfinement(pkg *pluginpkg.Package, opts Options) (*ConfinementReport, error) {
+	if pkg.Manifest.Runtime == nil {
+		return nil, &StartError{Plugin: pkg.Name, Phase: phaseSpawn, Err: errors.New("declarative package: no runtime to start")}
+	}
+	c := &Client{pkg: pkg, rt: pkg.Manifest.Runtime, opts: opts}
+	path, err := (pkgfiles.Ref{Name: pkg.Name, Dir: pkg.Dir, Command: c.rt.Command}).CommandPath()
+	if err != nil {
+		return nil, &StartError{Plugin: pkg.Name, Phase: phaseSpawn, Err: err}
+	}
+	data := ""
+	if opts.DataRoot != "" {
+		data = filepath.Join(opts.DataRoot, pkg.Name)
+	}
+	_, r, err := confine.Plan(c.confineSpec(path, pkg.Dir, data, "${tmp}"))
+	if err != nil {
+		return reportOf(r), &StartError{Plugin: pkg.Name, Phase: phaseConfine, Err: err}
+	}
+	return reportOf(r), nil
+}
+
+// confineSpec is the confinement of the plugin that runs command from
+// dir, with its data and temporary directories.
+func (c *Client) confineSpec(command, dir, data, tmp string) confine.Spec {
+	conf := c.opts.Confinement
+	return confine.Spec{
+		Mode: conf.Mode, Requested: c.pkg.Manifest.Permissions, Grants: conf.Grants, Denies: conf.Denies,
+		Vars:    confine.Vars{Package: dir, Data: data, Workspace: c.opts.Session["workspace"], Tmp: tmp},
+		Command: command, PATH: c.lookPATH(),
+	}
+}
+
+// lookPATH is the PATH the plugin gets, which its exec names are looked
+// up on.
+func (c *Client) lookPATH() string {
+	for _, kv := range c.buildEnv("", hostLookupEnv) {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// confined plans the plugin's confinement for launch: it creates its
+// temporary directory, and returns the policy (nil when off) and the
+// report, which Confinement returns from then on.
+func (c *Client) confined(command, dataDir string) (*confine.Policy, error) {
+	if m := c.opts.Confinement.Mode; m == "" || m == pluginpkg.ConfineOff {
+		c.confinement = &ConfinementReport{Mode: pluginpkg.ConfineOff}
+		return nil, nil
+	}
+	tmp, err := os.MkdirTemp("", "extkernel-tmp-"+c.pkg.Name+"-")
+	if err != nil {
+		return nil, fmt.Errorf("create the plugin's temporary directory: %w", err)
+	}
+	c.tmpDir = tmp
+	p, r, err := confine.Plan(c.confineSpec(command, c.pluginDir(), dataDir, tmp))
+	c.confinement = reportOf(r)
+	return p, err
+}
+
+// Confinement returns how the plugin is confined and what this machine
+// enforces of it; nil before Start planned it.
+func (c *Client) Confinement() *ConfinementReport { return c.confinement }
+
+// removeTmp removes the plugin's temporary directory, if any, once
+// nothing runs in it.
+func (c *Client) removeTmp() {
+	if c.tmpDir == "" {
+		return
+	}
+	if err := os.RemoveAll(c.tmpDir); err != nil {
+		c.log.Warn("the plugin's temporary directory is left behind", "dir", c.tmpDir, "error", err)
+	}
+}
+
+// helperFailed reports whether a confined plugin's start failed in the
+// helper step, which then says why on stderr before anything else runs.
+func helperFailed(r *ConfinementReport, stderr []string) bool {
+	if r == nil || r.Mode == pluginpkg.ConfineOff || len(stderr) == 0 {
+		return false
+	}
+	return strings.HasPrefix(stderr[len(stderr)-1], confine.HelperPrefix)
+}
