@@ -28,6 +28,8 @@ type Launch struct {
 	SecretEnv []string
 	// Limits are the process's resource limits.
 	Limits pluginpkg.ResourceLimits
+	// Confinement is how the process is confined to its permissions.
+	Confinement pluginpkg.Confinement
 }
 
 // DefaultLaunch is the launch value of a package Inputs.Launch has no entry
@@ -58,7 +60,7 @@ func launchDigest(l Launch) string {
 // launchExtra encodes the environment and the limits of l, secret values as
 // their digest; nil when it has neither.
 func launchExtra(l Launch) []byte {
-	if len(l.Env) == 0 && l.Limits == (pluginpkg.ResourceLimits{}) {
+	if len(l.Env) == 0 && l.Limits == (pluginpkg.ResourceLimits{}) && confinementZero(l.Confinement) {
 		return nil
 	}
 	env := make(map[string]string, len(l.Env))
@@ -78,11 +80,23 @@ func launchExtra(l Launch) []byte {
 		LogLinesPerSecond       uint64 `json:",omitempty"`
 		MalformedMessages       uint64 `json:",omitempty"`
 	}
+	// A confinement is hashed only when set, for the same reason.
+	var conf *pluginpkg.Confinement
+	if !confinementZero(l.Confinement) {
+		conf = &l.Confinement
+	}
 	data, _ := json.Marshal(struct {
-		Env    map[string]string `json:"env,omitempty"`
-		Limits limits            `json:"limits"`
-	}{env, limits(l.Limits)}) // maps marshal in key order
+		Env         map[string]string      `json:"env,omitempty"`
+		Limits      limits                 `json:"limits"`
+		Confinement *pluginpkg.Confinement `json:"confinement,omitempty"`
+	}{env, limits(l.Limits), conf}) // maps marshal in key order
 	return data
+}
+
+// confinementZero reports whether c confines nothing and says nothing:
+// no mode (or off) and no grants or denies.
+func confinementZero(c pluginpkg.Confinement) bool {
+	return (c.Mode == "" || c.Mode == pluginpkg.ConfineOff) && c.Grants.Empty() && c.Denies.Empty()
 }
 
 // secretDigest stands for a secret value in a fingerprint: a changed

@@ -254,7 +254,8 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 	c := k.config()
 	out := make(map[string]generation.Launch, len(inst.Packages))
 	for _, p := range inst.Packages {
-		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.LimitsOf(p.Name)}
+		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.LimitsOf(p.Name),
+			Confinement: c.ConfinementOf(p.Name)}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
 		out[p.Name] = l
 	}

@@ -178,7 +178,7 @@ func (b *build) start(ctx context.Context) {
 // common ones with m's launch value and the host's kinds.
 func (b *build) memberOptions(m *generation.Member, kinds []contribution.Kind) sidecar.Options {
 	o, l := b.opts.Client, b.in.LaunchOf(m.Package)
-	o.Config, o.Env, o.Limits, o.Kinds = l.Config, l.Env, l.Limits, kinds
+	o.Config, o.Env, o.Limits, o.Kinds, o.Confinement = l.Config, l.Env, l.Limits, kinds, l.Confinement
 	return o
 }
 

@@ -148,6 +148,10 @@ type Config struct {
 	// Limits holds, per package, limits over DefaultLimits (config key
 	// limits): each non-zero field replaces DefaultLimits' (LimitsOf).
 	Limits map[string]pluginpkg.ResourceLimits
+	// Confinement confines plugins to their manifests' permissions, with
+	// the host's grants and denies (config key confinement;
+	// ConfinementOf); the zero value confines nothing.
+	Confinement Confinement
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage

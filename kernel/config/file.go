@@ -47,6 +47,7 @@ type fileConfig struct {
 	PluginEnv             map[string]map[string]fileEnvVar `json:"plugin_env"`
 	DefaultLimits         *fileLimits                      `json:"default_limits"`
 	Limits                map[string]fileLimits            `json:"limits"`
+	Confinement           *fileConfinement                 `json:"confinement"`
 	HandshakeTimeout      jsonfile.Duration                `json:"handshake_timeout"`
 	Session               map[string]json.RawMessage       `json:"session"`
 	DataRoot              string                           `json:"data_root"`
@@ -101,6 +102,47 @@ type fileLimits struct {
 	StreamWindowBytes *int64 `json:"stream_window_bytes"`
 	LogLinesPerSecond *int64 `json:"log_lines_per_second"`
 	MalformedMessages *int64 `json:"malformed_messages"`
+}
+
+type fileConfinement struct {
+	Default  string                     `json:"default"`
+	Packages map[string]string          `json:"packages"`
+	Grants   map[string]filePermissions `json:"grants"`
+	Denies   map[string]filePermissions `json:"denies"`
+}
+
+// filePermissions is the manifest's permissions grammar.
+type filePermissions struct {
+	FS *struct {
+		Read  []string `json:"read"`
+		Write []string `json:"write"`
+	} `json:"fs"`
+	Net *struct {
+		Connect []string `json:"connect"`
+	} `json:"net"`
+	Exec []string `json:"exec"`
+}
+
+// convert returns the permissions; Validate checks their entries.
+func (f filePermissions) convert() *pluginpkg.Permissions {
+	p := &pluginpkg.Permissions{Exec: f.Exec}
+	if f.FS != nil {
+		p.Read, p.Write = f.FS.Read, f.FS.Write
+	}
+	if f.Net != nil {
+		p.Connect = f.Net.Connect
+	}
+	return p
+}
+
+// convert returns the confinement; Validate checks it.
+func (f *fileConfinement) convert() Confinement {
+	if f == nil {
+		return Confinement{}
+	}
+	return Confinement{Default: f.Default, Packages: f.Packages,
+		Grants: convertMap[string](f.Grants, filePermissions.convert),
+		Denies: convertMap[string](f.Denies, filePermissions.convert)}
 }
 
 // Load reads a JSON config file. Relative paths in it (home) are
@@ -259,6 +301,7 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 		}),
 		DefaultLimits:    convertDefaultLimits(fc.DefaultLimits, &ck),
 		Limits:           convertLimits(fc.Limits, &ck),
+		Confinement:      fc.Confinement.convert(),
 		HandshakeTimeout: time.Duration(fc.HandshakeTimeout), Session: convertSession(fc.Session, &ck),
 		ValidateProviderInput: fc.ValidateProviderInput, MaxCallDepth: fc.MaxCallDepth,
 	}

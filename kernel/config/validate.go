@@ -90,6 +90,7 @@ func (c Config) problems() []jsonfile.Problem {
 		ck.add("handshake_timeout", "%q exceeds the maximum of %v", jsonfile.Duration(c.HandshakeTimeout), wire.MaxHandshakeTimeout)
 	}
 	ck.notNegative("max_call_depth", c.MaxCallDepth, "must be at least 1, got %d")
+	ck.confinement(c.Confinement)
 	return ck.problems
 }
 
