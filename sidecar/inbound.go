@@ -64,9 +64,12 @@ type inbound struct {
 
 // serveCall admits a capability/call from the reading goroutine and serves
 // it on a call worker (an idle one, else a new one), which the client
-// waits for. Bad params,
-// a duplicate id, a parent that is not in flight and a call over the bound
-// are answered at once.
+// waits for. Bad params, a duplicate id, a parent that is not in flight, a
+// call over the bound and a call made while the plugin's queue is over its
+// budget (Options.Limits.QueueBytes: the plugin has not read what the host
+// owes it) are answered at once. A plugin that does not read its answers
+// does not get more calls served: their answers (a host handler's copy of
+// its output, say) would be made only to be refused.
 func (c *Client) serveCall(m *wire.Message) {
 	var p wire.CapabilityCallParams
 	if err := wire.Decode(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
@@ -75,6 +78,12 @@ func (c *Client) serveCall(m *wire.Message) {
 			msg += ": " + c.redact(err.Error())
 		}
 		c.reply(m.ID, &protocol.Error{Code: protocol.CodeInvalidParams, Message: msg})
+		return
+	}
+	if over, queued := c.out.overBudget(); over {
+		c.reply(m.ID, &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(fmt.Sprintf(
+			"capability/call: not served: %v: %d bytes already queued for plugin %q, which reads its input too slowly (budget %d bytes)",
+			errQueueFull, queued, c.Name(), c.opts.queueBytes))})
 		return
 	}
 	var stream *CallStream

@@ -168,6 +168,16 @@ func (q *outQueue) reserve(n int64) error {
 	return nil
 }
 
+// overBudget reports whether the queue holds more than its budget, and how many
+// bytes it holds: the plugin has that much to read before a host request
+// may be sent (frameWait), and its calls are not served (Client.serveCall)
+// until it reads some.
+func (q *outQueue) overBudget() (bool, int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.bytes > q.budget, q.mu.bytes
+}
+
 // release gives back n bytes reserve counted, for a frame that will not
 // be pushed. A closed queue counts nothing any more.
 func (q *outQueue) release(n int64) {

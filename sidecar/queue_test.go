@@ -8,6 +8,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -254,5 +255,45 @@ func TestCallFloodHeapBounded(t *testing.T) {
 	}
 	if bound := 2*c.opts.queueBytes + replySlack + int64(len(big)) + 200; queued > bound {
 		t.Errorf("%d bytes queued or reserved, want at most %d", queued, bound)
+	}
+}
+
+// TestCallsRefusedOverBudget: a plugin whose queue is over its budget
+// does not get its calls served: they are answered at once with an error
+// and the host's handler does not run, so a plugin that floods calls and
+// reads slowly cannot make the host make answers only to refuse them.
+// Here 500 calls a second, each answered 512 KiB, against a budget of
+// 1 MiB, from a plugin reading a frame every 200ms: before, the handler
+// ran for nearly every call (about 500 in the second before the wedge);
+// now for the few that find room.
+func TestCallsRefusedOverBudget(t *testing.T) {
+	opts, _ := testOptions(t)
+	opts.Limits.QueueBytes = 1 << 20
+	opts.writeStall = time.Second
+	var runs atomic.Int64
+	opts.OnCall = func(context.Context, Call) (json.RawMessage, error) {
+		runs.Add(1)
+		return json.RawMessage(`"` + strings.Repeat("a", 512<<10) + `"`), nil
+	}
+	crashed := make(chan *CrashError, 1)
+	opts.OnCrash = func(_ *Client, e *CrashError) { crashed <- e }
+	manifest := `{"format": 1, "name": "flood", "version": "0.1.0", "runtime": {"command": "./faulty", "args": ["slow-call-flood"],
+	  "env": {"FAULTY_CALL": "test.big:get", "FAULTY_EVERY": "2ms", "FAULTY_READ_EVERY": "200ms"}}}`
+	c, err := Start(context.Background(), addPackage(t, t.TempDir(), "flood", manifest), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeClient(t, c)
+	start := time.Now()
+	e := recv(t, crashed, "the wedge")
+	if !errors.Is(e, ErrWedged) {
+		t.Errorf("crash = %v, want ErrWedged", e)
+	}
+	elapsed := time.Since(start)
+	t.Logf("the handler ran %d times in the %v before the wedge", runs.Load(), elapsed.Round(time.Millisecond))
+	// The calls served at once before any answer is queued (64 at most),
+	// and about one for each frame the plugin reads (5 a second).
+	if bound := int64(64 + 10*elapsed.Seconds()); runs.Load() > bound {
+		t.Errorf("the handler ran %d times, want at most %d: calls were served while the queue was over its budget", runs.Load(), bound)
 	}
 }
