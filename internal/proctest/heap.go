@@ -2,6 +2,7 @@ package proctest
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"time"
 )
 
@@ -9,7 +10,11 @@ import (
 // (runtime.MemStats) among its samples, and how many it took.
 type HeapPeaks struct {
 	InUse, Alloc uint64
-	Samples      int
+	// Live is the most heap the garbage collector found live at the end
+	// of a cycle (runtime/metrics /gc/heap/live:bytes): what was held,
+	// where InUse and Alloc also count garbage not collected yet.
+	Live    uint64
+	Samples int
 }
 
 // SampleHeap reads the test process's runtime.MemStats at once and then
@@ -23,9 +28,14 @@ func SampleHeap(interval time.Duration) (stop func() HeapPeaks) {
 	go func() {
 		var p HeapPeaks
 		var ms runtime.MemStats
+		live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 		sample := func() {
 			runtime.ReadMemStats(&ms)
+			metrics.Read(live)
 			p.InUse, p.Alloc, p.Samples = max(p.InUse, ms.HeapInuse), max(p.Alloc, ms.HeapAlloc), p.Samples+1
+			if live[0].Value.Kind() == metrics.KindUint64 {
+				p.Live = max(p.Live, live[0].Value.Uint64())
+			}
 		}
 		t := time.NewTicker(interval)
 		defer t.Stop()
