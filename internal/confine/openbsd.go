@@ -114,6 +114,7 @@ func enforce(p *Policy, r *Report) {
 	r.NotEnforced = append(r.NotEnforced, r.hostOnly...)
 	if p.Children {
 		r.NotEnforced = append(r.NotEnforced, "signals to other processes of the host's user (pledge \"proc\", which starting programs needs)")
+		r.NotEnforced = append(r.NotEnforced, setIDFiles(p.Exec)...)
 	} else {
 		r.Enforced = append(r.Enforced, "no other program started, no signal to another process (pledge)")
 	}

@@ -2,6 +2,7 @@ package confine
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -83,4 +84,16 @@ func ports(ps []uint16) string {
 		s[i] = fmt.Sprint(p)
 	}
 	return strings.Join(s, ", ")
+}
+
+// setIDFiles reports each of files that is set-user-ID or set-group-ID:
+// it would run with its owner's rights.
+func setIDFiles(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			out = append(out, fmt.Sprintf("exec %s: a set-id file runs with its owner's rights", f))
+		}
+	}
+	return out
 }

@@ -87,11 +87,7 @@ func enforce(p *Policy, r *Report) {
 		}
 	}
 	r.NotEnforced = append(r.NotEnforced, r.hostOnly...)
-	for _, f := range p.Exec {
-		if fi, err := os.Stat(f); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
-			r.NotEnforced = append(r.NotEnforced, fmt.Sprintf("exec %s: a setuid or setgid file runs with its owner's privileges (macOS has no no_new_privs)", f))
-		}
-	}
+	r.NotEnforced = append(r.NotEnforced, setIDFiles(p.Exec)...) // macOS has no no_new_privs
 }
 
 // Start runs start, which executes sandbox-exec (Command): the profile
