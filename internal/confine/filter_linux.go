@@ -13,8 +13,12 @@ import (
 // process read or change another (ptrace), leave or reshape its sandbox
 // (namespaces, mounts, file handles that bypass paths), reach the kernel's
 // larger attack surfaces (io_uring, which also bypasses seccomp, BPF, perf,
-// userfaultfd, keyrings) or the machine (modules, kexec, reboot, swap).
+// userfaultfd, keyrings) or the machine (modules, kexec, reboot, swap),
+// and listen(2): no permission grants listening, and Landlock refuses
+// only the bind(2) before it, not a listen on a socket never bound, which
+// the kernel binds to an ephemeral port itself.
 var deniedSyscalls = []string{
+	"listen",
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
 	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
 	"open_by_handle_at", "name_to_handle_at",

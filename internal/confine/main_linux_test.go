@@ -28,8 +28,8 @@ func TestMain(m *testing.M) {
 }
 
 // probe tries action ("read PATH", "write PATH", "exec PATH", "connect
-// ADDR", "udp ADDR", "unix PATH", "socket raw") and returns "ok" or the
-// error's text.
+// ADDR", "udp ADDR", "unix PATH", "listen ADDR", "listen-unbound", "raw",
+// ...) and returns "ok" or the error's text.
 func probe(action string) string {
 	verb, arg, _ := strings.Cut(action, " ")
 	var err error
@@ -62,6 +62,12 @@ func probe(action string) string {
 		var l net.Listener
 		if l, err = net.Listen("tcp", arg); err == nil {
 			l.Close()
+		}
+	case "listen-unbound":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err == nil {
+			err = syscall.Listen(fd, 1)
+			syscall.Close(fd)
 		}
 	case "mptcp":
 		_, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262)
@@ -172,6 +178,7 @@ func TestHelperConfines(t *testing.T) {
 		{"connect granted", withNet, "connect " + addr, false},
 		{"connect another port", withNet, "connect 127.0.0.1:1", true},
 		{"listen", withNet, "listen 127.0.0.1:0", true},
+		{"listen on an unbound socket", withNet, "listen-unbound", true},
 		{"multipath tcp", withNet, "mptcp", true},
 		{"raw socket", withNet, "raw", true},
 		{"udp with a tcp grant", withNet, "udp 127.0.0.1:53", true},
