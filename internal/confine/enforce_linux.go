@@ -42,9 +42,8 @@ var abiCap atomic.Int32
 // SimulateLandlockABI makes this process plan as if the kernel had at most
 // Landlock ABI abi (0 for none), until restore is called: for tests only,
 // which check what "require" refuses and "best-effort" reports on older
-// kernels. Plan's Report and Policy then say abi, and the helper step
-// (another process, never capped) applies the Policy with abi's rights
-// only, as such a kernel would.
+// kernels. Plan's Report and Policy then say abi, and Start applies the
+// Policy with abi's rights only, as such a kernel would.
 func SimulateLandlockABI(abi int) (restore func()) {
 	prev := abiCap.Swap(int32(abi) + 1)
 	return func() { abiCap.Store(prev) }

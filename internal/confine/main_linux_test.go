@@ -3,12 +3,16 @@
 package confine
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -92,8 +96,8 @@ func probe(action string) string {
 	return "ok"
 }
 
-// runConfined runs the test binary as a probe of action under spec's
-// policy, through the helper step, and returns what it printed.
+// runConfined runs the test binary as a probe of action, forked confined
+// to spec's policy (Start), and returns what it printed.
 func runConfined(t *testing.T, spec Spec, action string) string {
 	t.Helper()
 	self, err := os.Executable()
@@ -108,23 +112,23 @@ func runConfined(t *testing.T, spec Spec, action string) string {
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	exe, envVar, err := Helper(p, self, []string{"probe"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(self)
 	cmd.Args = []string{"probe"}
-	cmd.Env = []string{envProbe + "=" + action, envVar}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("probe %q: %v\n%s", action, err, out)
+	cmd.Env = []string{envProbe + "=" + action}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := Start(p, cmd.Start); err != nil {
+		t.Fatalf("Start: %v", err)
 	}
-	return string(out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("probe %q: %v\n%s", action, err, out.String())
+	}
+	return out.String()
 }
 
-// TestHelperConfines runs real probes through the helper: what the policy
+// TestStartConfines runs real probes confined by Start: what the policy
 // grants works, what it does not is denied by the kernel.
-func TestHelperConfines(t *testing.T) {
+func TestStartConfines(t *testing.T) {
 	if landlockABI() < abiScopes {
 		t.Skipf("Landlock ABI %d: this test needs %d (the escape suite reports what older kernels miss)", landlockABI(), abiScopes)
 	}
@@ -201,11 +205,54 @@ func TestHelperConfines(t *testing.T) {
 	}
 }
 
-// TestHelperOlderABI applies policies with TCP ports planned for Landlock
-// ABIs before TCP rules (simulated: the helper applies the ABI planned),
-// as "best-effort" plans them on such kernels: the plugin starts, reaches
-// any port as its report says, and is still confined to its files.
-func TestHelperOlderABI(t *testing.T) {
+// TestStartLeavesHostAlone: after confined starts, every thread of the
+// host, new ones included, still reads what the plugin may not and opens
+// sockets: the restricted thread was discarded, not returned to the
+// scheduler or cloned.
+func TestStartLeavesHostAlone(t *testing.T) {
+	root := t.TempDir()
+	secret := filepath.Join(root, "secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if got := runConfined(t, Spec{Vars: Vars{Package: t.TempDir()}}, "read "+secret); got == "ok" {
+			t.Fatal("the probe read the secret")
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // spread over threads, new ones among them
+			defer runtime.UnlockOSThread()
+			if _, err := os.ReadFile(secret); err != nil {
+				errs <- err
+				return
+			}
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			syscall.Close(fd)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a host thread is restricted: %v", err)
+	}
+}
+
+// TestStartOlderABI plans and starts policies with TCP ports under
+// Landlock ABIs before TCP rules (simulated: Start applies the ABI
+// planned): "require" refuses, naming the ABI TCP rules need; "best-effort"
+// reports it, and the plugin starts, reaches any port as its report says,
+// and is still confined to its files.
+func TestStartOlderABI(t *testing.T) {
 	if landlockABI() < abiTCP {
 		t.Skipf("Landlock ABI %d: the simulated ABIs are below it", landlockABI())
 	}
@@ -236,6 +283,21 @@ func TestHelperOlderABI(t *testing.T) {
 	for abi := 1; abi < abiTCP; abi++ {
 		t.Run(fmt.Sprintf("abi-%d", abi), func(t *testing.T) {
 			defer SimulateLandlockABI(abi)()
+			req := spec
+			req.Mode, req.Command = pluginpkg.ConfineRequire, "/bin/true"
+			_, _, err := Plan(req)
+			var ue *UnenforceableError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), fmt.Sprintf("Landlock ABI %d needed", abiTCP)) {
+				t.Errorf("require: %v, want an *UnenforceableError naming Landlock ABI %d", err, abiTCP)
+			}
+			req.Mode = pluginpkg.ConfineBestEffort
+			_, r, err := Plan(req)
+			if err != nil {
+				t.Fatalf("best-effort: %v", err)
+			}
+			if !strings.Contains(strings.Join(r.NotEnforced, "\n"), "TCP connections restricted") {
+				t.Errorf("best-effort: not enforced %q; want the TCP rule reported", r.NotEnforced)
+			}
 			if got := runConfined(t, spec, "connect "+l.Addr().String()); got != "ok" {
 				t.Errorf("connect to another port: %q, want ok (not enforced before ABI %d, as reported)", got, abiTCP)
 			}
