@@ -70,7 +70,7 @@ func enforce(p *Policy, r *Report) {
 	need(abi == 0 || abi >= abiTruncate, fmt.Sprintf("truncating a file granted for reading only (Landlock ABI %d needed, this kernel has %d)", abiTruncate, abi))
 	if sc {
 		mech = append(mech, "seccomp")
-		r.Enforced = append(r.Enforced, "no UNIX, raw, packet or Multipath TCP sockets, no listening; no ptrace, namespaces, io_uring, BPF, keyrings or kernel modules (seccomp)")
+		r.Enforced = append(r.Enforced, "no UNIX, raw, packet or Multipath TCP sockets, no listening, no memfd that can be executed; no ptrace, namespaces, io_uring, BPF, keyrings or kernel modules (seccomp)")
 	}
 	need(sc, "sockets other than TCP, ptrace, namespaces, io_uring, BPF, keyrings, kernel modules: seccomp is not available")
 	switch {

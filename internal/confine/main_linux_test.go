@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -85,6 +87,8 @@ func probe(action string) string {
 		var pid int
 		fmt.Sscan(arg, &pid)
 		err = syscall.PtraceAttach(pid)
+	case "memfd-exec", "memfd-sealed":
+		err = memfd(verb == "memfd-sealed")
 	case "unshare":
 		err = syscall.Unshare(syscall.CLONE_NEWUSER)
 	default:
@@ -94,6 +98,36 @@ func probe(action string) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// memfd copies the test binary into a memfd and runs it as a probe of
+// "read /proc/self/exe" (nil when it ran): the way to run a program no
+// path grants. sealed creates the memfd sealed against execution
+// (MFD_NOEXEC_SEAL) and stops there.
+func memfd(sealed bool) error {
+	if sealed {
+		fd, err := unix.MemfdCreate("probe", unix.MFD_NOEXEC_SEAL)
+		if err != nil {
+			return os.NewSyscallError("memfd_create", err)
+		}
+		return unix.Close(fd)
+	}
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	fd, err := unix.MemfdCreate("probe", 0)
+	if err != nil {
+		return os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	cmd := exec.Command(fmt.Sprintf("/proc/self/fd/%d", fd))
+	cmd.Env = []string{envProbe + "=read /proc/self/exe"}
+	return cmd.Run()
 }
 
 // runConfined runs the test binary as a probe of action, forked confined
@@ -177,6 +211,8 @@ func TestStartConfines(t *testing.T) {
 		{"truncate its package", minimal, "truncate " + dirs["pkg"] + "/code", true},
 		{"write elsewhere", minimal, "write " + dirs["other"] + "/x", true},
 		{"exec a shell", minimal, "exec /bin/sh", true},
+		{"exec a memfd", minimal, "memfd-exec", true},
+		{"a memfd sealed against exec", minimal, "memfd-sealed", false},
 		{"connect without net", minimal, "connect " + addr, true},
 		{"udp without net", minimal, "udp 127.0.0.1:53", true},
 		{"connect granted", withNet, "connect " + addr, false},
