@@ -52,8 +52,9 @@ type escapeCase struct {
 	do     string
 	in     func(w *escapeWorld) escapeAttempt
 	by     string
-	intact func(w *escapeWorld) error // nil: nothing outside to look at
-	then   []string                   // outlive: the cases its child makes again
+	intact func(w *escapeWorld) error  // nil: nothing outside to look at
+	then   []string                    // outlive: the cases its child makes again
+	needs  func(w *escapeWorld) string // why it cannot be made here; nil or "": it can
 }
 
 // escapeCases are the attempts, each as a plugin author would write it.
@@ -105,8 +106,8 @@ var escapeCases = []escapeCase{
 	{name: "udp-other-port-beside-dns", perms: permDNS, do: "dial-udp", by: byUDP, in: addrOf(udp), intact: noHits(udp)},
 	{name: "admin-socket", perms: permNet, do: "dial-unix", by: bySeccomp, in: addrOf(admin), intact: noHits(admin)},
 	{name: "abstract-socket", perms: permNet, do: "dial-unix", by: bySeccomp, in: addrOf(abstract), intact: noHits(abstract)},
-	{name: "signal-host", perms: permFiles, do: "kill", by: byScope,
-		in: func(*escapeWorld) escapeAttempt { return escapeAttempt{PID: os.Getpid()} }},
+	{name: "signal-host", perms: permFiles, do: "kill", by: byScope, // SIGURG: harmless to a Go host, were it delivered
+		in: func(*escapeWorld) escapeAttempt { return escapeAttempt{PID: os.Getpid(), Signal: int(syscall.SIGURG)} }},
 	{name: "kill-other-plugin", perms: permFiles, do: "kill", by: byScope, intact: targetAlive,
 		in: func(w *escapeWorld) escapeAttempt {
 			return escapeAttempt{PID: w.target.PID(), Signal: int(syscall.SIGKILL)}
@@ -119,12 +120,26 @@ var escapeCases = []escapeCase{
 		in: func(*escapeWorld) escapeAttempt {
 			return escapeAttempt{Path: "/bin/sh", Args: []string{"-c", "echo escaped"}}
 		}},
-	{name: "exec-setuid", perms: permFiles, do: "exec", by: byFiles,
+	{name: "exec-copy-in-data", perms: permFiles, do: "exec-copy", by: byFiles,
+		in: func(w *escapeWorld) escapeAttempt { return escapeAttempt{Path: filepath.Join(w.data, "sh")} }},
+	{name: "exec-memfd", perms: permFiles, do: "exec-memfd", by: bySeccomp, in: none},
+	{name: "exec-setuid", perms: permFiles, do: "exec", by: byFiles, needs: needSetuid(func(w *escapeWorld) string { return w.suid }),
 		in: func(w *escapeWorld) escapeAttempt { return escapeAttempt{Path: w.suid, Args: []string{"ids"}} }},
-	{name: "setuid-granted", perms: permExec, do: "exec", by: byNNP,
+	{name: "setuid-granted", perms: permExec, do: "exec", by: byNNP, needs: needSetuid(func(w *escapeWorld) string { return w.suidNobody }),
 		in: func(w *escapeWorld) escapeAttempt { return escapeAttempt{Path: w.suidNobody, Args: []string{"ids"}} }},
 	{name: "child-outlives-plugin", perms: permNet, do: "outlive", in: none,
-		then: []string{"ssh-key", "other-package-data", "write-home", "tcp-other-port", "signal-host", "kill-other-plugin"}},
+		then: []string{"ssh-key", "other-package-data", "write-home", "tcp-other-port", "admin-socket", "signal-host", "kill-other-plugin", "exec-shell"}},
+}
+
+// needSetuid is the needs of a case that runs the setuid binary file
+// returns: only root can make one.
+func needSetuid(file func(*escapeWorld) string) func(*escapeWorld) string {
+	return func(w *escapeWorld) string {
+		if file(w) == "" {
+			return "no setuid binary: the suite does not run as root"
+		}
+		return ""
+	}
 }
 
 // none is the input of an attempt that needs no target.

@@ -24,7 +24,9 @@
 //   - lookup-host: net.LookupHost of path; dns-query: a DNS query for path
 //     sent over UDP to addr;
 //   - kill: sends signal to pid; ptrace: PTRACE_ATTACH to pid;
-//   - exec: runs path with args and answers its output;
+//   - exec: runs path with args and answers its output; exec-copy: copies
+//     this executable to path and runs the copy; exec-memfd: copies it into
+//     a memfd and runs that through /proc/self/fd;
 //   - outlive: starts itself as a detached child (a session of its own,
 //     stdio on /dev/null) that waits for the plugin to exit, then makes
 //     the attempts in then and writes what happened, as JSON, to path.
@@ -47,6 +49,8 @@ import (
 	"syscall"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/extkernel/extkernel/sdk"
 )
@@ -84,6 +88,8 @@ var attempts = map[string]func(a Attempt) (string, error){
 	"kill":            func(a Attempt) (string, error) { return "", syscall.Kill(a.PID, syscall.Signal(a.Signal)) },
 	"ptrace":          ptraceAttach,
 	"exec":            run,
+	"exec-copy":       execCopy,
+	"exec-memfd":      execMemfd,
 	"outlive":         outlive,
 }
 
@@ -279,6 +285,39 @@ func run(a Attempt) (string, error) {
 		return "", fmt.Errorf("%w (output %q)", err, out)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// execCopy copies this executable to a.Path (mode 0755) and runs the
+// copy as "escape ids": a program of the plugin's own making, outside
+// what exec grants.
+func execCopy(a Attempt) (string, error) {
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(a.Path, b, 0o755); err != nil {
+		return "", err
+	}
+	return run(Attempt{Path: a.Path, Args: []string{"ids"}})
+}
+
+// execMemfd copies this executable into a memfd (a file in no directory)
+// and runs it through /proc/self/fd as "escape ids".
+func execMemfd(Attempt) (string, error) {
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return "", err
+	}
+	fd, err := unix.MemfdCreate("escape", 0)
+	if err != nil {
+		return "", os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return "", err
+	}
+	return run(Attempt{Path: fmt.Sprintf("/proc/self/fd/%d", fd), Args: []string{"ids"}})
 }
 
 // ids says the process's effective user and capabilities, the latter
