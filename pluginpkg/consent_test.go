@@ -113,8 +113,15 @@ func TestUpgradeConsent(t *testing.T) {
 	}
 	p.Close()
 	assertUnchanged(t, home, before)
-	if _, err := InstallSource(home, wide, InstallOptions{Upgrade: true, AcceptPermissions: true}); err != nil {
+	if p.Result.PermissionsAccepted == nil || !reflect.DeepEqual(p.Result.PermissionsAccepted, want.Added) {
+		t.Errorf("preview accepting: PermissionsAccepted %q", p.Result.PermissionsAccepted)
+	}
+	res, err := InstallSource(home, wide, InstallOptions{Upgrade: true, AcceptPermissions: true})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(res.PermissionsAccepted, want.Added) {
+		t.Errorf("PermissionsAccepted %q, want %q", res.PermissionsAccepted, want.Added)
 	}
 	wideAsked := &Permissions{Read: []string{"${package}"}, Write: []string{"${data}/db"}, Connect: []string{"api.example.com:443"}, Exec: []string{"git"}}
 	if got := accepted(); !reflect.DeepEqual(got, wideAsked) {

@@ -93,6 +93,12 @@ type InstallResult struct {
 	// were added or were removed: slash-separated, sorted; nil without
 	// Previous.
 	Changed []string
+	// PermissionsAccepted lists what an upgrade with
+	// InstallOptions.AcceptPermissions accepted beyond the permissions
+	// accepted before (as Permissions.Widening words them); nil otherwise
+	// (a first install accepts all its manifest asks for:
+	// Package.Accepted).
+	PermissionsAccepted []string
 }
 
 // InstallSource installs the package at src, a package directory, a
@@ -221,9 +227,10 @@ type installer struct {
 	// into the staging directory; exchanged that place swapped the
 	// directories atomically.
 	dropped, exchanged bool
-	// accepted is the accepted permissions the state entry records
-	// (consent).
+	// accepted is the accepted permissions the state entry records, added
+	// what opts.AcceptPermissions accepted beyond those before (consent).
 	accepted *Permissions
+	added    []string
 }
 
 func (in *installer) step(s InstallStep) {
@@ -300,8 +307,8 @@ func (in *installer) entry(st *state, digest string) stateEntry {
 // without opts.AcceptPermissions with a *PermissionsWidenedError.
 func (in *installer) consent(st *state) error {
 	asked := in.src.manifest.RequestedPermissions()
-	if !in.exists || in.opts.AcceptPermissions {
-		in.accepted = asked // a first install, or an explicit acceptance
+	if !in.exists {
+		in.accepted = asked // a first install
 		return nil
 	}
 	accepted, from := st.entry(in.name).Accepted, ""
@@ -315,10 +322,15 @@ func (in *installer) consent(st *state) error {
 	default:
 		accepted = MinimalPermissions()
 	}
-	if added := asked.Widening(accepted); len(added) > 0 {
+	added := asked.Widening(accepted)
+	switch {
+	case in.opts.AcceptPermissions:
+		in.accepted, in.added = asked, added
+	case len(added) > 0:
 		return &PermissionsWidenedError{Package: in.name, From: from, To: in.src.manifest.Version.String(), Added: added}
+	default:
+		in.accepted = accepted
 	}
-	in.accepted = accepted
 	return nil
 }
 
@@ -424,7 +436,7 @@ func (in *installer) result(res *InstallResult, digest *FileDigest) (*InstallRes
 	if err != nil {
 		return nil, err
 	}
-	res.Package = pkg
+	res.Package, res.PermissionsAccepted = pkg, in.added
 	if in.exists {
 		res.Previous, _ = loadPackage(in.home, in.name, loadOpts{pkgsDir: filepath.Join(in.home, PackagesDir, PreviousDir)})
 		res.PreviousDigest, res.Changed = diffDigests(in.curDigest, digest)

@@ -103,6 +103,7 @@ func buildPreview(home, dir string, s *source, st *state, opts InstallOptions) (
 	if res.Package, err = in.loadPlaced(dir, loadOpts{}); err != nil {
 		return nil, err
 	}
+	res.PermissionsAccepted = in.added
 	if in.exists && !res.Unchanged {
 		res.Previous = in.cur
 		res.PreviousDigest, res.Changed = diffDigests(in.curDigest, digest)

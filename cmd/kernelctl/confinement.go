@@ -1,0 +1,200 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// planConfinement is kernel.PlanConfinement; the golden tests replace it
+// to show the same machine everywhere.
+var planConfinement = kernel.PlanConfinement
+
+// confinementJSON is one plugin's confinement in the --json output of
+// plan and doctor (docs/cli.md).
+type confinementJSON struct {
+	Plugin string `json:"plugin"`
+	// Mode is "require", "best-effort" or "off"; the other fields but
+	// Widened are omitted when it is "off".
+	Mode string `json:"mode"`
+	// WouldNotStart says why, under "require", this machine cannot
+	// confine it: its start would fail.
+	WouldNotStart string          `json:"would_not_start,omitempty"`
+	Requested     *permissionJSON `json:"requested,omitempty"`
+	Granted       *permissionJSON `json:"granted,omitempty"`
+	Denied        *permissionJSON `json:"denied,omitempty"`
+	Effective     *permissionJSON `json:"effective,omitempty"`
+	Mechanism     string          `json:"mechanism,omitempty"`
+	LandlockABI   *int            `json:"landlock_abi,omitempty"`
+	Enforced      []string        `json:"enforced,omitempty"`
+	NotEnforced   []string        `json:"not_enforced,omitempty"`
+	Notes         []string        `json:"notes,omitempty"`
+	// Widened lists what its manifest asks for beyond the permissions the
+	// operator accepted (pluginpkg.Package.WidenedPermissions).
+	Widened []string `json:"widened,omitempty"`
+	// Problem is the error planning it failed with otherwise (its
+	// command cannot be found: doctor's "command" check says so).
+	Problem string `json:"problem,omitempty"`
+}
+
+// permissionJSON is pluginpkg.Permissions in the manifest's grammar,
+// every list present.
+type permissionJSON struct {
+	FS struct {
+		Read  []string `json:"read"`
+		Write []string `json:"write"`
+	} `json:"fs"`
+	Net struct {
+		Connect []string `json:"connect"`
+	} `json:"net"`
+	Exec []string `json:"exec"`
+}
+
+func toPermissionJSON(p *pluginpkg.Permissions) *permissionJSON {
+	if p == nil {
+		return nil
+	}
+	out := &permissionJSON{Exec: nonNilStrings(p.Exec)}
+	out.FS.Read, out.FS.Write = nonNilStrings(p.Read), nonNilStrings(p.Write)
+	out.Net.Connect = nonNilStrings(p.Connect)
+	return out
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// confinements plans the confinement of every enabled package of inst
+// with a runtime, in name order, as the kernel built from cfg would
+// apply it on this machine.
+func confinements(cfg config.Config, inst *pluginpkg.Installed) []confinementJSON {
+	out := []confinementJSON{}
+	for _, p := range inst.Packages {
+		if !p.Enabled || p.Manifest.Runtime == nil {
+			continue
+		}
+		c := confinementJSON{Plugin: p.Name, Mode: cfg.ConfinementOf(p.Name).Mode, Widened: p.WidenedPermissions()}
+		if c.Mode == "" {
+			c.Mode = pluginpkg.ConfineOff
+		}
+		if c.Mode == pluginpkg.ConfineOff {
+			out = append(out, c)
+			continue
+		}
+		r, err := planConfinement(cfg, p)
+		var se *sidecar.StartError
+		if errors.As(err, &se) && se.Phase == "confine" {
+			c.WouldNotStart = se.Err.Error()
+		} else if err != nil {
+			c.Problem = err.Error()
+		}
+		if r != nil && r.Mode != pluginpkg.ConfineOff {
+			abi := r.LandlockABI
+			c.Requested, c.Granted, c.Denied, c.Effective = toPermissionJSON(r.Requested), toPermissionJSON(r.Granted),
+				toPermissionJSON(r.Denied), toPermissionJSON(r.Effective)
+			c.Mechanism, c.LandlockABI, c.Enforced, c.NotEnforced, c.Notes = r.Mechanism, &abi, r.Enforced, r.NotEnforced, r.Notes
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// writeConfinements prints each plugin's confinement: its mode and, when
+// confined, what it asks for, what the host grants and denies, the
+// result, and what this machine enforces of it.
+func writeConfinements(w io.Writer, cs []confinementJSON) {
+	head := "confinement"
+	for _, c := range cs {
+		if c.LandlockABI != nil {
+			head += landlockOn(*c.LandlockABI)
+			break
+		}
+	}
+	section(w, head, len(cs), func() {
+		for _, c := range cs {
+			writeConfinement(w, c)
+		}
+	})
+}
+
+// landlockOn says which Landlock ABI this machine has.
+func landlockOn(abi int) string {
+	if abi == 0 {
+		return " (no Landlock on this machine)"
+	}
+	return fmt.Sprintf(" (Landlock ABI %d on this machine)", abi)
+}
+
+// writeConfinement prints one plugin's confinement.
+func writeConfinement(w io.Writer, c confinementJSON) {
+	line := "  " + c.Plugin + ": " + c.Mode
+	if c.Mechanism != "" {
+		line += " (" + c.Mechanism + ")"
+	}
+	fmt.Fprintln(w, line)
+	item := func(label, text string) { fmt.Fprintf(w, "    %-17s%s\n", label, text) }
+	items := func(label string, list []string) {
+		for i, s := range list {
+			if i > 0 {
+				label = ""
+			}
+			item(label, s)
+		}
+	}
+	if c.WouldNotStart != "" {
+		item("would not start:", c.WouldNotStart)
+	}
+	if c.Problem != "" {
+		item("not planned:", c.Problem)
+	}
+	if len(c.Widened) > 0 {
+		what := fmt.Sprintf("+ %s (not accepted: 'kernelctl accept-permissions %s')", strings.Join(c.Widened, "; + "), c.Plugin)
+		if c.Mode == pluginpkg.ConfineOff {
+			what += "; unconfined, it runs anyway"
+		}
+		item("widened:", what)
+	}
+	if c.Requested == nil {
+		return
+	}
+	item("requested:", permissionText(c.Requested))
+	item("granted:", permissionText(c.Granted))
+	item("denied:", permissionText(c.Denied))
+	item("effective:", permissionText(c.Effective))
+	items("enforced:", c.Enforced)
+	items("not enforced:", orNoneList(c.NotEnforced))
+	items("notes:", c.Notes)
+}
+
+// permissionText is "fs.read a, b; net.connect c", or "(none)".
+func permissionText(p *permissionJSON) string {
+	if p == nil {
+		return "(none)"
+	}
+	var parts []string
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"fs.read", p.FS.Read}, {"fs.write", p.FS.Write}, {"net.connect", p.Net.Connect}, {"exec", p.Exec}} {
+		if len(l.list) > 0 {
+			parts = append(parts, l.name+" "+strings.Join(l.list, ", "))
+		}
+	}
+	return orNone(strings.Join(parts, "; "))
+}
+
+func orNoneList(list []string) []string {
+	if len(list) == 0 {
+		return []string{"(none)"}
+	}
+	return list
+}
