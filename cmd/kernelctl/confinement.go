@@ -4,7 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
@@ -15,6 +18,10 @@ import (
 // planConfinement is kernel.PlanConfinement; the golden tests replace it
 // to show the same machine everywhere.
 var planConfinement = kernel.PlanConfinement
+
+// confineOS is the system whose confinement plan and doctor show: only
+// Linux has a Landlock ABI to report. The golden tests set it.
+var confineOS = runtime.GOOS
 
 // confinementJSON is one plugin's confinement in the --json output of
 // plan and doctor (docs/cli.md).
@@ -101,7 +108,10 @@ func confinements(cfg config.Config, inst *pluginpkg.Installed) []confinementJSO
 			abi := r.LandlockABI
 			c.Requested, c.Granted, c.Denied, c.Effective = toPermissionJSON(r.Requested), toPermissionJSON(r.Granted),
 				toPermissionJSON(r.Denied), toPermissionJSON(r.Effective)
-			c.Mechanism, c.LandlockABI, c.Enforced, c.NotEnforced, c.Notes = r.Mechanism, &abi, r.Enforced, r.NotEnforced, r.Notes
+			c.Mechanism, c.Enforced, c.NotEnforced, c.Notes = r.Mechanism, r.Enforced, r.NotEnforced, r.Notes
+			if confineOS == "linux" { // elsewhere NotEnforced says why nothing is
+				c.LandlockABI = &abi
+			}
 		}
 		out = append(out, c)
 	}
@@ -111,7 +121,13 @@ func confinements(cfg config.Config, inst *pluginpkg.Installed) []confinementJSO
 // writeConfinements prints each plugin's confinement: its mode and, when
 // confined, what it asks for, what the host grants and denies, the
 // result, and what this machine enforces of it.
+// When every plugin runs unconfined and nothing is to be accepted, it is
+// one line.
 func writeConfinements(w io.Writer, cs []confinementJSON) {
+	if allOff(cs) {
+		fmt.Fprintf(w, "\nconfinement: off for every plugin\n")
+		return
+	}
 	head := "confinement"
 	for _, c := range cs {
 		if c.LandlockABI != nil {
@@ -124,6 +140,17 @@ func writeConfinements(w io.Writer, cs []confinementJSON) {
 			writeConfinement(w, c)
 		}
 	})
+}
+
+// allOff reports whether cs lists plugins, each unconfined, none with
+// permissions to accept or a problem.
+func allOff(cs []confinementJSON) bool {
+	for _, c := range cs {
+		if c.Mode != pluginpkg.ConfineOff || len(c.Widened) > 0 || c.Problem != "" {
+			return false
+		}
+	}
+	return len(cs) > 0
 }
 
 // landlockOn says which Landlock ABI this machine has.
@@ -197,4 +224,62 @@ func orNoneList(list []string) []string {
 		return []string{"(none)"}
 	}
 	return list
+}
+
+// acceptOutput is the --json schema of `kernelctl accept-permissions`
+// (docs/cli.md).
+type acceptOutput struct {
+	Package string `json:"package"`
+	// Added is what this accepted beyond what was accepted before.
+	Added []string `json:"added"`
+	// Accepted is what is accepted now: what the manifest asks for.
+	Accepted *permissionJSON `json:"accepted"`
+}
+
+func newAcceptPermissionsCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use: "accept-permissions NAME",
+		Example: `  kernelctl accept-permissions memory
+  kernelctl accept-permissions memory --home ~/.extkernel --json`,
+		Short: "Accept the permissions an installed package asks for",
+		Long: `Record in the home's state file that the operator accepts the permissions
+the installed package NAME asks for now (its manifest's "permissions", or the
+minimal set when it declares none), and print what that accepts beyond what
+was accepted before. A confined package whose manifest asks for more than was
+accepted (edited or copied into the home rather than upgraded with
+--accept-permissions) is left out of the generation until then: 'kernelctl
+plan' flags it. Exit code 0 when recorded, 1 when NAME is not installed or its
+manifest does not load.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			cfg, err := g.configWithHome()
+			if err != nil {
+				return err
+			}
+			added, err := pluginpkg.AcceptPermissions(cfg.Home, args[0])
+			if err != nil {
+				return err
+			}
+			inst, err := pluginpkg.LoadInstalled(cfg.Home)
+			if err != nil {
+				return err
+			}
+			out := acceptOutput{Package: args[0], Added: nonNilStrings(added)}
+			for _, p := range inst.Packages {
+				if p.Name == out.Package {
+					out.Accepted = toPermissionJSON(p.Accepted)
+				}
+			}
+			if g.json {
+				return g.printJSON(out)
+			}
+			if len(added) == 0 {
+				fmt.Fprintf(g.stdout, "%s: nothing new to accept; accepted: %s\n", out.Package, permissionText(out.Accepted))
+				return nil
+			}
+			fmt.Fprintf(g.stdout, "%s: accepted + %s\n  the next reload applies it ('kernelctl reload', or at once under 'kernelctl run --watch')\n",
+				out.Package, strings.Join(added, "; + "))
+			return nil
+		},
+	}
 }
