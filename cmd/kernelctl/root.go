@@ -29,7 +29,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, operates the kernel running on it, starts and checks new plugins (new, conformance) and installs them (install, upgrade, rollback, remove).",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, operates the kernel running on it, starts and checks new plugins (new, conformance) and installs them (install, upgrade, rollback, remove, accept-permissions).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
