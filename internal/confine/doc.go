@@ -29,6 +29,14 @@
 // # Platforms
 //
 // Linux enforces with Landlock (github.com/landlock-lsm/go-landlock),
-// seccomp (github.com/elastic/go-seccomp-bpf) and no_new_privs. Every other
-// system enforces nothing: Plan says so, and "require" refuses.
+// seccomp (github.com/elastic/go-seccomp-bpf) and no_new_privs, from a
+// confined thread (Start). macOS enforces with a Seatbelt profile
+// (seatbeltProfile) that sandbox-exec applies before it executes the
+// plugin (Command). OpenBSD enforces with unveil and pledge from
+// golang.org/x/sys/unix, applied by a helper step: the host's own binary,
+// re-executed under a marker argv (Command), confines itself in this
+// package's init and executes the plugin. Every other system enforces
+// nothing: Plan says so, and "require" refuses. Only Linux is exercised
+// by this repository's tests on a real kernel; the macOS profile and the
+// OpenBSD rules are tested as generated text and rule lists.
 package confine

@@ -82,12 +82,3 @@ func enforce(p *Policy, r *Report) {
 	}
 	r.Mechanism = strings.Join(mech, ", ")
 }
-
-// ports formats ports as "443, 8443".
-func ports(ps []uint16) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = fmt.Sprint(p)
-	}
-	return strings.Join(s, ", ")
-}
