@@ -109,7 +109,7 @@ func confinements(cfg config.Config, inst *pluginpkg.Installed) []confinementJSO
 			c.Requested, c.Granted, c.Denied, c.Effective = toPermissionJSON(r.Requested), toPermissionJSON(r.Granted),
 				toPermissionJSON(r.Denied), toPermissionJSON(r.Effective)
 			c.Mechanism, c.Enforced, c.NotEnforced, c.Notes = r.Mechanism, r.Enforced, r.NotEnforced, r.Notes
-			if confineOS == "linux" { // elsewhere NotEnforced says why nothing is
+			if confineOS == "linux" { // elsewhere Mechanism says what enforces
 				c.LandlockABI = &abi
 			}
 		}
