@@ -12,9 +12,10 @@
 //     has them, TCP ports and the signal and abstract-socket scopes; the
 //     seccomp filter refuses what Landlock cannot say (sockets other than
 //     TCP over IPv4 and IPv6, Multipath TCP, UDP without a rule, raw and
-//     packet sockets, UNIX sockets, ptrace, namespaces, io_uring, keyrings,
-//     BPF, kernel modules); no_new_privs stops setuid binaries; a host
-//     running as root drops every capability for the plugin.
+//     packet sockets, UNIX sockets, listen(2), a memfd that can be
+//     executed, ptrace, namespaces, io_uring, keyrings, BPF, kernel
+//     modules); no_new_privs stops setuid binaries; a host running as
+//     root drops every capability for the plugin.
 //   - Under "require", Plan fails with an *UnenforceableError naming every
 //     rule the machine cannot enforce; nothing starts. Under "best-effort"
 //     the Report says exactly what is not enforced.

@@ -241,9 +241,11 @@ func lookPath(name, path string) (string, error) {
 }
 
 // planNet turns the connect entries into TCP ports, and into DNS (UDP and
-// TCP port 53) when one names a host or "*". Landlock restricts ports, not
-// hosts: an entry naming a host is enforced as its port unless a "*" entry
-// for the same port makes that exact.
+// TCP port 53) when one names a host (docs/manifest.md: "An entry naming a
+// host also allows DNS"); "*" and an IP address name none. Landlock
+// restricts ports, not hosts: an entry naming a host or an address is
+// enforced as its port unless a "*" entry for the same port makes that
+// exact.
 func planNet(p *Policy, connect []string, r *Report) {
 	wild, dns := map[int]bool{}, false
 	for _, a := range connect {
@@ -252,7 +254,7 @@ func planNet(p *Policy, connect []string, r *Report) {
 			n, _ := strconv.Atoi(port)
 			wild[n] = true
 		}
-		dns = dns || net.ParseIP(h) == nil
+		dns = dns || h != "*" && net.ParseIP(h) == nil
 	}
 	if dns { // a name to resolve: DNS over UDP and TCP, port 53
 		p.UDP, p.UDPPorts = true, []uint16{53}
