@@ -24,9 +24,9 @@ type Spec struct {
 	// Mode is the plugin's confinement (pluginpkg.ConfineRequire, ...);
 	// "" and pluginpkg.ConfineOff plan nothing.
 	Mode string
-	// Requested is the manifest's permissions; nil is the minimal set:
-	// its package read, its data and temporary directories written, no
-	// network, no exec.
+	// Requested is the manifest's permissions; nil is the minimal set
+	// (pluginpkg.MinimalPermissions): its package read, its data and
+	// temporary directories written, no network, no exec.
 	Requested *pluginpkg.Permissions
 	// Grants are added to Requested, Denies removed from the result:
 	// deny wins.
@@ -37,9 +37,6 @@ type Spec struct {
 	// (its command resolved), and PATH the search path of its exec names.
 	Command, PATH string
 }
-
-// Minimal is the permissions of a package that declares none.
-var Minimal = pluginpkg.Permissions{Read: []string{"${package}"}, Write: []string{"${data}", "${tmp}"}}
 
 // Plan returns the Policy confining spec's plugin and the Report of what
 // this machine enforces of it. Under pluginpkg.ConfineRequire, a rule the
@@ -54,7 +51,7 @@ func Plan(spec Spec) (*Policy, *Report, error) {
 	}
 	req := spec.Requested
 	if req == nil {
-		req = &Minimal
+		req = pluginpkg.MinimalPermissions()
 	}
 	r.Requested, r.Granted, r.Denied = req.Clone(), spec.Grants.Clone(), spec.Denies.Clone()
 	eff, notes, carved := effective(req, spec.Grants, spec.Denies, spec.Vars)
