@@ -3,7 +3,12 @@
 package confine
 
 import (
+	"fmt"
 	"slices"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/net/bpf"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	"golang.org/x/sys/unix"
@@ -38,16 +43,23 @@ var namespaceFlags = []uint64{unix.CLONE_NEWUSER, unix.CLONE_NEWNS, unix.CLONE_N
 // clone, whose flags it can.
 const actionENOSYS = seccomp.Action(unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS))
 
-// filter returns the seccomp filter of p: everything allowed but
+// netShape is all of a policy the seccomp filter depends on: whether it
+// has any network rule, and whether UDP is among them.
+type netShape struct{ net, udp bool }
+
+// shapeOf returns p's netShape.
+func shapeOf(p *Policy) netShape { return netShape{net: len(p.TCPConnect) > 0 || p.UDP, udp: p.UDP} }
+
+// filter returns the seccomp filter of a policy of shape n: everything allowed but
 // deniedSyscalls, clone with a namespace flag, clone3, and sockets p does
 // not need. Without network, no socket(2) at all (socketpair(2) stays:
 // it reaches nothing). With it, only IPv4 and IPv6 TCP (and UDP when p
 // allows it; never raw, SCTP or Multipath TCP) and netlink's route family
 // (which the C library's resolver reads interfaces from); UNIX sockets
 // never (Landlock before ABI 9 cannot restrict their paths).
-func filter(p *Policy) seccomp.Filter {
+func filter(n netShape) seccomp.Filter {
 	deny := seccomp.SyscallGroup{Action: seccomp.ActionErrno, Names: deniedSyscalls}
-	if len(p.TCPConnect) == 0 && !p.UDP {
+	if !n.net {
 		deny.Names = append(slices.Clone(deniedSyscalls), "socket")
 	}
 	for _, f := range namespaceFlags {
@@ -61,7 +73,7 @@ func filter(p *Policy) seccomp.Filter {
 	// 6.3) stays allowed.
 	deny.NamesWithCondtions = append(deny.NamesWithCondtions, seccomp.NameWithConditions{Name: "memfd_create",
 		Conditions: []seccomp.Condition{{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.MFD_NOEXEC_SEAL}}})
-	deny.NamesWithCondtions = append(deny.NamesWithCondtions, socketDenials(p)...)
+	deny.NamesWithCondtions = append(deny.NamesWithCondtions, socketDenials(n)...)
 	groups := []seccomp.SyscallGroup{deny, {Action: actionENOSYS, Names: []string{"clone3"}}}
 	return seccomp.Filter{ // the calling thread's alone (no TSYNC): see Start
 		NoNewPrivs: true,
@@ -69,16 +81,16 @@ func filter(p *Policy) seccomp.Filter {
 	}
 }
 
-// socketDenials returns the socket(2) calls p's plugin may not make, each a
-// set of conditions that all hold.
-func socketDenials(p *Policy) []seccomp.NameWithConditions {
+// socketDenials returns the socket(2) calls a plugin of shape n may not
+// make, each a set of conditions that all hold.
+func socketDenials(n netShape) []seccomp.NameWithConditions {
 	sock := func(cs ...seccomp.Condition) seccomp.NameWithConditions {
 		return seccomp.NameWithConditions{Name: "socket", Conditions: cs}
 	}
 	arg := func(n uint32, op seccomp.Operation, v uint64) seccomp.Condition {
 		return seccomp.Condition{Argument: n, Operation: op, Value: v}
 	}
-	if len(p.TCPConnect) == 0 && !p.UDP {
+	if !n.net {
 		return nil // filter denies socket(2) by name
 	}
 	out := []seccomp.NameWithConditions{
@@ -94,7 +106,7 @@ func socketDenials(p *Policy) []seccomp.NameWithConditions {
 			arg(2, seccomp.NotEqual, unix.IPPROTO_TCP), arg(2, seccomp.NotEqual, unix.IPPROTO_UDP)))
 		// A type other than a stream (1) or, with UDP, a datagram (2): the
 		// type's low four bits, past the SOCK_NONBLOCK and SOCK_CLOEXEC flags.
-		if p.UDP {
+		if n.udp {
 			out = append(out, sock(arg(0, seccomp.Equal, fam), arg(1, seccomp.BitsSet, 0xc)),
 				sock(arg(0, seccomp.Equal, fam), arg(1, seccomp.BitsSet, 1), arg(1, seccomp.BitsSet, 2)))
 		} else {
@@ -102,4 +114,49 @@ func socketDenials(p *Policy) []seccomp.NameWithConditions {
 		}
 	}
 	return out
+}
+
+// programs holds each shape's filter, assembled (by go-seccomp-bpf and
+// golang.org/x/net/bpf) the first time a plugin of that shape starts:
+// assembling costs more than the rest of a thread's confinement, and
+// there are three shapes. Each value is a []unix.SockFilter the kernel
+// copies when it loads it, never written after it is stored.
+var programs sync.Map // netShape → []unix.SockFilter
+
+// program returns the assembled filter of shape n.
+func program(n netShape) ([]unix.SockFilter, error) {
+	if v, ok := programs.Load(n); ok {
+		return v.([]unix.SockFilter), nil
+	}
+	f := filter(n)
+	insts, err := f.Policy.Assemble()
+	if err != nil {
+		return nil, fmt.Errorf("assemble the seccomp policy: %w", err)
+	}
+	raw, err := bpf.Assemble(insts)
+	if err != nil {
+		return nil, fmt.Errorf("assemble the seccomp program: %w", err)
+	}
+	prog := make([]unix.SockFilter, len(raw))
+	for i, r := range raw {
+		prog[i] = unix.SockFilter{Code: r.Op, Jt: r.Jt, Jf: r.Jf, K: r.K}
+	}
+	v, _ := programs.LoadOrStore(n, prog)
+	return v.([]unix.SockFilter), nil
+}
+
+// loadFilter loads the seccomp filter of p's shape on the calling thread
+// alone (no SECCOMP_FILTER_FLAG_TSYNC: see Start). no_new_privs is set
+// before (restrictThread), as the kernel requires of a process without
+// CAP_SYS_ADMIN.
+func loadFilter(p *Policy) error {
+	prog, err := program(shapeOf(p))
+	if err != nil {
+		return err
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	if _, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog))); errno != 0 {
+		return fmt.Errorf("load seccomp filter: %w", errno)
+	}
+	return nil
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
 
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -341,5 +342,54 @@ func TestStartOlderABI(t *testing.T) {
 				t.Errorf("read a secret: ok, want denied")
 			}
 		})
+	}
+}
+
+// TestFilterPrograms: each shape's cached program is what go-seccomp-bpf
+// assembles for it, the three shapes differ, and a policy's shape is its
+// network rules alone.
+func TestFilterPrograms(t *testing.T) {
+	shapes := []netShape{{}, {net: true}, {net: true, udp: true}}
+	seen := map[string]netShape{}
+	for _, n := range shapes {
+		got, err := program(n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filter(n)
+		insts, err := f.Policy.Assemble()
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, err := bpf.Assemble(insts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(raw) != len(got) {
+			t.Fatalf("%+v: cached program of %d instructions, assembled %d", n, len(got), len(raw))
+		}
+		for i, r := range raw {
+			if g := got[i]; g.Code != r.Op || g.Jt != r.Jt || g.Jf != r.Jf || g.K != r.K {
+				t.Fatalf("%+v: instruction %d differs: %+v, assembled %+v", n, i, g, r)
+			}
+		}
+		key := fmt.Sprint(got)
+		if other, ok := seen[key]; ok {
+			t.Errorf("shapes %+v and %+v have the same program", n, other)
+		}
+		seen[key] = n
+	}
+	for _, c := range []struct {
+		p    Policy
+		want netShape
+	}{
+		{Policy{Read: []string{"/x"}}, netShape{}},
+		{Policy{TCPConnect: []uint16{443}}, netShape{net: true}},
+		{Policy{TCPConnect: []uint16{80, 443}, Write: []string{"/y"}}, netShape{net: true}},
+		{Policy{UDP: true, UDPPorts: []uint16{53}}, netShape{net: true, udp: true}},
+	} {
+		if got := shapeOf(&c.p); got != c.want {
+			t.Errorf("shapeOf(%+v) = %+v, want %+v", c.p, got, c.want)
+		}
 	}
 }

@@ -60,8 +60,8 @@ func restrictThread(p *Policy) error {
 		}
 	}
 	if seccomp.Supported() {
-		if err := seccomp.LoadFilter(filter(p)); err != nil {
-			return fmt.Errorf("load seccomp filter: %w", err)
+		if err := loadFilter(p); err != nil {
+			return err
 		}
 	}
 	return nil
