@@ -35,17 +35,23 @@ func fsRules(p *Policy) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
 	add := func(paths []string, dir, file landlock.AccessFSSet) error {
 		for _, path := range paths {
-			fi, err := os.Stat(path)
-			switch {
-			case os.IsNotExist(err):
-				continue
-			case err != nil:
-				return fmt.Errorf("landlock rule for %s: %w", path, err)
-			case fi.IsDir():
-				rules = append(rules, landlock.PathAccess(dir, path))
-			default:
-				rules = append(rules, landlock.PathAccess(file, path))
+			isDir, ok := systemEntries()[path] // stat'ed once per host process
+			if !ok {
+				fi, err := os.Stat(path)
+				switch {
+				case os.IsNotExist(err):
+					continue
+				case err != nil:
+					return fmt.Errorf("landlock rule for %s: %w", path, err)
+				}
+				isDir = fi.IsDir()
 			}
+			access := file
+			if isDir {
+				access = dir
+			}
+			// A path gone since it was stat'ed grants nothing, and fails nothing.
+			rules = append(rules, landlock.PathAccess(access, path).IgnoreIfMissing())
 		}
 		return nil
 	}

@@ -5,7 +5,9 @@ package confine
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 )
 
 // systemRead lists what every process may need to read to run on Linux:
@@ -33,17 +35,32 @@ var systemRead = []string{
 // systemDeviceFiles are the device files every process may read and write.
 var systemDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
 
+// systemEntries stats systemRead and systemDeviceFiles once per host
+// process (they are the same for every plugin): the ones that exist, each
+// true for a directory. A system path that appears later is not granted
+// until the host restarts; one that disappears is skipped when the rules
+// are built.
+var systemEntries = sync.OnceValue(func() map[string]bool {
+	m := map[string]bool{}
+	for _, p := range append(slices.Clone(systemRead), systemDeviceFiles...) {
+		if fi, err := os.Stat(p); err == nil {
+			m[p] = fi.IsDir()
+		}
+	}
+	return m
+})
+
 // systemReadable returns the entries of systemRead that exist here.
 func systemReadable() []string { return existing(systemRead) }
 
 // systemDevices returns the entries of systemDeviceFiles that exist here.
 func systemDevices() []string { return existing(systemDeviceFiles) }
 
-// existing returns the paths that exist.
+// existing returns the paths of systemEntries among paths.
 func existing(paths []string) []string {
 	var out []string
 	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
+		if _, ok := systemEntries()[p]; ok {
 			out = append(out, p)
 		}
 	}
