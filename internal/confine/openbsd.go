@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -66,34 +64,9 @@ var systemRead = []string{
 // systemDeviceFiles are the device files every process may read and write.
 var systemDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom"}
 
-func systemReadable() []string { return existing(systemRead) }
-func systemDevices() []string  { return existing(systemDeviceFiles) }
-
-// existing returns the paths that exist.
-func existing(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// interpreterHome returns the installation an executable in a "bin"
-// directory belongs to; "" for one under /, /usr or /usr/local, whose
-// libraries systemRead covers.
-func interpreterHome(exe string) string {
-	dir := filepath.Dir(exe)
-	if filepath.Base(dir) != "bin" {
-		return ""
-	}
-	home := filepath.Dir(dir)
-	if home == "/" || home == "/usr" || home == "/usr/local" || strings.Count(home, "/") < 2 {
-		return ""
-	}
-	return home
-}
+// systemPrefixes are installation prefixes whose libraries systemRead
+// already covers.
+var systemPrefixes = []string{"/", "/usr", "/usr/local"}
 
 // enforce records what unveil and pledge enforce of p: files by
 // hierarchy; the network all or nothing (pledge "inet" allows any address

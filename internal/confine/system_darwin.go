@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // systemRead lists what every process may need to read to run on macOS:
@@ -26,38 +25,10 @@ var systemRead = []string{
 // systemDeviceFiles are the device files every process may read and write.
 var systemDeviceFiles = []string{"/dev/null", "/dev/zero", "/dev/random", "/dev/urandom", "/dev/dtracehelper"}
 
-// systemReadable returns the entries of systemRead that exist here.
-func systemReadable() []string { return existing(systemRead) }
-
-// systemDevices returns the entries of systemDeviceFiles that exist here.
-func systemDevices() []string { return existing(systemDeviceFiles) }
-
-// existing returns the paths that exist.
-func existing(paths []string) []string {
-	var out []string
-	for _, p := range paths {
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// interpreterHome returns the installation an executable in a "bin"
-// directory belongs to (Homebrew's /opt/homebrew/Cellar/python@3.12/3.12.1
-// for its python3.12), which its runtime reads its standard library from;
-// "" for one under /usr, or in no "bin" directory.
-func interpreterHome(exe string) string {
-	dir := filepath.Dir(exe)
-	if filepath.Base(dir) != "bin" {
-		return ""
-	}
-	home := filepath.Dir(dir)
-	if home == "/" || home == "/usr" || strings.Count(home, "/") < 2 {
-		return ""
-	}
-	return home
-}
+// systemPrefixes are installation prefixes whose libraries systemRead
+// already covers (Homebrew's /opt/homebrew is not one: its interpreters'
+// installations are granted as they are found).
+var systemPrefixes = []string{"/", "/usr"}
 
 // enforce records what Seatbelt enforces of p: files, TCP and UDP by port
 // (not by host), no listening, signals and process information within
