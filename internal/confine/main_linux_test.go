@@ -180,21 +180,7 @@ func TestStartConfines(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
-	addr := l.Addr().String()
+	addr := acceptor(t)
 	vars := Vars{Package: dirs["pkg"], Data: dirs["data"], Tmp: dirs["tmp"]}
 	minimal := Spec{Vars: vars}
 	_, port, _ := net.SplitHostPort(addr)
@@ -302,20 +288,7 @@ func TestStartOlderABI(t *testing.T) {
 	if err := os.Mkdir(pkg, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			c.Close()
-		}
-	}()
+	addr := acceptor(t)
 	spec := Spec{Vars: Vars{Package: pkg}, Requested: &pluginpkg.Permissions{Connect: []string{"*:1"}}}
 	for abi := 1; abi < abiTCP; abi++ {
 		t.Run(fmt.Sprintf("abi-%d", abi), func(t *testing.T) {
@@ -335,7 +308,7 @@ func TestStartOlderABI(t *testing.T) {
 			if !strings.Contains(strings.Join(r.NotEnforced, "\n"), "TCP connections restricted") {
 				t.Errorf("best-effort: not enforced %q; want the TCP rule reported", r.NotEnforced)
 			}
-			if got := runConfined(t, spec, "connect "+l.Addr().String()); got != "ok" {
+			if got := runConfined(t, spec, "connect "+addr); got != "ok" {
 				t.Errorf("connect to another port: %q, want ok (not enforced before ABI %d, as reported)", got, abiTCP)
 			}
 			if got := runConfined(t, spec, "read "+secret); got == "ok" {
@@ -392,4 +365,25 @@ func TestFilterPrograms(t *testing.T) {
 			t.Errorf("shapeOf(%+v) = %+v, want %+v", c.p, got, c.want)
 		}
 	}
+}
+
+// acceptor listens on a TCP port of 127.0.0.1, accepting and closing
+// every connection until the test ends, and returns its address.
+func acceptor(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	return l.Addr().String()
 }
