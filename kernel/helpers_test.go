@@ -22,11 +22,12 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// scriptedBin, callerBin and streamerBin are the test plugin binaries,
-// built once in TestMain: testdata/plugins/scripted (on the SDK),
-// testdata/plugins/caller (raw protocol 1.1, calls the host) and
-// testdata/plugins/streamer (on the SDK, streams).
-var scriptedBin, callerBin, streamerBin string
+// scriptedBin, callerBin, streamerBin and faultyBin are the test plugin
+// binaries, built once in TestMain: testdata/plugins/scripted (on the
+// SDK), testdata/plugins/caller (raw protocol 1.1, calls the host),
+// testdata/plugins/streamer (on the SDK, streams) and
+// testdata/plugins/faulty (raw, misbehaves as its mode says).
+var scriptedBin, callerBin, streamerBin, faultyBin string
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "kernel-test-")
@@ -35,10 +36,10 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	scriptedBin, callerBin = filepath.Join(dir, "scripted"), filepath.Join(dir, "caller")
-	streamerBin = filepath.Join(dir, "streamer")
+	streamerBin, faultyBin = filepath.Join(dir, "streamer"), filepath.Join(dir, "faulty")
 	builds := [][]string{
 		{"go", "build", "-o", dir + string(filepath.Separator), "../testdata/plugins/scripted", "../testdata/plugins/caller",
-			"../testdata/plugins/streamer"},
+			"../testdata/plugins/streamer", "../testdata/plugins/faulty"},
 		{"go", "run", "../testdata/demo/build", "../testdata/demo/home"}, // for the examples
 	}
 	for _, args := range builds {

@@ -43,9 +43,11 @@ var streamOpened func(*sidecar.Stream)
 // does. Breaking out of the range (or ctx ending) cancels the request
 // ($/cancel), which the provider sees as the failure of its next send. Flow
 // control is credit-based: the provider may send at most
-// config.Config.StreamWindow chunks beyond the last one the host acknowledged,
+// config.Config.StreamWindow chunks beyond the last one the host acknowledged
+// (and, of protocol 1.2, at most its byte window of data, stream_window_bytes),
 // and the host acknowledges as the range consumes, so a slow consumer holds the
-// provider back and the host never holds more than the window of chunks.
+// provider back and the host never holds more than the window of chunks, nor
+// more than the byte window of their data (or the one chunk larger than it).
 func (k *Kernel) StreamProvider(ctx context.Context, id string, input json.RawMessage) iter.Seq2[json.RawMessage, error] {
 	return func(yield func(json.RawMessage, error) bool) {
 		ctx := ctx // each range over the stream is a dispatch of its own
@@ -136,11 +138,18 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 // provider plugin cl's provider (params): it opens the provider's stream
 // with the caller's window and passes each chunk on to the caller as it
 // comes, and each ack of the caller on to the provider, so that the
-// provider is never more than the window ahead of the caller, end to end,
-// and the kernel holds at most the window of chunks between them. The
-// stream's end answers the call: nil for the normal end, else the error
-// (calleeError). ctx is the call's: the caller's $/cancel, its crash or
-// the end of its parent cancel the provider's stream.
+// provider is never more than the window ahead of the caller, end to end.
+// What the kernel holds between them is bounded in bytes, whatever the
+// window (up to 1024 chunks of up to 4 MiB): per stream, the provider's
+// byte window (its Limits.StreamWindowBytes, config key
+// stream_window_bytes) of chunks received and not passed on yet, or the
+// one chunk larger than it, and the one chunk Send is passing on; per
+// calling plugin, its queue, at most its Limits.QueueBytes (queue_bytes)
+// for all its streams and calls, for whose room Send waits.
+// TestRelayedStreamBounds measures the first (sidecar.Stream.PeakBytes).
+// The stream's end answers the call: nil for the normal end, else the
+// error (calleeError). ctx is the call's: the caller's $/cancel, its crash
+// or the end of its parent cancel the provider's stream.
 func (k *Kernel) relayStream(ctx context.Context, cl *sidecar.Client, params wire.ProviderInvokeParams, provider string,
 	key capability.Key, c sidecar.Call) error {
 	s, err := cl.OpenStream(ctx, params.Ref, params.Input, sidecar.StreamOptions{Window: c.Stream.Window(), ManualAck: true})

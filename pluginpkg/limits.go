@@ -20,10 +20,10 @@ type ResourceLimits struct {
 	AddressSpace uint64
 	// QueueBytes bounds the frames the host holds queued toward the
 	// plugin, in bytes; zero means 4 MiB. Over it, a request of the host
-	// waits for room; an answer to the plugin's call past twice the
-	// bound is replaced by a short error answer; a queue that stays
-	// saturated for 5s is a plugin that reads too slowly, stopped as
-	// wedged.
+	// waits for room and a call the plugin makes is refused at once; an
+	// answer to the plugin's call past twice the bound is replaced by a
+	// short error answer; a queue that stays saturated for 5s is a
+	// plugin that reads too slowly, stopped as wedged.
 	QueueBytes uint64
 	// StreamWindowBytes bounds the chunk data the host holds for one
 	// stream the plugin produces (docs/protocol.md §5.12, window_bytes);

@@ -35,7 +35,6 @@ type Client struct {
 	direct      *process.DirectWriter // stdin written by callers, or nil (see send)
 	confinement *ConfinementReport    // set by launch, then read-only
 	tmpDir      string                // ${tmp} of a confined plugin, or ""; removed with files
-	pinned      pinexec.Verified      // a confined plugin's pinned executable, until Start checked it after the exec
 	files       *pinexec.Copy         // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
 	id        uint64                     // unique in this host process, never reused
@@ -107,7 +106,6 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: context.Cause(ctx)}
 	}
 	c := newClient(p, opts)
-	defer func() { c.pinned.Release() }()
 	dataDir, phase, err := c.launch()
 	if err != nil {
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err}
@@ -118,9 +116,6 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phaseLimits, Err: err, Stderr: c.tail.snapshot()}
 	}
 	decl, phase, err := c.handshake(ctx, dataDir)
-	if err == nil && c.pinned.Changed() {
-		phase, err = phaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", c.pinned.File().Name())
-	}
 	if err == nil {
 		if err = c.arm(); err != nil {
 			phase = phaseHandshake
@@ -128,11 +123,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 	}
 	if err != nil {
 		c.abort(phase != phaseHandshake)
-		tail := c.tail.snapshot()
-		if phase == phaseHandshake && helperFailed(c.confinement, tail) {
-			phase = phaseConfine
-		}
-		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: tail}
+		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
 	return c, nil

@@ -131,12 +131,3 @@ func (c *Client) removeTmp() {
 		c.log.Warn("the plugin's temporary directory is left behind", "dir", c.tmpDir, "error", err)
 	}
 }
-
-// helperFailed reports whether a confined plugin's start failed in the
-// helper step, which then says why on stderr before anything else runs.
-func helperFailed(r *ConfinementReport, stderr []string) bool {
-	if r == nil || r.Mode == pluginpkg.ConfineOff || len(stderr) == 0 {
-		return false
-	}
-	return strings.HasPrefix(stderr[len(stderr)-1], confine.HelperPrefix)
-}

@@ -65,8 +65,8 @@ type StartError struct {
 	//     not what it was pinned to;
 	//   - "confine": Options.Confinement could not be planned or
 	//     applied: under "require", a rule this machine cannot enforce
-	//     (the message names each), or the helper step failed to apply
-	//     the rules (its message on stderr);
+	//     (the message names each), or the thread the plugin is forked
+	//     from could not be confined (nothing started);
 	//   - "limits": Options.Limits could not be applied to the started
 	//     process (or are set on an OS other than Linux, before any
 	//     process starts);

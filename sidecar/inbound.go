@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -65,9 +64,12 @@ type inbound struct {
 
 // serveCall admits a capability/call from the reading goroutine and serves
 // it on a call worker (an idle one, else a new one), which the client
-// waits for. Bad params,
-// a duplicate id, a parent that is not in flight and a call over the bound
-// are answered at once.
+// waits for. Bad params, a duplicate id, a parent that is not in flight, a
+// call over the bound and a call made while the plugin's queue is over its
+// budget (Options.Limits.QueueBytes: the plugin has not read what the host
+// owes it) are answered at once. A plugin that does not read its answers
+// does not get more calls served: their answers (a host handler's copy of
+// its output, say) would be made only to be refused.
 func (c *Client) serveCall(m *wire.Message) {
 	var p wire.CapabilityCallParams
 	if err := wire.Decode(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
@@ -76,6 +78,12 @@ func (c *Client) serveCall(m *wire.Message) {
 			msg += ": " + c.redact(err.Error())
 		}
 		c.reply(m.ID, &protocol.Error{Code: protocol.CodeInvalidParams, Message: msg})
+		return
+	}
+	if over, queued := c.out.overBudget(); over {
+		c.reply(m.ID, &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(fmt.Sprintf(
+			"capability/call: not served: %v: %d bytes already queued for plugin %q, which reads its input too slowly (budget %d bytes)",
+			errQueueFull, queued, c.Name(), c.opts.queueBytes))})
 		return
 	}
 	var stream *CallStream
@@ -241,20 +249,35 @@ func (c *Client) runCall(ctx context.Context, id json.RawMessage, key string, ca
 }
 
 // answerCall answers the call id (key) with OnCall's (or OnCallAsync's)
-// outcome, unless it was answered cancelled already, and forgets it.
+// outcome, unless it was answered cancelled already, and forgets it. An
+// output is counted in the plugin's queue before it is encoded
+// (outQueue.reserve): one that would take the queue past its hard bound
+// is answered with a short error instead, without the copy.
 func (c *Client) answerCall(ctx context.Context, id json.RawMessage, key string, out json.RawMessage, err error) {
 	if err == nil {
-		var frame []byte
-		if frame, err = encodeOutput(id, out); err == nil {
-			if !c.finishCall(key) {
-				return
+		n := int64(wire.OutputResultSize(id, out) + 1)
+		switch err = c.out.reserve(n); {
+		case err == nil:
+			var frame []byte
+			if frame, err = encodeOutput(id, out, n); err != nil {
+				c.out.release(n)
+				break // answered with the encoding error
 			}
-			if err = c.send(ctx, frameAnswer, 0, frame); !errors.Is(err, errQueueFull) {
-				return
+			if c.finishCall(key) {
+				_ = c.sendReserved(frame, n) // fails only once the queue is closed
+			} else {
+				c.out.release(n)
 			}
+			return
+		case errors.Is(err, errQueueFull):
 			// The answer does not fit: the plugin is told why, in a few
 			// bytes, instead of the host holding it.
-			c.reply(id, &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(c.queueFull(len(frame)).Error())})
+			if c.finishCall(key) {
+				c.reply(id, &protocol.Error{Code: wire.CodeInternalError, Message: c.redact(c.queueFull(int(n)).Error())})
+			}
+			return
+		default: // the queue is closed: the plugin is stopping
+			c.finishCall(key)
 			return
 		}
 	}
@@ -265,19 +288,13 @@ func (c *Client) answerCall(ctx context.Context, id json.RawMessage, key string,
 }
 
 // encodeOutput encodes the frame of the answer {"output": out} to request
-// id ({} for no output), out compacted, newline included.
-func encodeOutput(id, out json.RawMessage) ([]byte, error) {
-	res := make([]byte, 0, len(out)+len(`{"output":}`))
-	if len(out) == 0 {
-		res = append(res, "{}"...)
-	} else {
-		var err error
-		if res, err = jsonscan.AppendCompact(append(res, `{"output":`...), out); err != nil {
-			return nil, fmt.Errorf("capability/call: the output is not valid JSON: %w", err)
-		}
-		res = append(res, '}')
+// id ({} for no output), out compacted, newline included, in a buffer of
+// size bytes (at least wire.OutputResultSize and the newline).
+func encodeOutput(id, out json.RawMessage, size int64) ([]byte, error) {
+	frame, err := wire.AppendOutputResult(make([]byte, 0, size), id, out)
+	if err != nil {
+		return nil, fmt.Errorf("capability/call: the output is not valid JSON: %w", err)
 	}
-	frame := wire.AppendResult(make([]byte, 0, len(res)+len(id)+len(`{"jsonrpc":"2.0","id":,"result":}`)+1), id, res)
 	return append(frame, '\n'), nil
 }
 

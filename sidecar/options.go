@@ -86,7 +86,9 @@ type Options struct {
 	// ${tmp} a private directory Start creates (the plugin's TMPDIR) and
 	// the client removes when the plugin stops. Under "require", Start
 	// fails in phase "confine" when this machine cannot enforce every
-	// rule; Client.Confinement says what is enforced.
+	// rule; Client.Confinement says what is enforced. On Linux the plugin
+	// is forked from a host thread confined with Landlock, seccomp and
+	// no_new_privs (see internal/confine); elsewhere nothing is enforced.
 	Confinement pluginpkg.Confinement
 	// Redact, if set, scrubs secrets from every string the plugin supplies
 	// before the client logs it, quotes it in an error or hands it to the

@@ -2,6 +2,7 @@ package sidecar
 
 import (
 	"errors"
+	"math"
 	"sync"
 	"time"
 )
@@ -50,7 +51,9 @@ var errQueueFull = errors.New("the host's queue for the plugin is full")
 // The queue holds at most budget bytes of the frames that can wait
 // (frameWait), twice that with answers (frameAnswer), and a slack more
 // with small error answers (frameReply); urgent frames are not refused. A
-// frame larger than the budget is taken when the queue is empty. The
+// frame larger than the budget is taken when the queue is empty. An
+// answer is counted from before it is encoded (reserve), so that the
+// answers being encoded count too. The
 // writer reports a queue that stays saturated (over its budget, or with a
 // sender waiting for room, until it drains to half its budget) for the
 // write stall bound (over): a plugin that reads too slowly.
@@ -63,7 +66,7 @@ type outQueue struct {
 		rest      []byte // the unwritten end of a frame a caller started
 		urgent    fifo[[]byte]
 		normal    fifo[queued]
-		bytes     int64         // of rest and the queued frames
+		bytes     int64         // of rest, the queued frames and the answers reserved
 		peak      int64         // the most bytes ever queued
 		overSince time.Time     // since when the queue is saturated; zero when it is not
 		room      chan struct{} // closed when bytes drop, for senders waiting for room; nil when none waits
@@ -88,17 +91,21 @@ func newOutQueue(budget int64, spawn func()) *outQueue {
 // does not fit the budget is not queued: room is returned, a channel
 // closed when the queue has drained some, after which the caller tries
 // again. It fails with ErrClosed once the queue is closed, and with
-// errQueueFull for a frame past its kind's bound.
-func (q *outQueue) pushOrTake(kind frameKind, id int64, frame []byte, take bool) (mine bool, room <-chan struct{}, err error) {
+// errQueueFull for a frame past its kind's bound. reserved is the bytes
+// reserve counted for the frame (zero for none): the frame takes their
+// place, whatever the bound, and they are given back in every case.
+func (q *outQueue) pushOrTake(kind frameKind, id int64, frame []byte, take bool, reserved int64) (mine bool, room <-chan struct{}, err error) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.mu.closed {
-		return false, nil, ErrClosed
+		return false, nil, ErrClosed // close gave the reservation back
 	}
 	n := int64(len(frame))
-	// An empty queue takes any frame, but not while a caller writes one
-	// directly: the rest of that one may come back.
-	if q.mu.bytes > 0 || q.mu.busy {
+	if reserved > 0 {
+		q.addLocked(-reserved)
+	} else if q.mu.bytes > 0 || q.mu.busy {
+		// An empty queue takes any frame, but not while a caller writes
+		// one directly: the rest of that one may come back.
 		switch {
 		case kind == frameWait && q.mu.bytes+n > q.budget:
 			if q.mu.room == nil {
@@ -108,8 +115,7 @@ func (q *outQueue) pushOrTake(kind frameKind, id int64, frame []byte, take bool)
 				q.mu.overSince = time.Now() // a sender waits: saturated
 			}
 			return false, q.mu.room, nil
-		case kind == frameAnswer && q.mu.bytes+n > 2*q.budget,
-			kind == frameReply && q.mu.bytes+n > 2*q.budget+replySlack:
+		case q.mu.bytes+n > q.hardBound(kind):
 			return false, nil, errQueueFull
 		}
 	}
@@ -125,6 +131,61 @@ func (q *outQueue) pushOrTake(kind frameKind, id int64, frame []byte, take bool)
 	q.addLocked(n)
 	q.wakeLocked()
 	return false, nil, nil
+}
+
+// hardBound is the most bytes the queue holds with a frame of kind: for
+// an answer twice the budget, for an error answer a slack more; a frame
+// that can wait waits at the budget, and urgent frames are not bounded.
+func (q *outQueue) hardBound(kind frameKind) int64 {
+	switch kind {
+	case frameAnswer:
+		return 2 * q.budget
+	case frameReply:
+		return 2*q.budget + replySlack
+	}
+	return math.MaxInt64
+}
+
+// reserve counts n bytes of an answer not encoded yet as queued, so that
+// the answers being encoded at once count against the queue's hard bound
+// as queued ones do (each is a copy of a handler's output: up to 64 calls
+// of one plugin may be answered at once), and an answer that would not
+// fit is refused before it costs the host its copy. It fails as
+// pushOrTake fails for a frameAnswer of n bytes: ErrClosed, or
+// errQueueFull past the hard bound, an empty queue taking any answer.
+// On success the caller pushes the frame, of at most n bytes, with the
+// reservation (pushOrTake's reserved), or gives it back with release.
+func (q *outQueue) reserve(n int64) error {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case q.mu.closed:
+		return ErrClosed
+	case (q.mu.bytes > 0 || q.mu.busy) && q.mu.bytes+n > q.hardBound(frameAnswer):
+		return errQueueFull
+	}
+	q.addLocked(n)
+	return nil
+}
+
+// overBudget reports whether the queue holds more than its budget, and how many
+// bytes it holds: the plugin has that much to read before a host request
+// may be sent (frameWait), and its calls are not served (Client.serveCall)
+// until it reads some.
+func (q *outQueue) overBudget() (bool, int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.mu.bytes > q.budget, q.mu.bytes
+}
+
+// release gives back n bytes reserve counted, for a frame that will not
+// be pushed. A closed queue counts nothing any more.
+func (q *outQueue) release(n int64) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !q.mu.closed {
+		q.addLocked(-n)
+	}
 }
 
 // addLocked counts n more bytes queued (negative: written or dropped),

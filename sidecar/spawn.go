@@ -1,6 +1,7 @@
 package sidecar
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,11 +34,7 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 	if err != nil {
 		return "", phaseVerify, err
 	}
-	defer func() {
-		if c.pinned.File() != exe.File() {
-			exe.Release()
-		}
-	}()
+	defer exe.Release()
 	c.files = exe.Copy
 	defer func() {
 		if err != nil {
@@ -56,23 +53,16 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 		return "", phaseConfine, err
 	}
 	if policy != nil {
-		if err := confineConfig(&cfg, policy, exe.File(), c.tmpDir); err != nil {
-			return "", phaseConfine, err
-		}
-		if exe.File() != nil {
-			// The helper execs the file later: Start checks it again once
-			// the plugin answered, which it can only do after that exec.
-			defer func() {
-				if err == nil {
-					c.pinned = exe
-				}
-			}()
-		}
+		confineConfig(&cfg, policy, c.tmpDir)
 	}
 	if beforeExec != nil {
 		beforeExec(path)
 	}
 	if c.proc, err = process.Start(cfg); err != nil {
+		var ce *confine.Error
+		if errors.As(err, &ce) {
+			return "", phaseConfine, err
+		}
 		if exe.Path != path {
 			err = fmt.Errorf("%s (run as %s in %s): %w", path, exe.Path, exe.Dir, err)
 		}
@@ -122,20 +112,17 @@ func (c *Client) dataDir() (string, error) {
 	return dir, nil
 }
 
-// confineConfig makes cfg start the helper step, which confines itself to
-// policy and then execs what cfg would have run: the host's own
-// executable, the policy in its environment, a pinned executable's open
-// file as its descriptor 3, and TMPDIR the plugin's temporary directory.
-func confineConfig(cfg *process.Config, policy *confine.Policy, pinned *os.File, tmp string) error {
-	exe, envVar, err := confine.Helper(policy, cfg.Path, cfg.Args)
-	if err != nil {
-		return err
-	}
+// confineConfig makes cfg fork the plugin from a thread confined to
+// policy (confine.Start), with TMPDIR its temporary directory. A pinned
+// executable exec'd through its descriptor (/proc/self/fd/N) is granted
+// as that very file.
+func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) {
 	if strings.HasPrefix(cfg.Path, "/proc/self/fd/") {
-		cfg.ExtraFiles = []*os.File{pinned}
+		p := *policy
+		p.Exec = append(slices.Clone(p.Exec), cfg.Path)
+		policy = &p
 	}
-	cfg.Path = exe
+	cfg.Wrap = func(start func() error) error { return confine.Start(policy, start) }
 	cfg.Env = append(slices.DeleteFunc(cfg.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }),
-		"TMPDIR="+tmp, envVar)
-	return nil
+		"TMPDIR="+tmp)
 }

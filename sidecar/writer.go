@@ -20,7 +20,7 @@ import (
 // ErrClosed once the queue is closed.
 func (c *Client) send(ctx context.Context, kind frameKind, id int64, frame []byte) error {
 	for {
-		mine, room, err := c.out.pushOrTake(kind, id, frame, c.direct != nil)
+		mine, room, err := c.out.pushOrTake(kind, id, frame, c.direct != nil, 0)
 		switch {
 		case err != nil:
 			return err
@@ -31,16 +31,34 @@ func (c *Client) send(ctx context.Context, kind frameKind, id int64, frame []byt
 			case <-ctx.Done():
 				return context.Cause(ctx)
 			}
-		case !mine:
-			return nil
+		case mine:
+			c.writeDirect(frame)
 		}
-		var rest []byte
-		if n := c.direct.Write(frame); n < len(frame) {
-			rest = frame[n:]
-		}
-		c.out.giveBack(rest)
 		return nil
 	}
+}
+
+// sendReserved sends the answer frame, for which the queue reserved
+// reserved bytes (outQueue.reserve): it takes their place, so it never
+// waits and is never refused for the bound. It fails only with ErrClosed
+// once the queue is closed.
+func (c *Client) sendReserved(frame []byte, reserved int64) error {
+	mine, _, err := c.out.pushOrTake(frameAnswer, 0, frame, c.direct != nil, reserved)
+	if mine {
+		c.writeDirect(frame)
+	}
+	return err
+}
+
+// writeDirect writes frame, which the caller holds the right to write
+// (pushOrTake's mine), as far as the pipe takes it at once, and gives the
+// rest to the writer goroutine, which writes it next.
+func (c *Client) writeDirect(frame []byte) {
+	var rest []byte
+	if n := c.direct.Write(frame); n < len(frame) {
+		rest = frame[n:]
+	}
+	c.out.giveBack(rest)
 }
 
 // startWriter starts the writer goroutine; the queue calls it with its

@@ -23,11 +23,11 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 	starts := 0
 	q := newOutQueue(1<<20, func() { starts++ })
 	for i, f := range []string{"call1", "call2", "call3"} {
-		if _, _, err := q.pushOrTake(frameWait, int64(i+1), []byte(f), false); err != nil {
+		if _, _, err := q.pushOrTake(frameWait, int64(i+1), []byte(f), false, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := q.pushOrTake(frameUrgent, 0, []byte("ping"), false); err != nil {
+	if _, _, err := q.pushOrTake(frameUrgent, 0, []byte("ping"), false, 0); err != nil {
 		t.Fatal(err)
 	}
 	if starts != 1 {
@@ -48,11 +48,11 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 	if want := "ping call1 call3"; strings.Join(got, " ") != want {
 		t.Errorf("order = %q, want %q", strings.Join(got, " "), want)
 	}
-	if _, _, err := q.pushOrTake(frameWait, 5, []byte("call5"), false); err != nil || starts != 2 {
+	if _, _, err := q.pushOrTake(frameWait, 5, []byte("call5"), false, 0); err != nil || starts != 2 {
 		t.Errorf("push to an empty queue whose writer returned: %v, %d starts; want the writer started again", err, starts)
 	}
 	q.close()
-	if _, _, err := q.pushOrTake(frameUrgent, 0, []byte("late"), false); !errors.Is(err, ErrClosed) {
+	if _, _, err := q.pushOrTake(frameUrgent, 0, []byte("late"), false, 0); !errors.Is(err, ErrClosed) {
 		t.Errorf("push after close = %v, want ErrClosed", err)
 	}
 	if _, ok := q.pop(); ok || !q.isClosed() {
@@ -71,13 +71,13 @@ func TestOutQueueUrgentFirst(t *testing.T) {
 func TestOutQueueDirectWrite(t *testing.T) {
 	starts := 0
 	q := newOutQueue(1<<20, func() { starts++ })
-	if mine, _, err := q.pushOrTake(frameWait, 1, []byte("call1"), true); !mine || err != nil {
+	if mine, _, err := q.pushOrTake(frameWait, 1, []byte("call1"), true, 0); !mine || err != nil {
 		t.Fatalf("first frame: mine = %v, %v; want the right to write", mine, err)
 	}
-	if mine, _, _ := q.pushOrTake(frameWait, 2, []byte("call2"), true); mine {
+	if mine, _, _ := q.pushOrTake(frameWait, 2, []byte("call2"), true, 0); mine {
 		t.Fatal("second frame taken while the first is being written")
 	}
-	if mine, _, _ := q.pushOrTake(frameUrgent, 0, []byte("ping"), true); mine {
+	if mine, _, _ := q.pushOrTake(frameUrgent, 0, []byte("ping"), true, 0); mine {
 		t.Fatal("ping taken while a frame is being written")
 	}
 	if starts != 0 {
@@ -97,7 +97,7 @@ func TestOutQueueDirectWrite(t *testing.T) {
 			break
 		}
 		if len(got) == 0 {
-			if mine, _, _ := q.pushOrTake(frameWait, 9, []byte("late"), true); mine {
+			if mine, _, _ := q.pushOrTake(frameWait, 9, []byte("late"), true, 0); mine {
 				t.Fatal("frame taken while the writer goroutine writes")
 			}
 		}
@@ -110,7 +110,7 @@ func TestOutQueueDirectWrite(t *testing.T) {
 	if starts != 1 {
 		t.Errorf("writer started %d times while it ran, want 1", starts)
 	}
-	if mine, _, _ := q.pushOrTake(frameWait, 10, []byte("call10"), true); !mine {
+	if mine, _, _ := q.pushOrTake(frameWait, 10, []byte("call10"), true, 0); !mine {
 		t.Error("an idle, empty queue did not give the right to write")
 	}
 	q.giveBack(nil)

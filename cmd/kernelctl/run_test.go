@@ -286,12 +286,12 @@ func copyDir(t *testing.T, src, dst string) {
 // startKernelctl runs kernelctl with args in a subprocess (this test binary,
 // see TestMain) and waits until `run` is serving. exited receives the
 // process's end; the cleanup kills it if the test did not stop it.
-func startKernelctl(t *testing.T, args ...string) (cmd *exec.Cmd, stdout *outBuffer, stderr *bytes.Buffer, exited chan error) {
+func startKernelctl(t *testing.T, args ...string) (cmd *exec.Cmd, stdout, stderr *outBuffer, exited chan error) {
 	t.Helper()
 	cmd = exec.Command(os.Args[0], args...)
 	// A race-enabled binary sleeps 1s at exit for late reports.
 	cmd.Env = append(os.Environ(), helperEnv+"=1", "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
-	stdout, stderr = newOutBuffer(), new(bytes.Buffer)
+	stdout, stderr = newOutBuffer(), newOutBuffer()
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -28,47 +27,6 @@ const (
 // right its ABI knows, so that a right no rule grants is denied.
 var presets = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landlock.V4, landlock.V5,
 	landlock.V6, landlock.V7, landlock.V8, landlock.V9, landlock.V10, landlock.V11}
-
-// apply confines the calling process (every thread) to p: capabilities
-// dropped when it runs as root, no_new_privs, the seccomp filter, then
-// the Landlock ruleset, each applied as planned or failing.
-func apply(p *Policy) error {
-	if abi := landlockABI(); abi < p.ABI {
-		return fmt.Errorf("policy planned for Landlock ABI %d, this kernel has %d", p.ABI, abi)
-	}
-	if os.Geteuid() == 0 {
-		if err := dropCapabilities(); err != nil {
-			return err
-		}
-	}
-	if seccomp.Supported() {
-		if err := seccomp.LoadFilter(filter(p)); err != nil {
-			return fmt.Errorf("load seccomp filter: %w", err)
-		}
-	} else if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
-		return fmt.Errorf("set no_new_privs: %w", err)
-	}
-	if p.ABI == 0 {
-		return nil
-	}
-	rules, err := fsRules(p)
-	if err != nil {
-		return err
-	}
-	for _, port := range p.TCPConnect {
-		rules = append(rules, landlock.ConnectTCP(port))
-	}
-	if p.UDP && p.ABI >= abiUDP {
-		rules = append(rules, landlock.BindUDP(0))
-		for _, port := range p.UDPPorts {
-			rules = append(rules, landlock.ConnectSendUDP(port))
-		}
-	}
-	if err := presets[p.ABI].Restrict(rules...); err != nil {
-		return fmt.Errorf("landlock: %w", err)
-	}
-	return nil
-}
 
 // fsRules returns the Landlock rules of p's paths: a directory gets the
 // directory rights, any other file only the file rights, as Landlock

@@ -2,8 +2,8 @@
 // with the operating system's own mechanisms, for package sidecar: Plan
 // turns a package's permissions (the manifest's, the host's grants and
 // denies, deny wins) into a Policy of absolute paths, ports and rules and
-// a Report of what this machine enforces of it; the helper step applies
-// the Policy to itself and then execs the plugin.
+// a Report of what this machine enforces of it; Start forks and execs the
+// plugin from an OS thread confined to the Policy.
 //
 // # Invariants
 //
@@ -13,21 +13,22 @@
 //     seccomp filter refuses what Landlock cannot say (sockets other than
 //     TCP over IPv4 and IPv6, Multipath TCP, UDP without a rule, raw and
 //     packet sockets, UNIX sockets, ptrace, namespaces, io_uring, keyrings,
-//     BPF, kernel modules); no_new_privs stops setuid binaries; a helper
-//     running as root drops every capability first.
-//   - Under "require", Plan fails with an *UnenforceableError naming
-//     every rule the machine cannot enforce; nothing starts. Under
-//     "best-effort" the Report says exactly what is not enforced.
-//   - The helper step is the host's own executable (/proc/self/exe), as
-//     the reaper is: init detects it by the environment variable envPolicy,
-//     which it removes before the exec. It never returns: it execs the
-//     plugin or exits with status 126 after writing why to stderr.
-//   - A Policy is a value: Plan builds it, the helper decodes it; nothing
-//     in it changes after Plan returns.
+//     BPF, kernel modules); no_new_privs stops setuid binaries; a host
+//     running as root drops every capability for the plugin.
+//   - Under "require", Plan fails with an *UnenforceableError naming every
+//     rule the machine cannot enforce; nothing starts. Under "best-effort"
+//     the Report says exactly what is not enforced.
+//   - Go cannot run code between fork and exec, so Start confines one OS
+//     thread, locked to its goroutine, and forks the plugin from it: the
+//     child inherits the thread's Landlock domain, seccomp filter,
+//     no_new_privs and capabilities. That thread is never unlocked, so the
+//     runtime discards it when the goroutine ends; no other thread of the
+//     host is ever restricted.
+//   - A Policy is a value: Plan builds it; nothing in it changes after.
 //
 // # Platforms
 //
 // Linux enforces with Landlock (github.com/landlock-lsm/go-landlock),
 // seccomp (github.com/elastic/go-seccomp-bpf) and no_new_privs. Every other
-// system enforces nothing: Plan says so, and ModeRequire refuses.
+// system enforces nothing: Plan says so, and "require" refuses.
 package confine

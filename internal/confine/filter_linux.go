@@ -51,9 +51,8 @@ func filter(p *Policy) seccomp.Filter {
 	}
 	deny.NamesWithCondtions = append(deny.NamesWithCondtions, socketDenials(p)...)
 	groups := []seccomp.SyscallGroup{deny, {Action: actionENOSYS, Names: []string{"clone3"}}}
-	return seccomp.Filter{
+	return seccomp.Filter{ // the calling thread's alone (no TSYNC): see Start
 		NoNewPrivs: true,
-		Flag:       seccomp.FilterFlagTSync,
 		Policy:     seccomp.Policy{DefaultAction: seccomp.ActionAllow, Syscalls: groups},
 	}
 }

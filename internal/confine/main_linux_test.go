@@ -3,12 +3,15 @@
 package confine
 
 import (
+	"bytes"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -86,8 +89,8 @@ func probe(action string) string {
 	return "ok"
 }
 
-// runConfined runs the test binary as a probe of action under spec's
-// policy, through the helper step, and returns what it printed.
+// runConfined runs the test binary as a probe of action, forked confined
+// to spec's policy (Start), and returns what it printed.
 func runConfined(t *testing.T, spec Spec, action string) string {
 	t.Helper()
 	self, err := os.Executable()
@@ -102,23 +105,23 @@ func runConfined(t *testing.T, spec Spec, action string) string {
 	if err != nil {
 		t.Fatalf("Plan: %v", err)
 	}
-	exe, envVar, err := Helper(p, self, []string{"probe"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe)
+	cmd := exec.Command(self)
 	cmd.Args = []string{"probe"}
-	cmd.Env = []string{envProbe + "=" + action, envVar}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("probe %q: %v\n%s", action, err, out)
+	cmd.Env = []string{envProbe + "=" + action}
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := Start(p, cmd.Start); err != nil {
+		t.Fatalf("Start: %v", err)
 	}
-	return string(out)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("probe %q: %v\n%s", action, err, out.String())
+	}
+	return out.String()
 }
 
-// TestHelperConfines runs real probes through the helper: what the policy
+// TestStartConfines runs real probes confined by Start: what the policy
 // grants works, what it does not is denied by the kernel.
-func TestHelperConfines(t *testing.T) {
+func TestStartConfines(t *testing.T) {
 	if landlockABI() < abiScopes {
 		t.Skipf("Landlock ABI %d: this test needs %d (the escape suite reports what older kernels miss)", landlockABI(), abiScopes)
 	}
@@ -191,5 +194,47 @@ func TestHelperConfines(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dirs["pkg"], "new")); err == nil {
 		t.Error("the package directory was written")
+	}
+}
+
+// TestStartLeavesHostAlone: after confined starts, every thread of the
+// host, new ones included, still reads what the plugin may not and opens
+// sockets: the restricted thread was discarded, not returned to the
+// scheduler or cloned.
+func TestStartLeavesHostAlone(t *testing.T) {
+	root := t.TempDir()
+	secret := filepath.Join(root, "secret")
+	if err := os.WriteFile(secret, []byte("s"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if got := runConfined(t, Spec{Vars: Vars{Package: t.TempDir()}}, "read "+secret); got == "ok" {
+			t.Fatal("the probe read the secret")
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runtime.LockOSThread() // spread over threads, new ones among them
+			defer runtime.UnlockOSThread()
+			if _, err := os.ReadFile(secret); err != nil {
+				errs <- err
+				return
+			}
+			fd, err := syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0)
+			if err != nil {
+				errs <- err
+				return
+			}
+			syscall.Close(fd)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("a host thread is restricted: %v", err)
 	}
 }

@@ -16,7 +16,7 @@ func enforce(p *Policy, r *Report) {
 	r.NotEnforced = append(r.NotEnforced, "every rule: confinement is implemented on Linux only")
 }
 
-// Helper fails: nothing confines a plugin here.
-func Helper(*Policy, string, []string) (exe, envVar string, err error) {
-	return "", "", errors.New("confinement is implemented on Linux only")
+// Start fails: nothing confines a plugin here.
+func Start(*Policy, func() error) error {
+	return &Error{Err: errors.New("confinement is implemented on Linux only")}
 }

@@ -80,6 +80,17 @@ func Plan(spec Spec) (*Policy, *Report, error) {
 	return p, r, nil
 }
 
+// Error is Start's failure to confine the thread the plugin is forked
+// from: nothing was started.
+type Error struct {
+	Err error
+}
+
+func (e *Error) Error() string { return "confine: " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
 // UnenforceableError is Plan's failure under pluginpkg.ConfineRequire: the rules this
 // machine cannot enforce, each saying what is missing.
 type UnenforceableError struct {

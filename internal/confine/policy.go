@@ -1,20 +1,14 @@
 package confine
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
 	"strings"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// HelperPrefix starts the one line the helper step writes to stderr when
-// it cannot confine or exec the plugin.
-const HelperPrefix = "extkernel confine: "
-
-// Policy is what the helper step applies to itself before it execs a
-// plugin: absolute paths and ports, nothing left to resolve.
+// Policy is what Start confines a plugin to: absolute paths and ports,
+// nothing left to resolve.
 type Policy struct {
 	// Read and Write are the hierarchies the plugin may read, and write
 	// and read; Exec the files it may execute (and read); Devices the
@@ -30,15 +24,10 @@ type Policy struct {
 	// Landlock restricts UDP, only to UDPPorts.
 	UDP      bool     `json:"udp,omitempty"`
 	UDPPorts []uint16 `json:"udp_ports,omitempty"`
-	// ABI is the Landlock ABI the policy was planned for: the helper
-	// refuses to run on less (the kernel cannot have changed, but a
-	// policy is never applied weaker than its Report says).
+	// ABI is the Landlock ABI the policy was planned for: Start refuses
+	// to apply it with less (a policy is never applied weaker than its
+	// Report says).
 	ABI int `json:"abi"`
-	// Path and Args are what the helper execs: Path the executable (or
-	// "/proc/self/fd/3" for a pinned one passed as descriptor 3), Args
-	// the command line, Args[0] included.
-	Path string   `json:"path"`
-	Args []string `json:"args"`
 }
 
 // normalize sorts every list and drops duplicates and empty entries.
@@ -52,24 +41,6 @@ func (p *Policy) normalize() {
 		slices.Sort(*l)
 		*l = slices.Compact(*l)
 	}
-}
-
-// encode returns the policy as the helper's environment variable value.
-func (p *Policy) encode() (string, error) {
-	b, err := json.Marshal(p)
-	return string(b), err
-}
-
-// decodePolicy decodes what encode produced.
-func decodePolicy(s string) (*Policy, error) {
-	p := &Policy{}
-	if err := json.Unmarshal([]byte(s), p); err != nil {
-		return nil, fmt.Errorf("decode policy: %w", err)
-	}
-	if p.Path == "" || len(p.Args) == 0 {
-		return nil, fmt.Errorf("decode policy: no command")
-	}
-	return p, nil
 }
 
 // Report says what a plugin's confinement is and what this machine

@@ -178,10 +178,6 @@ func open(path, byPath string, hash func(*os.File) (string, error)) (Verified, e
 	return Verified{Path: process.ExecPath(f, byPath), f: f, stamp: stamp, sum: sum}, nil
 }
 
-// File returns the open file that was hashed, or nil without a pin: a
-// confined plugin's helper step execs it as its descriptor 3.
-func (v Verified) File() *os.File { return v.f }
-
 // Changed reports whether the hashed file was rewritten in place since
 // the hash. Run after the exec, it catches a rewrite in the moment between
 // the hash and the exec, which the descriptor does not prevent: it names

@@ -19,9 +19,9 @@ type Config struct {
 	Dir string
 	// Env is the whole environment, "KEY=value" each.
 	Env []string
-	// ExtraFiles are open files the process inherits as descriptors 3,
-	// 4, ... (exec.Cmd.ExtraFiles).
-	ExtraFiles []*os.File
+	// Wrap, if set, runs the fork and exec (its argument) for Start: a
+	// confined plugin is forked from a restricted thread (confine.Start).
+	Wrap func(start func() error) error
 	// Log receives, once per host process, why the reaper cannot run.
 	Log hclog.Logger
 }
@@ -52,10 +52,14 @@ func Start(cfg Config) (*Process, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create pipes: %w", err)
 	}
-	cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Dir: cfg.Dir, Env: cfg.Env, ExtraFiles: cfg.ExtraFiles}
+	cmd := &exec.Cmd{Path: cfg.Path, Args: cfg.Args, Dir: cfg.Dir, Env: cfg.Env}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = pp.stdinR, pp.stdoutW, pp.stderrW
 	cmd.SysProcAttr = groupAttr()
-	if err := cmd.Start(); err != nil {
+	start := cmd.Start
+	if cfg.Wrap != nil {
+		start = func() error { return cfg.Wrap(cmd.Start) }
+	}
+	if err := start(); err != nil {
 		pp.closeAll()
 		return nil, err
 	}

@@ -1,6 +1,8 @@
 // Package proctest helps tests prove that no process was left behind: it
 // lists a process's children. It reads /proc, so it knows them on Linux
-// only; elsewhere Children reports ok false and callers skip the check.
+// only; elsewhere Children reports ok false and callers skip the check. It
+// also measures the test process's own heap (SampleHeap, HeapAfterGC), for
+// tests that hold the host's memory to a bound while plugins attack it.
 package proctest
 
 // Children returns the pids of the processes whose parent is ppid, zombies

@@ -135,6 +135,31 @@ func AppendResult(dst []byte, id json.RawMessage, result []byte) []byte {
 	return append(dst, '}')
 }
 
+// AppendOutputResult appends the frame of the successful response to
+// request id whose result is {"output":OUT}, or {} when out is empty, to
+// dst, without the newline: AppendResult's frame for that result, with out
+// compacted (jsonscan.AppendCompact) straight into dst instead of into a
+// result of its own, so an output costs one copy. It fails when out is not
+// one JSON value. It appends at most OutputResultSize(id, out) bytes.
+func AppendOutputResult(dst []byte, id, out json.RawMessage) ([]byte, error) {
+	dst = append(dst, `{"jsonrpc":"2.0","id":`...)
+	dst = appendID(dst, id)
+	if len(out) == 0 {
+		return append(dst, `,"result":{}}`...), nil
+	}
+	dst, err := jsonscan.AppendCompact(append(dst, `,"result":{"output":`...), out)
+	if err != nil {
+		return dst, err
+	}
+	return append(dst, "}}"...), nil
+}
+
+// OutputResultSize is the most bytes AppendOutputResult appends for id
+// and out.
+func OutputResultSize(id, out json.RawMessage) int {
+	return len(`{"jsonrpc":"2.0","id":,"result":{"output":}}`) + max(len(id), len(NullID)) + len(out)
+}
+
 // appendID appends id, compacted when it is an object or an array (the
 // only ids that can hold insignificant space once decoded); an empty id is
 // null.

@@ -62,6 +62,28 @@ func TestAppendFrames(t *testing.T) {
 	if got := string(AppendResult(nil, nil, []byte("1"))); got != `{"jsonrpc":"2.0","id":null,"result":1}` {
 		t.Errorf("AppendResult with no id = %s", got)
 	}
+	for _, id := range []string{"7", `"a b"`, "", "[ 1 ,\r2 ]"} {
+		for _, out := range []string{"", `{"a" : "<b>"}`, "null", " [1, 2] "} {
+			got, err := AppendOutputResult([]byte("x"), json.RawMessage(id), json.RawMessage(out))
+			want := AppendResult([]byte("x"), json.RawMessage(id), []byte("{}"))
+			if out != "" {
+				var buf bytes.Buffer
+				if err := json.Compact(&buf, []byte(out)); err != nil {
+					t.Fatal(err)
+				}
+				want = AppendResult([]byte("x"), json.RawMessage(id), []byte(`{"output":`+buf.String()+`}`))
+			}
+			if err != nil || string(got) != string(want) {
+				t.Errorf("AppendOutputResult(%q, %q) = %s, %v; want %s", id, out, got, err, want)
+			}
+			if size := OutputResultSize(json.RawMessage(id), json.RawMessage(out)); len(got)-1 > size {
+				t.Errorf("AppendOutputResult(%q, %q) appended %d bytes, over OutputResultSize %d", id, out, len(got)-1, size)
+			}
+		}
+	}
+	if _, err := AppendOutputResult(nil, json.RawMessage("1"), json.RawMessage("{oops")); err == nil {
+		t.Error("AppendOutputResult of an output that is not JSON did not fail")
+	}
 }
 
 // marshal returns json.Marshal's encoding of s.

@@ -36,7 +36,25 @@
 // line of 200 KiB on stderr, and a response and a chunk for ids of 1 MiB
 // the host never sent; then the notify "sent", then serves), and
 // well-behaved (serves normally).
-// sleeper is the grandchild's mode.
+// sleeper is the grandchild's mode. Without an argument, the mode is
+// FAULTY_MODE's. Any mode declares the providers FAULTY_PROVIDERS lists
+// ("ref,...") and the capabilities FAULTY_PROVIDES lists
+// ("key@version,...").
+//
+// The hostile modes (hostile.go, where their environment is described)
+// attack the host for as long as they run, while serving: slow-call-flood
+// (sends capability/call to FAULTY_CALL every FAULTY_EVERY and reads its
+// stdin only every FAULTY_READ_EVERY, so that the answers it asked for
+// pile up toward it), stream-consumer (asks FAULTY_CALL for a stream with
+// the window of 1024 chunks and no byte window, reads slowly and
+// acknowledges what it read, or stalls; reports each stream's end with
+// the notify "stream-ended"), stream-push (answers a stream request with
+// all its chunks at once, whatever the windows), stream-windowed (a
+// producer of protocol 1.1: honours the window of chunks, ignores
+// window_bytes), notify-paced (sends notify events of FAULTY_SIZE bytes
+// of data every FAULTY_EVERY) and garbage-flood (malformed messages mixed
+// with warn logs and stderr lines, and a burst of 110 malformed ones every
+// 3 seconds).
 package main
 
 import (
@@ -65,6 +83,7 @@ var (
 )
 
 func main() {
+	mode = os.Getenv("FAULTY_MODE")
 	if len(os.Args) > 1 {
 		mode = os.Args[1]
 	}
@@ -92,6 +111,10 @@ func main() {
 		signal.Notify(resume, syscall.SIGUSR1)
 	}
 	handshake()
+	if run := hostileModes[mode]; run != nil {
+		run()
+		return
+	}
 	switch mode {
 	case "notify-flood":
 		go floodNotifies()
@@ -200,6 +223,7 @@ func handshake() {
 	if v := os.Getenv("FAULTY_PROTOCOL"); v != "" {
 		res.ProtocolVersion = v
 	}
+	declare(&res)
 	switch mode {
 	case "slow-handshake":
 		time.Sleep(3 * time.Second)
@@ -240,6 +264,21 @@ func handshake() {
 		res.Provides = []protocol.CapabilityDecl{{Capability: "test.faulty", Version: "9.9.9"}, {Capability: "not.mine", Version: "1.0.0"}}
 	}
 	respond(m.ID, res)
+}
+
+// declare adds the providers FAULTY_PROVIDERS lists ("ref,...") and the
+// capabilities FAULTY_PROVIDES lists ("key@version,...") to res.
+func declare(res *protocol.InitializeResult) {
+	for _, ref := range strings.Split(os.Getenv("FAULTY_PROVIDERS"), ",") {
+		if ref != "" {
+			res.Providers = append(res.Providers, protocol.ProviderDecl{Ref: ref})
+		}
+	}
+	for _, kv := range strings.Split(os.Getenv("FAULTY_PROVIDES"), ",") {
+		if k, v, ok := strings.Cut(kv, "@"); ok {
+			res.Provides = append(res.Provides, protocol.CapabilityDecl{Capability: k, Version: v})
+		}
+	}
 }
 
 // serve answers requests until stdin ends, misbehaving on calls as the mode
