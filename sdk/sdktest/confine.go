@@ -40,8 +40,8 @@ func (r *runner) planConfinement(env []string) (bool, error) {
 		r.add(Case{Name: caseHandshake, Status: Fail, Reason: fmt.Sprintf("start %s: confine: %v", r.pkg.Manifest.Runtime.Command, err)})
 		return false, nil
 	}
-	if _, _, err := confine.Helper(p, r.command, nil); err != nil {
-		r.rep.Confinement += "; runs unconfined: " + err.Error()
+	if rep.Mechanism == "none" {
+		r.rep.Confinement += "; runs unconfined"
 		return true, nil
 	}
 	r.policy = p
@@ -49,18 +49,13 @@ func (r *runner) planConfinement(env []string) (bool, error) {
 	return true, nil
 }
 
-// confineConfig makes cfg start the confining helper step, which applies
-// policy to itself and execs what cfg would have run, with TMPDIR the
-// plugin's temporary directory tmp (as package sidecar does).
-func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) error {
-	exe, envVar, err := confine.Helper(policy, cfg.Path, cfg.Args)
-	if err != nil {
-		return err
-	}
-	cfg.Path = exe
+// confineConfig makes cfg fork the plugin from a thread confined to
+// policy (confine.Start), with TMPDIR the plugin's temporary directory
+// tmp, as package sidecar does.
+func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) {
+	cfg.Wrap = func(start func() error) error { return confine.Start(policy, start) }
 	cfg.Env = append(slices.DeleteFunc(slices.Clone(cfg.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }),
-		"TMPDIR="+tmp, envVar)
-	return nil
+		"TMPDIR="+tmp)
 }
 
 // envValue returns the value of the variable name in env, or "".

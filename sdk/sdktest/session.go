@@ -92,9 +92,7 @@ func startSession(pkg *pluginpkg.Package, path string, env []string, l launch) (
 		Log:  hclog.NewNullLogger(),
 	}
 	if l.policy != nil {
-		if err := confineConfig(&cfg, l.policy, l.tmp); err != nil {
-			return nil, err
-		}
+		confineConfig(&cfg, l.policy, l.tmp)
 	}
 	proc, err := process.Start(cfg)
 	if err != nil {
