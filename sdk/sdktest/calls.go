@@ -205,7 +205,8 @@ func (r *runner) judgeCall(s *session, t target, a answer, ok, cancelled bool) C
 	case a.m.Error != nil:
 		reason := fmt.Sprintf("answered error %d: %s%s", a.m.Error.Code, quoteLimited(a.m.Error.Message, 80), after)
 		if denied := r.denied.scan(a.m.Error.Message); len(denied) > 0 {
-			reason += "; " + strings.Join(denied, "; ")
+			// Confined, the call failed on what the plugin may not reach.
+			return Case{Name: t.name(), Status: Fail, Reason: reason + "; " + strings.Join(denied, "; ")}
 		}
 		return Case{Name: t.name(), Status: Pass, Reason: reason}
 	case t.kind == "intercept":

@@ -45,7 +45,7 @@ func (r *runner) planConfinement(env []string) (bool, error) {
 		return true, nil
 	}
 	r.policy = p
-	r.denied = &denials{eff: rep.Effective, dir: r.rep.Dir}
+	r.denied = &denials{eff: rep.Effective, dir: r.rep.Dir, system: slices.Concat(p.Read, p.Exec, p.Devices)}
 	return true, nil
 }
 

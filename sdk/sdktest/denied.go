@@ -23,6 +23,8 @@ import (
 //	         [Errno 1] Operation not permitted (a socket, no address named)
 //	Node.js  EACCES: permission denied, open '/x'; EPERM: operation not permitted, mkdir '/x'
 //	         connect EACCES 1.2.3.4:443; spawn /bin/sh EACCES
+//	C, shell cat: /x: Permission denied; sh: 1: /x: Permission denied (strerror's text,
+//	         which a script or a program the plugin runs writes)
 var (
 	goPathDenied   = regexp.MustCompile(`\b(open|openat|stat|lstat|readlink|chdir|mkdir|mkdirat|remove|unlinkat|rename|renameat|truncate|chmod|symlink|link|fork/exec|exec) ((?:[^:\s]|:[^ \n])(?:[^:\n]|:[^ \n])*?): (?:permission denied|operation not permitted)`)
 	goNetDenied    = regexp.MustCompile(`\b(dial|listen) (tcp[46]?|udp[46]?) (\S+?): (?:connect|socket|bind): (?:permission denied|operation not permitted)`)
@@ -30,6 +32,7 @@ var (
 	nodePathDenied = regexp.MustCompile(`\b(?:EACCES|EPERM): (?:permission denied|operation not permitted), (\w+) '([^'\n]*)'`)
 	nodeNetDenied  = regexp.MustCompile(`\b(connect|listen|bind) (?:EACCES|EPERM) (\S+)`)
 	nodeSpawn      = regexp.MustCompile(`\bspawn (\S+) (?:EACCES|EPERM)\b`)
+	cDenied        = regexp.MustCompile(`(?:^|[\s:])'?(/[^'\n:]*)'?: (?:Permission denied|Operation not permitted)\b`)
 )
 
 // The operations a denial is of.
@@ -93,6 +96,9 @@ func findDenials(text string) []denial {
 	for _, m := range nodeSpawn.FindAllStringSubmatch(text, -1) {
 		out = append(out, denial{op: opExec, target: m[1]})
 	}
+	for _, m := range cDenied.FindAllStringSubmatch(text, -1) {
+		out = append(out, denial{op: opOpen, target: m[1]})
+	}
 	return out
 }
 
@@ -107,6 +113,10 @@ const maxDenials = 16
 type denials struct {
 	eff *pluginpkg.Permissions // the effective permissions, paths absolute
 	dir string                 // the package directory: the plugin's working directory, always readable
+	// system is what the confinement lets every plugin read beyond its
+	// permissions (system libraries, its interpreter, the programs it may
+	// run): a refusal there is the file's own mode, not a denial.
+	system []string
 
 	mu   sync.Mutex
 	seen []string // said, in the order found, at most maxDenials
@@ -166,7 +176,7 @@ func (d *denials) say(x denial) string {
 	p = filepath.Clean(p)
 	readable, writable := d.readable(p), covered(d.eff.Write, p)
 	switch {
-	case writable, x.op == opRead && readable:
+	case writable, x.op == opRead && readable, x.op != opWrite && !readable && covered(d.system, p):
 		return ""
 	case x.op == opWrite || readable:
 		return fmt.Sprintf("denied: write %s (not in permissions.fs.write)", p)
