@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -27,25 +26,6 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// realPython puts the python3 interpreter itself first on PATH, through a
-// link in a directory of its own: a version manager's shim (pyenv's
-// python3 is a bash script running pyenv) runs programs a confined plugin
-// may not execute, so a confined Python plugin needs a PATH whose python3
-// is the interpreter (docs/security.md, "Confinement").
-func realPython(t *testing.T) {
-	t.Helper()
-	python := proctest.Interpreter(t, "python3")
-	out, err := exec.Command(python, "-c", "import sys; print(sys.executable)").Output()
-	if err != nil {
-		t.Fatalf("%s: %v", python, err)
-	}
-	dir := t.TempDir()
-	if err := os.Symlink(strings.TrimSpace(string(out)), filepath.Join(dir, "python3")); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(filepath.ListSeparator)+os.Getenv("PATH"))
-}
-
 // TestWaysOutConfined holds the sanctioned ways out of confinement
 // (docs/security.md, "Ways out"): a plugin in each language, confined
 // under "require" to the minimal set (no network, no path beyond its
@@ -58,7 +38,7 @@ func TestWaysOutConfined(t *testing.T) {
 	if v, err := ll.LandlockGetABIVersion(); err != nil || v < 6 {
 		t.Skip("this kernel's Landlock cannot enforce the minimal set under require")
 	}
-	realPython(t)
+	proctest.RealPython(t)
 	base := t.TempDir()
 	docs, secret := filepath.Join(base, "docs"), filepath.Join(base, "secret")
 	writeFiles(t, map[string]string{filepath.Join(docs, "guide.md"): "# guide", filepath.Join(secret, "key"): "k3y"})
