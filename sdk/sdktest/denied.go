@@ -20,9 +20,9 @@ import (
 //	         dial tcp 1.2.3.4:443: connect: permission denied (socket: ... without net)
 //	         listen tcp 127.0.0.1:0: bind: permission denied
 //	Python   PermissionError: [Errno 13] Permission denied: '/x'
-//	         [Errno 1] Operation not permitted (a socket, no address named)
+//	         [Errno 1] Operation not permitted (a socket most often: no address named)
 //	Node.js  EACCES: permission denied, open '/x'; EPERM: operation not permitted, mkdir '/x'
-//	         connect EACCES 1.2.3.4:443; spawn /bin/sh EACCES
+//	         connect EPERM 1.2.3.4:443; spawn /bin/sh EACCES; spawnSync /bin/sh EACCES
 //	C, shell cat: /x: Permission denied; sh: 1: /x: Permission denied (strerror's text,
 //	         which a script or a program the plugin runs writes)
 var (
@@ -31,7 +31,7 @@ var (
 	pyDenied       = regexp.MustCompile(`\[Errno (?:1|13)\] (?:Permission denied|Operation not permitted)(?:: '([^'\n]*)')?`)
 	nodePathDenied = regexp.MustCompile(`\b(?:EACCES|EPERM): (?:permission denied|operation not permitted), (\w+) '([^'\n]*)'`)
 	nodeNetDenied  = regexp.MustCompile(`\b(connect|listen|bind) (?:EACCES|EPERM) (\S+)`)
-	nodeSpawn      = regexp.MustCompile(`\bspawn (\S+) (?:EACCES|EPERM)\b`)
+	nodeSpawn      = regexp.MustCompile(`\bspawn(?:Sync)? (\S+) (?:EACCES|EPERM)\b`)
 	cDenied        = regexp.MustCompile(`(?:^|[\s:])'?(/[^'\n:]*)'?: (?:Permission denied|Operation not permitted)\b`)
 )
 
@@ -192,9 +192,9 @@ func (d *denials) sayNet(x denial) string {
 	case x.op == opListen:
 		return fmt.Sprintf("denied: listen %s (a confined plugin may not listen)", x.target)
 	case x.target == "" && len(d.eff.Connect) == 0:
-		return "denied: a network connection (permissions.net.connect is empty: no network)"
+		return "denied: an operation the error does not name, most likely a network connection (permissions.net.connect is empty: no network)"
 	case x.target == "":
-		return fmt.Sprintf("denied: a network connection to an address the error does not name (permissions.net.connect: %s)", strings.Join(d.eff.Connect, ", "))
+		return fmt.Sprintf("denied: an operation the error does not name, maybe a connection outside permissions.net.connect (%s)", strings.Join(d.eff.Connect, ", "))
 	case d.coversAddr(x.target):
 		return ""
 	}
