@@ -75,20 +75,7 @@ The exit code is 1 if any case failed; warnings alone exit 0.`,
 			if err != nil {
 				return err
 			}
-			out := conformanceOutput{Dir: rep.Dir, Plugin: rep.Plugin, Version: rep.Version,
-				Confinement: rep.Confinement, Cases: rep.Cases, Denials: rep.Denials}
-			for _, c := range rep.Cases {
-				switch c.Status {
-				case sdktest.Pass:
-					out.Passed++
-				case sdktest.Warn:
-					out.Warned++
-				case sdktest.Fail:
-					out.Failed++
-				case sdktest.Skip:
-					out.Skipped++
-				}
-			}
+			out := outputOf(rep)
 			if g.json {
 				if err := g.printJSON(out); err != nil {
 					return err
@@ -105,6 +92,25 @@ The exit code is 1 if any case failed; warnings alone exit 0.`,
 	cmd.Flags().StringVar(&confine, "confine", "", "run the plugin confined to its permissions: require (the default of a bare --confine), best-effort or off")
 	cmd.Flags().Lookup("confine").NoOptDefVal = pluginpkg.ConfineRequire
 	return cmd
+}
+
+// outputOf is the output of the report rep, its cases counted.
+func outputOf(rep sdktest.Report) conformanceOutput {
+	out := conformanceOutput{Dir: rep.Dir, Plugin: rep.Plugin, Version: rep.Version,
+		Confinement: rep.Confinement, Cases: rep.Cases, Denials: rep.Denials}
+	for _, c := range rep.Cases {
+		switch c.Status {
+		case sdktest.Pass:
+			out.Passed++
+		case sdktest.Warn:
+			out.Warned++
+		case sdktest.Fail:
+			out.Failed++
+		case sdktest.Skip:
+			out.Skipped++
+		}
+	}
+	return out
 }
 
 // conformanceOptions gives the plugin what the --config host config gives
