@@ -69,5 +69,8 @@
 //
 // Each plugin of the status answer carries the kernel's always-on call
 // counters (observe.PluginStatus.Calls) as "calls": calls, errors, calls in
-// flight and latency percentiles, the latter as histogram bucket bounds.
+// flight and latency percentiles, the latter as histogram bucket bounds;
+// and, while its process runs, the confinement it got
+// (observe.PluginStatus.Confinement) as "confinement": mode, mechanism,
+// Landlock ABI and the rules not enforced.
 package admin

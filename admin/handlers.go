@@ -54,6 +54,9 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 			st.UptimeSeconds = &up
 		}
 		st.Calls = callStats(p.Calls)
+		if c := p.Confinement; c != nil {
+			st.Confinement = &Confinement{Mode: c.Mode, Mechanism: c.Mechanism, LandlockABI: c.LandlockABI, NotEnforced: c.NotEnforced}
+		}
 		a.Plugins = append(a.Plugins, st)
 	}
 	return a, nil

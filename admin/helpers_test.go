@@ -96,9 +96,10 @@ func socketPath(t *testing.T) string {
 	return filepath.Join(dir, "run", "admin.sock")
 }
 
-// start starts the demo kernel on a copy of the demo home and serves it;
+// start starts the demo kernel on a copy of the demo home, its config
+// changed by change, and serves it;
 // everything stops at the test's end.
-func start(t *testing.T, opts admin.Options) *fixture {
+func start(t *testing.T, opts admin.Options, change ...func(*config.Config)) *fixture {
 	t.Helper()
 	f := &fixture{home: copyHome(t)}
 	cfg, err := config.Load(demoConfig)
@@ -106,6 +107,9 @@ func start(t *testing.T, opts admin.Options) *fixture {
 		t.Fatal(err)
 	}
 	cfg.Home = f.home
+	for _, c := range change {
+		c(&cfg)
+	}
 	log := hclog.NewInterceptLogger(&hclog.LoggerOptions{Name: "test", Output: io.Discard, Level: hclog.Error})
 	f.ring = admin.NewLogRing(admin.LogRingOptions{Root: "test"})
 	log.RegisterSink(f.ring)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +16,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/kernel/config"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // TestSlowClient: a client that asks to follow the logs and never reads
@@ -189,4 +192,29 @@ func (w *signalWriter) Write(p []byte) (int, error) {
 		close(w.seen)
 	}
 	return len(p), nil
+}
+
+// TestStatusConfinement: each running plugin's confinement is in the
+// status answer; what this machine enforces varies, its mode does not.
+func TestStatusConfinement(t *testing.T) {
+	f := start(t, admin.Options{}, func(c *config.Config) {
+		c.Confinement = config.Confinement{Packages: map[string]string{"kvstore": pluginpkg.ConfineBestEffort}}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	st, err := f.c.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range st.Plugins {
+		c := p.Confinement
+		switch {
+		case c == nil:
+			t.Errorf("%s: no confinement", p.Name)
+		case p.Name == "kvstore" && (c.Mode != pluginpkg.ConfineBestEffort || !strings.Contains(c.Mechanism, "no_new_privs")):
+			t.Errorf("kvstore: %+v", c)
+		case p.Name != "kvstore" && !reflect.DeepEqual(c, &admin.Confinement{Mode: pluginpkg.ConfineOff}):
+			t.Errorf("%s: %+v", p.Name, c)
+		}
+	}
 }

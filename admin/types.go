@@ -69,6 +69,26 @@ type PluginStatus struct {
 	// Calls are its call counters, from Options.Stats; omitted without
 	// one, or when it has none for this plugin.
 	Calls *CallStats `json:"calls,omitempty"`
+	// Confinement is the confinement its process got, omitted when none
+	// runs.
+	Confinement *Confinement `json:"confinement,omitempty"`
+}
+
+// Confinement is how a running plugin is confined, from its
+// sidecar.ConfinementReport (docs/security.md, "Confinement").
+type Confinement struct {
+	// Mode is "require", "best-effort" or "off".
+	Mode string `json:"mode"`
+	// Mechanism names what enforces it ("landlock ABI 7, seccomp,
+	// no_new_privs"); omitted when Mode is "off".
+	Mechanism string `json:"mechanism,omitempty"`
+	// LandlockABI is the Landlock ABI found; omitted when there is none
+	// or Mode is "off".
+	LandlockABI int `json:"landlock_abi,omitempty"`
+	// NotEnforced lists the rules of its permissions this machine does
+	// not enforce (under "best-effort"); omitted when it enforces every
+	// one, or Mode is "off".
+	NotEnforced []string `json:"not_enforced,omitempty"`
 }
 
 // PluginsAnswer is the answer of GET /v1/plugins: the current generation's

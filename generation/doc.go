@@ -11,8 +11,10 @@
 //   - Inputs: the home as loaded, the host's capabilities, points, slots,
 //     kinds and strictness, each package's Launch value (policy, config,
 //     environment, limits: what its fingerprint hashes), the packages the
-//     host expects (Expect, checked by Inputs.Unavailable) and the
-//     failures carried over from the previous generation (KeepFailed).
+//     host expects (Expect, checked by Inputs.Unavailable), the
+//     packages withheld for permissions not accepted (Inputs.Withheld)
+//     and the failures carried over from the previous generation
+//     (KeepFailed).
 //   - Generation: one immutable value, built by whoever runs the
 //     generation (package kernel, through its builder) with Assemble from
 //     the Inputs, the closure, the members (NewMember, outcomes set) and
@@ -24,7 +26,7 @@
 //     starting anything.
 //   - Errors: BuildError (every problem of a build that failed, root causes
 //     first) and UnavailableError (an expected package that cannot be
-//     part of the generation).
+//     part of the generation, or a package withheld).
 //
 // # Invariants
 //

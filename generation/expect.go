@@ -3,6 +3,7 @@ package generation
 import (
 	"fmt"
 	"path"
+	"strings"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -24,7 +25,8 @@ type Expected struct {
 
 // UnavailableError reports an expected package (Inputs.Expect) that cannot
 // be part of the generation: it is not installed, it did not load, or it is
-// disabled. A *BuildError carries one per problem.
+// disabled; or a package the kernel withholds (Inputs.Withheld, Added
+// set). A *BuildError carries one per problem.
 type UnavailableError struct {
 	// Package is the package name.
 	Package string
@@ -35,13 +37,22 @@ type UnavailableError struct {
 	Reason string
 	// Why is Expected.Why.
 	Why string
+	// Added lists, for a package withheld for its permissions
+	// (Inputs.Withheld), each one its manifest asks for beyond those the
+	// operator accepted ("net.connect api.example.com:443"); nil
+	// otherwise.
+	Added []string
 	// Err is the underlying error, if any (a *pluginpkg.ValidationError, a
 	// file system error).
 	Err error
 }
 
-// Error is "required package "p1": path: reason; why".
+// Error is "required package "p1": path: reason; why", or for a package
+// withheld "package "p1": path: reason".
 func (e *UnavailableError) Error() string {
+	if e.Added != nil {
+		return fmt.Sprintf("package %q: %s: %s", e.Package, e.Path, e.Reason)
+	}
 	s := fmt.Sprintf("required package %q: %s: %s", e.Package, e.Path, e.Reason)
 	if e.Why != "" {
 		s += "; " + e.Why
@@ -97,4 +108,31 @@ func (in *Inputs) Unavailable() []*UnavailableError {
 func notInstalled(x Expected) *UnavailableError {
 	return &UnavailableError{Package: x.Name, Path: path.Join(pluginpkg.PackagesDir, x.Name), Why: x.Why,
 		Reason: "not installed (the package directory is missing)"}
+}
+
+// Withheld returns an *UnavailableError (Added set) for each enabled
+// package of in.Installed with a runtime that the kernel must not start
+// although it loaded, in name order: one that runs confined (the
+// Confinement.Mode of its launch value, LaunchOf, is not off) and whose
+// manifest asks for permissions the operator has not accepted
+// (pluginpkg.Package.WidenedPermissions; docs/security.md, "Consent").
+// Unlike Unavailable's, these fail no build by themselves: a build leaves
+// a member withheld out of the generation as a failed member, its Reason
+// the error's, so a required one fails the build, an optional one is a
+// warning, and what requires it cascades; a plan predicts the same.
+func (in *Inputs) Withheld() []*UnavailableError {
+	var out []*UnavailableError
+	for _, p := range in.Installed.Packages {
+		if !p.Enabled || p.Manifest.Runtime == nil {
+			continue
+		}
+		if m := in.LaunchOf(p).Confinement.Mode; m == "" || m == pluginpkg.ConfineOff {
+			continue
+		}
+		if added := p.WidenedPermissions(); len(added) > 0 {
+			out = append(out, &UnavailableError{Package: p.Name, Path: p.ManifestPath, Added: added,
+				Reason: "permissions widened: + " + strings.Join(added, "; + ") + " (not accepted by the operator)"})
+		}
+	}
+	return out
 }

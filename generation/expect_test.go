@@ -118,3 +118,60 @@ func TestNewRestartPlan(t *testing.T) {
 		})
 	}
 }
+
+// TestWithheld: a confined package asking for more than the operator
+// accepted is withheld; a plan predicts it left out (a warning when
+// optional, a problem when required), cascading to what requires it.
+func TestWithheld(t *testing.T) {
+	const reason = "permissions widened: + net.connect api.example.com:443; + exec git (not accepted by the operator)"
+	tests := []struct {
+		name                   string
+		mode                   string
+		required               bool
+		want                   []string // Withheld
+		wantProblems, wantWarn []string
+	}{
+		{name: "confinement off", mode: pluginpkg.ConfineOff, wantProblems: []string{}, wantWarn: []string{}},
+		{name: "optional", mode: pluginpkg.ConfineBestEffort,
+			want: []string{`package "kv": packages/kv/plugin.json: ` + reason}, wantProblems: []string{}, wantWarn: []string{
+				`optional plugin "kv" would be left out of the generation: ` + reason,
+				`optional plugin "memory" would be left out: requires storage.kv ^1.0, provided by "kv", which failed: left out of the generation: ` + reason,
+			}},
+		{name: "required", mode: pluginpkg.ConfineRequire, required: true,
+			want: []string{`package "kv": packages/kv/plugin.json: ` + reason}, wantProblems: []string{
+				`required plugin "kv" cannot run: left out of the generation: ` + reason,
+			}, wantWarn: []string{
+				`optional plugin "memory" would be left out: requires storage.kv ^1.0, provided by "kv", which failed: left out of the generation: ` + reason,
+			}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newPlanHome(t)
+			h.mans["kv"]["permissions"] = map[string]any{"net": map[string]any{"connect": []any{"api.example.com:443"}}, "exec": []any{"git"}}
+			h.write("kv")
+			state := `{"format":1,"packages":{"kv":{"enabled":true,"accepted_permissions":{"fs":{"read":["${package}"]}}}}}`
+			if err := os.WriteFile(filepath.Join(h.dir, pluginpkg.StateFile), []byte(state), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			in := h.inputs()
+			in.Launch = map[string]Launch{"kv": {Required: tt.required, Confinement: pluginpkg.Confinement{Mode: tt.mode}}}
+			var got []string
+			for _, e := range in.Withheld() {
+				got = append(got, e.Error())
+				if !reflect.DeepEqual(e.Added, []string{"net.connect api.example.com:443", "exec git"}) {
+					t.Errorf("Added = %q", e.Added)
+				}
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Withheld = %q, want %q", got, tt.want)
+			}
+			p, err := NewPlan(&Snapshot{Format: SnapshotFormat}, in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(p.Problems, tt.wantProblems) || !reflect.DeepEqual(p.Warnings, tt.wantWarn) {
+				t.Errorf("problems %q\nwarnings %q\nwant %q\n%q", p.Problems, p.Warnings, tt.wantProblems, tt.wantWarn)
+			}
+		})
+	}
+}

@@ -145,7 +145,13 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 		reclass(p.Packages)
 	}
 	p.predict(from, to)
-	p.slotClaims(to, in.Spec.SlotOwners, cl)
+	out := p.slotClaims(to, in.Spec.SlotOwners, cl)
+	for _, e := range in.Withheld() {
+		if to.pkg(e.Package) != nil {
+			out[e.Package] = joinRules(out[e.Package], e.Reason)
+		}
+	}
+	p.leaveOut(to, cl, out)
 	p.resolutionProblems(cl, to)
 	for _, e := range in.Unavailable() {
 		p.Problems = append(p.Problems, e.Error())
@@ -242,11 +248,11 @@ func (p *Plan) predict(from, to *Snapshot) {
 
 // slotClaims resolves the predicted slot claims as a build would. A slot
 // claimed by several plugins keeps the owner the host config names; without
-// one, its optional claimants would be left out of the generation (a
-// warning each, naming the other claimants, and the plugins that require
-// them with them, see leaveOut), and two or more required claimants would
-// fail the build (a problem).
-func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl *capability.Closure) {
+// one, its optional claimants would be left out of the generation (it
+// returns them, name -> the broken rule, for leaveOut, which warns about
+// each, naming the other claimants, and the plugins that require them),
+// and two or more required claimants would fail the build (a problem).
+func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl *capability.Closure) map[string]string {
 	claims := map[string][]string{}
 	for _, c := range to.Contributions {
 		if c.Kind == contribution.KindStrategy && !contains(claims[c.Key], c.Plugin) {
@@ -277,23 +283,30 @@ func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl 
 				required = append(required, n)
 				continue
 			}
-			if out[n] != "" {
-				out[n] += "; "
-			}
-			out[n] += fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners", slot, quoteAll(names))
+			out[n] = joinRules(out[n], fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners", slot, quoteAll(names)))
 		}
 		if len(required) > 1 {
 			p.Problems = append(p.Problems, fmt.Sprintf("slot %q would be claimed by required plugins %s; name its owner in the host config's slot_owners",
 				slot, quoteAll(required)))
 		}
 	}
-	p.leaveOut(to, cl, out)
+	return out
 }
 
-// leaveOut reports the optional plugins that would be left out of the
-// generation for their claims (out: name -> the broken rule) and, with the
-// build's own cascade, the plugins that require them, and drops their
-// predicted contributions.
+// joinRules appends rule to rules, "; " between them.
+func joinRules(rules, rule string) string {
+	if rules == "" {
+		return rule
+	}
+	return rules + "; " + rule
+}
+
+// leaveOut reports the plugins that would be left out of the generation
+// (out: name -> the broken rule: optional claimants of a slot, packages
+// withheld, Inputs.Withheld) and, with the build's own cascade, the
+// plugins that require them, and drops their predicted contributions. A
+// required one, or one requiring it, is a problem; an optional one a
+// warning.
 func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]string) {
 	if len(out) == 0 {
 		return
@@ -305,10 +318,10 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 	cl.Cascade(failed)
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
 		switch pkg := to.pkg(name); {
-		case out[name] != "":
-			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, failed[name]))
 		case pkg != nil && pkg.Required:
 			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", name, failed[name]))
+		case out[name] != "":
+			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be %s", name, failed[name]))
 		default:
 			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q would be left out: %s", name, failed[name]))
 		}

@@ -45,6 +45,14 @@
 //     is no running generation, so such a package that cannot be loaded is
 //     a load warning, as any other.
 //
+// A package that runs confined (config.Config.Confinement) and whose
+// manifest asks for permissions the operator has not accepted
+// (pluginpkg.Package.WidenedPermissions) is not started: it is left out
+// of the generation, a warning when optional, failing the build with a
+// *generation.UnavailableError (its Added set) when required, until the
+// operator accepts them (pluginpkg.AcceptPermissions; docs/security.md,
+// "Consent"). generation.Inputs.Withheld decides it.
+//
 // # Supervision
 //
 // A crashed plugin is restarted alone, after backoff, within its crash

@@ -38,8 +38,9 @@ func newSupervisor() *supervisor {
 }
 
 // Plugins returns every plugin's supervision state, sorted by name. A
-// plugin's PID is that of its live process in the current generation (zero
-// when none runs); after Close every plugin is observe.StateStopped.
+// plugin's PID and Confinement are those of its live process in the
+// current generation (zero and nil when none runs); after Close every
+// plugin is observe.StateStopped.
 func (k *Kernel) Plugins() []observe.PluginStatus {
 	l := k.current.Load()
 	s := k.super
@@ -49,7 +50,7 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
-		cp.PID = runningPID(l, st.Plugin)
+		cp.PID, cp.Confinement = runningProcess(l, st.Plugin)
 		if cs := k.stats.lookup(st.Plugin); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
@@ -352,15 +353,16 @@ func (k *Kernel) settle(before map[string]observe.PluginStatus) {
 	}
 }
 
-// runningPID is the PID of plugin's sidecar in l, or zero when l is nil
-// (no generation is published) or the plugin has no live process in it.
-func runningPID(l *live, plugin string) int {
+// runningProcess is the PID of plugin's sidecar in l and its confinement, or
+// zero and nil when l is nil (no generation is published) or the plugin
+// has no live process in it.
+func runningProcess(l *live, plugin string) (int, *sidecar.ConfinementReport) {
 	if l == nil {
-		return 0
+		return 0, nil
 	}
 	c, err := l.running(plugin)
 	if err != nil {
-		return 0
+		return 0, nil
 	}
-	return c.PID()
+	return c.PID(), c.Confinement()
 }

@@ -53,6 +53,12 @@ type InstallOptions struct {
 	// packages/.previous/<name> (replacing the one kept before) for
 	// Rollback. Without it such an install fails with ErrAlreadyInstalled.
 	Upgrade bool
+	// AcceptPermissions records that the operator accepts what the new
+	// manifest asks for (Manifest.RequestedPermissions) as the package's
+	// accepted permissions (Package.Accepted). Without it, an upgrade
+	// whose manifest asks for more than was accepted fails with a
+	// *PermissionsWidenedError; see InstallSource.
+	AcceptPermissions bool
 	// Limits bound what is read from the source.
 	Limits Limits
 	// OnStep, when set, is called at each InstallStep reached, on the
@@ -87,6 +93,12 @@ type InstallResult struct {
 	// were added or were removed: slash-separated, sorted; nil without
 	// Previous.
 	Changed []string
+	// PermissionsAccepted lists what an upgrade with
+	// InstallOptions.AcceptPermissions accepted beyond the permissions
+	// accepted before (as Permissions.Widening words them); nil otherwise
+	// (a first install accepts all its manifest asks for:
+	// Package.Accepted).
+	PermissionsAccepted []string
 }
 
 // InstallSource installs the package at src, a package directory, a
@@ -121,6 +133,16 @@ type InstallResult struct {
 //     upgraded one keeps its enabled flag and its pin (a pinned package
 //     does not start until it is pinned again). If this fails, step 4 is
 //     undone.
+//
+// Consent (docs/security.md, "Consent"): a first install records what the
+// manifest asks for as accepted (Package.Accepted), as does any install
+// with opts.AcceptPermissions. An upgrade whose new manifest asks for
+// more than was accepted (Permissions.Widening) fails with a
+// *PermissionsWidenedError before step 4, without it; one that asks for
+// the same or less keeps the accepted permissions as they were. A
+// package with no acceptance recorded counts as having accepted what its
+// installed manifest asks for (the minimal set when that manifest does
+// not load), which the upgrade records.
 //
 // A crash or a full disk at any point leaves either the old package or the
 // new one whole, never a mix; only in an upgrade without an atomic
@@ -205,6 +227,10 @@ type installer struct {
 	// into the staging directory; exchanged that place swapped the
 	// directories atomically.
 	dropped, exchanged bool
+	// accepted is the accepted permissions the state entry records, added
+	// what opts.AcceptPermissions accepted beyond those before (consent).
+	accepted *Permissions
+	added    []string
 }
 
 func (in *installer) step(s InstallStep) {
@@ -223,6 +249,16 @@ func (in *installer) run() (*InstallResult, error) {
 	if in.exists && !in.opts.Upgrade && (in.cur == nil || in.cur.ManifestSHA256 != in.src.manifestSHA256) {
 		return nil, alreadyInstalled(in.home, in.cur, in.src.manifest)
 	}
+	// A manifest other than the installed one is checked for consent
+	// before anything is written; the installed manifest itself only once
+	// its files are known to differ (it may ask for more than was
+	// accepted, after a rollback).
+	early := in.cur == nil || in.cur.ManifestSHA256 != in.src.manifestSHA256
+	if early {
+		if err := in.consent(st); err != nil {
+			return nil, err
+		}
+	}
 	if in.stage, err = makeStage(in.home, in.name); err != nil {
 		return nil, err
 	}
@@ -239,6 +275,11 @@ func (in *installer) run() (*InstallResult, error) {
 	if in.exists && !in.opts.Upgrade {
 		return nil, alreadyInstalled(in.home, in.cur, in.src.manifest)
 	}
+	if !early {
+		if err := in.consent(st); err != nil {
+			return nil, err
+		}
+	}
 	if err := in.place(); err != nil {
 		return nil, err
 	}
@@ -250,14 +291,47 @@ func (in *installer) run() (*InstallResult, error) {
 }
 
 // entry is the state entry the install writes: a new package enabled and
-// unpinned, an upgraded one as it was; both with the new digest.
+// unpinned, an upgraded one as it was; both with the new digest and the
+// accepted permissions consent decided.
 func (in *installer) entry(st *state, digest string) stateEntry {
 	e := stateEntry{Enabled: true}
 	if in.exists {
 		e = st.entry(in.name)
 	}
-	e.Digest = digest
+	e.Digest, e.Accepted = digest, in.accepted
 	return e
+}
+
+// consent decides the permissions the install records as accepted
+// (in.accepted), or fails an upgrade that asks for more than was accepted
+// without opts.AcceptPermissions with a *PermissionsWidenedError.
+func (in *installer) consent(st *state) error {
+	asked := in.src.manifest.RequestedPermissions()
+	if !in.exists {
+		in.accepted = asked // a first install
+		return nil
+	}
+	accepted, from := st.entry(in.name).Accepted, ""
+	if in.cur != nil {
+		from = in.cur.Manifest.Version.String()
+	}
+	switch {
+	case accepted != nil:
+	case in.cur != nil: // recorded before acceptances were: what it asks now
+		accepted = in.cur.Manifest.RequestedPermissions()
+	default:
+		accepted = MinimalPermissions()
+	}
+	added := asked.Widening(accepted)
+	switch {
+	case in.opts.AcceptPermissions:
+		in.accepted, in.added = asked, added
+	case len(added) > 0:
+		return &PermissionsWidenedError{Package: in.name, From: from, To: in.src.manifest.Version.String(), Added: added}
+	default:
+		in.accepted = accepted
+	}
+	return nil
 }
 
 // inspect looks at what is installed under the name now.
@@ -334,11 +408,15 @@ func (in *installer) prepare() (*FileDigest, error) {
 }
 
 // keep finishes an install of the files already installed: it records
-// the digest when the state entry lacks it.
+// the digest when the state entry lacks it, and with
+// opts.AcceptPermissions what the manifest asks for as accepted.
 func (in *installer) keep(st *state, res *InstallResult) (*InstallResult, error) {
 	res.Unchanged = true
-	if e := st.entry(in.name); e.Digest != res.Digest {
+	if e := st.entry(in.name); e.Digest != res.Digest || in.opts.AcceptPermissions {
 		e.Digest = res.Digest
+		if in.opts.AcceptPermissions {
+			e.Accepted = in.src.manifest.RequestedPermissions()
+		}
 		st.Packages[in.name] = e
 		if err := writeStateLocked(in.home, st); err != nil {
 			return nil, fmt.Errorf("install %s: %w", in.name, err)
@@ -358,7 +436,7 @@ func (in *installer) result(res *InstallResult, digest *FileDigest) (*InstallRes
 	if err != nil {
 		return nil, err
 	}
-	res.Package = pkg
+	res.Package, res.PermissionsAccepted = pkg, in.added
 	if in.exists {
 		res.Previous, _ = loadPackage(in.home, in.name, loadOpts{pkgsDir: filepath.Join(in.home, PackagesDir, PreviousDir)})
 		res.PreviousDigest, res.Changed = diffDigests(in.curDigest, digest)
@@ -381,7 +459,7 @@ func (in *installer) loadPlaced(home string, opt loadOpts) (*Package, error) {
 		return nil, err
 	}
 	e := st.entry(in.name)
-	pkg.Enabled, pkg.Pin, pkg.Digest = e.Enabled, e.Pin, e.Digest
+	e.apply(pkg)
 	return pkg, nil
 }
 

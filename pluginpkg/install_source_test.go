@@ -108,7 +108,7 @@ func TestInstallSourceKinds(t *testing.T) {
 				t.Errorf("packages/.staging left behind: %v", err)
 			}
 			d := digestOf(t, dir)
-			if res.Source != src.kind || res.Digest != d || res.Package.Digest != d || stateOf(t, home, "demo") != (stateEntry{Enabled: true, Digest: d}) ||
+			if res.Source != src.kind || res.Digest != d || res.Package.Digest != d || !reflect.DeepEqual(stateOf(t, home, "demo"), stateEntry{Enabled: true, Digest: d, Accepted: MinimalPermissions()}) ||
 				res.Unchanged || res.Previous != nil || !res.Package.Enabled {
 				t.Errorf("result %+v, state %+v; want digest %s", res, stateOf(t, home, "demo"), d)
 			}
@@ -184,7 +184,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 				res.Package.Manifest.Version.String() != "2.0.0" || res.Package.Enabled || res.Package.Pin != pin {
 				t.Errorf("upgrade result %+v", res)
 			}
-			if got := stateOf(t, home, "demo"); got != (stateEntry{Enabled: false, Pin: pin, Digest: d2}) {
+			if got := stateOf(t, home, "demo"); !reflect.DeepEqual(got, stateEntry{Enabled: false, Pin: pin, Digest: d2, Accepted: MinimalPermissions()}) {
 				t.Errorf("state after upgrade %+v", got)
 			}
 			prev := filepath.Join(home, "packages", PreviousDir, "demo")
@@ -204,7 +204,7 @@ func TestUpgradeAndRollback(t *testing.T) {
 					t.Fatal(err)
 				}
 				if digestOf(t, dir) != step.now || digestOf(t, prev) != step.kept || res.Digest != step.now ||
-					res.PreviousDigest != step.kept || stateOf(t, home, "demo") != (stateEntry{Pin: pin, Digest: step.now}) {
+					res.PreviousDigest != step.kept || !reflect.DeepEqual(stateOf(t, home, "demo"), stateEntry{Pin: pin, Digest: step.now, Accepted: MinimalPermissions()}) {
 					t.Errorf("rollback: result %+v state %+v", res, stateOf(t, home, "demo"))
 				}
 			}

@@ -56,7 +56,7 @@ func TestInstall(t *testing.T) {
 	if err != nil || cmd != filepath.Join(pkg.Dir, "bin/run") {
 		t.Errorf("CommandPath = %q, %v", cmd, err)
 	}
-	assertState(t, home, `{"demo":{"enabled":true}}`)
+	assertState(t, home, `{"demo":{"enabled":true,"accepted_permissions":{"fs":{"read":["${package}"],"write":["${data}","${tmp}"]}}}}`)
 	if d, err := pkg.FilesDigest(); err != nil || pkg.Digest != d.Sum {
 		t.Errorf("Digest = %q, want the files digest %v (%v)", pkg.Digest, d, err)
 	}
@@ -99,7 +99,7 @@ func TestInstallResetsStaleState(t *testing.T) {
 	if _, err := Install(home, makeSource(t, "demo")); err != nil {
 		t.Fatal(err)
 	}
-	assertState(t, home, `{"demo":{"enabled":true}}`)
+	assertState(t, home, `{"demo":{"enabled":true,"accepted_permissions":{"fs":{"read":["${package}"],"write":["${data}","${tmp}"]}}}}`)
 }
 
 // assertState compares the packages map of home's state file, digests
@@ -268,7 +268,7 @@ func checkChurned(t *testing.T, home string, n int) {
 	for i := range n {
 		name := fmt.Sprintf("p%02d", i)
 		want := stateEntry{Enabled: i%2 == 0, Pin: pinFor(i)}
-		if got, ok := st.Packages[name]; !ok || got != want {
+		if got, ok := st.Packages[name]; !ok || !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: state %+v (present %v), want %+v", name, got, ok, want)
 		}
 	}

@@ -80,7 +80,7 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		inst.Warnings = append(inst.Warnings, warns...)
 		if pkg != nil {
 			se := st.entry(pkg.Name)
-			pkg.Enabled, pkg.Pin, pkg.Digest = se.Enabled, se.Pin, se.Digest
+			se.apply(pkg)
 			inst.Packages = append(inst.Packages, pkg)
 		}
 	}

@@ -81,12 +81,20 @@ func buildPreview(home, dir string, s *source, st *state, opts InstallOptions) (
 	if in.exists && !res.Unchanged && !opts.Upgrade {
 		return nil, alreadyInstalled(home, in.cur, s.manifest)
 	}
+	if res.Unchanged {
+		in.accepted = st.entry(in.name).Accepted
+		if opts.AcceptPermissions {
+			in.accepted = s.manifest.RequestedPermissions()
+		}
+	} else if err := in.consent(st); err != nil {
+		return nil, err
+	}
 	if err := linkOthers(home, in.stage, in.name); err != nil {
 		return nil, fmt.Errorf("preview %s: %w", in.name, err)
 	}
 	if in.cur != nil {
 		e := st.entry(in.name)
-		in.cur.Enabled, in.cur.Pin, in.cur.Digest = e.Enabled, e.Pin, e.Digest
+		e.apply(in.cur)
 	}
 	st.Packages[in.name] = in.entry(st, digest.Sum)
 	if err := writeStateLocked(dir, st); err != nil { // the preview is this process's own
@@ -95,6 +103,7 @@ func buildPreview(home, dir string, s *source, st *state, opts InstallOptions) (
 	if res.Package, err = in.loadPlaced(dir, loadOpts{}); err != nil {
 		return nil, err
 	}
+	res.PermissionsAccepted = in.added
 	if in.exists && !res.Unchanged {
 		res.Previous = in.cur
 		res.PreviousDigest, res.Changed = diffDigests(in.curDigest, digest)

@@ -27,11 +27,79 @@ const MaxStateSize = 4 << 20
 
 // stateEntry is one package's state. A missing entry means enabled, unpinned.
 // Digest is the FileDigest sum InstallSource recorded (recorded, never
-// enforced: that is what a pin is for).
+// enforced: that is what a pin is for). Accepted is the permissions the
+// operator accepted (Package.Accepted); nil when none is recorded.
 type stateEntry struct {
-	Enabled bool   `json:"enabled"`
-	Pin     string `json:"pin,omitempty"`
-	Digest  string `json:"digest,omitempty"`
+	Enabled  bool
+	Pin      string
+	Digest   string
+	Accepted *Permissions
+}
+
+// apply sets p's state fields from e.
+func (e stateEntry) apply(p *Package) {
+	p.Enabled, p.Pin, p.Digest, p.Accepted = e.Enabled, e.Pin, e.Digest, e.Accepted.Clone()
+}
+
+// stateEntryJSON is a stateEntry in the state file.
+type stateEntryJSON struct {
+	Enabled  bool             `json:"enabled"`
+	Pin      string           `json:"pin,omitempty"`
+	Digest   string           `json:"digest,omitempty"`
+	Accepted *permissionsJSON `json:"accepted_permissions,omitempty"`
+}
+
+// MarshalJSON writes e as the state file holds it.
+func (e stateEntry) MarshalJSON() ([]byte, error) {
+	return json.Marshal(stateEntryJSON{Enabled: e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: toPermissionsJSON(e.Accepted)})
+}
+
+// permissionsJSON is Permissions in the manifest's grammar, as the state
+// file records accepted permissions. A nil list is left out.
+type permissionsJSON struct {
+	FS *struct {
+		Read  []string `json:"read,omitempty"`
+		Write []string `json:"write,omitempty"`
+	} `json:"fs,omitempty"`
+	Net *struct {
+		Connect []string `json:"connect,omitempty"`
+	} `json:"net,omitempty"`
+	Exec []string `json:"exec,omitempty"`
+}
+
+// toPermissionsJSON converts p; nil for nil.
+func toPermissionsJSON(p *Permissions) *permissionsJSON {
+	if p == nil {
+		return nil
+	}
+	out := &permissionsJSON{Exec: p.Exec}
+	if len(p.Read)+len(p.Write) > 0 {
+		out.FS = &struct {
+			Read  []string `json:"read,omitempty"`
+			Write []string `json:"write,omitempty"`
+		}{p.Read, p.Write}
+	}
+	if len(p.Connect) > 0 {
+		out.Net = &struct {
+			Connect []string `json:"connect,omitempty"`
+		}{p.Connect}
+	}
+	return out
+}
+
+// permissions converts j back; nil for nil.
+func (j *permissionsJSON) permissions() *Permissions {
+	if j == nil {
+		return nil
+	}
+	p := &Permissions{Exec: j.Exec}
+	if j.FS != nil {
+		p.Read, p.Write = j.FS.Read, j.FS.Write
+	}
+	if j.Net != nil {
+		p.Connect = j.Net.Connect
+	}
+	return p
 }
 
 // state is the decoded <home>/state.json.
@@ -72,9 +140,10 @@ func readState(home string) (*state, error) {
 type rawState struct {
 	Format   *int `json:"format"`
 	Packages map[string]struct {
-		Enabled *bool  `json:"enabled"`
-		Pin     string `json:"pin"`
-		Digest  string `json:"digest"`
+		Enabled  *bool            `json:"enabled"`
+		Pin      string           `json:"pin"`
+		Digest   string           `json:"digest"`
+		Accepted *permissionsJSON `json:"accepted_permissions"`
 	} `json:"packages"`
 }
 
@@ -105,7 +174,12 @@ func decodeState(path string, data []byte) (*state, error) {
 		if e.Digest != "" && !pkgfiles.ValidSHA256(e.Digest) {
 			return nil, corrupt("packages[%q].digest: %q is not 64 lower-case hex digits", name, e.Digest)
 		}
-		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest}
+		accepted := e.Accepted.permissions()
+		var ve *ValidationError
+		if err := accepted.Validate(); errors.As(err, &ve) {
+			return nil, corrupt("packages[%q].accepted_permissions.%s", name, ve.Problems[0])
+		}
+		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: accepted}
 	}
 	return st, nil
 }

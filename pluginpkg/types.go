@@ -115,6 +115,14 @@ type Package struct {
 	// check: compare it with FilesDigest to see whether the files changed
 	// since; only a pin stops a changed package from starting.
 	Digest string
+	// Accepted is what the operator accepted that the package may reach
+	// when it runs confined, from the state file: what its manifest asked
+	// for (Manifest.RequestedPermissions) when it was first installed,
+	// upgraded with InstallOptions.AcceptPermissions, or accepted with
+	// AcceptPermissions. Nil when none is recorded (a package installed
+	// before extkernel recorded acceptances): it counts as having
+	// accepted what it asks for now. WidenedPermissions compares.
+	Accepted *Permissions
 }
 
 // Warning is a per-package problem found while loading a home. One broken

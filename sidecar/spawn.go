@@ -112,8 +112,10 @@ func (c *Client) dataDir() (string, error) {
 	return dir, nil
 }
 
-// confineConfig makes cfg fork the plugin from a thread confined to
-// policy (confine.Start), with TMPDIR its temporary directory. A pinned
+// confineConfig makes cfg start the plugin confined to policy: on Linux
+// forked from a confined thread (confine.Start), on macOS and OpenBSD
+// through the command line confine.Command returns (sandbox-exec, the
+// unveil and pledge helper step); with TMPDIR its temporary directory. A pinned
 // executable exec'd through its descriptor (/proc/self/fd/N) is granted
 // as that very file.
 func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) {
@@ -122,6 +124,7 @@ func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) {
 		p.Exec = append(slices.Clone(p.Exec), cfg.Path)
 		policy = &p
 	}
+	cfg.Path, cfg.Args = confine.Command(policy, cfg.Path, cfg.Args)
 	cfg.Wrap = func(start func() error) error { return confine.Start(policy, start) }
 	cfg.Env = append(slices.DeleteFunc(cfg.Env, func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }),
 		"TMPDIR="+tmp)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // adminTimeout bounds one request to a running kernel; a reload waits at
@@ -75,15 +77,20 @@ func adminFailure(what string, err error) error {
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var verbose bool
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show the running kernel's generation and plugins",
 		Long: `Ask the kernel running on the home (through its admin socket,
 <home>/run/admin.sock) for its current generation (number and age), each
 plugin's state (starting, ready, unresponsive, restarting, failed), pid,
 uptime, restarts in the crash window and reason, and the generation's
-warnings. Exit 1 when no kernel runs on the home.`,
+warnings. When a running plugin is confined, a CONFINEMENT column shows the
+confinement each one got: its mode, the mechanism enforcing it and how many
+rules of its permissions this machine does not enforce; -v lists them.
+Exit 1 when no kernel runs on the home.`,
 		Example: `  kernelctl status --config kernel.json
+  kernelctl status -v --config kernel.json
   kernelctl status --home ~/.extkernel --json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -95,26 +102,32 @@ warnings. Exit 1 when no kernel runs on the home.`,
 				if g.json {
 					return g.printJSON(st)
 				}
-				writeStatus(g, st)
+				writeStatus(g.stdout, st, verbose)
 				return nil
 			})
 		},
 	}
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list the rules of each plugin's confinement not enforced")
+	return cmd
 }
 
-// writeStatus prints a status answer as a table.
-func writeStatus(g *globals, st *admin.StatusAnswer) {
-	w := g.stdout
+// writeStatus prints a status answer as a table; verbose lists the rules
+// of each plugin's confinement not enforced.
+func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 	fmt.Fprintf(w, "generation %d, published %s ago\n", st.Generation.Number, humanSeconds(st.Generation.AgeSeconds))
-	calls := false
+	calls, confined := false, false
 	for _, p := range st.Plugins {
 		calls = calls || p.Calls != nil
+		confined = confined || p.Confinement != nil && p.Confinement.Mode != pluginpkg.ConfineOff
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 	head := "PLUGIN\tSTATE\tPID\tUPTIME\tRESTARTS"
 	if calls {
 		head += "\tCALLS\tERRORS\tP50\tP99"
+	}
+	if confined {
+		head += "\tCONFINEMENT"
 	}
 	fmt.Fprintln(tw, head+"\tREASON")
 	for _, p := range st.Plugins {
@@ -129,13 +142,48 @@ func writeStatus(g *globals, st *admin.StatusAnswer) {
 		if calls {
 			row += "\t" + callColumns(p.Calls)
 		}
+		if confined {
+			row += "\t" + confinementColumn(p.Confinement)
+		}
 		fmt.Fprintln(tw, row+"\t"+firstLine(p.Reason))
 	}
 	tw.Flush()
 	for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
 		fmt.Fprintln(w, "  "+strings.TrimRight(line, " "))
 	}
+	if verbose {
+		var rules []string
+		for _, p := range st.Plugins {
+			for _, r := range confinementOf(p).NotEnforced {
+				rules = append(rules, p.Name+": "+r)
+			}
+		}
+		list(w, "confinement not enforced", rules)
+	}
 	list(w, plural(len(st.Warnings), "warning", "warnings"), st.Warnings)
+}
+
+// confinementOf is p's confinement, the zero value when none runs.
+func confinementOf(p admin.PluginStatus) admin.Confinement {
+	if p.Confinement == nil {
+		return admin.Confinement{}
+	}
+	return *p.Confinement
+}
+
+// confinementColumn says how a running plugin is confined: "off",
+// "best-effort: landlock ABI 7, seccomp, no_new_privs; 1 not enforced",
+// or "-" when none runs.
+func confinementColumn(c *admin.Confinement) string {
+	switch {
+	case c == nil:
+		return "-"
+	case c.Mode == pluginpkg.ConfineOff || c.Mechanism == "":
+		return c.Mode
+	case len(c.NotEnforced) == 0:
+		return c.Mode + ": " + c.Mechanism
+	}
+	return fmt.Sprintf("%s: %s; %d not enforced", c.Mode, c.Mechanism, len(c.NotEnforced))
 }
 
 // callColumns formats a plugin's call counters, or dashes.

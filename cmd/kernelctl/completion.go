@@ -32,4 +32,4 @@ func completePackages(g *globals, max int) func(*cobra.Command, []string, string
 
 // packageArgs are the commands whose arguments are package names, and how
 // many: their completion is set when the tree is built (root.go).
-var packageArgs = map[string]int{"enable": 0, "disable": 0, "pin": 1}
+var packageArgs = map[string]int{"enable": 0, "disable": 0, "pin": 1, "accept-permissions": 1}

@@ -23,6 +23,9 @@ type doctorOutput struct {
 	Findings []doctorFinding `json:"findings"`
 	Problems int             `json:"problems"`
 	Warnings int             `json:"warnings"`
+	// Confinement is each plugin's confinement on this machine, as plan
+	// shows it.
+	Confinement []confinementJSON `json:"confinement"`
 }
 
 type doctorFinding struct {
@@ -42,8 +45,11 @@ func newDoctorCmd(g *globals) *cobra.Command {
 do not load, requirements that cannot be resolved, runtime commands that are
 missing or not executable, pinned executables whose checksum changed, plugins
 whose protocol range excludes this kernel's protocol, slot claims that would
-conflict (an optional claimant would be left out), and plugins the last recorded generation reports as failed or
-crashed. Exit code 1 if any problem (not warning) is found.`,
+conflict (an optional claimant would be left out), plugins the last recorded generation reports as failed or
+crashed, and each plugin's confinement on this machine, as plan shows it: a
+plugin "require" cannot confine here is a problem, rules "best-effort"
+leaves unenforced a warning. Exit code 1 if any problem (not warning) is
+found.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			cfg, err := g.configWithHome()
@@ -54,7 +60,8 @@ crashed. Exit code 1 if any problem (not warning) is found.`,
 			if err != nil {
 				return err
 			}
-			out := doctorOutput{Home: inst.Home, Findings: diagnose(cfg, inst)}
+			cs := confinements(cfg, inst)
+			out := doctorOutput{Home: inst.Home, Findings: diagnose(cfg, inst, cs), Confinement: cs}
 			for _, f := range out.Findings {
 				if f.Severity == "problem" {
 					out.Problems++
@@ -75,9 +82,9 @@ crashed. Exit code 1 if any problem (not warning) is found.`,
 	}
 }
 
-// diagnose runs every check and returns the findings sorted by package,
-// then check.
-func diagnose(cfg config.Config, inst *pluginpkg.Installed) []doctorFinding {
+// diagnose runs every check, with the confinements cs planned, and returns
+// the findings sorted by package, then check.
+func diagnose(cfg config.Config, inst *pluginpkg.Installed, cs []confinementJSON) []doctorFinding {
 	var fs []doctorFinding
 	add := func(sev, pkg, check, msg string) {
 		fs = append(fs, doctorFinding{Severity: sev, Package: pkg, Check: check, Message: msg})
@@ -122,6 +129,7 @@ func diagnose(cfg config.Config, inst *pluginpkg.Installed) []doctorFinding {
 		}
 	}
 	checkRecorded(cfg.Home, add)
+	checkConfinements(cs, add)
 	sort.SliceStable(fs, func(i, j int) bool {
 		if fs[i].Package != fs[j].Package {
 			return fs[i].Package < fs[j].Package
@@ -164,6 +172,22 @@ func checkPackagePin(p *pluginpkg.Package, add func(sev, pkg, check, msg string)
 	case len(c.Changed) > 0:
 		add("problem", p.Name, "pin", fmt.Sprintf("%s changed since the package was pinned (pinned %s, now %s); it will not start",
 			strings.Join(c.Changed, " and "), p.Pin, c.Actual))
+	}
+}
+
+// checkConfinements reports a plugin that "require" would not start (a
+// problem) and one whose rules this machine does not all enforce under
+// "best-effort" (a warning). A confined plugin's permissions not accepted
+// are the plan's finding; a command not found the "command" check's.
+func checkConfinements(cs []confinementJSON, add func(sev, pkg, check, msg string)) {
+	for _, c := range cs {
+		switch {
+		case c.WouldNotStart != "":
+			add("problem", c.Plugin, "confine", "would not start: "+c.WouldNotStart)
+		case len(c.NotEnforced) > 0:
+			add("warning", c.Plugin, "confine", fmt.Sprintf("%d %s not enforced on this machine: %s", len(c.NotEnforced),
+				plural(len(c.NotEnforced), "rule", "rules"), strings.Join(c.NotEnforced, "; ")))
+		}
 	}
 }
 
@@ -217,9 +241,13 @@ func printDoctor(g *globals, out doctorOutput) {
 		}
 		fmt.Fprintf(g.stdout, "%-7s  %-12s  %-9s  %s\n", f.Severity, subject, f.Check, f.Message)
 	}
-	if len(out.Findings) > 0 {
-		fmt.Fprintln(g.stdout)
+	var b strings.Builder
+	writeConfinements(&b, out.Confinement)
+	conf := b.String()
+	if len(out.Findings) == 0 {
+		conf = strings.TrimPrefix(conf, "\n")
 	}
+	fmt.Fprintf(g.stdout, "%s\n", conf)
 	fmt.Fprintf(g.stdout, "%s: %d %s, %d %s\n", out.Home, out.Problems, plural(out.Problems, "problem", "problems"),
 		out.Warnings, plural(out.Warnings, "warning", "warnings"))
 }

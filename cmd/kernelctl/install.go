@@ -25,15 +25,21 @@ var installStep func(pluginpkg.InstallStep)
 // (docs/cli.md).
 type installOutput struct {
 	// Action is "installed", "upgraded", "unchanged" or "rolled back".
-	Action     string           `json:"action"`
-	DryRun     bool             `json:"dry_run"`
-	Home       string           `json:"home"`
-	Source     string           `json:"source,omitempty"`
-	SourceKind string           `json:"source_kind,omitempty"`
-	Package    installedJSON    `json:"package"`
-	Previous   *installedJSON   `json:"previous"`
-	Changed    []string         `json:"changed_files"`
-	Plan       *generation.Plan `json:"plan"`
+	Action     string         `json:"action"`
+	DryRun     bool           `json:"dry_run"`
+	Home       string         `json:"home"`
+	Source     string         `json:"source,omitempty"`
+	SourceKind string         `json:"source_kind,omitempty"`
+	Package    installedJSON  `json:"package"`
+	Previous   *installedJSON `json:"previous"`
+	Changed    []string       `json:"changed_files"`
+	// WidensPermissions lists what the new version asks for beyond the
+	// permissions accepted before ("net.connect api.example.com:443");
+	// PermissionsAccepted says --accept-permissions accepted them (else
+	// the upgrade is refused).
+	WidensPermissions   []string         `json:"widens_permissions,omitempty"`
+	PermissionsAccepted bool             `json:"permissions_accepted,omitempty"`
+	Plan                *generation.Plan `json:"plan"`
 }
 
 // installedJSON is one version of a package in installOutput.
@@ -52,7 +58,14 @@ func toInstalledJSON(p *pluginpkg.Package, digest string) installedJSON {
 
 // installFlags are the flags of install and upgrade.
 type installFlags struct {
-	upgrade, dryRun bool
+	upgrade, dryRun, acceptPermissions bool
+}
+
+// addFlags adds the flags install and upgrade share.
+func (f *installFlags) addFlags(cmd *cobra.Command, dryRun string) {
+	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, dryRun)
+	cmd.Flags().BoolVar(&f.acceptPermissions, "accept-permissions", false,
+		"accept the permissions the new version asks for beyond those accepted before (else such an upgrade is refused)")
 }
 
 func newInstallCmd(g *globals) *cobra.Command {
@@ -74,7 +87,8 @@ synced and renamed into place under the home's lock, so a running kernel's home
 can be installed into: its next reload (or run --watch, at once) picks the
 package up. Then the plan that reload would apply is printed, as 'kernelctl
 plan' prints it. A package of the same name whose files differ is refused
-unless --upgrade; the same files again change nothing. --dry-run checks and
+unless --upgrade (and --accept-permissions when the new version asks for more
+permissions: see upgrade); the same files again change nothing. --dry-run checks and
 plans without writing anything. Exit code 0 when installed (or unchanged), 1
 on any error.`,
 		Args: cobra.ExactArgs(1),
@@ -84,7 +98,7 @@ on any error.`,
 		},
 	}
 	cmd.Flags().BoolVar(&f.upgrade, "upgrade", false, "replace an installed package of the same name (see upgrade)")
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the source and print the plan; write nothing")
+	f.addFlags(cmd, "check the source and print the plan; write nothing")
 	return cmd
 }
 
@@ -94,6 +108,7 @@ func newUpgradeCmd(g *globals) *cobra.Command {
 		Use: "upgrade SOURCE",
 		Example: `  kernelctl upgrade hello-1.1.0.tar.gz --dry-run
   kernelctl upgrade ./hello --config kernel.json
+  kernelctl upgrade hello-1.2.0.tar.gz --accept-permissions
   kernelctl upgrade hello.zip --json`,
 		Short: "Replace an installed package with a new version",
 		Long: `Upgrade the package to the one at SOURCE, with install's checks and steps:
@@ -102,7 +117,11 @@ next reload would apply, with its reasons. The version replaced is kept in
 <home>/packages/.previous/<name>/ (one version: the one kept before is
 deleted), and 'kernelctl rollback NAME' swaps it back. The package keeps its
 enabled flag and its pin (a pinned package does not start until pinned again).
-A package that is not installed is installed. --dry-run writes nothing. Exit
+A package that is not installed is installed. An upgrade whose manifest asks
+for permissions beyond those accepted before (the state file records them: a
+first install accepts what it asks for) is refused, naming each one ("widens
+permissions: + net.connect api.example.com:443"), unless --accept-permissions;
+--dry-run shows it, and exits 1 without the flag. --dry-run writes nothing. Exit
 code 2 when the package changes (or would, with --dry-run), 0 when SOURCE
 holds exactly the installed files (nothing is written), 1 on any error.`,
 		Args: cobra.ExactArgs(1),
@@ -115,35 +134,30 @@ holds exactly the installed files (nothing is written), 1 on any error.`,
 			return &exitError{code: exitChanges}
 		},
 	}
-	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, "check the source and print the upgrade and the plan; write nothing")
+	f.addFlags(cmd, "check the source and print the upgrade and the plan; write nothing")
 	return cmd
 }
 
 // install runs install or upgrade (verb) of src and prints what it did.
+// An upgrade that widens the package's permissions is refused without
+// --accept-permissions: with --dry-run, after printing it.
 func (g *globals) install(src string, f installFlags, verb string) (*installOutput, error) {
 	cfg, err := g.configWithHome()
 	if err != nil {
 		return nil, err
 	}
-	opts := pluginpkg.InstallOptions{Upgrade: f.upgrade, OnStep: installStep}
-	var res *pluginpkg.InstallResult
-	planHome := cfg.Home
-	if f.dryRun {
-		p, err := pluginpkg.PreviewInstall(cfg.Home, src, opts)
-		if err != nil {
-			return nil, upgradeHint(err)
-		}
-		defer p.Close()
-		res, planHome = p.Result, p.Home
-	} else if res, err = pluginpkg.InstallSource(cfg.Home, src, opts); err != nil {
-		return nil, upgradeHint(err)
+	res, planHome, done, err := installOrPreview(cfg.Home, src, f)
+	if err != nil {
+		return nil, err
 	}
+	defer done()
 	home, err := filepath.Abs(cfg.Home)
 	if err != nil {
 		return nil, err
 	}
 	out := &installOutput{Action: "installed", DryRun: f.dryRun, Home: home, Source: src, SourceKind: string(res.Source),
-		Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed}
+		Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed,
+		WidensPermissions: res.PermissionsAccepted, PermissionsAccepted: res.PermissionsAccepted != nil && f.acceptPermissions}
 	switch {
 	case res.Unchanged:
 		out.Action = "unchanged"
@@ -162,16 +176,52 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 		return nil, fmt.Errorf("%s %s: installed, but planning the next reload failed: %w", verb, res.Package.Name, err)
 	}
 	if g.json {
-		return out, g.printJSON(out)
+		err = g.printJSON(out)
+	} else {
+		writeInstall(g.stdout, out)
 	}
-	writeInstall(g.stdout, out)
-	return out, nil
+	if err == nil && out.WidensPermissions != nil && !out.PermissionsAccepted {
+		e := &pluginpkg.PermissionsWidenedError{Package: out.Package.Name, To: out.Package.Version, Added: out.WidensPermissions}
+		if out.Previous != nil {
+			e.From = out.Previous.Version
+		}
+		err = installRefused(e)
+	}
+	return out, err
 }
 
-// upgradeHint says how to replace an installed package install refused.
-func upgradeHint(err error) error {
-	if errors.Is(err, pluginpkg.ErrAlreadyInstalled) {
+// installOrPreview installs src into home, or with f.dryRun previews it
+// (accepting permissions, so that a widening shows: install refuses it
+// once printed) in a copy of the home, planHome; done removes the copy.
+func installOrPreview(home, src string, f installFlags) (res *pluginpkg.InstallResult, planHome string, done func(), err error) {
+	opts := pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, OnStep: installStep}
+	if !f.dryRun {
+		res, err = pluginpkg.InstallSource(home, src, opts)
+		return res, home, func() {}, installRefused(err)
+	}
+	opts.AcceptPermissions = true
+	p, err := pluginpkg.PreviewInstall(home, src, opts)
+	if err != nil {
+		return nil, "", nil, installRefused(err)
+	}
+	return p.Result, p.Home, func() { p.Close() }, nil
+}
+
+// installRefused says how to go past an install refused: 'kernelctl
+// upgrade' replaces an installed package, --accept-permissions accepts
+// the permissions an upgrade widens.
+func installRefused(err error) error {
+	var we *pluginpkg.PermissionsWidenedError
+	switch {
+	case errors.Is(err, pluginpkg.ErrAlreadyInstalled):
 		return fmt.Errorf("%w ('kernelctl upgrade' or --upgrade replaces it)", err)
+	case errors.As(err, &we):
+		from := we.From
+		if from == "" {
+			from = "(a version that does not load)"
+		}
+		return fmt.Errorf("upgrade of %s %s -> %s widens permissions: + %s; refused without --accept-permissions (nothing was written)",
+			we.Package, from, we.To, strings.Join(we.Added, "; + "))
 	}
 	return err
 }
@@ -213,6 +263,13 @@ func writeInstall(w io.Writer, out *installOutput) {
 	if out.Previous != nil {
 		if len(out.Changed) > 0 {
 			fmt.Fprintf(w, "  files changed: %s\n", strings.Join(out.Changed, ", "))
+		}
+		if out.WidensPermissions != nil {
+			verdict := "refused without --accept-permissions"
+			if out.PermissionsAccepted {
+				verdict = "accepted with --accept-permissions"
+			}
+			fmt.Fprintf(w, "  widens permissions: + %s (%s)\n", strings.Join(out.WidensPermissions, "; + "), verdict)
 		}
 		restores := "restores it"
 		if out.Action == "rolled back" {

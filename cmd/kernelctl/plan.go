@@ -16,6 +16,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // Where `run` records published generations, relative to the home.
@@ -80,7 +81,12 @@ func newPlanCmd(g *globals) *cobra.Command {
 and config now ask for, without starting anything: per package its class
 (unchanged, added, removed, reloaded) and the reason for each reload, the
 interceptor order and slot owners before and after, and the problems already
-known (optional plugins that would be left out are warnings). Exit code: 0 no
+known (optional plugins that would be left out are warnings, such as a
+confined one whose manifest asks for permissions not accepted). Then, per
+plugin, its confinement on this machine: the mode and, when confined, the
+permissions requested, granted, denied and effective, what is enforced and
+what is not, with the Landlock ABI found; under "require", a plugin this
+machine cannot confine is marked "would not start". Exit code: 0 no
 changes, 2 changes that will apply, 1 error or problems that would fail the
 build.`,
 		Args: cobra.NoArgs,
@@ -100,7 +106,11 @@ build.`,
 			if err != nil {
 				return err
 			}
-			return g.printPlan(p, "plan")
+			inst, err := pluginpkg.LoadInstalled(cfg.Home)
+			if err != nil {
+				return err
+			}
+			return g.printPlan(p, "plan", confinements(cfg, inst))
 		},
 	}
 }
@@ -123,20 +133,35 @@ differences, 2 differences, 1 error.`,
 			if err != nil {
 				return err
 			}
-			return g.printPlan(generation.Diff(a, b), "diff")
+			return g.printPlan(generation.Diff(a, b), "diff", nil)
 		},
 	}
 }
 
-// printPlan prints p and maps it to the exit code: 1 when it lists problems
-// that would fail the build, else 2 when it changes something.
-func (g *globals) printPlan(p *generation.Plan, verb string) error {
+// planOutput is the --json schema of `kernelctl plan`: the plan, and each
+// plugin's confinement (docs/cli.md).
+type planOutput struct {
+	*generation.Plan
+	Confinement []confinementJSON `json:"confinement"`
+}
+
+// printPlan prints p, and the confinements cs unless nil, and maps it to
+// the exit code: 1 when it lists problems that would fail the build, else
+// 2 when it changes something.
+func (g *globals) printPlan(p *generation.Plan, verb string, cs []confinementJSON) error {
+	var out any = p
+	if cs != nil {
+		out = planOutput{Plan: p, Confinement: cs}
+	}
 	if g.json {
-		if err := g.printJSON(p); err != nil {
+		if err := g.printJSON(out); err != nil {
 			return err
 		}
 	} else {
 		writePlan(g.stdout, p, verb)
+		if cs != nil {
+			writeConfinements(g.stdout, cs)
+		}
 	}
 	if len(p.Problems) > 0 {
 		return failed

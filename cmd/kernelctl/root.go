@@ -29,7 +29,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "kernelctl",
 		Short:         "Inspect and run extkernel plugin packages",
-		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, operates the kernel running on it, starts and checks new plugins (new, conformance) and installs them (install, upgrade, rollback, remove).",
+		Long:          "kernelctl lists, validates, resolves and runs the plugin packages installed in an extkernel home, operates the kernel running on it, starts and checks new plugins (new, conformance) and installs them (install, upgrade, rollback, remove, accept-permissions).",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
@@ -47,7 +47,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
 		newVersionCmd(g), newStatusCmd(g), newRestartCmd(g), newReloadCmd(g),
 		newCallCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g),
-		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g))
+		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g), newAcceptPermissionsCmd(g))
 	for _, cmd := range root.Commands() {
 		if n, ok := packageArgs[cmd.Name()]; ok && cmd.ValidArgsFunction == nil {
 			cmd.ValidArgsFunction = completePackages(g, n)

@@ -76,7 +76,8 @@ func (b *build) fail(ctx context.Context) error {
 }
 
 // resolve checks the expected packages, computes the closure and records
-// resolution failures and the failures kept from the previous generation.
+// resolution failures, the members withheld and the failures kept from
+// the previous generation.
 // It returns false only when there is no closure (a malformed request);
 // cascade then decides what the recorded failures mean.
 func (b *build) resolve() bool {
@@ -109,6 +110,7 @@ func (b *build) resolve() bool {
 	if err := cl.Err(); err != nil {
 		b.errs = append(b.errs, err)
 	}
+	b.withhold()
 	for _, name := range slices.Sorted(maps.Keys(b.in.KeepFailed)) {
 		if m := b.members[name]; m != nil && m.Status != generation.StatusDeclarative {
 			m.Adopted = true
@@ -116,6 +118,23 @@ func (b *build) resolve() bool {
 		}
 	}
 	return true
+}
+
+// withhold leaves out the members the inputs withhold
+// (generation.Inputs.Withheld) as failed members, left out of the
+// generation before anything starts: cascade applies the policy.
+func (b *build) withhold() {
+	for _, e := range b.in.Withheld() {
+		m := b.members[e.Package]
+		if _, failed := b.failed[e.Package]; m == nil || failed {
+			continue
+		}
+		b.leftOut[e.Package] = true
+		b.markFailed(e.Package, generation.LeftOut(e.Reason))
+		if m.Required {
+			b.errs = append(b.errs, e)
+		}
+	}
 }
 
 // markFailed records the first reason a member failed.

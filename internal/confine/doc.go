@@ -12,9 +12,10 @@
 //     has them, TCP ports and the signal and abstract-socket scopes; the
 //     seccomp filter refuses what Landlock cannot say (sockets other than
 //     TCP over IPv4 and IPv6, Multipath TCP, UDP without a rule, raw and
-//     packet sockets, UNIX sockets, ptrace, namespaces, io_uring, keyrings,
-//     BPF, kernel modules); no_new_privs stops setuid binaries; a host
-//     running as root drops every capability for the plugin.
+//     packet sockets, UNIX sockets, listen(2), a memfd that can be
+//     executed, ptrace, namespaces, io_uring, keyrings, BPF, kernel
+//     modules); no_new_privs stops setuid binaries; a host running as
+//     root drops every capability for the plugin.
 //   - Under "require", Plan fails with an *UnenforceableError naming every
 //     rule the machine cannot enforce; nothing starts. Under "best-effort"
 //     the Report says exactly what is not enforced.
@@ -29,6 +30,14 @@
 // # Platforms
 //
 // Linux enforces with Landlock (github.com/landlock-lsm/go-landlock),
-// seccomp (github.com/elastic/go-seccomp-bpf) and no_new_privs. Every other
-// system enforces nothing: Plan says so, and "require" refuses.
+// seccomp (github.com/elastic/go-seccomp-bpf) and no_new_privs, from a
+// confined thread (Start). macOS enforces with a Seatbelt profile
+// (seatbeltProfile) that sandbox-exec applies before it executes the
+// plugin (Command). OpenBSD enforces with unveil and pledge from
+// golang.org/x/sys/unix, applied by a helper step: the host's own binary,
+// re-executed under a marker argv (Command), confines itself in this
+// package's init and executes the plugin. Every other system enforces
+// nothing: Plan says so, and "require" refuses. Only Linux is exercised
+// by this repository's tests on a real kernel; the macOS profile and the
+// OpenBSD rules are tested as generated text and rule lists.
 package confine

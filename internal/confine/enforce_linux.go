@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -21,13 +22,31 @@ const (
 )
 
 // landlockABI returns the Landlock ABI of the running kernel, 0 for none,
-// capped at the newest go-landlock knows.
+// capped at the newest go-landlock knows, and at abiCap when a test set it.
 func landlockABI() int {
 	v, err := ll.LandlockGetABIVersion()
 	if err != nil || v < 0 {
 		return 0
 	}
-	return min(v, newestABI)
+	v = min(v, newestABI)
+	if c := abiCap.Load(); c > 0 {
+		v = min(v, int(c)-1)
+	}
+	return v
+}
+
+// abiCap is the ABI SimulateLandlockABI caps landlockABI at, plus one; 0
+// (never set outside tests) means no cap.
+var abiCap atomic.Int32
+
+// SimulateLandlockABI makes this process plan as if the kernel had at most
+// Landlock ABI abi (0 for none), until restore is called: for tests only,
+// which check what "require" refuses and "best-effort" reports on older
+// kernels. Plan's Report and Policy then say abi, and Start applies the
+// Policy with abi's rights only, as such a kernel would.
+func SimulateLandlockABI(abi int) (restore func()) {
+	prev := abiCap.Swap(int32(abi) + 1)
+	return func() { abiCap.Store(prev) }
 }
 
 // enforce records in r what this machine enforces of p, and sets the ABI
@@ -51,7 +70,7 @@ func enforce(p *Policy, r *Report) {
 	need(abi == 0 || abi >= abiTruncate, fmt.Sprintf("truncating a file granted for reading only (Landlock ABI %d needed, this kernel has %d)", abiTruncate, abi))
 	if sc {
 		mech = append(mech, "seccomp")
-		r.Enforced = append(r.Enforced, "no UNIX, raw, packet or Multipath TCP sockets; no ptrace, namespaces, io_uring, BPF, keyrings or kernel modules (seccomp)")
+		r.Enforced = append(r.Enforced, "no UNIX, raw, packet or Multipath TCP sockets, no listening, no memfd that can be executed; no ptrace, namespaces, io_uring, BPF, keyrings or kernel modules (seccomp)")
 	}
 	need(sc, "sockets other than TCP, ptrace, namespaces, io_uring, BPF, keyrings, kernel modules: seccomp is not available")
 	switch {
@@ -81,13 +100,4 @@ func enforce(p *Policy, r *Report) {
 		r.Enforced = append(r.Enforced, "every capability dropped (the host runs as root)")
 	}
 	r.Mechanism = strings.Join(mech, ", ")
-}
-
-// ports formats ports as "443, 8443".
-func ports(ps []uint16) string {
-	s := make([]string, len(ps))
-	for i, p := range ps {
-		s[i] = fmt.Sprint(p)
-	}
-	return strings.Join(s, ", ")
 }

@@ -13,8 +13,13 @@ import (
 // process read or change another (ptrace), leave or reshape its sandbox
 // (namespaces, mounts, file handles that bypass paths), reach the kernel's
 // larger attack surfaces (io_uring, which also bypasses seccomp, BPF, perf,
-// userfaultfd, keyrings) or the machine (modules, kexec, reboot, swap).
+// userfaultfd, keyrings) or the machine (modules, kexec, reboot, swap),
+// and listen(2): no permission grants listening, and Landlock refuses
+// only the bind(2) before it, not a listen on a socket never bound, which
+// the kernel binds to an ephemeral port itself. filter adds memfd_create
+// without MFD_NOEXEC_SEAL.
 var deniedSyscalls = []string{
+	"listen",
 	"ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
 	"unshare", "setns", "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsmount", "fsconfig", "fspick", "mount_setattr",
 	"open_by_handle_at", "name_to_handle_at",
@@ -49,6 +54,13 @@ func filter(p *Policy) seccomp.Filter {
 		deny.NamesWithCondtions = append(deny.NamesWithCondtions, seccomp.NameWithConditions{Name: "clone",
 			Conditions: []seccomp.Condition{{Argument: 0, Operation: seccomp.BitsSet, Value: f}}})
 	}
+	// A memfd that may be executed: exec'd through /proc/self/fd, it runs
+	// any program the plugin can read (a copy of one under /usr/lib, say)
+	// beyond what exec grants, since Landlock does not see a file in no
+	// directory. One sealed against execution (MFD_NOEXEC_SEAL, Linux
+	// 6.3) stays allowed.
+	deny.NamesWithCondtions = append(deny.NamesWithCondtions, seccomp.NameWithConditions{Name: "memfd_create",
+		Conditions: []seccomp.Condition{{Argument: 1, Operation: seccomp.BitsNotSet, Value: unix.MFD_NOEXEC_SEAL}}})
 	deny.NamesWithCondtions = append(deny.NamesWithCondtions, socketDenials(p)...)
 	groups := []seccomp.SyscallGroup{deny, {Action: actionENOSYS, Names: []string{"clone3"}}}
 	return seccomp.Filter{ // the calling thread's alone (no TSYNC): see Start

@@ -4,6 +4,7 @@ package confine
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -31,8 +34,8 @@ func TestMain(m *testing.M) {
 }
 
 // probe tries action ("read PATH", "write PATH", "exec PATH", "connect
-// ADDR", "udp ADDR", "unix PATH", "socket raw") and returns "ok" or the
-// error's text.
+// ADDR", "udp ADDR", "unix PATH", "listen ADDR", "listen-unbound", "raw",
+// ...) and returns "ok" or the error's text.
 func probe(action string) string {
 	verb, arg, _ := strings.Cut(action, " ")
 	var err error
@@ -66,6 +69,12 @@ func probe(action string) string {
 		if l, err = net.Listen("tcp", arg); err == nil {
 			l.Close()
 		}
+	case "listen-unbound":
+		var fd int
+		if fd, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 0); err == nil {
+			err = syscall.Listen(fd, 1)
+			syscall.Close(fd)
+		}
 	case "mptcp":
 		_, err = syscall.Socket(syscall.AF_INET, syscall.SOCK_STREAM, 262)
 	case "raw":
@@ -78,6 +87,8 @@ func probe(action string) string {
 		var pid int
 		fmt.Sscan(arg, &pid)
 		err = syscall.PtraceAttach(pid)
+	case "memfd-exec", "memfd-sealed":
+		err = memfd(verb == "memfd-sealed")
 	case "unshare":
 		err = syscall.Unshare(syscall.CLONE_NEWUSER)
 	default:
@@ -87,6 +98,36 @@ func probe(action string) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// memfd copies the test binary into a memfd and runs it as a probe of
+// "read /proc/self/exe" (nil when it ran): the way to run a program no
+// path grants. sealed creates the memfd sealed against execution
+// (MFD_NOEXEC_SEAL) and stops there.
+func memfd(sealed bool) error {
+	if sealed {
+		fd, err := unix.MemfdCreate("probe", unix.MFD_NOEXEC_SEAL)
+		if err != nil {
+			return os.NewSyscallError("memfd_create", err)
+		}
+		return unix.Close(fd)
+	}
+	b, err := os.ReadFile("/proc/self/exe")
+	if err != nil {
+		return err
+	}
+	fd, err := unix.MemfdCreate("probe", 0)
+	if err != nil {
+		return os.NewSyscallError("memfd_create", err)
+	}
+	f := os.NewFile(uintptr(fd), "memfd")
+	defer f.Close()
+	if _, err := f.Write(b); err != nil {
+		return err
+	}
+	cmd := exec.Command(fmt.Sprintf("/proc/self/fd/%d", fd))
+	cmd.Env = []string{envProbe + "=read /proc/self/exe"}
+	return cmd.Run()
 }
 
 // runConfined runs the test binary as a probe of action, forked confined
@@ -170,11 +211,14 @@ func TestStartConfines(t *testing.T) {
 		{"truncate its package", minimal, "truncate " + dirs["pkg"] + "/code", true},
 		{"write elsewhere", minimal, "write " + dirs["other"] + "/x", true},
 		{"exec a shell", minimal, "exec /bin/sh", true},
+		{"exec a memfd", minimal, "memfd-exec", true},
+		{"a memfd sealed against exec", minimal, "memfd-sealed", false},
 		{"connect without net", minimal, "connect " + addr, true},
 		{"udp without net", minimal, "udp 127.0.0.1:53", true},
 		{"connect granted", withNet, "connect " + addr, false},
 		{"connect another port", withNet, "connect 127.0.0.1:1", true},
 		{"listen", withNet, "listen 127.0.0.1:0", true},
+		{"listen on an unbound socket", withNet, "listen-unbound", true},
 		{"multipath tcp", withNet, "mptcp", true},
 		{"raw socket", withNet, "raw", true},
 		{"udp with a tcp grant", withNet, "udp 127.0.0.1:53", true},
@@ -236,5 +280,66 @@ func TestStartLeavesHostAlone(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Errorf("a host thread is restricted: %v", err)
+	}
+}
+
+// TestStartOlderABI plans and starts policies with TCP ports under
+// Landlock ABIs before TCP rules (simulated: Start applies the ABI
+// planned): "require" refuses, naming the ABI TCP rules need; "best-effort"
+// reports it, and the plugin starts, reaches any port as its report says,
+// and is still confined to its files.
+func TestStartOlderABI(t *testing.T) {
+	if landlockABI() < abiTCP {
+		t.Skipf("Landlock ABI %d: the simulated ABIs are below it", landlockABI())
+	}
+	root := t.TempDir()
+	secret := filepath.Join(root, "secret")
+	if err := os.WriteFile(secret, []byte("content"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pkg := filepath.Join(root, "pkg")
+	if err := os.Mkdir(pkg, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	spec := Spec{Vars: Vars{Package: pkg}, Requested: &pluginpkg.Permissions{Connect: []string{"*:1"}}}
+	for abi := 1; abi < abiTCP; abi++ {
+		t.Run(fmt.Sprintf("abi-%d", abi), func(t *testing.T) {
+			defer SimulateLandlockABI(abi)()
+			req := spec
+			req.Mode, req.Command = pluginpkg.ConfineRequire, "/bin/true"
+			_, _, err := Plan(req)
+			var ue *UnenforceableError
+			if !errors.As(err, &ue) || !strings.Contains(err.Error(), fmt.Sprintf("Landlock ABI %d needed", abiTCP)) {
+				t.Errorf("require: %v, want an *UnenforceableError naming Landlock ABI %d", err, abiTCP)
+			}
+			req.Mode = pluginpkg.ConfineBestEffort
+			_, r, err := Plan(req)
+			if err != nil {
+				t.Fatalf("best-effort: %v", err)
+			}
+			if !strings.Contains(strings.Join(r.NotEnforced, "\n"), "TCP connections restricted") {
+				t.Errorf("best-effort: not enforced %q; want the TCP rule reported", r.NotEnforced)
+			}
+			if got := runConfined(t, spec, "connect "+l.Addr().String()); got != "ok" {
+				t.Errorf("connect to another port: %q, want ok (not enforced before ABI %d, as reported)", got, abiTCP)
+			}
+			if got := runConfined(t, spec, "read "+secret); got == "ok" {
+				t.Errorf("read a secret: ok, want denied")
+			}
+		})
 	}
 }

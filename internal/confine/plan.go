@@ -24,9 +24,9 @@ type Spec struct {
 	// Mode is the plugin's confinement (pluginpkg.ConfineRequire, ...);
 	// "" and pluginpkg.ConfineOff plan nothing.
 	Mode string
-	// Requested is the manifest's permissions; nil is the minimal set:
-	// its package read, its data and temporary directories written, no
-	// network, no exec.
+	// Requested is the manifest's permissions; nil is the minimal set
+	// (pluginpkg.MinimalPermissions): its package read, its data and
+	// temporary directories written, no network, no exec.
 	Requested *pluginpkg.Permissions
 	// Grants are added to Requested, Denies removed from the result:
 	// deny wins.
@@ -37,9 +37,6 @@ type Spec struct {
 	// (its command resolved), and PATH the search path of its exec names.
 	Command, PATH string
 }
-
-// Minimal is the permissions of a package that declares none.
-var Minimal = pluginpkg.Permissions{Read: []string{"${package}"}, Write: []string{"${data}", "${tmp}"}}
 
 // Plan returns the Policy confining spec's plugin and the Report of what
 // this machine enforces of it. Under pluginpkg.ConfineRequire, a rule the
@@ -54,7 +51,7 @@ func Plan(spec Spec) (*Policy, *Report, error) {
 	}
 	req := spec.Requested
 	if req == nil {
-		req = &Minimal
+		req = pluginpkg.MinimalPermissions()
 	}
 	r.Requested, r.Granted, r.Denied = req.Clone(), spec.Grants.Clone(), spec.Denies.Clone()
 	eff, notes, carved := effective(req, spec.Grants, spec.Denies, spec.Vars)
@@ -244,9 +241,11 @@ func lookPath(name, path string) (string, error) {
 }
 
 // planNet turns the connect entries into TCP ports, and into DNS (UDP and
-// TCP port 53) when one names a host or "*". Landlock restricts ports, not
-// hosts: an entry naming a host is enforced as its port unless a "*" entry
-// for the same port makes that exact.
+// TCP port 53) when one names a host (docs/manifest.md: "An entry naming a
+// host also allows DNS"); "*" and an IP address name none. Landlock
+// restricts ports, not hosts: an entry naming a host or an address is
+// enforced as its port unless a "*" entry for the same port makes that
+// exact.
 func planNet(p *Policy, connect []string, r *Report) {
 	wild, dns := map[int]bool{}, false
 	for _, a := range connect {
@@ -255,7 +254,7 @@ func planNet(p *Policy, connect []string, r *Report) {
 			n, _ := strconv.Atoi(port)
 			wild[n] = true
 		}
-		dns = dns || net.ParseIP(h) == nil
+		dns = dns || h != "*" && net.ParseIP(h) == nil
 	}
 	if dns { // a name to resolve: DNS over UDP and TCP, port 53
 		p.UDP, p.UDPPorts = true, []uint16{53}

@@ -1,6 +1,8 @@
 package confine
 
 import (
+	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -28,6 +30,10 @@ type Policy struct {
 	// to apply it with less (a policy is never applied weaker than its
 	// Report says).
 	ABI int `json:"abi"`
+	// Children says the plugin may start programs other than its own
+	// command (its permissions' exec is not empty): on OpenBSD it is
+	// pledged "proc exec" then, and not otherwise.
+	Children bool `json:"children,omitempty"`
 }
 
 // normalize sorts every list and drops duplicates and empty entries.
@@ -69,4 +75,25 @@ func (r *Report) String() string {
 		s += "; not enforced: " + strings.Join(r.NotEnforced, "; ")
 	}
 	return s
+}
+
+// ports formats ports as "443, 8443".
+func ports(ps []uint16) string {
+	s := make([]string, len(ps))
+	for i, p := range ps {
+		s[i] = fmt.Sprint(p)
+	}
+	return strings.Join(s, ", ")
+}
+
+// setIDFiles reports each of files that is set-user-ID or set-group-ID:
+// it would run with its owner's rights.
+func setIDFiles(files []string) []string {
+	var out []string
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil && fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
+			out = append(out, fmt.Sprintf("exec %s: a set-id file runs with its owner's rights", f))
+		}
+	}
+	return out
 }

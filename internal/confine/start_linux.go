@@ -73,8 +73,10 @@ func restrictLandlock(p *Policy) error {
 	if err != nil {
 		return err
 	}
-	for _, port := range p.TCPConnect {
-		rules = append(rules, landlock.ConnectTCP(port))
+	if p.ABI >= abiTCP { // before, TCP is not Landlock's, and a rule for it an error
+		for _, port := range p.TCPConnect {
+			rules = append(rules, landlock.ConnectTCP(port))
+		}
 	}
 	if p.UDP && p.ABI >= abiUDP {
 		rules = append(rules, landlock.BindUDP(0))

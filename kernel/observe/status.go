@@ -1,6 +1,10 @@
 package observe
 
-import "time"
+import (
+	"time"
+
+	"github.com/extkernel/extkernel/sidecar"
+)
 
 // PluginState is a plugin's supervision state.
 type PluginState string
@@ -45,6 +49,11 @@ type PluginStatus struct {
 	PID int
 	// Calls are the plugin's call counters (always on, cheap atomics).
 	Calls CallStats
+	// Confinement is how its process in the current generation is
+	// confined and what this machine enforces of it
+	// (sidecar.Client.Confinement: Mode "off" when it is not); nil when
+	// none runs there. It is shared: MUST NOT be modified.
+	Confinement *sidecar.ConfinementReport
 }
 
 // CallStats are a plugin's call counters (PluginStatus.Calls): always on,
