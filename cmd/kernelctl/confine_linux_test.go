@@ -88,14 +88,12 @@ func runConformance(t *testing.T, args ...string) (int, string) {
 
 // TestConformanceConfined is issue 24's must-show: a well-behaved plugin
 // with correct permissions (read its package, write its data, connect to
-// its granted host:port) passes its whole conformance run confined; one
-// that reads a file outside its permissions, or connects to a port it was
-// not granted, fails it, and the report names what was denied. The
-// connecting runs are best-effort: Landlock restricts ports, not hosts,
-// so "127.0.0.1:P" is enforced as its port, which the report says, and a
-// "*:P" entry needs DNS, whose UDP port Landlock restricts only from ABI
-// 10 (require refuses a host entry always, as the last case shows, and
-// "*:P" on older kernels).
+// its granted host:port) passes its whole conformance run confined under
+// "require"; one that reads a file outside its permissions, or connects
+// to a port it was not granted, fails it, and the report names what was
+// denied. Landlock restricts ports, not hosts, so the grant is "*:P";
+// "127.0.0.1:P" alone is refused under "require" (the last case) and
+// enforced as its port under "best-effort", which the report says.
 func TestConformanceConfined(t *testing.T) {
 	if !confineEnforced() {
 		t.Skip("this kernel's Landlock cannot enforce the minimal set")
@@ -104,16 +102,16 @@ func TestConformanceConfined(t *testing.T) {
 	other, otherPort, _ := servePong(t)
 	secret := filepath.Join(t.TempDir(), "id_ed25519")
 	writeFile(t, secret, "not the plugin's")
-	withNet := confinedPackage(t, `{"fs": {"read": ["${package}"], "write": ["${data}"]}, "net": {"connect": ["127.0.0.1:`+port+`"]}}`)
+	withNet := confinedPackage(t, `{"fs": {"read": ["${package}"], "write": ["${data}"]}, "net": {"connect": ["*:`+port+`"]}}`)
+	hostOnly := confinedPackage(t, `{"fs": {"read": ["${package}"], "write": ["${data}"]}, "net": {"connect": ["127.0.0.1:`+port+`"]}}`)
 	minimal := confinedPackage(t, `{"fs": {"read": ["${package}"], "write": ["${data}"]}}`)
 
 	t.Run("well-behaved", func(t *testing.T) {
-		code, out := runConformance(t, "--confine=best-effort", "--config", confinedConfig(t, map[string]string{"CONFINED_URL": url}), withNet)
+		code, out := runConformance(t, "--confine", "--config", confinedConfig(t, map[string]string{"CONFINED_URL": url}), withNet)
 		if code != exitOK || !strings.Contains(out, "0 warned, 0 failed, 0 skipped") {
 			t.Errorf("exit code %d, want %d:\n%s", code, exitOK, out)
 		}
-		for _, want := range []string{"\nconfinement: best-effort: landlock ABI ", "any host on port " + port + " is reachable",
-			"call/provider/work  PASS  answered with a result\n"} {
+		for _, want := range []string{"\nconfinement: require: landlock ABI ", "call/provider/work  PASS  answered with a result\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the report lacks %q:\n%s", want, out)
 			}
@@ -146,17 +144,21 @@ func TestConformanceConfined(t *testing.T) {
 		}
 	})
 	t.Run("connects outside", func(t *testing.T) {
-		code, out := runConformance(t, "--confine=best-effort", "--config", confinedConfig(t, map[string]string{"CONFINED_URL": other}), withNet)
+		code, out := runConformance(t, "--confine", "--config", confinedConfig(t, map[string]string{"CONFINED_URL": other}), withNet)
 		want := "; denied: connect 127.0.0.1:" + otherPort + " (not in permissions.net.connect)\n"
 		if code != exitFailed || !strings.Contains(out, want) {
 			t.Errorf("exit code %d, want %d and %q:\n%s", code, exitFailed, want, out)
 		}
 	})
-	t.Run("require refuses what it cannot enforce", func(t *testing.T) {
-		code, out := runConformance(t, "--confine", withNet)
+	t.Run("a host entry", func(t *testing.T) {
+		code, out := runConformance(t, "--confine", hostOnly)
 		want := "FAIL  start ./bin/confined: confine: confinement required but not enforceable on this machine: connect 127.0.0.1:" + port
 		if code != exitFailed || !strings.Contains(out, want) {
-			t.Errorf("exit code %d, want %d and %q:\n%s", code, exitFailed, want, out)
+			t.Errorf("require: exit code %d, want %d and %q:\n%s", code, exitFailed, want, out)
+		}
+		code, out = runConformance(t, "--confine=best-effort", "--config", confinedConfig(t, map[string]string{"CONFINED_URL": url}), hostOnly)
+		if want := "any host on port " + port + " is reachable"; code != exitOK || !strings.Contains(out, want) {
+			t.Errorf("best-effort: exit code %d, want %d and %q:\n%s", code, exitOK, want, out)
 		}
 	})
 	noChildren(t)

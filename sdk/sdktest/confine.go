@@ -49,10 +49,11 @@ func (r *runner) planConfinement(env []string) (bool, error) {
 	return true, nil
 }
 
-// confineConfig makes cfg fork the plugin from a thread confined to
-// policy (confine.Start), with TMPDIR the plugin's temporary directory
-// tmp, as package sidecar does.
+// confineConfig makes cfg start the plugin confined to policy as package
+// sidecar does (confine.Command and confine.Start: on Linux, forked from
+// a confined thread), with TMPDIR the plugin's temporary directory tmp.
 func confineConfig(cfg *process.Config, policy *confine.Policy, tmp string) {
+	cfg.Path, cfg.Args = confine.Command(policy, cfg.Path, cfg.Args)
 	cfg.Wrap = func(start func() error) error { return confine.Start(policy, start) }
 	cfg.Env = append(slices.DeleteFunc(slices.Clone(cfg.Env), func(kv string) bool { return strings.HasPrefix(kv, "TMPDIR=") }),
 		"TMPDIR="+tmp)

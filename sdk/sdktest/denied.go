@@ -27,7 +27,7 @@ import (
 //	         which a script or a program the plugin runs writes)
 var (
 	goPathDenied   = regexp.MustCompile(`\b(open|openat|stat|lstat|readlink|chdir|mkdir|mkdirat|remove|unlinkat|rename|renameat|truncate|chmod|symlink|link|fork/exec|exec) ((?:[^:\s]|:[^ \n])(?:[^:\n]|:[^ \n])*?): (?:permission denied|operation not permitted)`)
-	goNetDenied    = regexp.MustCompile(`\b(dial|listen) (tcp[46]?|udp[46]?) (\S+?): (?:connect|socket|bind): (?:permission denied|operation not permitted)`)
+	goNetDenied    = regexp.MustCompile(`\b(dial|listen) (tcp[46]?|udp[46]?) (\S+?): (?:connect|socket|bind|listen): (?:permission denied|operation not permitted)`)
 	pyDenied       = regexp.MustCompile(`\[Errno (?:1|13)\] (?:Permission denied|Operation not permitted)(?:: '([^'\n]*)')?`)
 	nodePathDenied = regexp.MustCompile(`\b(?:EACCES|EPERM): (?:permission denied|operation not permitted), (\w+) '([^'\n]*)'`)
 	nodeNetDenied  = regexp.MustCompile(`\b(connect|listen|bind) (?:EACCES|EPERM) (\S+)`)

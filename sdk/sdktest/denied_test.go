@@ -43,6 +43,7 @@ func TestDenials(t *testing.T) {
 		{"go dial granted port", `dial tcp 10.0.0.1:443: connect: permission denied`, nil},
 		{"go socket", `dial udp 10.0.0.1:53: socket: operation not permitted`, []string{"denied: connect 10.0.0.1:53 (not in permissions.net.connect)"}},
 		{"go listen", `listen tcp 127.0.0.1:0: bind: permission denied`, []string{"denied: listen 127.0.0.1:0 (a confined plugin may not listen)"}},
+		{"go listen unbound", `listen tcp :0: listen: operation not permitted`, []string{"denied: listen :0 (a confined plugin may not listen)"}},
 		{"python read", `PermissionError: [Errno 13] Permission denied: '/home/u/.ssh/id_ed25519'`, []string{readKey}},
 		{"python socket", `PermissionError: [Errno 1] Operation not permitted`,
 			[]string{"denied: an operation the error does not name, maybe a connection outside permissions.net.connect (*:443)"}},
