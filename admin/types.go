@@ -232,6 +232,11 @@ type EventLine struct {
 	// Name and Data are a notify event's name and data.
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"data,omitempty"`
+	// Capability, Method and Target are an audit event's: what the plugin
+	// called and what the host's handler acted on.
+	Capability string `json:"capability,omitempty"`
+	Method     string `json:"method,omitempty"`
+	Target     string `json:"target,omitempty"`
 }
 
 // eventLine converts a kernel event. A notify's data is redacted with r
@@ -240,7 +245,7 @@ type EventLine struct {
 // is the host's.
 func eventLine(e observe.Event, r redact.Func) EventLine {
 	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Plugin: e.Plugin, State: e.State,
-		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name}
+		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name, Capability: e.Capability, Method: e.Method, Target: e.Target}
 	if e.Err != nil {
 		l.Error = e.Err.Error()
 	}
@@ -260,7 +265,7 @@ func eventLine(e observe.Event, r redact.Func) EventLine {
 // size is what a line is counted for in the event ring and a follower.
 func (l EventLine) size() int64 {
 	return int64(lineOverhead + len(l.Type) + len(l.Plugin) + len(l.State) + len(l.Message) + len(l.Error) +
-		len(l.Name) + len(l.Data))
+		len(l.Name) + len(l.Data) + len(l.Capability) + len(l.Method) + len(l.Target))
 }
 
 // ms converts d to milliseconds.

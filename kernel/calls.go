@@ -124,9 +124,10 @@ func (k *Kernel) serveCallAsync(ctx context.Context, c sidecar.Call, done func(j
 	return true
 }
 
-// runHandler runs a host handler. A handler that panics fails the call
-// (-32603) and is logged with its stack, as net/http treats a panicking
-// handler: a plugin's call must not take the host down.
+// runHandler runs a host handler, with what it audits published as
+// events (withAudit). A handler that panics fails the call (-32603) and is
+// logged with its stack, as net/http treats a panicking handler: a
+// plugin's call must not take the host down.
 func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *capability.Call) (out json.RawMessage, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -135,7 +136,7 @@ func (k *Kernel) runHandler(ctx context.Context, h capability.Handler, call *cap
 			out, err = nil, &protocol.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("host handler of %q panicked", string(call.Capability)+"."+call.Method)}
 		}
 	}()
-	return h(ctx, call)
+	return h(k.withAudit(ctx, call), call)
 }
 
 // callerFrame returns the frame the call is made from, with a lease on its

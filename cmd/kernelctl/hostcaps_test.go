@@ -42,11 +42,64 @@ func TestHostHandlers(t *testing.T) {
 				k, v, _ := strings.Cut(kv, "@")
 				cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: capability.Key(k), Version: semver.MustParse(v)})
 			}
-			handlers, warnings := hostHandlers(cfg, hclog.NewNullLogger())
+			handlers, warnings, problems := hostHandlers(cfg, hclog.NewNullLogger())
+			if problems != nil {
+				t.Errorf("problems: %q", problems)
+			}
 			if keys := slices.Sorted(maps.Keys(handlers)); !slices.Equal(keys, tt.handlers) || !slices.Equal(warnings, tt.warnings) {
 				t.Errorf("hostHandlers = %v, %q\nwant        %v, %q", keys, warnings, tt.handlers, tt.warnings)
 			}
 		})
+	}
+}
+
+// TestHostCapabilityConfig holds that host.fs.read and host.net.fetch are
+// served as their capability_config says, and that every problem of those
+// settings is reported with its key path, in config order.
+func TestHostCapabilityConfig(t *testing.T) {
+	root := t.TempDir()
+	writeFile(t, filepath.Join(root, "doc.txt"), "the doc")
+	v1 := semver.MustParse("1.0.0")
+	cfg := config.Config{
+		Capabilities: []capability.Provided{{Key: "host.fs.read", Version: v1}, {Key: "host.net.fetch", Version: v1}},
+		CapabilityConfig: map[capability.Key]json.RawMessage{
+			"host.fs.read":   json.RawMessage(`{"roots": ["` + root + `"], "max_bytes": 100}`),
+			"host.net.fetch": json.RawMessage(`{"allow": ["https://api.example.com/v1/"], "timeout": "2s"}`),
+		},
+	}
+	handlers, warnings, problems := hostHandlers(cfg, hclog.NewNullLogger())
+	if keys := slices.Sorted(maps.Keys(handlers)); len(keys) != 2 || warnings != nil || problems != nil {
+		t.Fatalf("hostHandlers = %v, %q, %q", keys, warnings, problems)
+	}
+	out, err := handlers["host.fs.read"](context.Background(), &capability.Call{Caller: "p", Capability: "host.fs.read", Method: "read",
+		Input: json.RawMessage(`{"path": "` + root + `/doc.txt"}`)})
+	if err != nil || string(out) != `{"size":7,"encoding":"utf-8","content":"the doc"}` {
+		t.Errorf("read = %s, %v", out, err)
+	}
+	_, err = handlers["host.net.fetch"](context.Background(), &capability.Call{Caller: "p", Capability: "host.net.fetch", Method: "get",
+		Input: json.RawMessage(`{"url": "https://api.example.com/v2/x"}`)})
+	if err == nil || !strings.Contains(err.Error(), "denied: https://api.example.com/v2/x: not in the host's allowlist") {
+		t.Errorf("get outside the allowlist = %v", err)
+	}
+
+	cfg.Capabilities = append(cfg.Capabilities, capability.Provided{Key: "host.log", Version: v1})
+	cfg.CapabilityConfig = map[capability.Key]json.RawMessage{
+		"host.fs.read":   json.RawMessage(`{"roots": ["rel"], "root": []}`),
+		"host.net.fetch": json.RawMessage(`{"max_bytes": -1}`),
+		"host.log":       json.RawMessage(`{"level": "info"}`),
+	}
+	_, _, problems = hostHandlers(cfg, hclog.NewNullLogger())
+	want := []string{
+		`capability_config.host.fs.read: unknown field "root"`,
+		`capability_config.host.net.fetch: allow: at least one URL prefix is required; max_bytes: -1 must be in 1..2097152`,
+		`capability_config.host.log: host.log takes no settings`,
+	}
+	if !slices.Equal(problems, want) {
+		t.Errorf("problems = %q\nwant       %q", problems, want)
+	}
+	delete(cfg.CapabilityConfig, "host.fs.read")
+	if _, _, problems = hostHandlers(cfg, hclog.NewNullLogger()); len(problems) == 0 || problems[0] != "capability_config.host.fs.read: roots: at least one directory is required" {
+		t.Errorf("no settings: %q", problems)
 	}
 }
 
@@ -85,7 +138,7 @@ func TestHostLog(t *testing.T) {
 			log := hclog.New(&hclog.LoggerOptions{Name: loggerName, Output: &buf, JSONFormat: true, DisableTime: true, Level: hclog.Debug})
 			cfg := config.Config{PluginEnv: env,
 				Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}}}
-			handlers, _ := hostHandlers(cfg, log)
+			handlers, _, _ := hostHandlers(cfg, log)
 			var input json.RawMessage
 			if tt.input != "" {
 				input = json.RawMessage(tt.input)
@@ -143,5 +196,22 @@ func TestRunWarnsOfHostCapabilities(t *testing.T) {
 				"plugins' calls to it are answered not available (-32006)\n")
 			noChildren(t)
 		})
+	}
+}
+
+// TestRunRefusesBadCapabilityConfig: `run --once` with a host capability
+// whose settings are wrong starts nothing and says what is wrong, with the
+// config file and the key path.
+func TestRunRefusesBadCapabilityConfig(t *testing.T) {
+	cfg := filepath.Join(t.TempDir(), "kernel.json")
+	writeFile(t, cfg, `{"format": 1, "home": "home", "capabilities": [{"capability": "host.fs.read", "version": "1.0.0"}],
+		"capability_config": {"host.fs.read": {"roots": ["docs"]}}}`)
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"run", "--once", "--config", cfg}, &stdout, &stderr); code != exitFailed {
+		t.Errorf("exit code = %d, want %d", code, exitFailed)
+	}
+	want := "kernelctl: " + cfg + `: capability_config.host.fs.read: roots[0]: "docs": must be an absolute path` + "\n"
+	if stderr.String() != want {
+		t.Errorf("stderr = %q\nwant     %q", stderr.String(), want)
 	}
 }

@@ -71,11 +71,13 @@ func newNewCmd(g *globals) *cobra.Command {
   kernelctl new hello --lang node --dir plugins/hello --config kernel.json`,
 		Short: "Create a plugin package that passes validate and conformance",
 		Long: `Create a working plugin package NAME in a new directory (--dir, default ./NAME):
-plugin.json, the plugin's source, a three-line README, and for Python and Node.js
+plugin.json, the plugin's source, a short README, and for Python and Node.js
 the one-file SDK. The plugin declares an interceptor, a strategy claim, a
 provider (echo) and an action (greet); the point and the slot are the first the
-host config (--config) names, else tool.before and context.compactor. It passes
-kernelctl validate and kernelctl conformance as generated.
+host config (--config) names, else tool.before and context.compactor. Its
+permissions are the minimum: read its package, write its data and temporary
+directories, no network, no programs. It passes kernelctl validate and kernelctl
+conformance, confined too (--confine), as generated.
 
 For Go, go.mod requires the SDK module github.com/extkernel/extkernel with a
 replace to a local checkout (--sdk DIR; default: the checkout kernelctl was built

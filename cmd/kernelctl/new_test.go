@@ -16,13 +16,18 @@ var interpreters = map[string]string{"go": "go", "python": "python3", "node": "n
 // TestNewPlugin does what a new author does, from an empty directory, in
 // each language: `kernelctl new hello --lang L`, then `kernelctl validate
 // hello` and `kernelctl conformance hello`, which must pass as generated,
-// then `kernelctl install hello --home H` and `kernelctl run --home H
-// --once`, which starts it (the README's "Write a plugin"). The files
-// written are held to golden files (the one-file SDKs to their source).
+// and so must `kernelctl conformance --confine hello` where Landlock
+// enforces it (its minimal permissions are enough), then `kernelctl
+// install hello --home H` and `kernelctl run --home H --once`, which
+// starts it (the README's "Write a plugin"). The files written are held to
+// golden files (the one-file SDKs to their source).
 func TestNewPlugin(t *testing.T) {
 	for _, lang := range []string{"go", "python", "node"} {
 		t.Run(lang, func(t *testing.T) {
 			proctest.Interpreter(t, interpreters[lang])
+			if lang == "python" && confineEnforced() {
+				proctest.RealPython(t) // not a version manager's shim, which runs what --confine denies
+			}
 			work := t.TempDir()
 			var created string
 			t.Run("as a new user", func(t *testing.T) {
@@ -39,6 +44,12 @@ func TestNewPlugin(t *testing.T) {
 				kernelctl("validate", "hello")
 				if report := kernelctl("conformance", "hello"); !strings.Contains(report, "0 warned, 0 failed, 0 skipped") {
 					t.Errorf("conformance:\n%s", report)
+				}
+				if confineEnforced() {
+					report := kernelctl("conformance", "--confine", "hello")
+					if !strings.Contains(report, "\nconfinement: require: landlock ") || !strings.Contains(report, "0 warned, 0 failed, 0 skipped") {
+						t.Errorf("conformance --confine:\n%s", report)
+					}
 				}
 				if out := kernelctl("install", "hello", "--home", "H"); !strings.HasPrefix(out, "hello 0.1.0: installed from hello (directory)\n") {
 					t.Errorf("install:\n%s", out)

@@ -83,8 +83,12 @@ func startPrinter(out io.Writer, tty bool, width int, opts printerOptions) *prin
 
 // event queues a kernel event; it is the kernel's Subscribe callback. A
 // notify is queued without its data (never printed) and its name cut,
-// when its plugin's rate allows a line.
+// when its plugin's rate allows a line. An audit is not printed (one per
+// host capability call: kernelctl events shows them).
 func (p *printer) event(e observe.Event) {
+	if e.Type == observe.EventAudit {
+		return
+	}
 	if e.Type == observe.EventNotify {
 		if !p.notifies.allow(e.Plugin, e.Time) {
 			return

@@ -448,7 +448,8 @@ func newKernel(g *globals, ring *admin.LogRing) (k *kernel.Kernel, cfg config.Co
 // kernelConfig reads the config as run applies it, at start and when
 // --watch sees it change: the --config file with the home resolved,
 // kernelctl's logger log, and handlers for the host capabilities kernelctl
-// implements (with a warning for each declared one it does not).
+// implements (with a warning for each declared one it does not), built
+// from their capability_config (an error names what is wrong there).
 func kernelConfig(g *globals, log hclog.Logger) (config.Config, []string, error) {
 	cfg, err := g.configWithHome()
 	if err != nil {
@@ -456,7 +457,11 @@ func kernelConfig(g *globals, log hclog.Logger) (config.Config, []string, error)
 	}
 	cfg.Logger = log
 	var warnings []string
-	cfg.Handlers, warnings = hostHandlers(cfg, log)
+	var problems []string
+	cfg.Handlers, warnings, problems = hostHandlers(cfg, log)
+	if len(problems) > 0 {
+		return cfg, nil, &config.Error{Path: g.configPath, Problems: problems}
+	}
 	return cfg, warnings, nil
 }
 

@@ -87,6 +87,13 @@ type Config struct {
 	// plugin's call to a host capability without a handler is answered
 	// -32006 (not available). kernel.New copies the map.
 	Handlers map[capability.Key]capability.Handler
+	// CapabilityConfig holds, per host capability, the settings of the
+	// handler serving it (config key capability_config), for a host that
+	// builds its Handlers from its config file: kernelctl builds those of
+	// host.fs.read and host.net.fetch (package kernel/hostcap) from
+	// theirs. The kernel itself does not read it. Each key must be one of
+	// Capabilities, and each value valid JSON (Validate).
+	CapabilityConfig map[capability.Key]json.RawMessage
 	// MaxCallDepth bounds how deep plugins' calls nest (config key
 	// max_call_depth; default 8): a call made while serving a request of
 	// depth MaxCallDepth is refused with -32007, its message showing the

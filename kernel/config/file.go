@@ -32,6 +32,7 @@ type fileConfig struct {
 	Home                  string                           `json:"home"`
 	Host                  *fileHost                        `json:"host"`
 	Capabilities          []fileCapability                 `json:"capabilities"`
+	CapabilityConfig      map[string]json.RawMessage       `json:"capability_config"`
 	Points                []string                         `json:"points"`
 	Slots                 []string                         `json:"slots"`
 	Kinds                 []fileKind                       `json:"kinds"`
@@ -284,8 +285,9 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 	}
 	cfg := Config{
 		Home: absolute(fc.Home, dir), DataRoot: absolute(fc.DataRoot, dir),
-		Capabilities: convertCapabilities(fc.Capabilities, &ck),
-		Points:       convertIDs[contribution.Point](fc.Points), Slots: convertIDs[contribution.Slot](fc.Slots),
+		Capabilities:     convertCapabilities(fc.Capabilities, &ck),
+		CapabilityConfig: convertMap[capability.Key](fc.CapabilityConfig, func(v json.RawMessage) json.RawMessage { return v }),
+		Points:           convertIDs[contribution.Point](fc.Points), Slots: convertIDs[contribution.Slot](fc.Slots),
 		Kinds:  convertKinds(fc.Kinds, &ck),
 		Strict: fc.Strict, PoolSize: fc.PoolSize, StartupBudget: time.Duration(fc.StartupBudget),
 		Policy:       convertMap[string](fc.Policy, func(v string) FailurePolicy { return FailurePolicy(v) }),

@@ -31,6 +31,8 @@ import (
 //   - capabilities[i] has a valid capability key and a version;
 //   - each Handlers entry (handlers.<key>, a Go-only field) is non-nil and
 //     serves a capability listed in Capabilities;
+//   - each capability_config.<key> names a capability listed in
+//     Capabilities and is valid JSON;
 //   - points[i] and slots[i] are valid IDs;
 //   - kinds: an added kind is a valid identifier, none of the built-in
 //     ones, declared once, with a policy and a valid target;
@@ -66,6 +68,7 @@ func (c Config) Validate() error {
 func (c Config) problems() []jsonfile.Problem {
 	var ck checker
 	ck.capabilities(c.Capabilities, c.Handlers)
+	ck.capabilityConfig(c.Capabilities, c.CapabilityConfig)
 	for i, p := range c.Points {
 		ck.err(fmt.Sprintf("points[%d]", i), p.Validate())
 	}
@@ -136,6 +139,20 @@ func (ck *checker) capabilities(provided []capability.Provided, handlers map[cap
 			ck.add("handlers."+string(key), "the handler is nil")
 		case !slices.ContainsFunc(provided, func(p capability.Provided) bool { return p.Key == key }):
 			ck.add("handlers."+string(key), "the host does not provide %q (add it to capabilities)", key)
+		}
+	}
+}
+
+// capabilityConfig checks that each capability_config entry configures a
+// capability the host provides, with valid JSON.
+func (ck *checker) capabilityConfig(provided []capability.Provided, configs map[capability.Key]json.RawMessage) {
+	for _, key := range slices.Sorted(maps.Keys(configs)) {
+		path := "capability_config." + string(key)
+		switch {
+		case !slices.ContainsFunc(provided, func(p capability.Provided) bool { return p.Key == key }):
+			ck.add(path, "the host does not provide %q (add it to capabilities)", key)
+		case configs[key] != nil && !json.Valid(configs[key]):
+			ck.add(path, "is not valid JSON")
 		}
 	}
 }

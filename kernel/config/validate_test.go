@@ -20,13 +20,14 @@ import (
 func validConfig() Config {
 	handler := func(context.Context, *capability.Call) (json.RawMessage, error) { return nil, nil }
 	return Config{
-		Home:         "home",
-		Capabilities: []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}},
-		Handlers:     map[capability.Key]capability.Handler{"host.log": handler},
-		MaxCallDepth: 1,
-		StreamWindow: -1,
-		Points:       []contribution.Point{"tool.before"},
-		Slots:        []contribution.Slot{"context.compactor"},
+		Home:             "home",
+		Capabilities:     []capability.Provided{{Key: "host.log", Version: semver.MustParse("1.0.0")}},
+		Handlers:         map[capability.Key]capability.Handler{"host.log": handler},
+		CapabilityConfig: map[capability.Key]json.RawMessage{"host.log": json.RawMessage(`{"level": "info"}`)},
+		MaxCallDepth:     1,
+		StreamWindow:     -1,
+		Points:           []contribution.Point{"tool.before"},
+		Slots:            []contribution.Slot{"context.compactor"},
 		Kinds: append(contribution.DefaultKinds(), contribution.KindSpec{Kind: "tool", Policy: contribution.Unique},
 			contribution.KindSpec{Kind: "hook", Policy: contribution.Ordered, Target: contribution.TargetPoint}),
 		PoolSize:      1,
@@ -103,6 +104,13 @@ func TestValidate(t *testing.T) {
 				`handlers.host.fs: the host does not provide "host.fs" (add it to capabilities)`,
 				`handlers.host.log: the handler is nil`,
 			}},
+		{name: "capability config", edit: func(c *Config) {
+			c.CapabilityConfig["host.fs.read"] = json.RawMessage(`{}`)
+			c.CapabilityConfig["host.log"] = json.RawMessage(`{`)
+		}, want: []string{
+			`capability_config.host.fs.read: the host does not provide "host.fs.read" (add it to capabilities)`,
+			`capability_config.host.log: is not valid JSON`,
+		}},
 		{name: "points and slots", edit: func(c *Config) {
 			c.Points = append(c.Points, "a..b")
 			c.Slots = []contribution.Slot{" ", "ok"}

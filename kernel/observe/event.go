@@ -38,6 +38,15 @@ const (
 	// calls in a retired generation. Such notifies are delivered, but
 	// never attributed to the current generation.
 	EventNotify EventType = "notify"
+	// EventAudit reports one action a host capability handler took for a
+	// plugin's call, as the handler recorded it with Audit: Plugin is the
+	// caller, Capability and Method what it called, Target what the call
+	// acted on (a path, a URL), State the outcome (AuditAllowed,
+	// AuditDenied or AuditFailed), Message what was done or why not, and
+	// Err the refusal or the failure. The handlers of package
+	// kernel/hostcap record one for every call. It is delivered from the
+	// goroutine running the handler.
+	EventAudit EventType = "audit"
 )
 
 // Event is something a host may want to show or log.
@@ -49,8 +58,9 @@ type Event struct {
 	Generation uint64
 	Plugin     string
 	// State is the plugin's start state (a generation.StartState), for
-	// EventPlugin, or its supervision state (a PluginState), for
-	// EventPluginState.
+	// EventPlugin, its supervision state (a PluginState), for
+	// EventPluginState, or the outcome of an audited action (AuditAllowed,
+	// AuditDenied, AuditFailed), for EventAudit.
 	State   string
 	Elapsed time.Duration
 	Message string
@@ -63,4 +73,10 @@ type Event struct {
 	// not redacted, unlike the text the kernel logs. A host that shows it
 	// (a log, an event stream) redacts it there, as the admin server does.
 	Data json.RawMessage
+	// Capability and Method are, for EventAudit, the capability and the
+	// method the plugin called; Target is what the call acted on, as the
+	// handler recorded it (a path, a URL), redacted.
+	Capability string
+	Method     string
+	Target     string
 }

@@ -16,10 +16,11 @@ const (
 )
 
 // Size is what e is counted for against a byte bound: EventOverhead plus
-// the lengths of its Data, its strings (Plugin, State, Message, Name) and
-// its Err's text.
+// the lengths of its Data, its strings (Plugin, State, Message, Name,
+// Capability, Method, Target) and its Err's text.
 func (e Event) Size() int64 {
-	n := EventOverhead + len(e.Data) + len(e.Plugin) + len(e.State) + len(e.Message) + len(e.Name)
+	n := EventOverhead + len(e.Data) + len(e.Plugin) + len(e.State) + len(e.Message) + len(e.Name) +
+		len(e.Capability) + len(e.Method) + len(e.Target)
 	if e.Err != nil {
 		n += len(e.Err.Error())
 	}

@@ -203,7 +203,12 @@ func (r *runner) judgeCall(s *session, t target, a answer, ok, cancelled bool) C
 				r.opts.CallTimeout, cancelWait, protocol.CodeRequestCancelled)
 		}
 	case a.m.Error != nil:
-		return Case{Name: t.name(), Status: Pass, Reason: fmt.Sprintf("answered error %d: %s%s", a.m.Error.Code, quoteLimited(a.m.Error.Message, 80), after)}
+		reason := fmt.Sprintf("answered error %d: %s%s", a.m.Error.Code, quoteLimited(a.m.Error.Message, 80), after)
+		if denied := r.denied.scan(a.m.Error.Message); len(denied) > 0 {
+			// Confined, the call failed on what the plugin may not reach.
+			return Case{Name: t.name(), Status: Fail, Reason: reason + "; " + strings.Join(denied, "; ")}
+		}
+		return Case{Name: t.name(), Status: Pass, Reason: reason}
 	case t.kind == "intercept":
 		if d := checkDecision(a.m.Result); d != "" {
 			v.fail("%s (§5.2)", d)

@@ -32,6 +32,11 @@
 //     so that a plugin which stops there does not spoil the other cases;
 //  4. judges everything the plugin wrote on stdout and stderr in both.
 //
+// With Options.Confinement, every start is confined as the kernel confines
+// the plugin (docs/security.md, "Confinement"), and what the plugin was
+// denied, read from its error answers and stderr, is named in the report
+// (Report.Denials; docs/conformance.md, "Confined").
+//
 // When Run returns, every process it started has exited and been reaped
 // (a process that left the plugin's process group while holding its pipes
 // is found and killed on Linux only), and every goroutine it started has

@@ -61,7 +61,7 @@ func (r *runner) start(record bool) (*session, *protocol.InitializeResult, error
 // startAndGreet spawns the plugin and sends initialize.
 func (r *runner) startAndGreet() (*session, *protocol.InitializeResult, verdict, error) {
 	var v verdict
-	s, err := startSession(r.pkg, r.command, pluginEnv(r.pkg, r.opts.Env, r.dataDir))
+	s, err := startSession(r.pkg, r.command, r.env(), r.launch())
 	if s != nil {
 		s.host = newStubHost(r.pkg)
 	}
@@ -76,6 +76,7 @@ func (r *runner) startAndGreet() (*session, *protocol.InitializeResult, verdict,
 		Host:            protocol.HostInfo{Name: hostName, Version: protocol.Version},
 		Plugin:          protocol.PluginInfo{Name: r.pkg.Name, Version: r.pkg.Manifest.Version.String(), DataDir: r.dataDir},
 		Config:          r.opts.Config,
+		Session:         r.opts.Session,
 	}
 	key, ch, err := s.request(wire.MethodInitialize, params)
 	if err != nil {

@@ -14,6 +14,9 @@ import (
 // heartbeatTimeout bounds the answer to a ping.
 const heartbeatTimeout = wire.DefaultHeartbeatTimeout
 
+// env is the environment the plugin starts with.
+func (r *runner) env() []string { return pluginEnv(r.pkg, r.opts.Env, r.dataDir) }
+
 // pluginEnv returns the environment the kernel gives pkg's process
 // (wire.PluginEnv), with extra as the host's own variables.
 func pluginEnv(pkg *pluginpkg.Package, extra map[string]string, dataDir string) []string {

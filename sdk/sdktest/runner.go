@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/extkernel/extkernel/internal/confine"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -47,6 +49,13 @@ type runner struct {
 	command  string     // the resolved runtime command
 	sessions []*session // every start, for stdout and stderr
 
+	// The plugin's confinement (planConfinement): the policy the helper
+	// applies (nil: unconfined), its temporary directory, and what it was
+	// denied (nil when unconfined).
+	policy *confine.Policy
+	tmp    string
+	denied *denials
+
 	pingVerdict *verdict // the ping case, completed by the calls step
 }
 
@@ -57,6 +66,11 @@ func (r *runner) add(c Case) { r.rep.Cases = append(r.rep.Cases, c) }
 // run marked skipped.
 func (r *runner) report() Report {
 	rep := r.rep
+	rep.Cases = slices.Clone(rep.Cases)
+	rep.Denials = r.denied.all()
+	for i := range rep.Cases {
+		rep.Cases[i] = withDenials(rep.Cases[i], rep.Denials)
+	}
 	have := map[string]bool{}
 	for _, c := range rep.Cases {
 		have[c.Name] = true
@@ -85,9 +99,15 @@ func (r *runner) run() error {
 		for _, s := range r.sessions {
 			s.release()
 		}
+		if r.tmp != "" {
+			os.RemoveAll(r.tmp)
+		}
 	}()
 	if !r.manifest() {
 		return nil
+	}
+	if ok, err := r.planConfinement(r.env()); !ok || err != nil {
+		return err
 	}
 	if err := r.first(); err != nil {
 		return err

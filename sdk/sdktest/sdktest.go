@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/process"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // Status is the outcome of one case.
@@ -57,6 +58,16 @@ type Report struct {
 	// call/<kind>/<id> case per declaration in place of "calls", kinds in
 	// the order intercept, strategy, provider, action and IDs sorted.
 	Cases []Case `json:"cases"`
+	// Confinement says how the plugin ran: "off", or the mode and what
+	// enforces it on this machine ("best-effort: landlock ABI 7, seccomp,
+	// no_new_privs"), with what is not enforced.
+	Confinement string `json:"confinement"`
+	// Denials lists, sorted, what the confined plugin was denied over the
+	// run, as its stderr and its error answers show it, each checked
+	// against its effective permissions ("denied: read /x (not in
+	// permissions.fs.read)"); at most 16. A failed case's reason ends with
+	// them too.
+	Denials []string `json:"denials,omitempty"`
 }
 
 // Failed reports whether any case failed.
@@ -88,6 +99,15 @@ type Options struct {
 	// others) so that the suite is quick: a call still running then is
 	// only a warning, never a failure.
 	CallTimeout time.Duration
+	// Confinement confines the plugin as the host's config would
+	// (docs/security.md, "Confinement"): its Mode ("" is off), and the
+	// grants and denies over the manifest's permissions. Under "require",
+	// a rule this machine cannot enforce fails the handshake case and
+	// nothing starts. The plugin's ${tmp} is a directory of the run.
+	Confinement pluginpkg.Confinement
+	// Session is the session context sent in initialize, as a host
+	// config's session; its "workspace" is the permissions' ${workspace}.
+	Session map[string]string
 }
 
 // defaultCallTimeout is Options.CallTimeout's zero value.
@@ -100,7 +120,8 @@ const defaultCallTimeout = 2 * time.Second
 // reaped.
 //
 // The error is not about the plugin: dir is not a directory, the data
-// directory cannot be created, plugins cannot run on this system (an
+// or temporary directory cannot be created, Options.Confinement's mode is
+// unknown, plugins cannot run on this system (an
 // error wrapping errors.ErrUnsupported, on Windows), or ctx ended (then
 // ctx's error, with the cases finished so far). A plugin that cannot even
 // start is a failed case, not an error.

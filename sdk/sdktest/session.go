@@ -14,6 +14,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/confine"
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -52,6 +53,7 @@ type session struct {
 	releaseOnce sync.Once
 	holders     []int // set by release
 
+	denied  *denials  // what the plugin was denied, nil when unconfined
 	host    *stubHost // answers the plugin's capability/call
 	cbMu    sync.Mutex
 	cbCalls []callback // the plugin's calls into the host, under cbMu
@@ -66,22 +68,38 @@ type answer struct {
 // initID is the id of initialize, the first request of every session.
 const initID = "1"
 
+// launch is how a session starts the plugin beyond its command: confined
+// by policy (nil: not), with tmp its temporary directory, and what it was
+// denied found in its stderr and error answers.
+type launch struct {
+	policy *confine.Policy
+	tmp    string
+	denied *denials
+}
+
+func (r *runner) launch() launch { return launch{policy: r.policy, tmp: r.tmp, denied: r.denied} }
+
 // startSession spawns pkg's runtime command as the kernel does: no shell,
 // the package directory as working directory, its own process group,
-// the environment env.
-func startSession(pkg *pluginpkg.Package, path string, env []string) (*session, error) {
+// the environment env, confined as l says.
+func startSession(pkg *pluginpkg.Package, path string, env []string, l launch) (*session, error) {
 	rt := pkg.Manifest.Runtime
-	proc, err := process.Start(process.Config{
+	cfg := process.Config{
 		Path: path,
 		Args: append([]string{rt.Command}, rt.Args...),
 		Dir:  pkg.Dir,
 		Env:  env,
 		Log:  hclog.NewNullLogger(),
-	})
+	}
+	if l.policy != nil {
+		confineConfig(&cfg, l.policy, l.tmp)
+	}
+	proc, err := process.Start(cfg)
 	if err != nil {
 		return nil, err
 	}
-	s := &session{proc: proc, nulls: make(chan answer, 8), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{})}
+	s := &session{proc: proc, nulls: make(chan answer, 8), stdoutDone: make(chan struct{}), stderrDone: make(chan struct{}), denied: l.denied}
+	s.stderr.scan = l.denied.scan
 	s.mu.pending = make(map[string]chan answer)
 	s.mu.abandoned = make(map[string]bool)
 	s.mu.answered = make(map[string]bool)
@@ -168,6 +186,9 @@ func (s *session) callbacks() []callback {
 // none.
 func (s *session) response(m *wire.Message) {
 	a := answer{m: m, at: time.Now()}
+	if m.Error != nil {
+		s.denied.scan(m.Error.Message)
+	}
 	key := idKey(m.ID)
 	if key == "null" {
 		if m.Error == nil {

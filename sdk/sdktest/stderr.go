@@ -35,6 +35,9 @@ type stderrLog struct {
 	problems []string // the first keptProblems
 	more     int      // problems beyond those
 	tail     []string
+	// scan, when set before read, is given every line (what the plugin
+	// was denied is found in them).
+	scan func(string) []string
 }
 
 // read reads r line by line until it fails.
@@ -65,6 +68,9 @@ func (l *stderrLog) read(r io.Reader) {
 func (l *stderrLog) add(line []byte, n int) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
+	}
+	if l.scan != nil {
+		l.scan(string(line))
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

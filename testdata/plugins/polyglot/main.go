@@ -21,6 +21,9 @@
 //	                   {"error": {"code": c, "message": s}, "type": t},
 //	                   t naming the SDK's error type: "*protocol.Error",
 //	                   or "ProtocolError" in Python and Node.js
+//	"read": "/path"    read the file itself and answer {"read": content}
+//	                   or {"read_error": the error's text}: what its
+//	                   confinement lets it reach directly
 //	"loop": n          with call (Go only): make the call n times in a
 //	                   row and answer {"ns": [...]}, the duration of each
 //	                   call in nanoseconds as the plugin measured it
@@ -50,6 +53,7 @@ type script struct {
 	Notify string          `json:"notify"`
 	Block  bool            `json:"block"`
 	Call   *callSpec       `json:"call"`
+	Read   string          `json:"read"`
 	Loop   int             `json:"loop"`
 	Echo   json.RawMessage `json:"echo"`
 }
@@ -88,6 +92,12 @@ func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 		<-ctx.Done()
 		notify(p, "cancelled")
 		return nil, sdk.Errorf(protocol.CodeRequestCancelled, "polyglot: cancelled")
+	case s.Read != "":
+		data, err := os.ReadFile(s.Read)
+		if err != nil {
+			return map[string]string{"read_error": err.Error()}, nil
+		}
+		return map[string]string{"read": string(data)}, nil
 	case s.Call != nil && s.Loop > 0:
 		return loop(ctx, p, s)
 	case s.Call != nil:

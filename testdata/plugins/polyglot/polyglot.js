@@ -29,6 +29,13 @@ p.provider('run', 'runs its input as a script', async (script, signal) => {
     notify('cancelled');
     throw new ProtocolError(codes.REQUEST_CANCELLED, 'polyglot: cancelled');
   }
+  if (script.read) {
+    try {
+      return { read: require('fs').readFileSync(script.read, 'utf8') };
+    } catch (e) {
+      return { read_error: e.message };
+    }
+  }
   if (script.call) {
     try {
       // In the handler's async context: the call's parent is this request.

@@ -30,6 +30,12 @@ def run(script, cancel):
         cancel.wait()
         notify("cancelled")
         raise extkernel.ProtocolError(extkernel.REQUEST_CANCELLED, "polyglot: cancelled")
+    if script.get("read"):
+        try:
+            with open(script["read"]) as f:
+                return {"read": f.read()}
+        except OSError as e:
+            return {"read_error": "%s: %s" % (type(e).__name__, e)}
     call = script.get("call")
     if call is not None:
         try:
