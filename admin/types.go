@@ -75,7 +75,7 @@ type PluginStatus struct {
 }
 
 // Confinement is how a running plugin is confined, from its
-// sidecar.ConfinementReport (docs/security.md, "Confinement").
+// pluginpkg.ConfinementReport (docs/security.md, "Confinement").
 type Confinement struct {
 	// Mode is "require", "best-effort" or "off".
 	Mode string `json:"mode"`

@@ -25,8 +25,9 @@ type Expected struct {
 
 // UnavailableError reports an expected package (Inputs.Expect) that cannot
 // be part of the generation: it is not installed, it did not load, or it is
-// disabled; or a package the kernel withholds (Inputs.Withheld, Added
-// set). A *BuildError carries one per problem.
+// disabled; or a package the kernel withholds (Inputs.Withheld, Err a
+// *pluginpkg.PermissionsWidenedError). A *BuildError carries one per
+// problem.
 type UnavailableError struct {
 	// Package is the package name.
 	Package string
@@ -37,20 +38,17 @@ type UnavailableError struct {
 	Reason string
 	// Why is Expected.Why.
 	Why string
-	// Added lists, for a package withheld for its permissions
-	// (Inputs.Withheld), each one its manifest asks for beyond those the
-	// operator accepted ("net.connect api.example.com:443"); nil
-	// otherwise.
-	Added []string
 	// Err is the underlying error, if any (a *pluginpkg.ValidationError, a
-	// file system error).
+	// file system error, or for a package withheld the
+	// *pluginpkg.PermissionsWidenedError listing what its manifest asks
+	// for beyond what the operator accepted).
 	Err error
 }
 
 // Error is "required package "p1": path: reason; why", or for a package
 // withheld "package "p1": path: reason".
 func (e *UnavailableError) Error() string {
-	if e.Added != nil {
+	if _, ok := e.Err.(*pluginpkg.PermissionsWidenedError); ok {
 		return fmt.Sprintf("package %q: %s: %s", e.Package, e.Path, e.Reason)
 	}
 	s := fmt.Sprintf("required package %q: %s: %s", e.Package, e.Path, e.Reason)
@@ -110,7 +108,8 @@ func notInstalled(x Expected) *UnavailableError {
 		Reason: "not installed (the package directory is missing)"}
 }
 
-// Withheld returns an *UnavailableError (Added set) for each enabled
+// Withheld returns an *UnavailableError (its Err a
+// *pluginpkg.PermissionsWidenedError) for each enabled
 // package of in.Installed with a runtime that the kernel must not start
 // although it loaded, in name order: one that runs confined (the
 // Confinement.Mode of its launch value, LaunchOf, is not off) and whose
@@ -130,7 +129,8 @@ func (in *Inputs) Withheld() []*UnavailableError {
 			continue
 		}
 		if added := p.WidenedPermissions(); len(added) > 0 {
-			out = append(out, &UnavailableError{Package: p.Name, Path: p.ManifestPath, Added: added,
+			out = append(out, &UnavailableError{Package: p.Name, Path: p.ManifestPath,
+				Err: &pluginpkg.PermissionsWidenedError{Package: p.Name, To: p.Manifest.Version.String(), Added: added},
 				Reason: "permissions widened: + " + strings.Join(added, "; + ") + " (not accepted by the operator)"})
 		}
 	}

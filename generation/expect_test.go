@@ -1,6 +1,7 @@
 package generation
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -158,8 +159,9 @@ func TestWithheld(t *testing.T) {
 			var got []string
 			for _, e := range in.Withheld() {
 				got = append(got, e.Error())
-				if !reflect.DeepEqual(e.Added, []string{"net.connect api.example.com:443", "exec git"}) {
-					t.Errorf("Added = %q", e.Added)
+				var we *pluginpkg.PermissionsWidenedError
+				if !errors.As(e, &we) || !reflect.DeepEqual(we.Added, []string{"net.connect api.example.com:443", "exec git"}) {
+					t.Errorf("%v: want a *pluginpkg.PermissionsWidenedError adding net.connect and exec", e)
 				}
 			}
 			if !reflect.DeepEqual(got, tt.want) {

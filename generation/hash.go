@@ -10,11 +10,11 @@ import (
 	"strconv"
 )
 
-// MaxRecordedFiles is the most files whose digests a fingerprint records
+// maxRecordedFiles is the most files whose digests a fingerprint records
 // (Fingerprint.FileDigests). A package with more files is still covered by
 // Fingerprint.Files, but a plan can then only say "package files changed",
 // not which.
-const MaxRecordedFiles = 1000
+const maxRecordedFiles = 1000
 
 // Fingerprint is what identifies one member's inputs: if any field but
 // Interpreter differs between two generations, the member's sidecar must be
@@ -39,8 +39,8 @@ type Fingerprint struct {
 	// versions.
 	Files string `json:"files,omitempty"`
 	// FileDigests maps each file's path relative to the package directory
-	// to a short digest, so a plan can name what changed; omitted above
-	// MaxRecordedFiles files.
+	// to a short digest, so a plan can name what changed; omitted for a
+	// package of more than 1,000 files.
 	FileDigests map[string]string `json:"file_digests,omitempty"`
 	// Config is the hex sha256 of the member's launch value (Launch):
 	// its config, environment (a secret value by its own digest) and
@@ -65,7 +65,7 @@ func packageFingerprint(m *Member) Fingerprint {
 		f.Files = "unreadable: " + err.Error()
 	} else {
 		f.Files = "sha256:" + d.Sum
-		if len(d.Files) <= MaxRecordedFiles {
+		if len(d.Files) <= maxRecordedFiles {
 			f.FileDigests = d.Files
 		}
 	}

@@ -148,10 +148,10 @@ func TestPlanOlderSnapshots(t *testing.T) {
 }
 
 // TestFingerprintFileDigestsBounded records per-file digests only up to
-// MaxRecordedFiles files.
+// maxRecordedFiles files.
 func TestFingerprintFileDigestsBounded(t *testing.T) {
 	h := newPlanHome(t)
-	for i := 0; i <= MaxRecordedFiles; i++ {
+	for i := 0; i <= maxRecordedFiles; i++ {
 		h.file("audit", fmt.Sprintf("data/%04d", i), "")
 	}
 	s := snapshotOf(t, h.inputs())

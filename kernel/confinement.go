@@ -15,7 +15,7 @@ import (
 // start would fail with, returned with the report; a cfg that does not
 // validate is an error without one. What `kernelctl plan` and `doctor`
 // show.
-func PlanConfinement(cfg config.Config, pkg *pluginpkg.Package) (*sidecar.ConfinementReport, error) {
+func PlanConfinement(cfg config.Config, pkg *pluginpkg.Package) (*pluginpkg.ConfinementReport, error) {
 	k, err := New(cfg)
 	if err != nil {
 		return nil, err

@@ -74,7 +74,8 @@ func TestWidenedNotStarted(t *testing.T) {
 	defer k2.Close(context.Background())
 	err = k2.Start(context.Background())
 	var ue *generation.UnavailableError
-	if !errors.As(err, &ue) || !reflect.DeepEqual(ue.Added, []string{"net.connect api.example.com:443"}) ||
+	var we *pluginpkg.PermissionsWidenedError
+	if !errors.As(err, &ue) || !errors.As(ue, &we) || !reflect.DeepEqual(we.Added, []string{"net.connect api.example.com:443"}) ||
 		!strings.Contains(err.Error(), `required plugin "wide" failed: `+widenedReason) {
 		t.Errorf("Start with wide required: %v", err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -356,7 +357,7 @@ func (k *Kernel) settle(before map[string]observe.PluginStatus) {
 // runningProcess is the PID of plugin's sidecar in l and its confinement, or
 // zero and nil when l is nil (no generation is published) or the plugin
 // has no live process in it.
-func runningProcess(l *live, plugin string) (int, *sidecar.ConfinementReport) {
+func runningProcess(l *live, plugin string) (int, *pluginpkg.ConfinementReport) {
 	if l == nil {
 		return 0, nil
 	}

@@ -32,10 +32,10 @@ type Client struct {
 
 	// Set by launch before any goroutine starts, then read-only.
 	proc        *process.Process
-	direct      *process.DirectWriter // stdin written by callers, or nil (see send)
-	confinement *ConfinementReport    // set by launch, then read-only
-	tmpDir      string                // ${tmp} of a confined plugin, or ""; removed with files
-	files       *pinexec.Copy         // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
+	direct      *process.DirectWriter        // stdin written by callers, or nil (see send)
+	confinement *pluginpkg.ConfinementReport // set by launch, then read-only
+	tmpDir      string                       // ${tmp} of a confined plugin, or ""; removed with files
+	files       *pinexec.Copy                // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
 	id        uint64                     // unique in this host process, never reused
 	decl      *protocol.InitializeResult // set by Start before it returns

@@ -12,42 +12,9 @@ import (
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
-// ConfinementReport says how a plugin is confined (Options.Confinement)
-// and what this machine enforces of it (docs/security.md,
-// "Confinement").
-type ConfinementReport struct {
-	// Mode is the confinement applied: "require", "best-effort" or "off".
-	Mode string
-	// Requested is the manifest's permissions (the minimal set for a
-	// package that declares none); Granted and Denied the host's
-	// additions and removals; Effective the result, deny winning, its
-	// paths absolute. Nil when Mode is "off".
-	Requested, Granted, Denied, Effective *pluginpkg.Permissions
-	// Mechanism names what enforces it ("landlock ABI 7, seccomp,
-	// no_new_privs"), LandlockABI the Landlock ABI found (0 for none).
-	Mechanism   string
-	LandlockABI int
-	// Enforced says what is enforced, and by what; NotEnforced what is
-	// not (under "require" the plugin did not start if it is not empty);
-	// Notes the entries left out (a variable not set, a command not on
-	// PATH).
-	Enforced, NotEnforced, Notes []string
-}
-
-// String summarizes the report on one line.
-func (r *ConfinementReport) String() string {
-	switch {
-	case r == nil || r.Mode == "" || r.Mode == pluginpkg.ConfineOff:
-		return pluginpkg.ConfineOff
-	case len(r.NotEnforced) == 0:
-		return fmt.Sprintf("%s: %s", r.Mode, r.Mechanism)
-	}
-	return fmt.Sprintf("%s: %s; %d rule(s) not enforced", r.Mode, r.Mechanism, len(r.NotEnforced))
-}
-
 // reportOf converts confine's report.
-func reportOf(r *confine.Report) *ConfinementReport {
-	return &ConfinementReport{Mode: r.Mode, Requested: r.Requested, Granted: r.Granted, Denied: r.Denied,
+func reportOf(r *confine.Report) *pluginpkg.ConfinementReport {
+	return &pluginpkg.ConfinementReport{Mode: r.Mode, Requested: r.Requested, Granted: r.Granted, Denied: r.Denied,
 		Effective: r.Effective, Mechanism: r.Mechanism, LandlockABI: r.ABI,
 		Enforced: r.Enforced, NotEnforced: r.NotEnforced, Notes: r.Notes}
 }
@@ -57,7 +24,7 @@ func reportOf(r *confine.Report) *ConfinementReport {
 // doctor show. Under "require" it also returns the *StartError (phase
 // "confine") that Start would fail with. The plugin's temporary
 // directory is shown as ${tmp}.
-func PlanConfinement(pkg *pluginpkg.Package, opts Options) (*ConfinementReport, error) {
+func PlanConfinement(pkg *pluginpkg.Package, opts Options) (*pluginpkg.ConfinementReport, error) {
 	if pkg.Manifest.Runtime == nil {
 		return nil, &StartError{Plugin: pkg.Name, Phase: phaseSpawn, Err: errors.New("declarative package: no runtime to start")}
 	}
@@ -104,7 +71,7 @@ func (c *Client) lookPATH() string {
 // report, which Confinement returns from then on.
 func (c *Client) confined(command, dataDir string) (*confine.Policy, error) {
 	if m := c.opts.Confinement.Mode; m == "" || m == pluginpkg.ConfineOff {
-		c.confinement = &ConfinementReport{Mode: pluginpkg.ConfineOff}
+		c.confinement = &pluginpkg.ConfinementReport{Mode: pluginpkg.ConfineOff}
 		return nil, nil
 	}
 	tmp, err := os.MkdirTemp("", "extkernel-tmp-"+c.pkg.Name+"-")
@@ -119,7 +86,7 @@ func (c *Client) confined(command, dataDir string) (*confine.Policy, error) {
 
 // Confinement returns how the plugin is confined and what this machine
 // enforces of it; nil before Start planned it.
-func (c *Client) Confinement() *ConfinementReport { return c.confinement }
+func (c *Client) Confinement() *pluginpkg.ConfinementReport { return c.confinement }
 
 // removeTmp removes the plugin's temporary directory, if any, once
 // nothing runs in it.

@@ -21,7 +21,7 @@ import (
 func sameMachine(t *testing.T) {
 	real, os := planConfinement, confineOS
 	confineOS = "linux"
-	planConfinement = func(cfg config.Config, p *pluginpkg.Package) (*sidecar.ConfinementReport, error) {
+	planConfinement = func(cfg config.Config, p *pluginpkg.Package) (*pluginpkg.ConfinementReport, error) {
 		r, err := real(cfg, p)
 		if r == nil || r.Mode == pluginpkg.ConfineOff {
 			return r, err

@@ -103,3 +103,33 @@ internal/helper	H.Do
 		t.Errorf("writeNames =\n%s\nwant\n%s", got, want)
 	}
 }
+
+// caps are the most exported names a public package may have (issue 22):
+// a room over its cap is slimmed, never moved into internal/.
+var caps = map[string]int{"sidecar": 80, "kernel": 70, "protocol": 69, "generation": 145}
+
+// TestCaps holds the module's public packages to their caps, counted on
+// Linux (where the most files build).
+func TestCaps(t *testing.T) {
+	counts, err := countTree("../..", "linux")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, c := range counts {
+		limit, ok := caps[c.dir]
+		if !ok {
+			continue
+		}
+		seen[c.dir] = true
+		if c.total() > limit {
+			t.Errorf("package %s has %d exported names, over its cap of %d: slim it (go run ./internal/apicount -names %s)",
+				c.dir, c.total(), limit, c.dir)
+		}
+	}
+	for dir := range caps {
+		if !seen[dir] {
+			t.Errorf("package %s was not counted", dir)
+		}
+	}
+}

@@ -3,7 +3,7 @@ package observe
 import (
 	"time"
 
-	"github.com/extkernel/extkernel/sidecar"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // PluginState is a plugin's supervision state.
@@ -53,7 +53,7 @@ type PluginStatus struct {
 	// confined and what this machine enforces of it
 	// (sidecar.Client.Confinement: Mode "off" when it is not); nil when
 	// none runs there. It is shared: MUST NOT be modified.
-	Confinement *sidecar.ConfinementReport
+	Confinement *pluginpkg.ConfinementReport
 }
 
 // CallStats are a plugin's call counters (PluginStatus.Calls): always on,
