@@ -130,7 +130,7 @@ func (in *Inputs) Withheld() []*UnavailableError {
 		}
 		if added := p.WidenedPermissions(); len(added) > 0 {
 			out = append(out, &UnavailableError{Package: p.Name, Path: p.ManifestPath,
-				Err: &pluginpkg.PermissionsWidenedError{Package: p.Name, To: p.Manifest.Version.String(), Added: added},
+				Err:    &pluginpkg.PermissionsWidenedError{Package: p.Name, To: p.Manifest.Version.String(), Added: added},
 				Reason: "permissions widened: + " + strings.Join(added, "; + ") + " (not accepted by the operator)"})
 		}
 	}
