@@ -154,10 +154,16 @@ func floorStarter(bin string, n int) func(context.Context) (func() error, error)
 // closed when the benchmark ends.
 func startBenchClient(b *testing.B, bin string, args ...string) *Client {
 	b.Helper()
-	pkgs := benchPackages(b, bin, 1, args...)
+	return startBenchPackage(b, benchPackages(b, bin, 1, args...)[0], benchOptions())
+}
+
+// startBenchPackage starts pkg's plugin with opts; it is closed when the
+// benchmark ends.
+func startBenchPackage(b *testing.B, pkg *pluginpkg.Package, opts Options) *Client {
+	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
-	c, err := Start(ctx, pkgs[0], benchOptions())
+	c, err := Start(ctx, pkg, opts)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/extkernel/extkernel/internal/benchkit"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -49,4 +50,47 @@ func startWith(b *testing.B, bin string, n int, opts Options) func(context.Conte
 		})
 		return func() error { return benchkit.CloseClients(ctx, clients) }, err
 	}
+}
+
+// BenchmarkRoundTripConfined measures what confinement costs a call: an
+// SDK plugin confined under "require" to the minimal set and the same
+// plugin unconfined, called in turn in one loop (one echo each per
+// iteration, the order alternating), so that the machine's load lands on
+// both. It reports each one's median and 99th percentile and the ratio of
+// the medians (confined/unconfined p50).
+func BenchmarkRoundTripConfined(b *testing.B) {
+	_, sdk := benchBinaries(b)
+	confined := benchOptions()
+	confined.DataRoot = b.TempDir()
+	confined.Confinement = pluginpkg.Confinement{Mode: pluginpkg.ConfineRequire}
+	echoes := []benchEcho{clientEcho(startBenchPackage(b, benchPackages(b, sdk, 1)[0], benchOptions())),
+		clientEcho(startBenchPackage(b, benchPackages(b, sdk, 1)[0], confined))}
+	lat := []*benchkit.Latencies{benchkit.NewLatencies(b.N), benchkit.NewLatencies(b.N)}
+	for range 100 {
+		for _, e := range echoes {
+			if err := e.call(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range echoes {
+			k := (i + j) % 2
+			start := time.Now()
+			if err := echoes[k].call(); err != nil {
+				b.Fatal(err)
+			}
+			lat[k].Add(time.Since(start))
+		}
+	}
+	b.StopTimer()
+	p50 := make([]float64, 2)
+	for k, name := range []string{"unconfined", "confined"} {
+		q50, q99 := lat[k].Quantiles()
+		p50[k] = float64(q50)
+		b.ReportMetric(p50[k], name+"-p50-ns")
+		b.ReportMetric(float64(q99), name+"-p99-ns")
+	}
+	b.ReportMetric(p50[1]/p50[0], "confined/unconfined-p50")
 }

@@ -28,9 +28,19 @@ func (l *Latencies) Report(b *testing.B) {
 	if len(l.d) == 0 {
 		return
 	}
+	p50, p99 := l.Quantiles()
+	b.ReportMetric(float64(p50), "p50-ns")
+	b.ReportMetric(float64(p99), "p99-ns")
+}
+
+// Quantiles returns the median and the 99th percentile (nearest rank).
+// It sorts the durations.
+func (l *Latencies) Quantiles() (p50, p99 time.Duration) {
+	if len(l.d) == 0 {
+		return 0, 0
+	}
 	slices.Sort(l.d)
-	b.ReportMetric(float64(rank(l.d, 0.50)), "p50-ns")
-	b.ReportMetric(float64(rank(l.d, 0.99)), "p99-ns")
+	return rank(l.d, 0.50), rank(l.d, 0.99)
 }
 
 // rank returns the nearest-rank q-quantile of the sorted d.
