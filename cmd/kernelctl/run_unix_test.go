@@ -32,8 +32,8 @@ func runDemoInProcess(t *testing.T) (stdout *outBuffer, stderr *bytes.Buffer, ca
 }
 
 // TestRunUntilCancelled runs without --once in-process: a plugin killed
-// while run waits is reported, and cancelling (what SIGINT does) stops
-// every plugin.
+// while run waits is reported with the restart it gets, and cancelling
+// (what SIGINT does) stops every plugin.
 func TestRunUntilCancelled(t *testing.T) {
 	stdout, stderr, cancel, code := runDemoInProcess(t)
 	kids := children(t)
@@ -45,6 +45,10 @@ func TestRunUntilCancelled(t *testing.T) {
 		t.Fatal(err)
 	}
 	stdout.waitFor(t, `crashed memory: plugin "memory" exited unexpectedly (signal: killed)`+"\n")
+	// The supervisor reports its decision to restart in an event of its
+	// own, after the crash's: cancelling before it may print it after
+	// "stopping" (the restart itself is cancelled either way).
+	stdout.waitFor(t, "restarting memory: crash 1 of 3 allowed")
 
 	cancel()
 	select {
