@@ -81,7 +81,7 @@ func TestProgress(t *testing.T) {
 		{name: "no progress: Invoke times out", via: viaInvoke, input: `{"ms":1800}`, fails: true},
 		{name: "no progress: InvokeAsync times out", via: viaAsync, input: `{"ms":1800}`, fails: true},
 		{name: "no progress: OpenStream times out", via: viaStream, input: `{"ms":1800}`, fails: true},
-		{name: "not past the maximum", via: viaInvoke, input: `{"every":25}`, max: 1200 * time.Millisecond, fails: true},
+		{name: "not past the maximum", via: viaInvoke, input: `{"ms":-1,"every":25}`, max: 1200 * time.Millisecond, fails: true},
 		{name: "a flood is bounded", via: viaInvoke, input: `{"flood":20000,"ms":1800,"every":25}`},
 	}
 	for _, tt := range tests {

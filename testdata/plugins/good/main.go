@@ -65,7 +65,7 @@ func main() {
 
 // progressInput is the input of the provider progress: it first sends
 // Flood progresses at once, then runs for MS milliseconds (until
-// cancelled when 0), sending a progress every Every milliseconds (none
+// cancelled when negative), sending a progress every Every milliseconds (none
 // when 0), and answers "done".
 type progressInput struct {
 	MS    int `json:"ms"`
@@ -84,7 +84,7 @@ func progress(ctx context.Context, input json.RawMessage) (any, error) {
 		}
 	}
 	var end <-chan time.Time
-	if in.MS > 0 {
+	if in.MS >= 0 {
 		end = time.After(time.Duration(in.MS) * time.Millisecond)
 	}
 	var tick <-chan time.Time
