@@ -232,6 +232,7 @@ func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
 			HeartbeatInterval: c.Supervision.HeartbeatInterval,
 			HeartbeatTimeout:  c.Supervision.HeartbeatTimeout,
 			HangTimeout:       c.Supervision.HangTimeout,
+			MaxCallDuration:   c.MaxCallDuration,
 			OnCrash:           k.crashed,
 			OnHealth:          k.health,
 			OnNotify:          k.notified,

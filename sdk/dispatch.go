@@ -136,9 +136,9 @@ func (s *session) initialize(m *wire.Message) {
 
 // protocolVersion is the protocol version the SDK implements and answers
 // initialize with: 1.1 adds capability/call, 1.2 a stream's window_bytes,
-// which its producers honour. Any host of the same major
-// accepts it (docs/protocol.md §8).
-const protocolVersion = "1.2.0"
+// which its producers honour, 1.3 $/progress (Progress). Any host of the
+// same major accepts it (docs/protocol.md §8).
+const protocolVersion = "1.3.0"
 
 // checkVersion refuses a host whose protocol major version differs from
 // protocolVersion's, saying which side to upgrade.

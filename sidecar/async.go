@@ -44,12 +44,13 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		return
 	}
 	a := &asyncCall{c: c, id: id, method: method, done: done}
-	var due time.Time
+	pc := pendingCall{async: a, ctx: ctx}
 	d, timed := c.ownTimeout(ctx)
 	if timed {
-		due = time.Now().Add(d)
+		pc.due, pc.latest = c.clock(time.Now(), d)
+		pc.timeout = d
 	}
-	switch err := c.register(id, pendingCall{async: a, ctx: ctx, due: due}, callNormal); {
+	switch err := c.register(id, pc, callNormal); {
 	case err == errDown:
 		go func() { done(c.Invoke(ctx, method, params)) }() // waits for the terminal error
 		return
@@ -58,7 +59,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		return
 	}
 	if timed {
-		a.timer = time.AfterFunc(d, func() { a.expire(context.DeadlineExceeded) })
+		a.timer = time.AfterFunc(d, a.timedOut)
 	}
 	a.stop = context.AfterFunc(ctx, func() { a.expire(context.Cause(ctx)) })
 	// Sent from a reading goroutine (a relay), the request does not wait
@@ -97,6 +98,18 @@ func (a *asyncCall) expire(cause error) {
 		a.c.cancelRemote(a.id)
 		a.end(nil, a.c.named(a.method, cause))
 	}
+}
+
+// timedOut runs when a's own timeout fires: it re-arms the timer for what
+// progress left the call (extended), or ends the call. a.timer is set:
+// progress can extend the call only once it was sent, after a.timer was
+// set.
+func (a *asyncCall) timedOut() {
+	if left, ok := a.c.extended(a.id); ok {
+		a.timer.Reset(left)
+		return
+	}
+	a.expire(context.DeadlineExceeded)
 }
 
 // answer ends a's call with the response m.

@@ -148,11 +148,16 @@ func isCrash(err error) bool {
 // when the call timeout ran out), or an encoding error.
 func (c *Client) roundTrip(ctx context.Context, method string, params, result any, kind callKind) error {
 	var timeout <-chan time.Time
-	var due time.Time
+	var t *time.Timer
+	pc := pendingCall{ctx: ctx}
 	if d, ok := c.ownTimeout(ctx); ok {
-		t := startTimer(d)
+		pc.due, pc.latest = c.clock(time.Now(), d)
+		if kind == callNormal { // progress extends no ping, handshake or shutdown
+			pc.timeout = d
+		}
+		t = startTimer(d)
 		defer stopTimer(t)
-		timeout, due = t.C, time.Now().Add(d)
+		timeout = t.C
 	}
 	id := c.nextID.Add(1)
 	frame, err := encodeRequest(id, method, params)
@@ -160,7 +165,8 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 		return err
 	}
 	ch := replyChans.Get().(chan *wire.Message)
-	if err := c.register(id, pendingCall{ch: ch, ctx: ctx, due: due}, kind); err != nil {
+	pc.ch = ch
+	if err := c.register(id, pc, kind); err != nil {
 		replyChans.Put(ch)
 		if err == errDown {
 			return c.awaitTerminal(ctx, timeout)
@@ -183,21 +189,27 @@ func (c *Client) roundTrip(ctx context.Context, method string, params, result an
 	}
 	// ch goes back to its pool only once its one message was received:
 	// after unregister, deliver may still be sending to it.
-	select {
-	case m := <-ch:
-		replyChans.Put(ch)
-		return decodeResponse(m, result, c.opts.Redact)
-	case <-c.dead:
-		c.unregister(id)
-		return c.terminalErr()
-	case <-ctx.Done():
-		c.unregister(id)
-		c.cancelRemote(id)
-		return context.Cause(ctx)
-	case <-timeout:
-		c.unregister(id)
-		c.cancelRemote(id)
-		return context.DeadlineExceeded
+	for {
+		select {
+		case m := <-ch:
+			replyChans.Put(ch)
+			return decodeResponse(m, result, c.opts.Redact)
+		case <-c.dead:
+			c.unregister(id)
+			return c.terminalErr()
+		case <-ctx.Done():
+			c.unregister(id)
+			c.cancelRemote(id)
+			return context.Cause(ctx)
+		case <-timeout:
+			if left, ok := c.extended(id); ok {
+				t.Reset(left)
+				continue
+			}
+			c.unregister(id)
+			c.cancelRemote(id)
+			return context.DeadlineExceeded
+		}
 	}
 }
 
@@ -262,6 +274,11 @@ type pendingCall struct {
 	async *asyncCall      // InvokeAsync's, instead of ch
 	ctx   context.Context // the call's context
 	due   time.Time       // when its own timeout runs out; zero: ctx's deadline bounds it
+	// timeout is the own timeout the call started with, by which each
+	// $/progress extends due (from the time of the progress), up to
+	// latest; zero when progress extends nothing (progress.go).
+	timeout time.Duration
+	latest  time.Time
 }
 
 // register records a pending call, unless the client is terminal or
@@ -482,6 +499,8 @@ func (c *Client) handle(m *wire.Message) (bad, violation error) {
 		return c.streamChunk(m.Params), nil
 	case m.Method == wire.MethodStreamAck:
 		return c.streamAck(m.Params), nil
+	case m.Method == wire.MethodProgress:
+		return c.progress(m.Params), nil
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))
 	}

@@ -73,6 +73,10 @@ type Client struct {
 	idleCallWorkers atomic.Int32
 
 	growPipe sync.Once // OpenStream grows the stdout pipe once
+	// rearms counts the call timers re-armed because progress extended
+	// their calls (progress.go): bounded per call, whatever the plugin
+	// sends; read by tests.
+	rearms atomic.Int64
 
 	// mu guards the fields below. It is a leaf lock: nothing else is
 	// locked, and no I/O or callback runs, while it is held.

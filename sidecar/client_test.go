@@ -37,7 +37,7 @@ func TestGoodPluginCalls(t *testing.T) {
 	defer cancel()
 
 	d := c.Declarations()
-	if d.Name != "good" || d.Version != "1.0.0" || len(d.Interceptors) != 1 || len(d.Strategies) != 1 || len(d.Providers) != 5 || len(d.Actions) != 1 {
+	if d.Name != "good" || d.Version != "1.0.0" || len(d.Interceptors) != 1 || len(d.Strategies) != 1 || len(d.Providers) != 6 || len(d.Actions) != 1 {
 		t.Errorf("Declarations = %+v", d)
 	}
 	t.Run("intercept modify", func(t *testing.T) {

@@ -33,8 +33,8 @@ func countWarnings(log string) (warned, suppressed int) {
 }
 
 // TestMalformedMessages starts real plugins that send the host 1000
-// well-framed but malformed messages of six kinds (params that do not
-// decode, answers and chunks for ids the host never sent). One that sends
+// well-framed but malformed messages of eight kinds (params that do not
+// decode, answers, chunks and progress for ids the host never sent). One that sends
 // nothing else is stopped for breaking the protocol once it reaches the
 // limit; one that sends a well-formed message after each keeps running.
 // Either way the host logs no more warnings than the plugin's log rate

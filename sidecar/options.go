@@ -73,6 +73,15 @@ type Options struct {
 	// HeartbeatTimeout; either way the plugin is reported unresponsive
 	// before it is stopped.
 	HangTimeout time.Duration
+	// MaxCallDuration bounds how long a call may run when the plugin's
+	// $/progress notifications (protocol 1.3, docs/protocol.md §5.15)
+	// extend it: each progress moves the call's own timeout (the call
+	// timeout, or WithCallTimeout's) to the time of the progress plus
+	// that timeout, never past the call's start plus MaxCallDuration (or
+	// plus the timeout, when that is longer). A deadline of the call's
+	// context is the caller's and is never extended. Zero means 10m
+	// (wire.DefaultMaxCallDuration); negative disables the extension.
+	MaxCallDuration time.Duration
 	// Limits bound what the plugin may make the system and the host spend
 	// (pluginpkg.ResourceLimits: each field's doc gives its default). The
 	// process limits (OpenFiles, AddressSpace) are applied right after the
@@ -205,6 +214,7 @@ func (o Options) withDefaults() Options {
 	o.HeartbeatInterval = cmp.Or(o.HeartbeatInterval, wire.DefaultHeartbeatInterval)
 	o.HeartbeatTimeout = cmp.Or(o.HeartbeatTimeout, wire.DefaultHeartbeatTimeout)
 	o.HangTimeout = cmp.Or(o.HangTimeout, wire.DefaultHangTimeout)
+	o.MaxCallDuration = cmp.Or(o.MaxCallDuration, wire.DefaultMaxCallDuration)
 	o.queueBytes = int64(cmp.Or(o.Limits.QueueBytes, wire.DefaultQueueBytes))
 	o.windowBytes = int64(cmp.Or(o.Limits.StreamWindowBytes, wire.DefaultStreamWindowBytes))
 	o.maxMalformed = int(cmp.Or(o.Limits.MalformedMessages, defaultMaxMalformed))

@@ -30,9 +30,9 @@ func TestPinRunsTheHashedFile(t *testing.T) {
 	}{
 		{name: "binary rewritten after the check", manifest: plugintest.GoodManifest("p", false), exe: "good", rewrite: "faulty"},
 		{name: "binary swapped after the check", manifest: plugintest.GoodManifest("p", false), exe: "good", swap: "faulty",
-			want: []string{"block", "echo", "env", "fail", "notify"}},
+			want: []string{"block", "echo", "env", "fail", "notify", "progress"}},
 		{name: "binary", manifest: plugintest.GoodManifest("p", false), exe: "good",
-			want: []string{"block", "echo", "env", "fail", "notify"}},
+			want: []string{"block", "echo", "env", "fail", "notify", "progress"}},
 		{name: "script", manifest: `{"format": 1, "name": "p", "version": "0.1.0", "runtime": {"command": "./run.sh"}}`,
 			files: map[string]string{"run.sh": "#!/bin/sh\nexec ./faulty well-behaved\n"}, exe: "run.sh"},
 	}

@@ -95,7 +95,7 @@ func TestPackagePinExecsTheHashedCommand(t *testing.T) {
 					got = append(got, p.Ref)
 				}
 				slices.Sort(got)
-				if want := []string{"block", "echo", "env", "fail", "notify"}; !slices.Equal(got, want) {
+				if want := []string{"block", "echo", "env", "fail", "notify", "progress"}; !slices.Equal(got, want) {
 					t.Errorf("providers = %q, want %q (the pinned plugin's)", got, want)
 				}
 				return

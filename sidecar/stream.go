@@ -127,17 +127,19 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 		ch: make(chan *wire.Message, 1), ready: make(chan struct{}, 1)}
 	s.window, s.windowBytes = c.streamWindow(s.window)
 	s.every = (s.window + 1) / 2
-	var due time.Time
+	pc := pendingCall{ch: s.ch, ctx: ctx}
 	if d, ok := c.ownTimeout(ctx); ok {
+		pc.due, pc.latest = c.clock(time.Now(), d)
+		pc.timeout = d
 		s.timer = startTimer(d)
-		s.timeout, due = s.timer.C, time.Now().Add(d)
+		s.timeout = s.timer.C
 	}
 	params := wire.ProviderInvokeParams{Ref: ref, Input: input, Traceparent: wire.Traceparent(ctx),
 		Stream: &wire.StreamParams{Window: int(s.window), WindowBytes: c.opts.windowBytes}}
 	s.id = c.nextID.Add(1)
 	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, params)
 	if err == nil {
-		if err = c.registerStream(s, pendingCall{ch: s.ch, ctx: ctx, due: due}); err == errDown {
+		if err = c.registerStream(s, pc); err == errDown {
 			err = c.awaitTerminal(ctx, s.timeout)
 		} else if err == nil {
 			if err = c.send(ctx, frameWait, s.id, frame); err == nil {
@@ -239,6 +241,10 @@ func (s *Stream) Next() (json.RawMessage, error) {
 		case <-s.ctx.Done():
 			return nil, s.fail(context.Cause(s.ctx), true)
 		case <-s.timeout:
+			if left, ok := s.c.extended(s.id); ok {
+				s.timer.Reset(left)
+				continue
+			}
 			return nil, s.fail(context.DeadlineExceeded, true)
 		}
 	}

@@ -41,6 +41,11 @@ const (
 	// granting credit on a stream: sent by the side that sent the request,
 	// it says that the chunks up to seq were consumed.
 	MethodStreamAck = "$/stream/ack"
+	// MethodProgress is a plugin-to-host notification (protocol 1.3)
+	// reporting progress on the host request whose id it names: each one
+	// extends that request's own timeout, up to the host's maximum call
+	// duration (docs/protocol.md §5.15).
+	MethodProgress = "$/progress"
 )
 
 // Defaults of the bounds of what a plugin makes a host hold
@@ -91,6 +96,11 @@ const (
 	// DefaultHangTimeout is how long a pinged plugin may answer nothing
 	// before it is stopped as hung (VS Code: 10 s).
 	DefaultHangTimeout = 10 * time.Second
+	// DefaultMaxCallDuration is the longest a host request may run when
+	// its plugin's $/progress notifications keep extending its timeout
+	// (protocol 1.3): progress never extends a call past its start plus
+	// this, or plus its own timeout when that is longer.
+	DefaultMaxCallDuration = 10 * time.Minute
 )
 
 // The params of the host's calls (and of a plugin's capability/call) may
@@ -187,6 +197,15 @@ type NotifyParams struct {
 // CancelParams are the params of $/cancel.
 type CancelParams struct {
 	ID json.RawMessage `json:"id"`
+}
+
+// ProgressParams are the params of $/progress (protocol 1.3): ID is the
+// id of the host request in flight the plugin reports progress on;
+// Message and Fraction (in [0, 1]) are optional.
+type ProgressParams struct {
+	ID       json.RawMessage `json:"id"`
+	Message  string          `json:"message,omitempty"`
+	Fraction *float64        `json:"fraction,omitempty"`
 }
 
 // LogParams are the params of the log notification. Level is one of trace,

@@ -91,6 +91,8 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"StreamChunkParams", StreamChunkParams{ID: json.RawMessage(`"c1"`), Seq: 7}},
 		{"StreamAckParams", StreamAckParams{ID: json.RawMessage(`12`), Seq: 0}},
 		{"StreamAckParams", StreamAckParams{ID: json.RawMessage(`"c1"`), Seq: 16}},
+		{"ProgressParams", ProgressParams{ID: json.RawMessage(`7`)}},
+		{"ProgressParams", ProgressParams{ID: json.RawMessage(`7`), Message: "indexed 3 of 4", Fraction: new(0.75)}},
 		{"Empty", Empty{}},
 		{"Error", &protocol.Error{Code: protocol.CodeUnknownTarget, Message: fmt.Sprintf("unknown point %q", "x")}},
 		{"Message", mustRequest(t, "1", MethodPing, Empty{})},
@@ -132,6 +134,9 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		{"StreamChunkParams", `{"id":12,"seq":0,"data":1}`},
 		{"StreamChunkParams", `{"id":12,"seq":1}`},
 		{"StreamAckParams", `{"id":12,"seq":-1}`},
+		{"ProgressParams", `{"message":"no id"}`},
+		{"ProgressParams", `{"id":7,"fraction":1.5}`},
+		{"ProgressParams", `{"id":7,"message":3}`},
 		// §4.3: a provided capability's version is strict.
 		{"CapabilityDecl", `{"capability":"x","version":"2.1"}`},
 		{"CapabilityDecl", `{"capability":"x","version":"v2.1"}`},

@@ -53,6 +53,7 @@ var goMethods = map[string]goMethod{
 	MethodCapabilityCall: {"plugin-to-host", false, typeOf[CapabilityCallParams](), typeOf[OutputResult]()},
 	MethodStreamChunk:    {"both", true, typeOf[StreamChunkParams](), nil},
 	MethodStreamAck:      {"both", true, typeOf[StreamAckParams](), nil},
+	MethodProgress:       {"plugin-to-host", true, typeOf[ProgressParams](), nil},
 }
 
 // goTimeouts names every default timeout as the schema's "timeouts" does.
@@ -67,6 +68,7 @@ var goTimeouts = map[string]time.Duration{
 	"heartbeat_interval": DefaultHeartbeatInterval,
 	"heartbeat_timeout":  DefaultHeartbeatTimeout,
 	"hang":               DefaultHangTimeout,
+	"max_call_duration":  DefaultMaxCallDuration,
 }
 
 type schemaDoc struct {
@@ -354,7 +356,7 @@ func (c *typeChecker) checkType(path string, typ reflect.Type, n *schemaNode) {
 		n = c.defs[strings.TrimPrefix(n.Ref, "#/$defs/")]
 	}
 	want := map[reflect.Kind]string{
-		reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Bool: "boolean",
+		reflect.String: "string", reflect.Int: "integer", reflect.Int64: "integer", reflect.Float64: "number", reflect.Bool: "boolean",
 		reflect.Slice: "array", reflect.Map: "object",
 	}[typ.Kind()]
 	switch {

@@ -137,6 +137,14 @@ type Config struct {
 	// SlotOwners names the package that owns a slot when several claim it.
 	SlotOwners map[contribution.Slot]string
 	Deadlines  Deadlines
+	// MaxCallDuration bounds how long a call to a plugin may run when the
+	// plugin's progress notifications extend its deadline (config key
+	// max_call_duration; default 10m; docs/protocol.md §5.15): each
+	// progress moves the call's deadline to the time of the progress plus
+	// the call's own deadline (Deadlines), never past the call's start
+	// plus MaxCallDuration, or plus its deadline when that is longer.
+	// Negative is an error (Validate).
+	MaxCallDuration time.Duration
 	// DrainTimeout bounds how long a retired generation waits for in-flight
 	// calls (default 30s).
 	DrainTimeout time.Duration

@@ -42,6 +42,7 @@ type fileConfig struct {
 	Policy                map[string]string                `json:"policy"`
 	SlotOwners            map[string]string                `json:"slot_owners"`
 	Deadlines             fileDeadlines                    `json:"deadlines"`
+	MaxCallDuration       jsonfile.Duration                `json:"max_call_duration"`
 	DrainTimeout          jsonfile.Duration                `json:"drain_timeout"`
 	PluginConfig          map[string]json.RawMessage       `json:"plugin_config"`
 	Supervision           fileSupervision                  `json:"supervision"`
@@ -310,6 +311,7 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 	d := fc.Deadlines
 	cfg.Deadlines = Deadlines{Intercept: time.Duration(d.Intercept), Strategy: time.Duration(d.Strategy),
 		Provider: time.Duration(d.Provider), Action: time.Duration(d.Action)}
+	cfg.MaxCallDuration = time.Duration(fc.MaxCallDuration)
 	if fc.Host != nil {
 		cfg.Host = protocol.HostInfo{Name: fc.Host.Name, Version: fc.Host.Version}
 	}

@@ -46,16 +46,16 @@ func TestParseDurations(t *testing.T) {
 	cfg, err := Parse("k.json", []byte(`{"format": 1, "startup_budget": "1m30s", "drain_timeout": "150ms",
 		"deadlines": {"intercept": "1s", "strategy": "2s", "provider": "3s", "action": "4s"},
 		"supervision": {"heartbeat_interval": "5s", "heartbeat_timeout": "6s", "hang_timeout": "7s", "crash_window": "8s",
-		"backoff_min": "9ms", "backoff_max": "10s", "crash_budget": 2}, "handshake_timeout": "11s"}`))
+		"backoff_min": "9ms", "backoff_max": "10s", "crash_budget": 2}, "handshake_timeout": "11s", "max_call_duration": "12m"}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := time.Second
-	want := Config{StartupBudget: 90 * s, DrainTimeout: 150 * time.Millisecond, HandshakeTimeout: 11 * s,
+	want := Config{StartupBudget: 90 * s, DrainTimeout: 150 * time.Millisecond, HandshakeTimeout: 11 * s, MaxCallDuration: 12 * time.Minute,
 		Deadlines: Deadlines{Intercept: s, Strategy: 2 * s, Provider: 3 * s, Action: 4 * s},
 		Supervision: Supervision{HeartbeatInterval: 5 * s, HeartbeatTimeout: 6 * s, HangTimeout: 7 * s, CrashWindow: 8 * s,
 			BackoffMin: 9 * time.Millisecond, BackoffMax: 10 * s, CrashBudget: 2}}
-	got := Config{StartupBudget: cfg.StartupBudget, DrainTimeout: cfg.DrainTimeout, HandshakeTimeout: cfg.HandshakeTimeout,
+	got := Config{StartupBudget: cfg.StartupBudget, DrainTimeout: cfg.DrainTimeout, HandshakeTimeout: cfg.HandshakeTimeout, MaxCallDuration: cfg.MaxCallDuration,
 		Deadlines: cfg.Deadlines, Supervision: cfg.Supervision}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("durations = %+v, want %+v", got, want)

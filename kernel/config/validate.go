@@ -24,7 +24,8 @@ import (
 // by its key in the file (docs/config.md):
 //
 //   - durations (startup_budget, drain_timeout, deadlines.*,
-//     supervision.*, handshake_timeout) are not negative, and
+//     max_call_duration, supervision.*, handshake_timeout) are not
+//     negative, and
 //     handshake_timeout is at most 60s, the largest a manifest may set;
 //   - pool_size and max_call_depth are not negative (a positive one is a
 //     bound, zero the default), nor is supervision.crash_budget;
@@ -84,6 +85,7 @@ func (c Config) problems() []jsonfile.Problem {
 	ck.duration("deadlines.strategy", c.Deadlines.Strategy)
 	ck.duration("deadlines.provider", c.Deadlines.Provider)
 	ck.duration("deadlines.action", c.Deadlines.Action)
+	ck.duration("max_call_duration", c.MaxCallDuration)
 	ck.duration("drain_timeout", c.DrainTimeout)
 	ck.pluginConfig(c.PluginConfig)
 	ck.supervision(c.Supervision)

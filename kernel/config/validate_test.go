@@ -67,7 +67,7 @@ func TestValidate(t *testing.T) {
 		{name: "handshake timeout above the maximum", edit: func(c *Config) { c.HandshakeTimeout = 61 * time.Second },
 			want: []string{`handshake_timeout: "1m1s" exceeds the maximum of 1m0s`}},
 		{name: "negative durations", edit: func(c *Config) {
-			c.StartupBudget, c.DrainTimeout, c.HandshakeTimeout = -time.Second, -time.Millisecond, -time.Minute
+			c.StartupBudget, c.DrainTimeout, c.HandshakeTimeout, c.MaxCallDuration = -time.Second, -time.Millisecond, -time.Minute, -time.Hour
 			c.Deadlines = Deadlines{Intercept: -1, Strategy: -2, Provider: -3, Action: -4}
 			c.Supervision = Supervision{HeartbeatInterval: -1, HeartbeatTimeout: -2, HangTimeout: -3, CrashWindow: -4, BackoffMin: -5, BackoffMax: -6}
 		}, want: []string{
@@ -76,6 +76,7 @@ func TestValidate(t *testing.T) {
 			`deadlines.strategy: "-2ns" is not a positive duration such as "5s"`,
 			`deadlines.provider: "-3ns" is not a positive duration such as "5s"`,
 			`deadlines.action: "-4ns" is not a positive duration such as "5s"`,
+			`max_call_duration: "-1h" is not a positive duration such as "5s"`,
 			`drain_timeout: "-1ms" is not a positive duration such as "5s"`,
 			`supervision.heartbeat_interval: "-1ns" is not a positive duration such as "5s"`,
 			`supervision.heartbeat_timeout: "-2ns" is not a positive duration such as "5s"`,
@@ -212,6 +213,7 @@ func TestValidateIsParsesCheck(t *testing.T) {
 		{"call depth", `"max_call_depth": -2`, func(c *Config) { c.MaxCallDepth = -2 }},
 		{"crash budget", `"supervision": {"crash_budget": -1}`, func(c *Config) { c.Supervision.CrashBudget = -1 }},
 		{"handshake timeout", `"handshake_timeout": "90s"`, func(c *Config) { c.HandshakeTimeout = 90 * time.Second }},
+		{"max call duration", `"max_call_duration": "-1h"`, func(c *Config) { c.MaxCallDuration = -time.Hour }},
 		{"capability key", `"capabilities": [{"capability": "a..b", "version": "1.0.0"}]`,
 			func(c *Config) {
 				c.Capabilities = []capability.Provided{{Key: "a..b", Version: semver.MustParse("1.0.0")}}

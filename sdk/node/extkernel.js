@@ -77,7 +77,7 @@
 
 const { AsyncLocalStorage } = require('async_hooks');
 
-const PROTOCOL_VERSION = '1.2.0';
+const PROTOCOL_VERSION = '1.3.0';
 const MAX_FRAME = 4 << 20;
 const DRAIN_WAIT_MS = 1000;
 const CANCEL_WAIT_MS = 500;
@@ -145,6 +145,30 @@ const TRACEPARENT = /^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}
 function traceparent() {
   const h = handlerContext.getStore();
   return h ? h.traceparent : undefined;
+}
+
+/**
+ * Reports progress on the host request the current handler serves (its async
+ * context), with a $/progress notification (protocol 1.3, docs/protocol.md
+ * §5.15): message says what the handler is doing, fraction (0 to 1) how much
+ * is done; either may be undefined. A host of protocol 1.3 or later extends
+ * the request's timeout with each progress, up to its maximum call duration,
+ * so a handler that runs longer than the host's timeout reports progress more
+ * often than that timeout; an older host ignores it. Throws outside a
+ * handler's async context or before the handshake, and a RangeError for a
+ * fraction out of [0, 1].
+ */
+function progress(message, fraction) {
+  const h = handlerContext.getStore();
+  if (!h) throw new Error('progress: not called in a handler\'s async context');
+  if (fraction !== undefined && !(typeof fraction === 'number' && fraction >= 0 && fraction <= 1)) {
+    throw new RangeError(`progress: fraction ${fraction} is not in [0, 1]`);
+  }
+  if (!h.session.initialized) throw new Error('progress: handshake not complete');
+  const params = { id: h.id };
+  if (message !== undefined) params.message = String(message);
+  if (fraction !== undefined) params.fraction = fraction;
+  h.session.write({ method: '$/progress', params });
 }
 
 /** The decision that passes the payload on unchanged (also: return undefined). */
@@ -894,6 +918,6 @@ function checkDecision(res) {
 }
 
 module.exports = {
-  Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, PROTOCOL_VERSION, MAX_FRAME,
+  Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, progress, PROTOCOL_VERSION, MAX_FRAME,
   DEFAULT_STREAM_WINDOW, MAX_STREAM_WINDOW,
 };

@@ -87,7 +87,7 @@ import sys
 import threading
 import traceback
 
-PROTOCOL_VERSION = "1.2.0"
+PROTOCOL_VERSION = "1.3.0"
 MAX_FRAME = 4 << 20
 
 PARSE_ERROR = -32700
@@ -1064,6 +1064,33 @@ def traceparent():
     traces takes it as the parent of its own spans; plugin.call sends it on
     with the handler's calls."""
     return getattr(_current, "traceparent", None)
+
+
+def progress(message=None, fraction=None):
+    """Reports progress on the host request the calling handler thread
+    serves, with a $/progress notification (protocol 1.3, docs/protocol.md
+    §5.15): message says what the handler is doing, fraction (0 to 1) how
+    much is done; either may be None. A host of protocol 1.3 or later
+    extends the request's timeout with each progress, up to its maximum
+    call duration, so a handler that runs longer than the host's timeout
+    reports progress more often than that timeout; an older host ignores
+    it. Raises RuntimeError outside a handler thread or before the
+    handshake, ValueError for a fraction out of [0, 1]."""
+    serving = getattr(_current, "serving", None)
+    if serving is None:
+        raise RuntimeError("progress: not called from a handler thread")
+    if fraction is not None and not (isinstance(fraction, (int, float)) and 0 <= fraction <= 1):
+        raise ValueError("progress: fraction %r is not in [0, 1]" % (fraction,))
+    session, call = serving
+    params = {"id": call.id}
+    if message is not None:
+        params["message"] = str(message)
+    if fraction is not None:
+        params["fraction"] = float(fraction)
+    with session.handshake:
+        if not session.initialized:
+            raise RuntimeError("progress: handshake not complete")
+        session.write({"method": "$/progress", "params": params})
 
 
 def _call_output(name, msg):

@@ -25,7 +25,7 @@
 // the handshake: a plugin that reads its stdin slowly but steadily),
 // call-flood (sends 400 capability/call requests after the handshake,
 // then never reads its stdin again), garbage (sends 1000 malformed
-// messages of six kinds after the handshake, then the notify "sent", then
+// messages of eight kinds after the handshake, then the notify "sent", then
 // serves), garbage-mixed (the same, with a well-formed log notification
 // after each malformed message), notify-flood (after the handshake, sends
 // FLOOD_NOTIFIES notifies "flood" as fast as it can, each with FLOOD_DATA
@@ -147,7 +147,7 @@ func main() {
 // params do not decode, or whose id the host never sent.
 func garbage(i int) *wire.Message {
 	m := &wire.Message{JSONRPC: wire.JSONRPCVersion}
-	switch i % 6 {
+	switch i % 8 {
 	case 0:
 		m.Method, m.Params = wire.MethodLog, json.RawMessage(`["not","an","object"]`)
 	case 1:
@@ -160,6 +160,10 @@ func garbage(i int) *wire.Message {
 		m.Method, m.Params = wire.MethodStreamChunk, json.RawMessage(`{"id":"x","seq":1,"data":1}`)
 	case 5:
 		m.Method, m.Params = wire.MethodStreamAck, json.RawMessage(`{"id":[],"seq":"one"}`)
+	case 6:
+		m.Method, m.Params = wire.MethodProgress, json.RawMessage(`{"id":7,"fraction":"half"}`)
+	case 7:
+		m.Method, m.Params = wire.MethodProgress, json.RawMessage(`{"id":`+strconv.Itoa(1_000_000+i)+`}`)
 	}
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
@@ -55,8 +56,53 @@ func main() {
 		p.Logger().Warn("notifying", "input", string(input))
 		return nil, p.Notify("hello", input)
 	})
+	p.Provider("progress", "runs long, reporting progress", progress)
 	p.Action("greet", "Greet", "toolbar", func(_ context.Context, input json.RawMessage) (any, error) {
 		return "hello", nil
 	})
 	p.Serve()
+}
+
+// progressInput is the input of the provider progress: it first sends
+// Flood progresses at once, then runs for MS milliseconds (until
+// cancelled when negative), sending a progress every Every milliseconds (none
+// when 0), and answers "done".
+type progressInput struct {
+	MS    int `json:"ms"`
+	Every int `json:"every"`
+	Flood int `json:"flood"`
+}
+
+func progress(ctx context.Context, input json.RawMessage) (any, error) {
+	var in progressInput
+	if err := json.Unmarshal(input, &in); err != nil {
+		return nil, err
+	}
+	for i := range in.Flood {
+		if err := sdk.Progress(ctx, "flooding", float64(i)/float64(in.Flood)); err != nil {
+			return nil, err
+		}
+	}
+	var end <-chan time.Time
+	if in.MS >= 0 {
+		end = time.After(time.Duration(in.MS) * time.Millisecond)
+	}
+	var tick <-chan time.Time
+	if in.Every > 0 {
+		t := time.NewTicker(time.Duration(in.Every) * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-end:
+			return "done", nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-tick:
+			if err := sdk.Progress(ctx, "working", -1); err != nil {
+				return nil, err
+			}
+		}
+	}
 }

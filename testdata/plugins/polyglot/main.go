@@ -24,6 +24,11 @@
 //	"read": "/path"    read the file itself and answer {"read": content}
 //	                   or {"read_error": the error's text}: what its
 //	                   confinement lets it reach directly
+//	"work": {"ms": n, "every": m}
+//	                   work n milliseconds (until cancelled when 0),
+//	                   reporting progress every m milliseconds (none when
+//	                   0; protocol 1.3), then answer {"worked": lang};
+//	                   -32800 when cancelled first
 //	"loop": n          with call (Go only): make the call n times in a
 //	                   row and answer {"ns": [...]}, the duration of each
 //	                   call in nanoseconds as the plugin measured it
@@ -54,8 +59,16 @@ type script struct {
 	Block  bool            `json:"block"`
 	Call   *callSpec       `json:"call"`
 	Read   string          `json:"read"`
+	Work   *workSpec       `json:"work"`
 	Loop   int             `json:"loop"`
 	Echo   json.RawMessage `json:"echo"`
+}
+
+// workSpec is a script's work: its duration and the period of its
+// progress, in milliseconds.
+type workSpec struct {
+	MS    int `json:"ms"`
+	Every int `json:"every"`
 }
 
 type callSpec struct {
@@ -98,6 +111,8 @@ func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 			return map[string]string{"read_error": err.Error()}, nil
 		}
 		return map[string]string{"read": string(data)}, nil
+	case s.Work != nil:
+		return work(ctx, *s.Work)
 	case s.Call != nil && s.Loop > 0:
 		return loop(ctx, p, s)
 	case s.Call != nil:
@@ -112,6 +127,32 @@ func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 		return map[string]json.RawMessage{"output": out}, nil
 	}
 	return map[string]any{"echo": s.Echo, "lang": lang, "plugin": name}, nil
+}
+
+// work runs a script's work.
+func work(ctx context.Context, w workSpec) (any, error) {
+	var end <-chan time.Time
+	if w.MS > 0 {
+		end = time.After(time.Duration(w.MS) * time.Millisecond)
+	}
+	var tick <-chan time.Time
+	if w.Every > 0 {
+		t := time.NewTicker(time.Duration(w.Every) * time.Millisecond)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		select {
+		case <-end:
+			return map[string]string{"worked": lang}, nil
+		case <-ctx.Done():
+			return nil, sdk.Errorf(protocol.CodeRequestCancelled, "polyglot: cancelled")
+		case <-tick:
+			if err := sdk.Progress(ctx, "working", -1); err != nil {
+				return nil, err
+			}
+		}
+	}
 }
 
 // loop makes the script's call s.Loop times in a row, timing each.

@@ -4,7 +4,7 @@
 // extkernel.js is copied next to it): main.go describes the script its
 // provider "run" acts on; this one has no "loop".
 
-const { Plugin, ProtocolError, codes } = require('./extkernel');
+const { Plugin, ProtocolError, codes, progress } = require('./extkernel');
 
 const LANG = 'node';
 const NAME = process.env.EXTKERNEL_PLUGIN_NAME;
@@ -17,6 +17,29 @@ for (const kv of (process.env.POLYGLOT_PROVIDES || '').split(',').filter(Boolean
 
 function notify(event) {
   p.notify(event, { plugin: NAME, lang: LANG });
+}
+
+// Works ms milliseconds (until cancelled when 0), reporting progress every
+// every milliseconds (none when 0).
+async function work(ms, every, signal) {
+  const end = ms ? Date.now() + ms : undefined;
+  for (;;) {
+    const now = Date.now();
+    if (end !== undefined && now >= end) return { worked: LANG };
+    let wait = every || undefined;
+    if (end !== undefined) wait = wait === undefined ? end - now : Math.min(wait, end - now);
+    const aborted = await new Promise((resolve) => {
+      if (signal.aborted) return resolve(true);
+      const onAbort = () => { clearTimeout(timer); resolve(true); };
+      const timer = wait === undefined ? undefined : setTimeout(() => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(false);
+      }, wait);
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
+    if (aborted) throw new ProtocolError(codes.REQUEST_CANCELLED, 'polyglot: cancelled');
+    if (every) progress('working');
+  }
 }
 
 p.provider('run', 'runs its input as a script', async (script, signal) => {
@@ -36,6 +59,7 @@ p.provider('run', 'runs its input as a script', async (script, signal) => {
       return { read_error: e.message };
     }
   }
+  if (script.work) return work(script.work.ms || 0, script.work.every || 0, signal);
   if (script.call) {
     try {
       // In the handler's async context: the call's parent is this request.

@@ -4,6 +4,7 @@ extkernel.py is copied next to it): main.go describes the script its
 provider "run" acts on; this one has no "loop"."""
 
 import os
+import time
 
 import extkernel
 
@@ -18,6 +19,23 @@ for kv in filter(None, os.environ.get("POLYGLOT_PROVIDES", "").split(",")):
 
 def notify(event):
     p.notify(event, {"plugin": NAME, "lang": LANG})
+
+
+def do_work(ms, every, cancel):
+    """Works ms milliseconds (until cancelled when 0), reporting progress
+    every every milliseconds (none when 0)."""
+    end = time.monotonic() + ms / 1000 if ms else None
+    while True:
+        now = time.monotonic()
+        if end is not None and now >= end:
+            return {"worked": LANG}
+        wait = every / 1000 if every else None
+        if end is not None:
+            wait = min(wait, end - now) if wait is not None else end - now
+        if cancel.wait(wait):
+            raise extkernel.ProtocolError(extkernel.REQUEST_CANCELLED, "polyglot: cancelled")
+        if every:
+            extkernel.progress("working")
 
 
 @p.provider("run", "runs its input as a script")
@@ -36,6 +54,9 @@ def run(script, cancel):
                 return {"read": f.read()}
         except OSError as e:
             return {"read_error": "%s: %s" % (type(e).__name__, e)}
+    work = script.get("work")
+    if work is not None:
+        return do_work(work.get("ms", 0), work.get("every", 0), cancel)
     call = script.get("call")
     if call is not None:
         try:
