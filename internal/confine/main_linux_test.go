@@ -212,6 +212,8 @@ func TestStartConfines(t *testing.T) {
 		{"unix socket", withNet, "unix " + filepath.Join(root, "sock"), true},
 		{"signal the host", minimal, fmt.Sprintf("kill %d", os.Getpid()), true},
 		{"ptrace the host", minimal, fmt.Sprintf("ptrace %d", os.Getpid()), true},
+		{"read the host's command line", minimal, fmt.Sprintf("read /proc/%d/cmdline", os.Getpid()), true},
+		{"read the host's status", minimal, fmt.Sprintf("read /proc/%d/status", os.Getpid()), true},
 		{"user namespace", minimal, "unshare", true},
 	}
 	for _, tt := range tests {

@@ -6,8 +6,11 @@ package confine
 // shared libraries, data under /usr/share and /usr/lib (locale, time
 // zones, CA certificates), the few files under /etc a C library or
 // runtime reads (the loader's cache, name resolution, users and groups,
-// time zone, TLS roots), and the process's own entries and machine
-// information under /proc and /sys. Program directories (/bin, /sbin,
+// time zone, TLS roots), and machine information under /proc and /sys.
+// Not /proc/self: a Landlock rule is bound to the file its path resolves
+// to when the rule is made, in the host, where /proc/self is the host's
+// own directory: granting it let a plugin read the host's command line
+// and status (and never its own /proc/self). Program directories (/bin, /sbin,
 // /usr/bin, /usr/sbin, /usr/libexec) are left out: a program a plugin may
 // not execute, it may not read either, so the dynamic loader cannot be
 // made to run it. Docs list the same (docs/security.md, "Confinement").
@@ -19,7 +22,7 @@ var systemRead = []string{
 	"/etc/nsswitch.conf", "/etc/host.conf", "/etc/hosts", "/etc/resolv.conf", "/etc/gai.conf",
 	"/etc/services", "/etc/protocols", "/etc/passwd", "/etc/group",
 	"/etc/ssl", "/etc/ca-certificates", "/etc/pki", "/etc/mime.types",
-	"/proc/self", "/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/filesystems",
+	"/proc/cpuinfo", "/proc/meminfo", "/proc/stat", "/proc/filesystems",
 	"/proc/sys/kernel/osrelease", "/proc/sys/kernel/random", "/proc/sys/vm/overcommit_memory",
 	"/sys/devices/system/cpu", "/sys/fs/cgroup", "/sys/kernel/mm/transparent_hugepage",
 }
