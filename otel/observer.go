@@ -5,13 +5,14 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/extkernel/extkernel/kernel/observe"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
+
+	"github.com/extkernel/extkernel/kernel/observe"
 )
 
 // scope is the instrumentation scope of every instrument and span.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+
 	"github.com/extkernel/extkernel/internal/jsonfile"
 
 	"github.com/extkernel/extkernel/capability"

@@ -2,9 +2,10 @@ package pluginpkg
 
 import (
 	"fmt"
-	"github.com/extkernel/extkernel/internal/jsonfile"
 	"math"
 	"strconv"
+
+	"github.com/extkernel/extkernel/internal/jsonfile"
 )
 
 // fieldPath is a JSON field path as shown in messages: "runtime.env",
