@@ -5,11 +5,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/extkernel/extkernel/internal/jsonfile"
-
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/jsonfile"
 )
 
 // Parse decodes and validates a plugin.json manifest. path names the manifest
