@@ -1,7 +1,6 @@
 package pluginpkg
 
 import (
-	"fmt"
 	"maps"
 	"slices"
 
@@ -11,9 +10,10 @@ import (
 )
 
 // contributes walks runtime.contributes: an object mapping each kind (an
-// identifier, none of the built-in kinds) to the keys the plugin may
-// declare contributions of, a non-empty list of identifiers without
-// duplicates. It returns the valid entries, nil for none.
+// identifier: a host kind, or the built-in "provider" or "action") to the
+// keys the plugin declares contributions of, a non-empty list of
+// identifiers without duplicates. It returns the valid entries, nil for
+// none.
 func (p *manifestParser) contributes(f fieldPath, n *jsonfile.Node) map[contribution.Kind][]string {
 	if n.Kind != jsonfile.KindObject {
 		p.typeError(f, "an object of arrays of strings", n)
@@ -30,7 +30,7 @@ func (p *manifestParser) contributes(f fieldPath, n *jsonfile.Node) map[contribu
 			continue
 		}
 		kind := m.Key
-		keys := p.idList(kf, m.Val, kind+" key", func(s string) error { return ident.ValidateDotted(kind+" key", s) })
+		keys := p.idList(kf, m.Val, kind+" key", func(s string) error { return validateContributedKey(kind, s) })
 		if m.Val.Kind == jsonfile.KindArray && len(m.Val.Elems) == 0 {
 			p.add(kf, "%s", noContributedKeys)
 			continue
@@ -49,9 +49,10 @@ func (p *manifestParser) contributes(f fieldPath, n *jsonfile.Node) map[contribu
 const noContributedKeys = "must list at least one key (omit the kind to contribute none)"
 
 // checkContributedKind checks a runtime.contributes member name: an
-// identifier naming no built-in kind, whose contributions the manifest
-// authorizes elsewhere (intercepts, replaces) or not at all (providers and
-// actions, namespaced by plugin).
+// identifier naming a host kind, or "provider" or "action" (the provider
+// refs and action IDs the plugin declares, which a lazy member publishes
+// before it runs). The other built-in kinds have their own members
+// (intercepts, replaces).
 func checkContributedKind(kind string) string {
 	if err := ident.ValidateDotted("kind", kind); err != nil {
 		return err.Error()
@@ -61,10 +62,20 @@ func checkContributedKind(kind string) string {
 		return `"interceptor" is a built-in kind: list its points in runtime.intercepts`
 	case contribution.KindStrategy:
 		return `"strategy" is a built-in kind: list its slots in runtime.replaces`
-	case contribution.KindProvider, contribution.KindAction:
-		return fmt.Sprintf("%q is a built-in kind, which needs no manifest entry (it is namespaced by plugin)", kind)
 	}
 	return ""
+}
+
+// validateContributedKey checks one key of runtime.contributes' kind: a
+// provider ref, an action ID, or a host kind's dotted key.
+func validateContributedKey(kind, key string) error {
+	switch contribution.Kind(kind) {
+	case contribution.KindProvider:
+		return contribution.ValidateProviderRef(key)
+	case contribution.KindAction:
+		return contribution.ValidateActionID(key)
+	}
+	return ident.ValidateDotted(kind+" key", key)
 }
 
 // validateContributes is Manifest.Validate's check of Contributes, with
@@ -83,7 +94,7 @@ func (rt *Runtime) validateContributes(v *validator, f fieldPath) {
 		seen := map[string]int{}
 		for i, key := range keys {
 			what := string(kind) + " key"
-			validateID(v, kf, i, what, key, ident.ValidateDotted(what, key), seen)
+			validateID(v, kf, i, what, key, validateContributedKey(string(kind), key), seen)
 		}
 	}
 }

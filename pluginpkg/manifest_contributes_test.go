@@ -31,12 +31,16 @@ func TestContributes(t *testing.T) {
 		{name: "two kinds", contributes: `{"tool": ["search.web", "fs.read"], "ui.theme": ["dark"]}`,
 			want: map[contribution.Kind][]string{"tool": {"search.web", "fs.read"}, "ui.theme": {"dark"}}},
 		{name: "empty object", contributes: `{}`},
-		{name: "built-in kinds", contributes: `{"interceptor": ["tool.before"], "strategy": ["a"], "provider": ["b"], "action": ["c"]}`,
+		{name: "built-in kinds with their own members", contributes: `{"interceptor": ["tool.before"], "strategy": ["a"]}`,
 			problems: []string{
 				`runtime.contributes.interceptor: "interceptor" is a built-in kind: list its points in runtime.intercepts`,
 				`runtime.contributes.strategy: "strategy" is a built-in kind: list its slots in runtime.replaces`,
-				`runtime.contributes.provider: "provider" is a built-in kind, which needs no manifest entry (it is namespaced by plugin)`,
-				`runtime.contributes.action: "action" is a built-in kind, which needs no manifest entry (it is namespaced by plugin)`,
+			}},
+		{name: "providers and actions declared", contributes: `{"provider": ["echo", "search.web"], "action": ["open"]}`,
+			want: map[contribution.Kind][]string{"provider": {"echo", "search.web"}, "action": {"open"}}},
+		{name: "bad provider ref", contributes: `{"provider": ["Echo"]}`,
+			problems: []string{
+				`runtime.contributes.provider[0]: "Echo" is not a valid provider ref: segment 1 ("Echo") contains an upper-case letter (identifiers are lower-case)`,
 			}},
 		{name: "bad kind", contributes: `{"Tool": ["x"]}`,
 			problems: []string{`runtime.contributes.Tool: "Tool" is not a valid kind: segment 1 ("Tool") contains an upper-case letter (identifiers are lower-case)`}},
@@ -109,9 +113,10 @@ func TestValidateContributes(t *testing.T) {
 		t.Fatal(err)
 	}
 	m.Runtime.Contributes = map[contribution.Kind][]string{
-		"tool": {"search.web", "search.web", "Bad"}, "provider": {"x"}, "theme": nil,
+		"tool": {"search.web", "search.web", "Bad"}, "provider": {"X"}, "strategy": {"x"}, "theme": nil,
 	}
-	want := `runtime.contributes.provider: "provider" is a built-in kind, which needs no manifest entry (it is namespaced by plugin)
+	want := `runtime.contributes.provider[0]: "X" is not a valid provider ref: segment 1 ("X") contains an upper-case letter (identifiers are lower-case)
+runtime.contributes.strategy: "strategy" is a built-in kind: list its slots in runtime.replaces
 runtime.contributes.theme: must list at least one key (omit the kind to contribute none)
 runtime.contributes.tool[1]: duplicate tool key "search.web" (also at runtime.contributes.tool[0])
 runtime.contributes.tool[2]: "Bad" is not a valid tool key: segment 1 ("Bad") contains an upper-case letter (identifiers are lower-case)`

@@ -43,6 +43,7 @@ type jsonRuntime struct {
 	Intercepts       []string            `json:"intercepts,omitempty"`
 	Replaces         []string            `json:"replaces,omitempty"`
 	Contributes      map[string][]string `json:"contributes,omitempty"`
+	Activation       string              `json:"activation,omitempty"`
 	HandshakeTimeout string              `json:"handshake_timeout,omitempty"`
 }
 
@@ -72,7 +73,7 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 	}
 	if rt := m.Runtime; rt != nil {
 		jr := &jsonRuntime{Command: rt.Command, Args: rt.Args, Env: maps.Clone(rt.Env),
-			Required: rt.Required, Priority: rt.Priority}
+			Required: rt.Required, Priority: rt.Priority, Activation: rt.Activation}
 		for _, p := range rt.Intercepts {
 			jr.Intercepts = append(jr.Intercepts, string(p))
 		}

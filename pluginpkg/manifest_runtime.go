@@ -1,6 +1,8 @@
 package pluginpkg
 
 import (
+	"fmt"
+
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/jsonfile"
 )
@@ -38,6 +40,12 @@ func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 		{name: "intercepts", check: func(f fieldPath, n *jsonfile.Node) { rt.Intercepts = p.points(f, n) }},
 		{name: "replaces", check: func(f fieldPath, n *jsonfile.Node) { rt.Replaces = p.slots(f, n) }},
 		{name: "contributes", check: func(f fieldPath, n *jsonfile.Node) { rt.Contributes = p.contributes(f, n) }},
+		{name: "activation", check: func(f fieldPath, n *jsonfile.Node) {
+			if s, ok := p.str(f, n); ok {
+				p.rule(f, checkActivation(s))
+				rt.Activation = s
+			}
+		}},
 		{name: "handshake_timeout", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				d, msg := parseTimeout(s)
@@ -74,4 +82,12 @@ func (p *manifestParser) env(f fieldPath, n *jsonfile.Node) map[string]string {
 		}
 	}
 	return env
+}
+
+// checkActivation checks runtime.activation: "eager" or "lazy".
+func checkActivation(s string) string {
+	if s == ActivationEager || s == ActivationLazy {
+		return ""
+	}
+	return fmt.Sprintf("must be %q or %q, got %q", ActivationEager, ActivationLazy, s)
 }

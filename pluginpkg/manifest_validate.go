@@ -130,6 +130,9 @@ func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 		validateID(v, f.child("replaces"), i, "slot", string(s), s.Validate(), seen)
 	}
 	rt.validateContributes(v, f.child("contributes"))
+	if rt.Activation != "" {
+		rule(f.child("activation"), checkActivation(rt.Activation))
+	}
 	if rt.HandshakeTimeout != 0 {
 		rule(f.child("handshake_timeout"), checkTimeout(rt.HandshakeTimeout, strconv.Quote(rt.HandshakeTimeout.String())))
 	}

@@ -78,13 +78,31 @@ type Runtime struct {
 	Replaces []contribution.Slot
 	// Contributes lists, per host-declared kind, the keys the plugin may
 	// declare contributions of in its handshake (runtime.contributes,
-	// protocol 1.1); nil when the manifest lists none. No built-in kind is
-	// a key, and every list is non-empty, of identifiers, without
-	// duplicates.
+	// protocol 1.1), and under contribution.KindProvider and KindAction
+	// the provider refs and action IDs it declares; nil when the manifest
+	// lists none. Neither interceptor nor strategy is a key (Intercepts
+	// and Replaces list theirs), and every list is non-empty, of
+	// identifiers, without duplicates. A handshake must declare exactly
+	// the providers and actions listed, when they are (docs/manifest.md).
 	Contributes map[contribution.Kind][]string
+	// Activation is when the sidecar starts: ActivationEager (at the
+	// build, the default, also for "") or ActivationLazy (on first use,
+	// its contributions published from its declarations before it runs).
+	// Host config may override it.
+	Activation string
 	// HandshakeTimeout bounds the handshake; zero means the kernel default.
 	HandshakeTimeout time.Duration
 }
+
+// Activations a manifest's runtime.activation may name.
+const (
+	// ActivationEager starts the sidecar when its generation is built.
+	ActivationEager = "eager"
+	// ActivationLazy starts it on first use: the generation publishes its
+	// declared contributions without a process (docs/manifest.md,
+	// "Activation").
+	ActivationLazy = "lazy"
+)
 
 // Package is one installed package: its directory, manifest and state.
 type Package struct {

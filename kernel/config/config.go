@@ -167,6 +167,11 @@ type Config struct {
 	// the host's grants and denies (config key confinement;
 	// ConfinementOf); the zero value confines nothing.
 	Confinement Confinement
+	// Activation says when each plugin starts (eager or lazy, over its
+	// manifest's runtime.activation) and when an idle lazy one stops
+	// (config keys activation, idle_timeout and idle_timeouts;
+	// ActivationOf, IdleTimeoutOf).
+	Activation Activation
 	// PluginConfig is each package's effective configuration, sent to it in
 	// initialize (config key plugin_config).
 	PluginConfig map[string]json.RawMessage

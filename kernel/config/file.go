@@ -50,6 +50,9 @@ type fileConfig struct {
 	DefaultLimits         *fileLimits                      `json:"default_limits"`
 	Limits                map[string]fileLimits            `json:"limits"`
 	Confinement           *fileConfinement                 `json:"confinement"`
+	Activation            *fileActivation                  `json:"activation"`
+	IdleTimeout           jsonfile.Duration                `json:"idle_timeout"`
+	IdleTimeouts          map[string]jsonfile.Duration     `json:"idle_timeouts"`
 	HandshakeTimeout      jsonfile.Duration                `json:"handshake_timeout"`
 	Session               map[string]json.RawMessage       `json:"session"`
 	DataRoot              string                           `json:"data_root"`
@@ -135,6 +138,21 @@ func (f filePermissions) convert() *pluginpkg.Permissions {
 		p.Connect = f.Net.Connect
 	}
 	return p
+}
+
+type fileActivation struct {
+	Default  string            `json:"default"`
+	Packages map[string]string `json:"packages"`
+}
+
+// convertActivation returns the activation; Validate checks it.
+func convertActivation(fc *fileConfig) Activation {
+	a := Activation{IdleTimeout: time.Duration(fc.IdleTimeout),
+		IdleTimeouts: convertMap[string](fc.IdleTimeouts, func(d jsonfile.Duration) time.Duration { return time.Duration(d) })}
+	if fc.Activation != nil {
+		a.Default, a.Packages = fc.Activation.Default, fc.Activation.Packages
+	}
+	return a
 }
 
 // convert returns the confinement; Validate checks it.
@@ -305,6 +323,7 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 		DefaultLimits:    convertDefaultLimits(fc.DefaultLimits, &ck),
 		Limits:           convertLimits(fc.Limits, &ck),
 		Confinement:      fc.Confinement.convert(),
+		Activation:       convertActivation(fc),
 		HandshakeTimeout: time.Duration(fc.HandshakeTimeout), Session: convertSession(fc.Session, &ck),
 		ValidateProviderInput: fc.ValidateProviderInput, MaxCallDepth: fc.MaxCallDepth,
 	}
