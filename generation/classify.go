@@ -18,7 +18,7 @@ func classify(a, b *Snapshot, keepDown map[string]string) []Change {
 	byName := map[string]*Change{}
 	kept := map[string]bool{}
 	for _, pb := range b.Packages {
-		ch := &Change{Name: pb.Name, To: pb.Version, Class: ClassAdded}
+		ch := &Change{Name: pb.Name, To: pb.Version, Class: ClassAdded, Activation: pb.Activation}
 		if pa := a.pkg(pb.Name); pa != nil {
 			ch.From = pa.Version
 			changed, down := directReasons(a.Generation, pa, &pb)
@@ -66,6 +66,9 @@ func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down s
 	if fa.Config != fb.Config {
 		r = append(r, "config changed")
 	}
+	if a.Activation != b.Activation {
+		r = append(r, fmt.Sprintf("activation %s -> %s", activationName(a.Activation), activationName(b.Activation)))
+	}
 	if a.Required != b.Required {
 		r = append(r, fmt.Sprintf("policy %s -> %s", policyName(a.Required), policyName(b.Required)))
 	}
@@ -73,6 +76,14 @@ func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down s
 		down = fmt.Sprintf("not running in generation %d (%s)", from, a.Status)
 	}
 	return r, down
+}
+
+// activationName is a snapshot's activation as a plan says it.
+func activationName(a string) string {
+	if a == "" {
+		return "eager"
+	}
+	return a
 }
 
 func policyName(required bool) string {

@@ -36,8 +36,8 @@ type UnavailableError struct {
 	Path string
 	// Reason says what is wrong with it.
 	Reason string
-	// Why is Expected.Why.
-	Why string
+	// why is Expected.Why, added to the message.
+	why string
 	// Err is the underlying error, if any (a *pluginpkg.ValidationError, a
 	// file system error, or for a package withheld the
 	// *pluginpkg.PermissionsWidenedError listing what its manifest asks
@@ -52,8 +52,8 @@ func (e *UnavailableError) Error() string {
 		return fmt.Sprintf("package %q: %s: %s", e.Package, e.Path, e.Reason)
 	}
 	s := fmt.Sprintf("required package %q: %s: %s", e.Package, e.Path, e.Reason)
-	if e.Why != "" {
-		s += "; " + e.Why
+	if e.why != "" {
+		s += "; " + e.why
 	}
 	return s
 }
@@ -84,14 +84,14 @@ func (in *Inputs) Unavailable() []*UnavailableError {
 		case p != nil && p.Enabled:
 		case p != nil && x.MayDisable:
 		case p != nil:
-			out = append(out, &UnavailableError{Package: x.Name, Path: pluginpkg.StateFile, Why: x.Why,
+			out = append(out, &UnavailableError{Package: x.Name, Path: pluginpkg.StateFile, why: x.Why,
 				Reason: "disabled by the operator (enable it, or do not require it)"})
 		case len(warned[x.Name]) > 0:
 			for _, w := range warned[x.Name] {
 				if w.Path == pluginpkg.StateFile {
 					continue // a state entry for a package not installed
 				}
-				out = append(out, &UnavailableError{Package: x.Name, Path: w.Path, Reason: w.Message, Why: x.Why, Err: w.Err})
+				out = append(out, &UnavailableError{Package: x.Name, Path: w.Path, Reason: w.Message, why: x.Why, Err: w.Err})
 			}
 			if len(out) == 0 || out[len(out)-1].Package != x.Name {
 				out = append(out, notInstalled(x))
@@ -104,7 +104,7 @@ func (in *Inputs) Unavailable() []*UnavailableError {
 }
 
 func notInstalled(x Expected) *UnavailableError {
-	return &UnavailableError{Package: x.Name, Path: path.Join(pluginpkg.PackagesDir, x.Name), Why: x.Why,
+	return &UnavailableError{Package: x.Name, Path: path.Join(pluginpkg.PackagesDir, x.Name), why: x.Why,
 		Reason: "not installed (the package directory is missing)"}
 }
 

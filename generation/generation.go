@@ -24,6 +24,11 @@ const (
 	// StatusFailed: the package failed (or cascaded from a failure) and is
 	// optional; the generation runs without it.
 	StatusFailed MemberStatus = "failed"
+	// StatusDeclared: a lazy member, published from its declarations (its
+	// manifest's, or those its last handshake left in the declaration
+	// cache) without a process: it starts on first use (as of the build:
+	// the running set says whether it has started since).
+	StatusDeclared MemberStatus = "declared"
 )
 
 // Member is one package of the closure and its outcome.
@@ -133,12 +138,3 @@ func (g *Generation) Warnings() []string { return append([]string(nil), g.warnin
 // from the same inputs.
 func (g *Generation) Hash() string { return g.hash }
 
-// Fingerprints returns each member's input fingerprint, by name. The map is
-// a copy.
-func (g *Generation) Fingerprints() map[string]Fingerprint {
-	out := make(map[string]Fingerprint, len(g.inputs))
-	for k, v := range g.inputs {
-		out[k] = v
-	}
-	return out
-}

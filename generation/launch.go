@@ -30,6 +30,21 @@ type Launch struct {
 	Limits pluginpkg.ResourceLimits
 	// Confinement is how the process is confined to its permissions.
 	Confinement pluginpkg.Confinement
+	// Activation is pluginpkg.ActivationLazy for a member started on
+	// first use; "" or ActivationEager starts it with its generation. It
+	// is not hashed (the process is given nothing different): a plan
+	// compares it on its own (SnapshotPackage.Activation), and a change
+	// reloads the package.
+	Activation string
+}
+
+// lazyName is l's activation as a snapshot records it: "lazy", or "" for
+// eager.
+func (l Launch) lazyName() string {
+	if l.Activation == pluginpkg.ActivationLazy {
+		return pluginpkg.ActivationLazy
+	}
+	return ""
 }
 
 // DefaultLaunch is the launch value of a package Inputs.Launch has no entry

@@ -39,6 +39,10 @@ type Change struct {
 	Reasons []string `json:"reasons,omitempty"`
 	From    string   `json:"from_version,omitempty"`
 	To      string   `json:"to_version,omitempty"`
+	// Activation is "lazy" when the package is (or would be) a lazy member
+	// of the newer side: published from its declarations, started on
+	// first use; empty for an eager one.
+	Activation string `json:"activation,omitempty"`
 }
 
 // ChainDiff is the effective interceptor order at one point before and
@@ -98,17 +102,6 @@ func (p *Plan) Changed() bool {
 	return false
 }
 
-// Names returns the packages of the given class, sorted.
-func (p *Plan) Names(class Class) []string {
-	var out []string
-	for _, c := range p.Packages {
-		if c.Class == class {
-			out = append(out, c.Name)
-		}
-	}
-	return out
-}
-
 // Diff compares two snapshots with the same classification rules as a
 // plan; both sides' contributions are real (from handshakes).
 func Diff(a, b *Snapshot) *Plan {
@@ -144,7 +137,11 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	if reclass != nil {
 		reclass(p.Packages)
 	}
-	p.predict(from, to)
+	manifests := make(map[string]*pluginpkg.Manifest, len(in.Installed.Packages))
+	for _, pkg := range in.Installed.Packages {
+		manifests[pkg.Name] = pkg.Manifest
+	}
+	p.predict(from, to, manifests)
 	out := p.slotClaims(to, in.Spec.SlotOwners, cl)
 	for _, e := range in.Withheld() {
 		if to.pkg(e.Package) != nil {
@@ -201,7 +198,7 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 	s := &Snapshot{Format: SnapshotFormat, Packages: []SnapshotPackage{}}
 	members := make([]*Member, 0, len(cl.Members))
 	for _, name := range cl.Members {
-		members = append(members, newMember(byName[name], &in, StatusPlanned))
+		members = append(members, newMember(byName[name], &in, statusPlanned))
 	}
 	fps := fingerprints(members)
 	for _, m := range members {
@@ -215,7 +212,7 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 // declared at their handshake; added and reloaded plugins are predicted from
 // their manifest claims (interceptor points at the manifest priority, slot
 // claims), and Pending says so.
-func (p *Plan) predict(from, to *Snapshot) {
+func (p *Plan) predict(from, to *Snapshot, manifests map[string]*pluginpkg.Manifest) {
 	class := map[string]Class{}
 	for _, c := range p.Packages {
 		class[c.Name] = c.Class
@@ -241,9 +238,34 @@ func (p *Plan) predict(from, to *Snapshot) {
 			to.Contributions = append(to.Contributions, SnapshotContribution{Kind: contribution.KindStrategy, Key: sl,
 				Plugin: pkg.Name, Origin: contribution.OriginManifest, Seq: i})
 		}
+		if pkg.Activation == pluginpkg.ActivationLazy {
+			to.Contributions = append(to.Contributions, declaredContributions(pkg.Name, manifests[pkg.Name])...)
+			p.Pending = append(p.Pending, fmt.Sprintf("%q (%s, lazy): declared, not started: its contributions are "+
+				"published from its manifest's declarations (or the declarations its last handshake left in the cache), "+
+				"and its process starts on first use", pkg.Name, class[pkg.Name]))
+			continue
+		}
 		p.Pending = append(p.Pending, fmt.Sprintf("%q (%s): interceptors and slot claims are predicted from its manifest; "+
 			"priorities, providers and UI actions are known after its handshake", pkg.Name, class[pkg.Name]))
 	}
+}
+
+// declaredContributions are the providers and actions a lazy member's
+// manifest declares (runtime.contributes), as a plan predicts them.
+func declaredContributions(plugin string, m *pluginpkg.Manifest) []SnapshotContribution {
+	if m == nil || m.Runtime == nil {
+		return nil
+	}
+	var out []SnapshotContribution
+	for i, ref := range m.Runtime.Contributes[contribution.KindProvider] {
+		out = append(out, SnapshotContribution{Kind: contribution.KindProvider, Key: contribution.ProviderID(plugin, ref),
+			Plugin: plugin, Origin: contribution.OriginManifest, Seq: i})
+	}
+	for i, id := range m.Runtime.Contributes[contribution.KindAction] {
+		out = append(out, SnapshotContribution{Kind: contribution.KindAction, Key: contribution.ActionID(plugin, id),
+			Plugin: plugin, Origin: contribution.OriginManifest, Seq: i})
+	}
+	return out
 }
 
 // slotClaims resolves the predicted slot claims as a build would. A slot

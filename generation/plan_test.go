@@ -86,10 +86,10 @@ func snapshotOf(t *testing.T, in Inputs) *Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&Plan{}).predict(&Snapshot{}, s)
+	(&Plan{}).predict(&Snapshot{}, s, nil)
 	s.Generation = 1
 	for i := range s.Packages {
-		if s.Packages[i].Status == StatusPlanned {
+		if s.Packages[i].Status == statusPlanned {
 			s.Packages[i].Status = StatusRunning
 		}
 	}

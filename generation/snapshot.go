@@ -27,9 +27,9 @@ const MaxSnapshotSize = 16 << 20
 // Generation's own snapshot never does).
 const StatusCrashed MemberStatus = "crashed"
 
-// StatusPlanned is the status of a package in a plan's desired side: it
+// statusPlanned is the status of a package in a plan's desired side: it
 // would run, but nothing has started.
-const StatusPlanned MemberStatus = "planned"
+const statusPlanned MemberStatus = "planned"
 
 // Snapshot is the stable, versioned JSON form of a generation (see
 // docs/snapshot.md). Diff compares two of them; NewPlan compares one with
@@ -64,6 +64,9 @@ type SnapshotPackage struct {
 	Replaces   []string `json:"replaces,omitempty"`
 	// Priority is the manifest's runtime priority.
 	Priority int `json:"priority,omitempty"`
+	// Activation is "lazy" for a member started on first use (its Status
+	// is StatusDeclared until it is), empty for an eager one.
+	Activation string `json:"activation,omitempty"`
 }
 
 // SnapshotContribution is one contribution of a snapshot.
@@ -110,7 +113,7 @@ func (g *Generation) baseSnapshot() *Snapshot {
 func snapshotPackage(m *Member, fp Fingerprint, deps []string) SnapshotPackage {
 	p := m.Package
 	sp := SnapshotPackage{Name: p.Name, Version: p.Manifest.Version.String(), Status: m.Status, Required: m.Required,
-		Reason: m.Reason, Fingerprint: fp, DependsOn: append([]string(nil), deps...)}
+		Reason: m.Reason, Fingerprint: fp, DependsOn: append([]string(nil), deps...), Activation: m.launch.lazyName()}
 	if rt := p.Manifest.Runtime; rt != nil {
 		for _, pt := range rt.Intercepts {
 			sp.Intercepts = append(sp.Intercepts, string(pt))

@@ -90,7 +90,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	}
 	in.KeepFailed = keptDown(l, plan, in.KeepFailed)
 	var adopt []string
-	for _, name := range plan.Names(generation.ClassUnchanged) {
+	for _, name := range namesOf(plan, generation.ClassUnchanged) {
 		if l.client(name) != nil {
 			adopt = append(adopt, name) // running, or down and kept down as it is
 		}
@@ -101,7 +101,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 		return nil, err
 	}
 	// What the reload starts, it starts with a fresh crash budget.
-	k.super.resetCrashesOf(append(plan.Names(generation.ClassAdded), plan.Names(generation.ClassReloaded)...)...)
+	k.super.resetCrashesOf(append(namesOf(plan, generation.ClassAdded), namesOf(plan, generation.ClassReloaded)...)...)
 	k.publish(r)
 	return &ReloadResult{Plan: plan, Published: true, Generation: r.Generation()}, nil
 }
@@ -111,7 +111,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 // over as failed members. One with a client (exited) is adopted as it is.
 func keptDown(l *live, plan *generation.Plan, held map[string]string) map[string]string {
 	out := map[string]string{}
-	for _, name := range plan.Names(generation.ClassUnchanged) {
+	for _, name := range namesOf(plan, generation.ClassUnchanged) {
 		if reason, ok := held[name]; ok && l.client(name) == nil {
 			if m := l.gen.Member(name); m != nil && m.Reason != "" {
 				reason = m.Reason
@@ -181,4 +181,15 @@ func PlanFrom(cfg config.Config, from *generation.Snapshot) (*generation.Plan, e
 	}
 	_, plan, err := k.plan(from)
 	return plan, err
+}
+
+// namesOf returns the packages of plan of the given class, sorted.
+func namesOf(plan *generation.Plan, class generation.Class) []string {
+	var out []string
+	for _, c := range plan.Packages {
+		if c.Class == class {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

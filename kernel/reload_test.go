@@ -148,7 +148,7 @@ func TestReloadRemovedStopsAfterSwap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := res.Plan.Names(generation.ClassRemoved); len(got) != 1 || got[0] != "charlie" {
+	if got := namesOf(res.Plan, generation.ClassRemoved); len(got) != 1 || got[0] != "charlie" {
 		t.Errorf("removed = %v", got)
 	}
 	if !<-aliveAtPublish {

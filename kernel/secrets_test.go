@@ -193,7 +193,7 @@ func TestSecretChangeIsPlanned(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := plan.Names(generation.ClassReloaded); !slices.Equal(got, tt.want) {
+			if got := namesOf(plan, generation.ClassReloaded); !slices.Equal(got, tt.want) {
 				t.Errorf("reloaded = %v, want %v (%+v)", got, tt.want, plan.Packages)
 			}
 			for _, c := range plan.Packages {
