@@ -169,7 +169,7 @@ func (w *streamWatch) sweep(t time.Time) {
 			kept = append(kept, o)
 			continue
 		}
-		peak, bytes := o.s.Peak(), o.s.PeakBytes()
+		peak, bytes := o.s.Peak()
 		w.peak, w.peakB = max(w.peak, peak), max(w.peakB, bytes)
 		// A chunk larger than the byte window may come alone; the
 		// largest chunk here is far smaller.

@@ -154,13 +154,13 @@ func relaySlowConsumer(t *testing.T, windowBytes uint64) {
 	window := int64(cmp.Or(windowBytes, wire.DefaultStreamWindowBytes))
 	chunk := int64(size + 2) // the JSON string's quotes
 	t.Logf("the kernel held up to %d bytes (%d chunks) of the stream; window %d chunks, %d bytes; chunk %d bytes",
-		s.PeakBytes(), s.Peak(), s.Window(), window, chunk)
+		peakBytes(s), peakChunks(s), s.Window(), window, chunk)
 	if s.Window() != wire.MaxStreamWindow {
 		t.Errorf("the stream's window is %d chunks, want the consumer's %d", s.Window(), wire.MaxStreamWindow)
 	}
-	if s.PeakBytes() > window+chunk || s.PeakBytes() < chunk {
+	if peakBytes(s) > window+chunk || peakBytes(s) < chunk {
 		t.Errorf("the kernel held up to %d bytes of the stream, want between one chunk (%d) and stream_window_bytes and one chunk (%d)",
-			s.PeakBytes(), chunk, window+chunk)
+			peakBytes(s), chunk, window+chunk)
 	}
 }
 
@@ -189,7 +189,7 @@ func relayHostileProducer(t *testing.T, version string) {
 	_, afterAlloc := proctest.HeapAfterGC()
 	t.Logf("consumer: %d chunks, %v; the stream held up to %d bytes (%d chunks); heap: baseline %s in use, peak %s in use "+
 		"(%s allocated) over %d samples while %s were pushed; %s allocated after the stream, against %s before",
-		end.Chunks, end.Error, s.PeakBytes(), s.Peak(), mib(baseInuse), mib(peak.InUse), mib(peak.Alloc), peak.Samples,
+		end.Chunks, end.Error, peakBytes(s), peakChunks(s), mib(baseInuse), mib(peak.InUse), mib(peak.Alloc), peak.Samples,
 		mib(pushed*size), mib(afterAlloc), mib(baseAlloc))
 	if end.Error == nil || end.Error.Code != wire.CodeInternalError || !strings.Contains(end.Error.Message, sidecar.ErrFlowControl.Error()) {
 		t.Errorf("the consumer's call ended with %v, want -32603 for the producer's broken flow control", end.Error)

@@ -146,7 +146,7 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 // one chunk larger than it, and the one chunk Send is passing on; per
 // calling plugin, its queue, at most its Limits.QueueBytes (queue_bytes)
 // for all its streams and calls, for whose room Send waits.
-// TestRelayedStreamBounds measures the first (sidecar.Stream.PeakBytes).
+// TestRelayedStreamBounds measures the first (sidecar.Stream.Peak).
 // The stream's end answers the call: nil for the normal end, else the
 // error (calleeError). ctx is the call's: the caller's $/cancel, its crash
 // or the end of its parent cancel the provider's stream.

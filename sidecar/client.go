@@ -247,6 +247,16 @@ func (c *Client) Declarations() *protocol.InitializeResult { return c.decl }
 // PID returns the plugin's process id, which is also its process group id.
 func (c *Client) PID() int { return c.proc.PID() }
 
+// Busy reports whether the client has work in flight: a request of the
+// host's not answered yet, a call of the plugin's not answered yet, or a
+// stream open. A host that stops idle plugins asks it before it stops one
+// (it must also count the requests it is about to send).
+func (c *Client) Busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.mu.pending) > 0 || len(c.mu.inbound) > 0 || len(c.mu.streams) > 0
+}
+
 // Done returns a channel closed when the client is terminal: the plugin
 // crashed or Close stopped it. Err then says which.
 func (c *Client) Done() <-chan struct{} { return c.dead }

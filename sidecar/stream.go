@@ -436,23 +436,16 @@ func (s *Stream) Buffered() int {
 	return s.mu.buf.len()
 }
 
-// Peak returns the most chunks the stream has held at once: at most its
-// window, whatever the plugin sent.
-func (s *Stream) Peak() int {
+// Peak returns the most chunks, and apart the most chunk data in bytes,
+// the stream has held at once: chunks at most its window, whatever the
+// plugin sent; bytes, from a plugin of protocol 1.2 or later, at most its
+// byte window (Limits.StreamWindowBytes, and one chunk larger than that
+// alone), from an earlier one at most its window of chunks, which the host
+// asked of it with the byte window in mind (see docs/protocol.md §5.12).
+func (s *Stream) Peak() (chunks int, bytes int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.mu.peak
-}
-
-// PeakBytes returns the most chunk data, in bytes, the stream has held at
-// once: from a plugin of protocol 1.2 or later at most its byte window
-// (Limits.StreamWindowBytes, and one chunk larger than that alone); from
-// an earlier one at most its window of chunks, which the host asked of it
-// with the byte window in mind (see docs/protocol.md §5.12).
-func (s *Stream) PeakBytes() int64 {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mu.peakHeld
+	return s.mu.peak, s.mu.peakHeld
 }
 
 // Window returns the stream's window.
