@@ -105,15 +105,20 @@ func (k *Kernel) serveCallAsync(ctx context.Context, c sidecar.Call, done func(j
 		return false // routed again on the call worker: two lookups, no lock
 	}
 	key := capability.Key(c.Capability)
-	cl, err := calleeClient(from, rt.provider, key, c)
+	cl, release, ok, err := from.live.tryUse(rt.provider)
+	if !ok {
+		from.live.release()
+		return false // a lazy provider that does not run: started on the call worker
+	}
 	if err != nil {
 		from.live.release()
-		done(nil, err)
+		done(nil, notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q: %v", rt.provider, err)))
 		return true
 	}
 	ctx, params, sp := k.calleeRequest(ctx, from, rt.provider, ref, c)
 	cl.InvokeAsync(ctx, wire.MethodProviderInvoke, params, func(out json.RawMessage, err error) {
 		sp.end(err)
+		release()
 		from.live.release()
 		if err != nil {
 			done(nil, calleeError(err, rt.provider, key, c))
@@ -172,10 +177,11 @@ func (k *Kernel) callerFrame(ctx context.Context, c sidecar.Call) (*frame, error
 // callee's own error answer is forwarded (code and message, redacted by
 // its client); its crash fails the call at once (-32006).
 func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref string, key capability.Key, c sidecar.Call) (json.RawMessage, error) {
-	cl, err := calleeClient(from, provider, key, c)
+	cl, release, err := calleeClient(ctx, from, provider, key, c)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	ctx, params, sp := k.calleeRequest(ctx, from, provider, ref, c)
 	if c.Stream != nil {
 		err := k.relayStream(ctx, cl, params, provider, key, c)
@@ -191,14 +197,17 @@ func (k *Kernel) callProvider(ctx context.Context, from *frame, provider, ref st
 }
 
 // calleeClient returns the running client of the provider plugin of the
-// call c made from from, or the CodeNotAvailable answer saying it is not
-// running.
-func calleeClient(from *frame, provider string, key capability.Key, c sidecar.Call) (*sidecar.Client, error) {
-	cl, err := from.live.running(provider)
+// call c made from from, starting a lazy one (under ctx), with the
+// release of its use; or the CodeNotAvailable answer saying it cannot be
+// reached.
+func calleeClient(ctx context.Context, from *frame, provider string, key capability.Key, c sidecar.Call) (*sidecar.Client, func(), error) {
+	cl, release, err := from.live.use(ctx, provider, func() string {
+		return fmt.Sprintf("capability/call %s.%s by plugin %s", key, c.Method, c.Client.Name())
+	})
 	if err != nil {
-		return nil, notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
+		return nil, release, notAvailable(c.Client.Name(), key, c.Method, fmt.Sprintf("provider %q: %v", provider, err))
 	}
-	return cl, nil
+	return cl, release, nil
 }
 
 // calleeRequest returns what the call c made from from sends the

@@ -145,10 +145,12 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
-	if c, rerr := l.running(m.Package.Name); rerr != nil {
+	ctx = dispatchContext(sp.ctx, l, m, k.config().Deadlines.Intercept)
+	if c, release, rerr := l.use(ctx, m.Package.Name, func() string { return "call to interception point " + string(point) + " by host" }); rerr != nil {
 		err = rerr
 	} else {
-		out, err = c.Intercept(dispatchContext(sp.ctx, l, m, k.config().Deadlines.Intercept), string(point), payload)
+		out, err = c.Intercept(ctx, string(point), payload)
+		release()
 	}
 	sp.end(err)
 	return out, err
@@ -302,9 +304,11 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
-	c, err := l.running(m.Package.Name)
+	ctx = dispatchContext(sp.ctx, l, m, d)
+	c, release, err := l.use(ctx, m.Package.Name, func() string { return fmt.Sprintf("call to %s %s by host", kind, key) })
 	if err == nil {
-		out, err = c.Invoke(dispatchContext(sp.ctx, l, m, d), method, traced(params, wire.Traceparent(sp.ctx)))
+		out, err = c.Invoke(ctx, method, traced(params, wire.Traceparent(sp.ctx)))
+		release()
 	}
 	sp.end(err)
 	return out, err

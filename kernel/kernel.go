@@ -242,6 +242,7 @@ func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
 	if prev != nil {
 		o.Previous = prev.run
 	}
+	k.lazyOptions(&o)
 	return o
 }
 
@@ -256,7 +257,7 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 	out := make(map[string]generation.Launch, len(inst.Packages))
 	for _, p := range inst.Packages {
 		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.LimitsOf(p.Name),
-			Confinement: c.ConfinementOf(p.Name)}
+			Confinement: c.ConfinementOf(p.Name), Activation: c.ActivationOf(p)}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
 		out[p.Name] = l
 	}
@@ -306,7 +307,7 @@ func (k *Kernel) publish(r *builder.Running) {
 	g := r.Generation()
 	var keep []string
 	for _, m := range g.Members() {
-		if m.Adopted && r.Client(m.Package.Name) != nil {
+		if m.Adopted && (r.Client(m.Package.Name) != nil || r.Lazy(m.Package.Name) != nil) {
 			keep = append(keep, m.Package.Name)
 		}
 	}

@@ -91,8 +91,8 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	in.KeepFailed = keptDown(l, plan, in.KeepFailed)
 	var adopt []string
 	for _, name := range namesOf(plan, generation.ClassUnchanged) {
-		if l.client(name) != nil {
-			adopt = append(adopt, name) // running, or down and kept down as it is
+		if l.client(name) != nil || l.run.Lazy(name) != nil {
+			adopt = append(adopt, name) // running, or down and kept down as it is; a lazy member's slot
 		}
 	}
 	in.Plan = plan

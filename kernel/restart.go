@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/builder"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -24,6 +25,11 @@ var ErrUnknownPlugin = errors.New("unknown plugin")
 // sidecar: every other running plugin is adopted, every other plugin that is
 // down stays down. The replaced sidecar is stopped once the old generation
 // drains.
+//
+// A lazy member that is declared (not started, or stopped idle) is
+// started: an explicit start request, which the kernel counts as its
+// activation; a lazy member that runs or failed is rebuilt as above, then
+// started. Either way the call returns once it runs, or why it cannot.
 //
 // It returns ErrNotStarted before Start, ErrClosed after Close, and an error
 // wrapping ErrUnknownPlugin for a name no running member of the current
@@ -42,9 +48,20 @@ func (k *Kernel) RestartPlugin(ctx context.Context, name string) error {
 		return fmt.Errorf("kernel: restart %q: %w", name, ErrUnknownPlugin)
 	}
 	k.super.resetCrashesOf(name)
+	if z := l.run.Lazy(name); z != nil && z.State() == builder.LazyDeclared {
+		if err := k.activate(ctx, z); err != nil {
+			return fmt.Errorf("kernel: restart %q: %w", name, err)
+		}
+		return nil
+	}
 	if err := k.restartLocked(ctx, l, name); err != nil {
 		k.recordCrash(name, 0, fmt.Errorf("restart failed: %w", err), nil)
 		return fmt.Errorf("kernel: restart %q: %w", name, err)
+	}
+	if z := k.current.Load().run.Lazy(name); z != nil {
+		if err := k.activate(ctx, z); err != nil {
+			return fmt.Errorf("kernel: restart %q: %w", name, err)
+		}
 	}
 	return nil
 }
@@ -131,7 +148,7 @@ func carryOver(l *live, names []string) ([]string, map[string]string) {
 		name := m.Package.Name
 		switch {
 		case restart[name]:
-		case l.client(name) != nil:
+		case l.client(name) != nil || l.run.Lazy(name) != nil:
 			adopt = append(adopt, name)
 		case m.Status == generation.StatusFailed:
 			failed[name] = m.Reason

@@ -113,16 +113,17 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
 	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.config().Observer,
 		observe.CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
-	cl, err := l.running(m.Package.Name)
+	cfg := k.config()
+	sctx := dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider)
+	cl, release, err := l.use(sctx, m.Package.Name, func() string { return "stream of provider " + id + " by host" })
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)
 		return nil, nil, nil, perr
 	}
 	p := c.Payload.(contribution.Provider)
-	cfg := k.config()
-	s, err := cl.OpenStream(dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider), p.Ref, input,
-		sidecar.StreamOptions{Window: cfg.StreamWindow})
+	s, err := cl.OpenStream(sctx, p.Ref, input, sidecar.StreamOptions{Window: cfg.StreamWindow})
+	release() // an open stream keeps the plugin busy on its own (sidecar.Client.Busy)
 	if err != nil {
 		perr.Err = err
 		sp.end(perr)

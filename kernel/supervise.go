@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/builder"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
@@ -52,6 +53,7 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
 		cp.PID, cp.Confinement = runningProcess(l, st.Plugin)
+		lazyStatus(l, &cp)
 		if cs := k.stats.lookup(st.Plugin); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
@@ -115,6 +117,8 @@ func (k *Kernel) published(l *live) {
 		case m.Adopted && k.super.tracked(name):
 		case m.Status == generation.StatusFailed:
 			k.setState(name, observe.StateFailed, m.Reason, nil)
+		case m.Status == generation.StatusDeclared:
+			k.setState(name, observe.StateDeclared, "lazy: declared, not started; its first use starts it", nil)
 		case m.Status == generation.StatusRunning:
 			if k.setStateUnless(name, observe.StateReady, "", nil, func() bool { return l.down(name) }) {
 				c := l.client(name)
@@ -175,6 +179,13 @@ func (k *Kernel) crashed(c *sidecar.Client, err *sidecar.CrashError) {
 	}
 	k.log.Error("plugin crashed", "plugin", plugin, "error", err)
 	k.events.emit(observe.Event{Type: observe.EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
+	if l := k.current.Load(); l != nil {
+		if z := l.run.Lazy(plugin); z != nil {
+			z.Crashed(c) // a lazy member's process: declared again, its crash counted
+			k.recordCrash(plugin, c.ID(), err, err.Stderr)
+			return
+		}
+	}
 	if !k.isCurrent(c) {
 		return // a process already replaced (or being retired): stale
 	}
@@ -211,8 +222,14 @@ func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr [
 	}
 	s.mu.Unlock()
 	if exhausted {
-		k.setState(plugin, observe.StateFailed, fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until "+
-			"an explicit restart or a reload that changes the package: %v", len(recent), sup.CrashWindow, sup.CrashBudget, cause), stderr)
+		reason := fmt.Sprintf("crashed %d times within %v (budget %d); not restarting until "+
+			"an explicit restart or a reload that changes the package: %v", len(recent), sup.CrashWindow, sup.CrashBudget, cause)
+		if !k.lazyCrashed(plugin, true, reason, stderr) {
+			k.setState(plugin, observe.StateFailed, reason, stderr)
+		}
+		return
+	}
+	if k.lazyCrashed(plugin, false, fmt.Sprintf("crash %d of %d allowed within %v: %v", len(recent), sup.CrashBudget, sup.CrashWindow, cause), stderr) {
 		return
 	}
 	delay := backoff(sup.BackoffMin, sup.BackoffMax, len(recent))
@@ -262,6 +279,9 @@ func (l *live) down(name string) bool {
 	m := l.gen.Member(name)
 	if m == nil || m.Status == generation.StatusDeclarative {
 		return false
+	}
+	if z := l.run.Lazy(name); z != nil {
+		return z.State() == builder.LazyFailed // declared, stopped idle or starting is not down
 	}
 	c := l.client(name)
 	if c == nil {

@@ -2,6 +2,7 @@ package builder
 
 import (
 	"cmp"
+	"time"
 	"context"
 	"errors"
 	"maps"
@@ -11,6 +12,8 @@ import (
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
 )
 
@@ -20,7 +23,9 @@ type build struct {
 	opts    Options
 	closure *capability.Closure
 	members map[string]*generation.Member
-	clients map[string]*sidecar.Client // the members that run, by name
+	clients map[string]*sidecar.Client // the eager members that run, by name
+	lazy    map[string]*Lazy           // the lazy members' slots, by name
+	created []*Lazy                    // slots this build made, to close on failure
 	failed  map[string]string          // name -> reason
 	leftOut map[string]bool            // optional members left out for their declarations
 	// consequence marks members failed because another failed: cascaded
@@ -47,7 +52,7 @@ type build struct {
 // (leaving out optional plugins that break a rule, each round cascaded),
 // assemble.
 func Build(ctx context.Context, in generation.Inputs, o Options) (*Running, error) {
-	b := &build{in: in, opts: o, members: map[string]*generation.Member{}, clients: map[string]*sidecar.Client{},
+	b := &build{in: in, opts: o, members: map[string]*generation.Member{}, clients: map[string]*sidecar.Client{}, lazy: map[string]*Lazy{},
 		failed: map[string]string{}, leftOut: map[string]bool{}, consequence: map[string]bool{}, aborted: map[string]bool{}}
 	if !b.resolve() || !b.cascade(ctx) {
 		return nil, b.fail(ctx)
@@ -65,7 +70,8 @@ func Build(ctx context.Context, in generation.Inputs, o Options) (*Running, erro
 
 // fail stops what the build started and returns its BuildError.
 func (b *build) fail(ctx context.Context) error {
-	if err := CloseAll(context.WithoutCancel(ctx), b.started); err != nil {
+	err := errors.Join(CloseAll(context.WithoutCancel(ctx), b.started), closeSlots(context.WithoutCancel(ctx), b.created))
+	if err != nil {
 		b.problems = append(b.problems, "stopping started plugins: "+err.Error())
 		b.errs = append(b.errs, err)
 	}
@@ -160,9 +166,8 @@ func (b *build) start(ctx context.Context) {
 		if _, bad := b.failed[name]; bad || m.Status == generation.StatusDeclarative {
 			continue
 		}
-		if c := adopt[name]; c != nil {
-			b.clients[name] = c
-			m.Adopted = true
+		lazy := b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy
+		if b.adopt(m, adopt, lazy) {
 			continue
 		}
 		if err := m.Package.Manifest.CheckKernel(); err != nil {
@@ -173,24 +178,111 @@ func (b *build) start(ctx context.Context) {
 			refused = refused || m.Required
 			continue
 		}
-		specs = append(specs, spec{pkg: m.Package, opts: b.memberOptions(m, kinds), cancelBatchOnFailure: m.Required})
+		opts := b.memberOptions(m, kinds)
+		if lazy && b.declare(m, opts) {
+			continue
+		}
+		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required})
 	}
 	if refused {
 		return
 	}
 	out := startBatch(ctx, specs, batchOptions{poolSize: cmp.Or(b.opts.PoolSize, DefaultPoolSize),
 		budget: cmp.Or(b.opts.Budget, DefaultBudget), onEvent: b.opts.OnEvent})
-	for _, o := range out {
+	for i, o := range out {
 		m := b.members[o.plugin]
 		m.Elapsed = o.elapsed
 		switch o.state {
 		case Ready:
-			b.clients[o.plugin] = o.client
 			b.started = append(b.started, o.client)
+			if b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy {
+				b.learned(m, specs[i].opts, o.client)
+				continue
+			}
+			b.clients[o.plugin] = o.client
 		case Failed:
 			b.startFailed(m, o.err)
 		}
 	}
+}
+
+// adopt takes over m's process from the previous generation when the
+// kernel asked for it (Options.Adopt): an eager member's client, or a
+// lazy member's slot, started or not, when it is lazy on both sides. It
+// reports whether it did.
+func (b *build) adopt(m *generation.Member, adopt map[string]*sidecar.Client, lazy bool) bool {
+	name := m.Package.Name
+	if lazy {
+		z := b.adoptableSlot(name)
+		if z == nil {
+			return false
+		}
+		b.lazy[name], m.Adopted = z, true
+		if m.Status = lazyStatus(z); m.Status == generation.StatusFailed {
+			m.Reason = z.Err().Error()
+		}
+		return true
+	}
+	if c := adopt[name]; c != nil && b.opts.Previous.Lazy(name) == nil {
+		b.clients[name] = c
+		m.Adopted = true
+		return true
+	}
+	return false
+}
+
+// adoptableSlot returns the slot of the named member in Options.Previous
+// when Options.Adopt names it, nil otherwise.
+func (b *build) adoptableSlot(name string) *Lazy {
+	if b.opts.Previous == nil || !slices.Contains(b.opts.Adopt, name) {
+		return nil
+	}
+	return b.opts.Previous.Lazy(name)
+}
+
+// declare publishes the lazy member m from its declarations, without a
+// process: those its last handshake left in the cache under the same
+// inputs, else its manifest's. It reports false when there are none: m is
+// then started with the others, to learn them.
+func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
+	key := cacheKey(m.Package, opts)
+	d, origin := b.opts.Cache.load(m.Package.Name, key), OriginCache
+	if d == nil {
+		d, origin = manifestDeclarations(m.Package), OriginManifest
+	}
+	if d == nil {
+		return false
+	}
+	z := newLazy(m.Package, opts, d, origin, key, b.opts)
+	b.lazy[m.Package.Name] = z
+	b.created = append(b.created, z)
+	m.Status = generation.StatusDeclared
+	return true
+}
+
+// learned makes the slot of a lazy member started by this build to learn
+// its declarations (it had none): ready, its handshake its published
+// declarations, cached for the next build.
+func (b *build) learned(m *generation.Member, opts sidecar.Options, c *sidecar.Client) {
+	key := cacheKey(m.Package, opts)
+	z := newLazy(m.Package, opts, c.Declarations(), OriginHandshake, key, b.opts)
+	z.adoptStarted(c)
+	b.lazy[m.Package.Name] = z
+	b.created = append(b.created, z)
+	_ = b.opts.Cache.store(m.Package.Name, key, c.Declarations())
+}
+
+// declarations returns the declarations the named member is published
+// with: its handshake, or a lazy member's declared ones; nil when it does
+// not run.
+func (b *build) declarations(name string) *protocol.InitializeResult {
+	if c := b.clients[name]; c != nil {
+		return c.Declarations()
+	}
+	if z := b.lazy[name]; z != nil {
+		return z.declared
+	}
+	return nil
 }
 
 // memberOptions returns the options m's client starts with: the build's
@@ -253,7 +345,14 @@ func (b *build) notCancelled(ctx context.Context) bool {
 // clients.
 func (b *build) assemble(reg *contribution.Registry) *Running {
 	g := generation.Assemble(b.in, b.closure, b.members, reg, b.warnings)
-	return newRunning(g, b.clients)
+	for name, z := range b.lazy {
+		var idle time.Duration
+		if b.opts.IdleTimeout != nil {
+			idle = b.opts.IdleTimeout(name)
+		}
+		z.SetIdle(idle)
+	}
+	return newRunning(g, b.clients, b.lazy)
 }
 
 // hostKinds returns the kinds of specs (a host spec's Kinds) that are not

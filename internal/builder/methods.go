@@ -20,11 +20,14 @@ import (
 func (b *build) checkMethods(ctx context.Context) bool {
 	found := false
 	for _, name := range b.closure.Members {
-		m, c := b.members[name], b.clients[name]
-		if c == nil {
+		m, d := b.members[name], b.declarations(name)
+		if d == nil {
 			continue
 		}
-		reason := undeclaredMethods(m, c.Declarations())
+		reason := undeclaredMethods(m, d)
+		if diffs := builtinDrift(m.Package, d); len(diffs) > 0 {
+			reason = joinReasons(reason, "handshake differs from runtime.contributes: "+strings.Join(diffs, "; "))
+		}
 		switch {
 		case reason == "":
 			continue
@@ -61,4 +64,12 @@ func undeclaredMethods(m *generation.Member, d *protocol.InitializeResult) strin
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// joinReasons joins two reasons, either of which may be empty.
+func joinReasons(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
 }

@@ -30,12 +30,22 @@ type Options struct {
 	// Adopt names; nil for a first generation.
 	Previous *Running
 	// Adopt names members of Previous whose client the new generation
-	// reuses instead of starting one (the member is Adopted). A client
+	// reuses instead of starting one (the member is Adopted); for a lazy
+	// member of Previous that is lazy again, its slot, started or not. A client
 	// whose plugin has exited since is adopted as it is: the member stays
 	// down, as it was. A name whose member in Previous has no client is
 	// started as usual. A failed Build never stops adopted clients; a
 	// successful one owns them from then on (Previous must Release them).
 	Adopt []string
+	// Cache is the declaration cache lazy members are published from
+	// (and written after each successful handshake of one); zero caches
+	// nothing.
+	Cache DeclCache
+	// LazyHooks tell the host about lazy members' starts and idle stops.
+	LazyHooks LazyHooks
+	// IdleTimeout returns the named lazy member's idle timeout (zero:
+	// never stopped); nil stops none.
+	IdleTimeout func(name string) time.Duration
 }
 
 // State is where a plugin is in a build's start.

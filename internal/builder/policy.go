@@ -28,6 +28,7 @@ func (b *build) cascade(ctx context.Context) bool {
 		return false
 	}
 	var stop []*sidecar.Client
+	var slots []*Lazy
 	for _, name := range slices.Sorted(maps.Keys(b.failed)) {
 		m := b.members[name]
 		if m.Status == generation.StatusFailed {
@@ -42,8 +43,15 @@ func (b *build) cascade(ctx context.Context) bool {
 			b.started = slices.DeleteFunc(b.started, func(x *sidecar.Client) bool { return x == c })
 		}
 		delete(b.clients, name)
+		if z := b.lazy[name]; z != nil {
+			delete(b.lazy, name)
+			if i := slices.Index(b.created, z); i >= 0 {
+				b.created = slices.Delete(b.created, i, i+1)
+				slots = append(slots, z)
+			}
+		}
 	}
-	if err := CloseAll(context.WithoutCancel(ctx), stop); err != nil {
+	if err := errors.Join(CloseAll(context.WithoutCancel(ctx), stop), closeSlots(context.WithoutCancel(ctx), slots)); err != nil {
 		b.warnings = append(b.warnings, "stopping failed optional plugins: "+err.Error())
 	}
 	return true

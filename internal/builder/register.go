@@ -49,8 +49,8 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 func (b *build) buildRegistry() (*contribution.Registry, error) {
 	bld := contribution.NewBuilder(b.in.Spec)
 	for _, name := range b.closure.Members {
-		if c := b.clients[name]; c != nil {
-			bld.Add(generation.Contributions(b.members[name], c.Declarations())...)
+		if d := b.declarations(name); d != nil {
+			bld.Add(generation.Contributions(b.members[name], d)...)
 		}
 	}
 	return bld.Build()
@@ -78,7 +78,7 @@ func (b *build) isolate(problems []contribution.Problem) map[string]string {
 		var optional []string
 		for _, src := range p.Sources {
 			m := b.members[src.Plugin]
-			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || b.clients[src.Plugin] == nil {
+			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || b.declarations(src.Plugin) == nil {
 				continue
 			}
 			if !slices.Contains(optional, src.Plugin) {

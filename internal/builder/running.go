@@ -2,6 +2,7 @@ package builder
 
 import (
 	"context"
+	"errors"
 	"maps"
 	"slices"
 	"sync"
@@ -17,6 +18,7 @@ import (
 type Running struct {
 	gen     *generation.Generation
 	clients map[string]*sidecar.Client // by member name; immutable
+	lazy    map[string]*Lazy           // the lazy members' slots, by name; immutable
 
 	closeOnce sync.Once
 	closeErr  error
@@ -24,8 +26,8 @@ type Running struct {
 	released  map[string]bool // under mu: clients handed to a successor
 }
 
-func newRunning(g *generation.Generation, clients map[string]*sidecar.Client) *Running {
-	return &Running{gen: g, clients: clients}
+func newRunning(g *generation.Generation, clients map[string]*sidecar.Client, lazy map[string]*Lazy) *Running {
+	return &Running{gen: g, clients: clients, lazy: lazy}
 }
 
 // Generation returns the generation, a read-only value.
@@ -36,7 +38,19 @@ func (r *Running) Generation() *generation.Generation { return r.gen }
 // crashed since the build is still returned: its Done channel is closed.
 // Released clients are still returned, so that calls in flight on this
 // generation are unaffected.
-func (r *Running) Client(name string) *sidecar.Client { return r.clients[name] }
+//
+// A lazy member's client is its process now (nil when it has not started,
+// or was stopped idle): Lazy gives its slot.
+func (r *Running) Client(name string) *sidecar.Client {
+	if z := r.lazy[name]; z != nil {
+		return z.Client()
+	}
+	return r.clients[name]
+}
+
+// Lazy returns the slot of the named lazy member, nil for an eager one
+// (or no member).
+func (r *Running) Lazy(name string) *Lazy { return r.lazy[name] }
 
 // Snapshot returns the generation's snapshot with a member whose client
 // has exited since the build reported as generation.StatusCrashed.
@@ -44,6 +58,10 @@ func (r *Running) Snapshot() *generation.Snapshot {
 	s := r.gen.Snapshot()
 	for i := range s.Packages {
 		p := &s.Packages[i]
+		if z := r.lazy[p.Name]; z != nil && p.Status != generation.StatusFailed {
+			p.Status = lazyStatus(z)
+			continue
+		}
 		if c := r.clients[p.Name]; c != nil && p.Status == generation.StatusRunning {
 			select {
 			case <-c.Done():
@@ -55,8 +73,21 @@ func (r *Running) Snapshot() *generation.Snapshot {
 	return s
 }
 
-// Release gives up ownership of the named clients without stopping them,
-// because a successor adopted them: Close then stops only the others.
+// lazyStatus is a lazy member's snapshot status: running while its process
+// is up, failed when it may not start, declared otherwise.
+func lazyStatus(z *Lazy) generation.MemberStatus {
+	switch z.State() {
+	case LazyReady:
+		return generation.StatusRunning
+	case LazyFailed:
+		return generation.StatusFailed
+	}
+	return generation.StatusDeclared
+}
+
+// Release gives up ownership of the named clients (or lazy slots) without
+// stopping them, because a successor adopted them: Close then stops only
+// the others.
 // Release must be called before Close.
 func (r *Running) Release(names ...string) {
 	r.mu.Lock()
@@ -81,8 +112,30 @@ func (r *Running) Close(ctx context.Context) error {
 				owned = append(owned, r.clients[name])
 			}
 		}
+		var slots []*Lazy
+		for _, name := range slices.Sorted(maps.Keys(r.lazy)) {
+			if !r.released[name] {
+				slots = append(slots, r.lazy[name])
+			}
+		}
 		r.mu.Unlock()
-		r.closeErr = CloseAll(ctx, owned)
+		r.closeErr = errors.Join(CloseAll(ctx, owned), closeSlots(ctx, slots))
 	})
 	return r.closeErr
+}
+
+// closeSlots closes lazy slots in parallel and returns their errors
+// joined in the slots' order.
+func closeSlots(ctx context.Context, slots []*Lazy) error {
+	errs := make([]error, len(slots))
+	var wg sync.WaitGroup
+	for i, z := range slots {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = z.Close(ctx)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }

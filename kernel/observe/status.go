@@ -30,6 +30,13 @@ const (
 	// StateStopped: the kernel stopped it because the kernel was closed
 	// (kernel.Kernel.Close); nothing runs any more.
 	StateStopped PluginState = "stopped"
+	// StateDeclared: a lazy member published from its declarations with no
+	// process: its first use starts it (after a crash within the crash
+	// budget too: the next use starts it again).
+	StateDeclared PluginState = "declared"
+	// StateIdleStopped: a lazy member stopped after its idle timeout; its
+	// next use starts it again.
+	StateIdleStopped PluginState = "idle-stopped"
 )
 
 // PluginStatus is one plugin's supervision state.
@@ -54,6 +61,36 @@ type PluginStatus struct {
 	// (sidecar.Client.Confinement: Mode "off" when it is not); nil when
 	// none runs there. It is shared: MUST NOT be modified.
 	Confinement *pluginpkg.ConfinementReport
+	// Activation is "eager" (started with its generation) or "lazy"
+	// (started on first use); empty for a plugin that is no member of the
+	// current generation.
+	Activation string
+	// Lazy is a lazy member's activity, nil for an eager one.
+	Lazy *LazyStatus
+}
+
+// LazyStatus is what a lazy member has done: VS Code's startup table with
+// the "last used" its users ask for.
+type LazyStatus struct {
+	// Declarations says where its published contributions came from:
+	// "manifest", "cache" (its last handshake under the same inputs), or
+	// "handshake" (its build started it to learn them).
+	Declarations string
+	// ActivatedBy says what started it last ("first call to provider
+	// plugin/x/echo by host"); empty until something did.
+	ActivatedBy string
+	// Activated is when that start began; StartDuration how long its spawn
+	// and handshake took; FirstCall the time from the start's beginning to
+	// the end of the use that caused it (zero until it ended).
+	Activated     time.Time
+	StartDuration time.Duration
+	FirstCall     time.Duration
+	// LastUsed is when its last use ended (or it was published, if never).
+	LastUsed time.Time
+	// Activations counts its starts, IdleStops its idle stops, since its
+	// slot was created (a reload that changes the package creates a new
+	// one).
+	Activations, IdleStops int
 }
 
 // CallStats are a plugin's call counters (PluginStatus.Calls): always on,

@@ -1,0 +1,527 @@
+package builder
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// LazyState is where a lazy member's process is.
+type LazyState int32
+
+// Lazy states.
+const (
+	// LazyDeclared: no process; the next use starts one.
+	LazyDeclared LazyState = iota
+	// LazyStarting: a start is in flight; every caller waits for it.
+	LazyStarting
+	// LazyReady: the process runs and serves calls.
+	LazyReady
+	// LazyStopping: an idle stop is in flight; the next use waits for it,
+	// then starts a new process.
+	LazyStopping
+	// LazyFailed: the member may not start (its handshake drifted, or the
+	// host holds it down); Lazy.Err says why.
+	LazyFailed
+	// LazyClosed: the slot is closed; nothing starts any more.
+	LazyClosed
+)
+
+// String returns the state's name as status shows it.
+func (s LazyState) String() string {
+	switch s {
+	case LazyDeclared:
+		return "declared"
+	case LazyStarting:
+		return "starting"
+	case LazyReady:
+		return "ready"
+	case LazyStopping:
+		return "stopping"
+	case LazyFailed:
+		return "failed"
+	}
+	return "closed"
+}
+
+// LazyHooks are how a lazy member tells its host about its life. Each is
+// optional; none may block for long, and none is called with the slot's
+// lock held.
+type LazyHooks struct {
+	// MayStart returns why the named member may not start now (it is
+	// held down past its crash budget), nil when it may.
+	MayStart func(name string) error
+	// Starting reports that a use starts the member; by says what
+	// activated it ("first call to provider x by host").
+	Starting func(name, by string)
+	// Started reports a start's outcome: err is nil for a ready process,
+	// a start failure (the crash path: the host counts it against the
+	// crash budget), or a *DriftError (the member is then failed until a
+	// reload or an explicit restart).
+	Started func(name string, c *sidecar.Client, a Activation, err error)
+	// IdleStopped reports an idle stop of the member's process c.
+	IdleStopped func(name string, c *sidecar.Client, idle time.Duration)
+}
+
+// Activation is what the last start of a lazy member took.
+type Activation struct {
+	// By says what activated it.
+	By string
+	// At is when the start began; Start how long the spawn and the
+	// handshake took together.
+	At    time.Time
+	Start time.Duration
+}
+
+// Lazy is the process slot of one lazy member: declared, not started, until
+// a use starts it (Acquire, single-flight: concurrent first callers share
+// one start); stopped again after its idle timeout when nothing is in
+// flight; started again on the next use. A slot outlives a generation
+// when the next one adopts it (the member is unchanged): calls in flight
+// on both share its process.
+//
+// Ownership: the slot owns its process and its start and stop goroutines;
+// Close ends them and stops the process. Lock order: mu is a leaf (no
+// hook, no I/O under it).
+//
+// Idle stop never loses a call: a user holds the slot (inflight) from
+// Acquire to its release, and the stop changes state from ready to
+// stopping before it looks at inflight, while Acquire counts itself in
+// before it looks at the state (both sequentially consistent atomics):
+// either the stop sees the user and backs off, or the user sees the stop
+// and waits for it, then starts a new process. What the process does on
+// its own (a call of its own, a stream) is seen by sidecar.Client.Busy.
+type Lazy struct {
+	name     string
+	pkg      *pluginpkg.Package
+	opts     sidecar.Options
+	declared *protocol.InitializeResult // what the generation published
+	origin   string                     // OriginManifest or OriginCache
+	key      string                     // its declaration cache key
+	cache    DeclCache
+	hooks    LazyHooks
+	budget   time.Duration // bounds one start
+
+	idle     atomic.Int64 // the idle timeout in ns; 0 never stops it
+	inflight atomic.Int64
+	state    atomic.Int32
+	cur      atomic.Pointer[sidecar.Client]
+	lastUsed atomic.Int64 // UnixNano of the end of the last use
+	// firstPending is set by a start and cleared by the end of the first
+	// use after it, which sets firstCall (ns since the start began).
+	firstPending atomic.Bool
+	firstCall    atomic.Int64
+	startedAt    atomic.Int64 // UnixNano of the last start's beginning
+
+	ctx    context.Context // cancelled by Close: ends a start
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // start goroutines and idle stops
+
+	mu struct {
+		sync.Mutex
+		flight  *flight       // the start in flight, or nil
+		stopped chan struct{} // closed when the idle stop in flight ends
+		timer   *time.Timer   // the idle check, while ready
+		err     error         // why it is LazyFailed
+		last    Activation
+		starts  int
+		stops   int
+	}
+}
+
+// flight is one start, shared by every caller waiting for it.
+type flight struct {
+	done chan struct{}
+	err  error // set before done closes
+}
+
+// newLazy returns the declared slot of a member published from declared.
+func newLazy(pkg *pluginpkg.Package, opts sidecar.Options, declared *protocol.InitializeResult, origin, key string,
+	o Options) *Lazy {
+	ctx, cancel := context.WithCancel(context.Background())
+	z := &Lazy{name: pkg.Name, pkg: pkg, opts: opts, declared: declared, origin: origin, key: key, cache: o.Cache,
+		hooks: o.LazyHooks, budget: o.Budget, ctx: ctx, cancel: cancel}
+	if z.budget <= 0 {
+		z.budget = DefaultBudget
+	}
+	z.lastUsed.Store(time.Now().UnixNano())
+	return z
+}
+
+// SetIdle sets the idle timeout (zero: never stop); it applies from the
+// next idle check.
+func (z *Lazy) SetIdle(d time.Duration) { z.idle.Store(int64(d)) }
+
+// State returns where the member is.
+func (z *Lazy) State() LazyState { return LazyState(z.state.Load()) }
+
+// Client returns the running process, nil when none runs.
+func (z *Lazy) Client() *sidecar.Client {
+	if z.State() != LazyReady {
+		return nil
+	}
+	return z.cur.Load()
+}
+
+// Err returns why the member is failed, nil when it is not.
+func (z *Lazy) Err() error {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return z.mu.err
+}
+
+// SlotStats is what a lazy member has done (Lazy.Stats).
+type SlotStats struct {
+	// Last is its last activation; FirstCall the time from its beginning
+	// to the end of the first use after it (zero until that ended).
+	Last      Activation
+	FirstCall time.Duration
+	// Starts and Stops count its starts and idle stops.
+	Starts, Stops int
+	// LastUsed is when its last use ended.
+	LastUsed time.Time
+}
+
+// Stats returns what the member has done.
+func (z *Lazy) Stats() SlotStats {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	return SlotStats{Last: z.mu.last, FirstCall: time.Duration(z.firstCall.Load()), Starts: z.mu.starts, Stops: z.mu.stops,
+		LastUsed: time.Unix(0, z.lastUsed.Load())}
+}
+
+// Origin returns where the published declarations came from.
+func (z *Lazy) Origin() string { return z.origin }
+
+// Acquire returns the member's running process for one use, starting it
+// when none runs (single-flight), and the release the caller MUST call
+// once its use ended (the call answered, or the stream opened: an open
+// stream keeps the process busy on its own). by says what the use is, for
+// the activation it may cause; it is formatted only then. ctx bounds the
+// caller's wait, not the start: a start a caller gave up on goes on for
+// the others, bounded by the startup budget.
+func (z *Lazy) Acquire(ctx context.Context, by func() string) (*sidecar.Client, func(), error) {
+	for {
+		z.inflight.Add(1)
+		if z.State() == LazyReady {
+			if c := z.cur.Load(); c != nil && !isDone(c) {
+				return c, z.release, nil
+			}
+		}
+		z.inflight.Add(-1) // not a use: nothing ran
+		if err := z.wait(ctx, by); err != nil {
+			return nil, func() {}, err
+		}
+	}
+}
+
+// TryAcquire is Acquire without starting or waiting: ok is false when no
+// process is ready now.
+func (z *Lazy) TryAcquire() (c *sidecar.Client, release func(), ok bool) {
+	z.inflight.Add(1)
+	if z.State() == LazyReady {
+		if c := z.cur.Load(); c != nil && !isDone(c) {
+			return c, z.release, true
+		}
+	}
+	z.inflight.Add(-1)
+	return nil, nil, false
+}
+
+// release ends one use.
+func (z *Lazy) release() {
+	now := time.Now().UnixNano()
+	z.lastUsed.Store(now)
+	if z.firstPending.Load() && z.firstPending.CompareAndSwap(true, false) {
+		z.firstCall.Store(now - z.startedAt.Load())
+	}
+	z.inflight.Add(-1)
+}
+
+func isDone(c *sidecar.Client) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
+}
+
+// ErrSlotClosed is why a use of a lazy member whose slot is closed fails:
+// its generation is stopping.
+var ErrSlotClosed = errors.New("the plugin's generation is stopping")
+
+// wait makes progress toward a ready process: it starts one, or waits for
+// the start or the stop in flight. It returns when the caller should try
+// again, or why it cannot.
+func (z *Lazy) wait(ctx context.Context, by func() string) error {
+	z.mu.Lock()
+	switch z.State() {
+	case LazyClosed:
+		z.mu.Unlock()
+		return ErrSlotClosed
+	case LazyFailed:
+		err := z.mu.err
+		z.mu.Unlock()
+		return err
+	case LazyStopping:
+		ch := z.mu.stopped
+		z.mu.Unlock()
+		return waitFor(ctx, ch)
+	case LazyStarting:
+		f := z.mu.flight
+		z.mu.Unlock()
+		if err := waitFor(ctx, f.done); err != nil {
+			return err
+		}
+		return f.err
+	case LazyReady:
+		c := z.cur.Load()
+		if c == nil || !isDone(c) {
+			z.mu.Unlock()
+			return nil // ready again: try
+		}
+		// Its process exited (a crash the host is told about apart).
+		z.cur.Store(nil)
+		z.stopTimerLocked()
+		z.state.Store(int32(LazyDeclared))
+	}
+	f := z.startLocked(by)
+	z.mu.Unlock()
+	if err := waitFor(ctx, f.done); err != nil {
+		return err
+	}
+	return f.err
+}
+
+// waitFor waits for ch, or returns why ctx ended first.
+func waitFor(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// Start starts the member now, if it does not run, and waits for it under
+// ctx: an explicit activation.
+func (z *Lazy) Start(ctx context.Context, by string) error {
+	_, release, err := z.Acquire(ctx, func() string { return by })
+	release()
+	return err
+}
+
+// startLocked begins a start, with mu held and the state declared, and
+// returns its flight. A host that holds the member down fails it at once.
+func (z *Lazy) startLocked(by func() string) *flight {
+	f := &flight{done: make(chan struct{})}
+	if z.hooks.MayStart != nil {
+		if err := z.hooks.MayStart(z.name); err != nil {
+			f.err = err
+			close(f.done)
+			return f
+		}
+	}
+	z.mu.flight = f
+	z.state.Store(int32(LazyStarting))
+	z.wg.Add(1)
+	go z.run(f, by())
+	return f
+}
+
+// run is one start: spawn and handshake, bounded by the startup budget and
+// by Close; the handshake checked against what was published; the outcome
+// recorded and reported.
+func (z *Lazy) run(f *flight, by string) {
+	defer z.wg.Done()
+	if z.hooks.Starting != nil {
+		z.hooks.Starting(z.name, by)
+	}
+	a := Activation{By: by, At: time.Now()}
+	ctx, cancel := context.WithTimeoutCause(z.ctx, z.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.budget))
+	c, err := sidecar.Start(ctx, z.pkg, z.opts)
+	cancel()
+	a.Start = time.Since(a.At)
+	var drifted *DriftError
+	if err == nil {
+		if diffs := drift(z.declared, c.Declarations(), z.origin, z.priority()); len(diffs) > 0 {
+			drifted = &DriftError{Plugin: z.name, Origin: z.origin, Differences: diffs}
+			err = drifted
+			_ = c.Close(context.Background())
+			z.cache.forget(z.name)
+		}
+	}
+	z.mu.Lock()
+	switch {
+	case z.State() == LazyClosed:
+		if err == nil {
+			err = ErrSlotClosed
+			defer c.Close(context.Background())
+		}
+	case drifted != nil:
+		z.state.Store(int32(LazyFailed))
+		z.mu.err = fmt.Errorf("plugin %q: %w", z.name, drifted)
+	case err != nil:
+		z.state.Store(int32(LazyDeclared))
+	default:
+		z.cur.Store(c)
+		z.lastUsed.Store(time.Now().UnixNano())
+		z.state.Store(int32(LazyReady))
+		z.mu.last, z.mu.starts = a, z.mu.starts+1
+		z.startedAt.Store(a.At.UnixNano())
+		z.firstCall.Store(0)
+		z.firstPending.Store(true)
+		z.armLocked()
+	}
+	z.mu.flight = nil
+	f.err = err
+	z.mu.Unlock()
+	close(f.done)
+	if err == nil {
+		_ = z.cache.store(z.name, z.key, c.Declarations())
+	}
+	if z.hooks.Started != nil {
+		if err != nil {
+			c = nil
+		}
+		z.hooks.Started(z.name, c, a, err)
+	}
+}
+
+// priority is the manifest's runtime priority.
+func (z *Lazy) priority() int { return z.pkg.Manifest.Runtime.Priority }
+
+// armLocked schedules the next idle check, with mu held and the state
+// ready, when the member has an idle timeout.
+func (z *Lazy) armLocked() {
+	d := time.Duration(z.idle.Load())
+	if d <= 0 {
+		d = time.Second // re-read the timeout, which a reload may set
+	}
+	if z.mu.timer == nil {
+		z.mu.timer = time.AfterFunc(d, z.checkIdle)
+		return
+	}
+	z.mu.timer.Reset(d)
+}
+
+func (z *Lazy) stopTimerLocked() {
+	if z.mu.timer != nil {
+		z.mu.timer.Stop()
+	}
+}
+
+// checkIdle stops the process when it has been idle for the idle timeout
+// with nothing in flight, else checks again when it could be.
+func (z *Lazy) checkIdle() {
+	z.mu.Lock()
+	if z.State() != LazyReady {
+		z.mu.Unlock()
+		return
+	}
+	idle := time.Duration(z.idle.Load())
+	c := z.cur.Load()
+	since := time.Since(time.Unix(0, z.lastUsed.Load()))
+	if idle <= 0 || since < idle || c == nil {
+		if idle > 0 && since < idle {
+			z.mu.timer.Reset(idle - since)
+		} else {
+			z.armLocked()
+		}
+		z.mu.Unlock()
+		return
+	}
+	z.state.Store(int32(LazyStopping))
+	if z.inflight.Load() > 0 || c.Busy() {
+		z.state.Store(int32(LazyReady))
+		z.mu.timer.Reset(idle)
+		z.mu.Unlock()
+		return
+	}
+	z.cur.Store(nil)
+	ch := make(chan struct{})
+	z.mu.stopped = ch
+	z.mu.stops++
+	z.wg.Add(1)
+	z.mu.Unlock()
+	defer z.wg.Done()
+	_ = c.Close(z.ctx)
+	z.mu.Lock()
+	if z.State() == LazyStopping {
+		z.state.Store(int32(LazyDeclared))
+	}
+	z.mu.Unlock()
+	close(ch)
+	if z.hooks.IdleStopped != nil {
+		z.hooks.IdleStopped(z.name, c, idle)
+	}
+}
+
+// adoptStarted makes c, started by a build, the slot's ready process.
+func (z *Lazy) adoptStarted(c *sidecar.Client) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.cur.Store(c)
+	z.state.Store(int32(LazyReady))
+	z.mu.starts++
+	z.mu.last = Activation{By: "its build (no declarations to publish it from)", At: time.Now()}
+	z.armLocked()
+}
+
+// Crashed records that the process c exited on its own: the member is
+// declared again (the next use starts it, if the host lets it). A stale c
+// (already replaced) changes nothing.
+func (z *Lazy) Crashed(c *sidecar.Client) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.cur.Load() != c || z.State() != LazyReady {
+		return
+	}
+	z.cur.Store(nil)
+	z.stopTimerLocked()
+	z.state.Store(int32(LazyDeclared))
+}
+
+// Hold fails the member with err until the slot is released: no use
+// starts it (a host holding it down past its crash budget).
+func (z *Lazy) Hold(err error) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.State() == LazyClosed {
+		return
+	}
+	z.state.Store(int32(LazyFailed))
+	z.mu.err = err
+}
+
+// Close stops the slot: no use starts the member any more, a start in
+// flight is cancelled, an idle stop in flight is waited for, and the
+// process, if any, is stopped. It is idempotent.
+func (z *Lazy) Close(ctx context.Context) error {
+	z.mu.Lock()
+	if z.State() == LazyClosed {
+		z.mu.Unlock()
+		return nil
+	}
+	z.state.Store(int32(LazyClosed))
+	z.stopTimerLocked()
+	c := z.cur.Swap(nil)
+	z.mu.Unlock()
+	z.cancel()
+	z.wg.Wait()
+	if c == nil {
+		return nil
+	}
+	if err := c.Close(ctx); !errors.Is(err, sidecar.ErrClosed) {
+		return err
+	}
+	return nil
+}
