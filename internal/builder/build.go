@@ -2,12 +2,12 @@ package builder
 
 import (
 	"cmp"
-	"time"
 	"context"
 	"errors"
 	"maps"
 	"slices"
 	"sort"
+	"time"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"

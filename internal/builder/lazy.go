@@ -384,16 +384,18 @@ func (z *Lazy) run(f *flight, by string) {
 	z.mu.flight = nil
 	f.err = err
 	z.mu.Unlock()
-	close(f.done)
 	if err == nil {
 		_ = z.cache.store(z.name, z.key, c.Declarations())
 	}
+	// The host hears of the outcome before any waiting caller returns: a
+	// caller that sees the failure sees it counted.
 	if z.hooks.Started != nil {
 		if err != nil {
 			c = nil
 		}
 		z.hooks.Started(z.name, c, a, err)
 	}
+	close(f.done)
 }
 
 // priority is the manifest's runtime priority.
