@@ -57,6 +57,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 		if c := p.Confinement; c != nil {
 			st.Confinement = &Confinement{Mode: c.Mode, Mechanism: c.Mechanism, LandlockABI: c.LandlockABI, NotEnforced: c.NotEnforced}
 		}
+		st.Activation, st.Lazy = p.Activation, lazyActivity(p.Lazy)
 		a.Plugins = append(a.Plugins, st)
 	}
 	return a, nil
@@ -271,4 +272,19 @@ func kernelError(err error) *Error {
 		e.Problems = berr.Problems
 	}
 	return e
+}
+
+// lazyActivity is a lazy member's activity as the API shows it, nil for
+// an eager one.
+func lazyActivity(z *observe.LazyStatus) *LazyActivity {
+	if z == nil {
+		return nil
+	}
+	a := &LazyActivity{Declarations: z.Declarations, ActivatedBy: z.ActivatedBy, StartMS: millis(z.StartDuration.Round(time.Microsecond)),
+		FirstCallMS: millis(z.FirstCall.Round(time.Microsecond)), LastUsed: z.LastUsed, Activations: z.Activations, IdleStops: z.IdleStops}
+	if !z.Activated.IsZero() {
+		at := z.Activated
+		a.Activated = &at
+	}
+	return a
 }

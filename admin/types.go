@@ -72,6 +72,31 @@ type PluginStatus struct {
 	// Confinement is the confinement its process got, omitted when none
 	// runs.
 	Confinement *Confinement `json:"confinement,omitempty"`
+	// Activation is "eager" (started with its generation) or "lazy"
+	// (started on first use); omitted for a plugin that is no member.
+	Activation string `json:"activation,omitempty"`
+	// Lazy is a lazy member's activity, omitted for an eager one.
+	Lazy *LazyActivity `json:"lazy,omitempty"`
+}
+
+// LazyActivity is what a lazy member has done (observe.LazyStatus).
+type LazyActivity struct {
+	// Declarations says where its published contributions came from:
+	// "manifest", "cache" or "handshake".
+	Declarations string `json:"declarations"`
+	// ActivatedBy says what started it last, omitted until something did.
+	ActivatedBy string `json:"activated_by,omitempty"`
+	// Activated is when that start began, omitted until then; StartMS the
+	// spawn and handshake, FirstCallMS from its beginning to the end of
+	// the use that caused it, in milliseconds.
+	Activated   *time.Time `json:"activated,omitempty"`
+	StartMS     float64    `json:"start_ms"`
+	FirstCallMS float64    `json:"first_call_ms"`
+	// LastUsed is when its last use ended (its publication, if never).
+	LastUsed time.Time `json:"last_used"`
+	// Activations counts its starts, IdleStops its idle stops.
+	Activations int `json:"activations"`
+	IdleStops   int `json:"idle_stops"`
 }
 
 // Confinement is how a running plugin is confined, from its

@@ -303,16 +303,21 @@ func servedBy(c callJSON) string {
 	return who + ": " + strings.Join(c.Methods, ", ")
 }
 
-// memberCounts says "5 members (4 running, 1 declarative)".
+// memberCounts says "5 members (4 running, 1 declarative)"; lazy members
+// not started count as "declared, not started".
 func memberCounts(ms []memberJSON) string {
 	counts := map[string]int{}
 	for _, m := range ms {
 		counts[m.Status]++
 	}
 	var parts []string
-	for _, s := range []generation.MemberStatus{generation.StatusRunning, generation.StatusDeclarative, generation.StatusFailed} {
+	for _, s := range []generation.MemberStatus{generation.StatusRunning, generation.StatusDeclared, generation.StatusDeclarative, generation.StatusFailed} {
 		if n := counts[string(s)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			word := string(s)
+			if s == generation.StatusDeclared {
+				word = "declared, not started"
+			}
+			parts = append(parts, fmt.Sprintf("%d %s", n, word))
 		}
 	}
 	s := fmt.Sprintf("%d %s", len(ms), plural(len(ms), "member", "members"))

@@ -29,12 +29,14 @@ const (
 // runtime.intercepts (at the manifest's priority), a claim per slot of
 // runtime.replaces, a provider per ref and an action per ID of
 // runtime.contributes (an action titled by its ID), and a contribution per
-// host kind and key of runtime.contributes. It returns nil when the
-// manifest declares none of them: the member must then be started once to
-// learn what it contributes.
+// host kind and key of runtime.contributes. A manifest declares only when
+// it has runtime.contributes: intercepts and replaces alone are what a
+// plugin may contribute, not a promise that it does. It returns nil for a
+// manifest without: the member must then be started once to learn what it
+// contributes.
 func manifestDeclarations(p *pluginpkg.Package) *protocol.InitializeResult {
 	rt := p.Manifest.Runtime
-	if rt == nil || len(rt.Intercepts)+len(rt.Replaces)+len(rt.Contributes) == 0 {
+	if rt == nil || len(rt.Contributes) == 0 {
 		return nil
 	}
 	d := &protocol.InitializeResult{Name: p.Name, Version: p.Manifest.Version.String()}
