@@ -137,4 +137,3 @@ func (g *Generation) Warnings() []string { return append([]string(nil), g.warnin
 // policy, and the host's spec. Two generations with equal hashes were built
 // from the same inputs.
 func (g *Generation) Hash() string { return g.hash }
-
