@@ -95,7 +95,7 @@ func (k *Kernel) lazyStarting(name, by string) {
 // the crash path.
 func (k *Kernel) lazyStarted(name string, c *sidecar.Client, a builder.Activation, err error) {
 	if obs := k.config().Observer; obs != nil {
-		obs.Start(observe.StartInfo{Plugin: name, Duration: a.Start, Err: err})
+		obs.Start(observe.StartInfo{Plugin: name, Duration: a.Start, Err: err, ActivatedBy: a.By})
 	}
 	k.events.emit(observe.Event{Type: observe.EventPlugin, Plugin: name, State: startState(err), Elapsed: a.Start, Err: err,
 		Message: "activated by " + a.By})

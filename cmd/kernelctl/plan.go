@@ -196,7 +196,7 @@ func writePlan(w io.Writer, p *generation.Plan, verb string) {
 		var b strings.Builder
 		tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
 		for _, c := range p.Packages {
-			fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", classMark[c.Class], c.Name, c.Class, versions(c), strings.Join(c.Reasons, "; "))
+			fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\n", classMark[c.Class], c.Name, classWord(c), versions(c), strings.Join(c.Reasons, "; "))
 		}
 		tw.Flush()
 		for _, line := range strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n") {
@@ -258,4 +258,17 @@ func list(w io.Writer, title string, items []string) {
 	for _, it := range items {
 		fmt.Fprintf(w, "  %s\n", it)
 	}
+}
+
+// classWord is a change's class, with "(lazy: declared, not started)" for
+// an added or reloaded lazy member (it is published from its
+// declarations, no process started) and "(lazy)" for another lazy one.
+func classWord(c generation.Change) string {
+	switch {
+	case c.Activation != pluginpkg.ActivationLazy:
+		return string(c.Class)
+	case c.Class == generation.ClassAdded || c.Class == generation.ClassReloaded:
+		return string(c.Class) + " (lazy: declared, not started)"
+	}
+	return string(c.Class) + " (lazy)"
 }

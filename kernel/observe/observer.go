@@ -29,7 +29,8 @@ type Observer interface {
 	// ends).
 	Dispatch(ctx context.Context, info DispatchInfo) (_ context.Context, end func(error))
 	// Start is called when a plugin start has ended, ready or failed: in
-	// a generation build, or a supervised restart.
+	// a generation build, a supervised restart, or a lazy member's
+	// activation (StartInfo.ActivatedBy).
 	Start(info StartInfo)
 }
 
@@ -78,4 +79,9 @@ type StartInfo struct {
 	Duration time.Duration
 	// Err is nil when the plugin became ready.
 	Err error
+	// ActivatedBy says what started a lazy member on first use ("call to
+	// provider plugin/x/echo by host"); empty for a start in a
+	// generation build or a supervised restart. An adapter counts
+	// activations by it.
+	ActivatedBy string
 }
