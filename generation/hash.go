@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // maxRecordedFiles is the most files whose digests a fingerprint records
@@ -81,13 +83,31 @@ func packageFingerprint(m *Member) Fingerprint {
 	return f
 }
 
+// fingerprints computes every member's fingerprint, several at once: each
+// is a few file-system calls (a walk of the package, a stat of each file
+// and of the executable; contents are hashed only when they changed), and
+// a host of many packages waits on them at every build and plan.
 func fingerprints(members []*Member) map[string]Fingerprint {
+	fps := make([]Fingerprint, len(members))
+	var g errgroup.Group
+	g.SetLimit(fingerprintWorkers)
+	for i, m := range members {
+		g.Go(func() error {
+			fps[i] = packageFingerprint(m)
+			return nil
+		})
+	}
+	_ = g.Wait() // packageFingerprint records failures in the fingerprint
 	out := make(map[string]Fingerprint, len(members))
-	for _, m := range members {
-		out[m.Package.Name] = packageFingerprint(m)
+	for i, m := range members {
+		out[m.Package.Name] = fps[i]
 	}
 	return out
 }
+
+// fingerprintWorkers bounds how many fingerprints are computed at once:
+// they wait mostly on the file system.
+const fingerprintWorkers = 8
 
 // hashInputs hashes the member fingerprints and the host's side of the
 // inputs in a canonical order. Fields are written with separators that

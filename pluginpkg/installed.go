@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
@@ -46,6 +48,9 @@ func LoadInstalled(home string) (*Installed, error) {
 }
 
 // loadInstalled is LoadInstalled with an optional manifest cache.
+// loadWorkers bounds how many packages load at once.
+const loadWorkers = 8
+
 func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
@@ -70,15 +75,31 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	if len(entries) > 0 {
 		opt.realPkgs, _ = filepath.EvalSymlinks(filepath.Join(home, PackagesDir))
 	}
-	for _, e := range entries {
+	// Packages load several at once (each is a few file-system calls and a
+	// parse); results are taken in directory order.
+	type loaded struct {
+		pkg   *Package
+		warns []Warning
+	}
+	results := make([]loaded, len(entries))
+	var g errgroup.Group
+	g.SetLimit(loadWorkers)
+	for i, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
 		present[e.Name()] = true
-		opt.plainDir = e.IsDir() // a directory, not a symbolic link
-		pkg, warns := loadPackage(home, e.Name(), opt)
-		inst.Warnings = append(inst.Warnings, warns...)
-		if pkg != nil {
+		o := opt
+		o.plainDir = e.IsDir() // a directory, not a symbolic link
+		g.Go(func() error {
+			results[i].pkg, results[i].warns = loadPackage(home, e.Name(), o)
+			return nil
+		})
+	}
+	_ = g.Wait() // loadPackage reports problems as warnings
+	for _, r := range results {
+		inst.Warnings = append(inst.Warnings, r.warns...)
+		if pkg := r.pkg; pkg != nil {
 			se := st.entry(pkg.Name)
 			se.apply(pkg)
 			inst.Packages = append(inst.Packages, pkg)

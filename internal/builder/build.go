@@ -241,14 +241,15 @@ func (b *build) adoptableSlot(name string) *Lazy {
 }
 
 // declare publishes the lazy member m from its declarations, without a
-// process: those its last handshake left in the cache under the same
-// inputs, else its manifest's. It reports false when there are none: m is
+// process: its manifest's, when it has runtime.contributes (the author's
+// promise, checked at each start), else those its last handshake left in
+// the cache under the same inputs. It reports false when there are none: m is
 // then started with the others, to learn them.
 func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
-	key := cacheKey(m.Package, opts)
-	d, origin := b.opts.Cache.load(m.Package.Name, key), OriginCache
+	d, origin, key := manifestDeclarations(m.Package), OriginManifest, ""
 	if d == nil {
-		d, origin = manifestDeclarations(m.Package), OriginManifest
+		key = cacheKey(m.Package, opts)
+		d, origin = b.opts.Cache.load(m.Package.Name, key), OriginCache
 	}
 	if d == nil {
 		return false

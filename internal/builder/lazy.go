@@ -384,7 +384,7 @@ func (z *Lazy) run(f *flight, by string) {
 	z.mu.flight = nil
 	f.err = err
 	z.mu.Unlock()
-	if err == nil {
+	if err == nil && z.origin != OriginManifest {
 		_ = z.cache.store(z.name, z.key, c.Declarations())
 	}
 	// The host hears of the outcome before any waiting caller returns: a

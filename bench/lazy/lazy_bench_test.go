@@ -1,0 +1,306 @@
+//go:build linux
+
+// Package lazy_test measures what lazy activation costs and saves (issue
+// 25; BENCHMARKS.md, "Lazy activation"), each comparison paired within one
+// run: a home of 64 installed plugins of which 4 are used against a home
+// of only those 4, a generation of 64 lazy members published without a
+// spawn, and a lazy member's first call against the cold start of one
+// plugin plus one call.
+package lazy_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/extkernel/extkernel/internal/pkgfiles"
+	"github.com/extkernel/extkernel/internal/proctest"
+	"github.com/extkernel/extkernel/kernel"
+	"github.com/extkernel/extkernel/kernel/config"
+	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
+)
+
+// scripted is the test plugin binary, built once by TestMain.
+var scripted string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lazy-bench-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	scripted = filepath.Join(dir, "scripted")
+	build := exec.Command("go", "build", "-o", scripted, "../../testdata/plugins/scripted")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// home writes a home of n scripted packages, p-00 ... p-<n-1>, each
+// declaring its provider echo in its manifest, lazy or eager.
+func home(tb testing.TB, n int, lazy bool) string {
+	tb.Helper()
+	dir := tb.TempDir()
+	for i := range n {
+		name := fmt.Sprintf("p-%02d", i)
+		pkg := filepath.Join(dir, "packages", name)
+		if err := os.MkdirAll(pkg, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Link(scripted, filepath.Join(pkg, "plugin")); err != nil {
+			tb.Fatal(err)
+		}
+		rt := map[string]any{"command": "./plugin", "env": map[string]string{"SCRIPT_PROVIDERS": "echo"},
+			"contributes": map[string][]string{"provider": {"echo"}}}
+		if lazy {
+			rt["activation"] = pluginpkg.ActivationLazy
+		}
+		data, _ := json.Marshal(map[string]any{"format": 1, "name": name, "version": "1.0.0", "runtime": rt})
+		if err := os.WriteFile(filepath.Join(pkg, "plugin.json"), data, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	// Files changed within the digest cache's racy window are hashed
+	// again at each look (pkgfiles.RacyWindow): a home installed a moment
+	// ago is not what a host publishes from day to day.
+	time.Sleep(2 * pkgfiles.RacyWindow)
+	return dir
+}
+
+func cfg(home string) config.Config {
+	return config.Config{Home: home, Host: protocol.HostInfo{Name: "bench", Version: "1.0.0"}, Logger: hclog.NewNullLogger(),
+		Supervision: config.Supervision{HeartbeatInterval: time.Hour}}
+}
+
+// used are the 4 plugins of a home that are called.
+var used = []string{"p-00", "p-01", "p-02", "p-03"}
+
+// startAndUse starts a kernel on home and calls each used plugin once,
+// the 4 calls at once, and returns the kernel, with how long that took.
+func startAndUse(home string) (*kernel.Kernel, time.Duration, error) {
+	began := time.Now()
+	k, err := kernel.New(cfg(home))
+	if err != nil {
+		return nil, 0, err
+	}
+	if err := k.Start(context.Background()); err != nil {
+		return nil, 0, err
+	}
+	errs := make([]error, len(used))
+	var wg sync.WaitGroup
+	for i, name := range used {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, errs[i] = k.CallProvider(context.Background(), "plugin/"+name+"/echo", json.RawMessage(`1`))
+		}()
+	}
+	wg.Wait()
+	took := time.Since(began)
+	for _, err := range errs {
+		if err != nil {
+			k.Close(context.Background())
+			return nil, 0, err
+		}
+	}
+	return k, took, nil
+}
+
+// rss returns the resident set size of this process and its children, in
+// bytes, from /proc/<pid>/status.
+func rss(tb testing.TB) int64 {
+	pids, ok := proctest.Children(os.Getpid())
+	if !ok {
+		tb.Skip("no /proc")
+	}
+	var total int64
+	for _, pid := range append(pids, os.Getpid()) {
+		total += vmRSS(pid)
+	}
+	return total
+}
+
+func vmRSS(pid int) int64 {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// median returns the median of xs (sorted in place).
+func median[T int64 | time.Duration](xs []T) T {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+// BenchmarkHome64Use4 compares, in each iteration and in rotating order,
+// a home of 64 lazy plugins and a home of only 4 eager ones: from
+// kernel.New to an answer from each of the 4 (called at once), and the
+// resident memory of the host and its plugins then. It reports each
+// side's medians and the ratios lazy64/only4 (time) and
+// rss-lazy64/rss-only4.
+func BenchmarkHome64Use4(b *testing.B) {
+	homes := map[string]string{"only4": home(b, 4, false), "lazy64": home(b, 64, true)}
+	order := []string{"only4", "lazy64"}
+	times := map[string][]time.Duration{}
+	mem := map[string][]int64{}
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range order {
+			side := order[(i+j)%len(order)]
+			k, took, err := startAndUse(homes[side])
+			if err != nil {
+				b.Fatalf("%s: %v", side, err)
+			}
+			b.StopTimer()
+			times[side] = append(times[side], took)
+			mem[side] = append(mem[side], rss(b))
+			if err := k.Close(context.Background()); err != nil {
+				b.Fatal(err)
+			}
+			b.StartTimer()
+		}
+	}
+	b.StopTimer()
+	t4, t64 := median(times["only4"]), median(times["lazy64"])
+	m4, m64 := median(mem["only4"]), median(mem["lazy64"])
+	b.ReportMetric(float64(t4.Nanoseconds()), "only4-ns/op")
+	b.ReportMetric(float64(t64.Nanoseconds()), "lazy64-ns/op")
+	b.ReportMetric(float64(t64)/float64(t4), "lazy64/only4")
+	b.ReportMetric(float64(m4), "rss-only4-bytes")
+	b.ReportMetric(float64(m64), "rss-lazy64-bytes")
+	b.ReportMetric(float64(m64)/float64(m4), "rss-lazy64/rss-only4")
+}
+
+// BenchmarkPublishLazy64 times kernel.New and Start on a home of 64 lazy
+// members whose manifests declare their contributions: the generation is
+// published with no process started (checked each iteration). The file
+// digests are warm (see the warm-up below).
+func BenchmarkPublishLazy64(b *testing.B) {
+	h := home(b, 64, true)
+	ctx := context.Background()
+	// One publication first: it digests every package's files (what a
+	// fingerprint hashes), once per process, as an eager home's does; the
+	// digests are cached by file identity, so a host publishes every
+	// generation after its first from the cache.
+	if k, err := kernel.New(cfg(h)); err != nil || k.Start(ctx) != nil || k.Close(ctx) != nil {
+		b.Fatal("warm-up publication failed")
+	}
+	b.ResetTimer()
+	for range b.N {
+		k, err := kernel.New(cfg(h))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := k.Start(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if kids, _ := proctest.Children(os.Getpid()); len(kids) != 0 {
+			b.Fatalf("publishing 64 lazy members started %d processes", len(kids))
+		}
+		if err := k.Close(ctx); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
+
+// BenchmarkFirstCall compares, in each iteration and in rotating order, a
+// lazy member's first call (its kernel already published, with no
+// process: the call starts it) with its floor, the cold start of the same
+// plugin through sidecar.Start plus one call. It reports each side's
+// median and the ratio lazy/cold.
+func BenchmarkFirstCall(b *testing.B) {
+	h := home(b, 1, true)
+	ctx := context.Background()
+	inst, err := pluginpkg.LoadInstalled(h)
+	if err != nil {
+		b.Fatal(err)
+	}
+	pkg := inst.Packages[0]
+	sides := []func() (time.Duration, error){
+		func() (time.Duration, error) { // cold: sidecar.Start + one call
+			began := time.Now()
+			c, err := sidecar.Start(ctx, pkg, sidecar.Options{Host: protocol.HostInfo{Name: "bench", Version: "1.0.0"},
+				Logger: hclog.NewNullLogger(), DataRoot: filepath.Join(h, "data"), HeartbeatInterval: time.Hour})
+			if err != nil {
+				return 0, err
+			}
+			_, err = c.Invoke(ctx, "provider/invoke", map[string]any{"ref": "echo", "input": 1})
+			took := time.Since(began)
+			b.StopTimer()
+			defer b.StartTimer()
+			return took, errorsJoin(err, c.Close(ctx))
+		},
+		func() (time.Duration, error) { // lazy: the first call starts it
+			b.StopTimer()
+			k, err := kernel.New(cfg(h))
+			if err == nil {
+				err = k.Start(ctx)
+			}
+			if err != nil {
+				return 0, err
+			}
+			b.StartTimer()
+			began := time.Now()
+			_, err = k.CallProvider(ctx, "plugin/p-00/echo", json.RawMessage(`1`))
+			took := time.Since(began)
+			b.StopTimer()
+			defer b.StartTimer()
+			return took, errorsJoin(err, k.Close(ctx))
+		},
+	}
+	times := make([][]time.Duration, len(sides))
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range sides {
+			k := (i + j) % len(sides)
+			took, err := sides[k]()
+			if err != nil {
+				b.Fatal(err)
+			}
+			times[k] = append(times[k], took)
+		}
+	}
+	b.StopTimer()
+	cold, lazy := median(times[0]), median(times[1])
+	b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns/op")
+	b.ReportMetric(float64(lazy.Nanoseconds()), "lazy-ns/op")
+	b.ReportMetric(float64(lazy)/float64(cold), "lazy/cold")
+}
+
+func errorsJoin(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
