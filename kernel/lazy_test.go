@@ -386,3 +386,35 @@ func TestLazyReloadAdoptsSlot(t *testing.T) {
 		t.Errorf("other after its upgrade: %q, want declared", st.State)
 	}
 }
+
+// TestLazyStartedByPluginCall: another plugin's capability/call starts a
+// lazy provider (relayed by the kernel on a call worker, not the caller's
+// reader), and an explicit start request (RestartPlugin of a declared
+// member) starts one.
+func TestLazyStartedByPluginCall(t *testing.T) {
+	memory := callerPlug("memory", nil, "storage.kv ^1.0")
+	kvstore := callerPlug("kvstore", []string{"storage.kv@1.2.0"})
+	kvstore.contributes = map[string][]string{"provider": {"run"}}
+	spare := callerPlug("spare", nil)
+	spare.contributes = map[string][]string{"provider": {"run"}}
+	cfg := callConfig(writeHome(t, memory, kvstore, spare))
+	cfg.Activation.Packages = map[string]string{"kvstore": pluginpkg.ActivationLazy, "spare": pluginpkg.ActivationLazy}
+	k := startLazyKernel(t, cfg)
+	if st := pluginState(t, k, "kvstore"); st.State != observe.StateDeclared {
+		t.Fatalf("kvstore before any call: %q", st.State)
+	}
+	out, err := k.CallProvider(context.Background(), "plugin/memory/run", json.RawMessage(callScript("storage.kv", "get", `{"echo":"x"}`, true)))
+	if err != nil || !strings.Contains(string(out), `{"echo":"x"}`) {
+		t.Fatalf("memory's call to storage.kv: %s, %v", out, err)
+	}
+	st := pluginState(t, k, "kvstore")
+	if st.State != observe.StateReady || st.Lazy == nil || st.Lazy.ActivatedBy != "capability/call storage.kv.get by plugin memory" {
+		t.Errorf("kvstore after memory's call: %q, %+v", st.State, st.Lazy)
+	}
+	if err := k.RestartPlugin(context.Background(), "spare"); err != nil {
+		t.Fatal(err)
+	}
+	if st := pluginState(t, k, "spare"); st.State != observe.StateReady || st.Lazy.ActivatedBy != "an explicit start request" {
+		t.Errorf("spare after RestartPlugin: %q, %+v", st.State, st.Lazy)
+	}
+}
