@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 
 	"github.com/extkernel/extkernel/kernel/observe"
 )
@@ -61,7 +61,7 @@ type liveLine struct {
 // newPrinter starts a printer on out, live on a terminal.
 func newPrinter(out io.Writer, opts printerOptions) *printer {
 	tty, width := false, 0
-	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty, width = true, 80
 		if cols, ok := terminalWidth(f); ok {
 			width = cols
