@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -27,11 +26,7 @@ const adminTimeout = 2 * time.Minute
 // dialKernel connects to the admin API of the kernel running on the home,
 // or says that none is running there (exit 1).
 func (g *globals) dialKernel() (*admin.Client, error) {
-	cfg, err := g.configWithHome()
-	if err != nil {
-		return nil, err
-	}
-	home, err := filepath.Abs(cfg.Home)
+	home, err := g.absHome()
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +77,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "Show the running kernel's generation and plugins",
 		Long: `Ask the kernel running on the home (through its admin socket,
-<home>/run/admin.sock) for its current generation (number and age), each
+<home>/run/admin.sock) for the process running it (pid, uptime, version,
+config file), its current generation (number and age), each
 plugin's state (starting, ready, unresponsive, restarting, failed), pid,
 uptime, restarts in the crash window and reason, and the generation's
 warnings. When a running plugin is confined, a CONFINEMENT column shows the
@@ -114,6 +110,9 @@ Exit 1 when no kernel runs on the home.`,
 // writeStatus prints a status answer as a table; verbose lists the rules
 // of each plugin's confinement not enforced.
 func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
+	if line := kernelLine(st.Kernel); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintf(w, "generation %d, published %s ago\n", st.Generation.Number, humanSeconds(st.Generation.AgeSeconds))
 	calls, confined := false, false
 	for _, p := range st.Plugins {
@@ -161,6 +160,24 @@ func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 		list(w, "confinement not enforced", rules)
 	}
 	list(w, plural(len(st.Warnings), "warning", "warnings"), st.Warnings)
+}
+
+// kernelLine describes the host process: "kernel pid 4242, up 5m3s,
+// kernelctl v1.2.0, config /etc/extkernel/kernel.json" (version and
+// config when the host set them), or "" when the answer has no pid (a
+// server older than the field).
+func kernelLine(k admin.KernelStatus) string {
+	if k.PID == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("kernel pid %d, up %s", k.PID, humanSeconds(k.UptimeSeconds))
+	if k.Version != "" {
+		line += ", " + k.Version
+	}
+	if k.Config != "" {
+		line += ", config " + k.Config
+	}
+	return line
 }
 
 // confinementOf is p's confinement, the zero value when none runs.

@@ -138,8 +138,13 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	k.Subscribe(p.event)
 	var srv *admin.Server
 	red := newRedaction(cfg)
+	ctx, stopRequested := context.WithCancel(ctx)
+	defer stopRequested()
 	if !once {
-		srv = newAdminServer(k, ring, p, red)
+		srv = newAdminServer(k, ring, p, red, g.absConfigPath(), func() {
+			p.print("stop requested through the admin API\n")
+			stopRequested()
+		})
 	}
 	if err := k.Start(ctx); err != nil {
 		return stopKernel(k, srv, p, err)
@@ -211,11 +216,13 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 }
 
 // newAdminServer makes the admin server of run's kernel: it serves the log
-// ring, redacts notify data with red, and a reload requested through it is
-// printed as a SIGHUP one is. Made before Start, its event ring keeps the
-// start's progress.
-func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer, red *redaction) *admin.Server {
+// ring, redacts notify data with red, shows configPath in its status, a
+// reload requested through it is printed as a SIGHUP one is, and a stop
+// calls onStop. Made before Start, its event ring keeps the start's
+// progress, and its start time is the kernel's.
+func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer, red *redaction, configPath string, onStop func()) *admin.Server {
 	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl, Redact: red.redact,
+		ConfigPath: configPath, OnStop: onStop,
 		OnReload: func(res *kernel.ReloadResult, err error) {
 			p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
 		}})
@@ -258,7 +265,7 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 		}
 	})
 	defer unsub()
-	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT) or SIGTERM\n")
+	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT), SIGTERM or 'kernelctl stop'\n")
 	var changed <-chan watchBatch
 	if w != nil {
 		changed = w.changes
