@@ -101,6 +101,13 @@ func (p *printer) event(e observe.Event) {
 // print queues text written as is once everything queued before it is.
 func (p *printer) print(text string) { p.queue.Push(observe.Event{Type: textEvent, Message: text}) }
 
+// warn prints "warning: ERR" when err is not nil.
+func (p *printer) warn(err error) {
+	if err != nil {
+		p.print(fmt.Sprintf("warning: %v\n", err))
+	}
+}
+
 // close prints everything queued and stops the goroutine.
 func (p *printer) close() {
 	close(p.quit)
