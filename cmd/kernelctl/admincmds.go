@@ -33,7 +33,7 @@ func (g *globals) dialKernel() (*admin.Client, error) {
 	c, err := admin.Dial(adminSocket(home))
 	var nse *admin.NoServerError
 	if errors.As(err, &nse) {
-		return nil, &exitError{code: exitFailed, err: fmt.Errorf("no kernel is running on home %s (%v)", home, nse)}
+		return nil, &exitError{code: exitFailed, err: fmt.Errorf("no kernel is running on home %s (%w)", home, nse)}
 	}
 	return c, err
 }
@@ -58,7 +58,8 @@ func (g *globals) withKernel(cmd *cobra.Command, follow bool, fn func(ctx contex
 	return err
 }
 
-// adminFailure maps an error answer to an exit 1 naming what failed.
+// adminFailure maps an error answer to an exit 1 naming what failed; the
+// *admin.Error stays in its chain (for the JSON error document).
 func adminFailure(what string, err error) error {
 	var e *admin.Error
 	if !errors.As(err, &e) {
@@ -68,8 +69,18 @@ func adminFailure(what string, err error) error {
 	if e.PluginError != nil {
 		msg = fmt.Sprintf("plugin %q failed: %s (code %d)", e.Plugin, e.PluginError.Message, e.PluginError.Code)
 	}
-	return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", what, msg)}
+	return &exitError{code: exitFailed, err: &answerError{msg: what + ": " + msg, answer: e}}
 }
+
+// answerError is an error answer of the admin API, told as kernelctl
+// tells it.
+type answerError struct {
+	msg    string
+	answer *admin.Error
+}
+
+func (e *answerError) Error() string { return e.msg }
+func (e *answerError) Unwrap() error { return e.answer }
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var verbose bool
