@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -81,6 +83,52 @@ func TestJSONErrorDocument(t *testing.T) {
 			}
 			if code, stdout, _ := runBinary(t, tt.args...); code != tt.exit || stdout != "" {
 				t.Errorf("without --json: exit code %d, stdout %q; want %d and nothing", code, stdout, tt.exit)
+			}
+		})
+	}
+}
+
+// TestJSONEveryCommand: enable, disable, pin and new print one JSON
+// document with --json (they printed their text lines before).
+func TestJSONEveryCommand(t *testing.T) {
+	buildDemo(t)
+	home := themesHome(t)
+	copyDir(t, filepath.Join(demoHome, "packages", "memory"), filepath.Join(home, "packages", "memory"))
+	dir := filepath.Join(t.TempDir(), "hello")
+	tests := []struct {
+		name string
+		args []string
+		want string // the document, with PIN standing for a digest
+	}{
+		{"disable", []string{"disable", "themes", "memory", "--home", home},
+			`{"home": "` + home + `", "action": "disabled", "packages": ["themes", "memory"]}`},
+		{"enable", []string{"enable", "memory", "--home", home},
+			`{"home": "` + home + `", "action": "enabled", "packages": ["memory"]}`},
+		{"pin", []string{"pin", "memory", "--home", home},
+			`{"package": "memory", "pinned": true, "pin": "package:PIN:PIN", "kind": "package"}`},
+		{"pin executable", []string{"pin", "memory", "--executable", "--home", home},
+			`{"package": "memory", "pinned": true, "pin": "PIN", "kind": "executable"}`},
+		{"pin clear", []string{"pin", "memory", "--clear", "--home", home},
+			`{"package": "memory", "pinned": false}`},
+		{"new", []string{"new", "hello", "--lang", "python", "--dir", dir},
+			`{"name": "hello", "lang": "python", "dir": "` + dir + `", "files": ["plugin.json", "README.md", "main.py", "extkernel.py"]}`},
+	}
+	digest := regexp.MustCompile(`[0-9a-f]{64}`)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, stdout, stderr := runBinary(t, append(tt.args, "--json")...)
+			if code != exitOK {
+				t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+			}
+			var got, want any
+			if err := json.Unmarshal([]byte(digest.ReplaceAllString(stdout, "PIN")), &got); err != nil {
+				t.Fatalf("stdout is no JSON document (%v):\n%s", err, stdout)
+			}
+			if err := json.Unmarshal([]byte(tt.want), &want); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("stdout:\n%s\nwant %s", stdout, tt.want)
 			}
 		})
 	}
