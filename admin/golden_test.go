@@ -54,6 +54,7 @@ func TestGoldenAnswers(t *testing.T) {
 		{name: "call-unknown-field", method: "POST", path: "/v1/call", want: 400, body: `{"kind": "provider", "targt": "x"}`},
 		{name: "call-too-large", method: "POST", path: "/v1/call", want: 413, body: big},
 		{name: "unknown-path", method: "GET", path: "/v1/nosuch", want: 404},
+		{name: "logs-unknown-plugin", method: "GET", path: "/v1/logs?plugin=audt", want: 404},
 		{name: "method-not-allowed", method: "DELETE", path: "/v1/status", want: 405},
 		{name: "restart-unknown", method: "POST", path: "/v1/plugins/nosuch/restart", want: 404},
 		{name: "restart", method: "POST", path: "/v1/plugins/memory/restart", want: 200},
