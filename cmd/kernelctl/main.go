@@ -8,8 +8,7 @@
 //	0   success
 //	1   problems found (invalid manifests, unresolvable requirements, a plan
 //	    whose build would fail) or the operation failed
-//	2   plan and diff: there are changes that will apply; upgrade: the
-//	    package changes
+//	2   plan and diff (only): there are changes that will apply
 //	64  usage error (unknown command or flag, bad arguments)
 package main
 
