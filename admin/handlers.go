@@ -208,8 +208,18 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
+	g := s.k.Current()
+	if g != nil {
+		if e := unknownPointOrSlot(g, req); e != nil {
+			s.fail(w, e)
+			return
+		}
+	}
 	a, err := s.dispatch(r, req, input)
 	if err != nil {
+		if err.Code == CodeUnknownTarget && g != nil {
+			err.Message += didYouMean(req.Target, targets(g, req.Kind))
+		}
 		s.fail(w, err)
 		return
 	}

@@ -3,14 +3,13 @@ package admin
 import (
 	"fmt"
 	"slices"
-	"strings"
 )
 
 // didYouMean is ` (did you mean "x"?)` for the candidate closest to name
 // (by edit distance, then in sorted order), or "" when none is close: at
-// most a third of name's length away, and at least 2.
+// most 2 edits away, or a fifth of name's length for a longer name.
 func didYouMean(name string, candidates []string) string {
-	best, bestDist := "", max(2, len(name)/3)+1
+	best, bestDist := "", max(2, len(name)/5)+1
 	for _, c := range slices.Sorted(slices.Values(candidates)) {
 		if d := editDistance(name, c); d < bestDist {
 			best, bestDist = c, d
@@ -41,16 +40,4 @@ func editDistance(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
-}
-
-// quotedList is `"a", "b"` in sorted order, or "none".
-func quotedList(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	q := make([]string, 0, len(names))
-	for _, n := range slices.Sorted(slices.Values(names)) {
-		q = append(q, fmt.Sprintf("%q", n))
-	}
-	return strings.Join(q, ", ")
 }
