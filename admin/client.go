@@ -124,6 +124,15 @@ func (c *Client) Restart(ctx context.Context, plugin string) (*RestartAnswer, er
 	return &a, c.do(ctx, http.MethodPost, "/v1/plugins/"+url.PathEscape(plugin)+"/restart", nil, &a)
 }
 
+// Stop asks POST /v1/stop. The answer names the process that is
+// stopping; the kernel is stopped once that process has exited. A host
+// that does not stop through the API answers an *Error with code
+// CodeNotSupported.
+func (c *Client) Stop(ctx context.Context) (*StopAnswer, error) {
+	var a StopAnswer
+	return &a, c.do(ctx, http.MethodPost, "/v1/stop", nil, &a)
+}
+
 // Call asks POST /v1/call. A plugin's failure is an *Error with code
 // CodePluginError carrying the plugin's message.
 func (c *Client) Call(ctx context.Context, req CallRequest) (*CallAnswer, error) {

@@ -1,11 +1,12 @@
 // Package admin serves a local admin API for a running *kernel.Kernel:
 // HTTP/1.1 over a Unix socket (as Docker's and Caddy's admin APIs; `curl
 // --unix-socket` works), JSON answers and NDJSON streams. It answers the
-// kernel's status, its plugins, the current plan, reloads, restarts, calls,
-// the plugins' logs and the kernel's events; docs/admin.md documents every
-// request and answer. kernelctl's `run` serves it at <home>/run/admin.sock,
-// and its `status`, `reload`, `restart`, `call`, `logs` and `events` are
-// clients of it. The package uses only the kernel's public API.
+// kernel's status (with the host process's pid, uptime, version and
+// config), its plugins, the current plan, reloads, restarts, calls, the
+// plugins' logs and the kernel's events, and asks the host to stop;
+// docs/admin.md documents every request and answer. kernelctl's `run`
+// serves it at <home>/run/admin.sock, and its `status`, `stop`, `reload`,
+// `restart`, `call`, `logs` and `events` are clients of it. The package uses only the kernel's public API.
 //
 // # Lifecycle
 //
@@ -20,7 +21,10 @@
 //     a symbolic link, or another user's that others may write, is
 //     refused, and this user's that others may write is made 0700 with a
 //     Note (pluginpkg.PrepareRunDir). Serve(ln) serves it until Close.
-//  4. Close(ctx) ends every stream and request, waits for every handler,
+//  4. POST /v1/stop calls Options.OnStop, which asks the host to stop (a
+//     host without it answers not_supported); the host then closes the
+//     server and the kernel as in step 5.
+//  5. Close(ctx) ends every stream and request, waits for every handler,
 //     closes the listeners (removing their sockets) and unsubscribes. It
 //     is idempotent. The host closes the server before the kernel.
 //

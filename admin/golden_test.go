@@ -21,7 +21,8 @@ import (
 // order, and compares each answer (volatile values replaced) with
 // testdata/<name>.json. Run with -update to rewrite them.
 func TestGoldenAnswers(t *testing.T) {
-	f := start(t, admin.Options{Version: "v1.2.3"})
+	stops := make(chan struct{}, 8) // OnStop runs on the handler's goroutine once the answer is flushed
+	f := start(t, admin.Options{Version: "v1.2.3", ConfigPath: "/etc/extkernel/kernel.json", OnStop: func() { stops <- struct{}{} }})
 	big := `{"kind":"provider","target":"plugin/kvstore/put","input":"` + strings.Repeat("x", 1<<20) + `"}`
 	steps := []struct {
 		name         string
@@ -48,11 +49,15 @@ func TestGoldenAnswers(t *testing.T) {
 			body: `{"kind": "provider", "target": "plugin/kvstore/get", "input": {"not": "a key"}}`},
 		{name: "call-unknown-target", method: "POST", path: "/v1/call", want: 404,
 			body: `{"kind": "provider", "target": "plugin/kvstore/nosuch"}`},
+		{name: "call-unknown-point", method: "POST", path: "/v1/call", want: 404, body: `{"kind": "intercept", "target": "tool.befor"}`},
+		{name: "call-unknown-slot", method: "POST", path: "/v1/call", want: 404, body: `{"kind": "strategy", "target": "context.compacter"}`},
+		{name: "call-unknown-provider", method: "POST", path: "/v1/call", want: 404, body: `{"kind": "provider", "target": "plugin/kvstore/gett"}`},
 		{name: "call-bad-kind", method: "POST", path: "/v1/call", want: 400, body: `{"kind": "slot", "target": "x"}`},
 		{name: "call-invalid-json", method: "POST", path: "/v1/call", want: 400, body: `{"kind": "provider",`},
 		{name: "call-unknown-field", method: "POST", path: "/v1/call", want: 400, body: `{"kind": "provider", "targt": "x"}`},
 		{name: "call-too-large", method: "POST", path: "/v1/call", want: 413, body: big},
 		{name: "unknown-path", method: "GET", path: "/v1/nosuch", want: 404},
+		{name: "logs-unknown-plugin", method: "GET", path: "/v1/logs?plugin=audt", want: 404},
 		{name: "method-not-allowed", method: "DELETE", path: "/v1/status", want: 405},
 		{name: "restart-unknown", method: "POST", path: "/v1/plugins/nosuch/restart", want: 404},
 		{name: "restart", method: "POST", path: "/v1/plugins/memory/restart", want: 200},
@@ -63,6 +68,8 @@ func TestGoldenAnswers(t *testing.T) {
 		{name: "reload-rolled-back", method: "POST", path: "/v1/reload", want: 409, setup: func(t *testing.T) {
 			writeFile(t, filepath.Join(f.home, "packages", "redactor", "plugin.json"), `{"format": 1, "name": "redactor",`)
 		}},
+		{name: "stop-body", method: "POST", path: "/v1/stop", want: 400, body: `{"now": true}`},
+		{name: "stop", method: "POST", path: "/v1/stop", want: 200},
 	}
 	for _, st := range steps {
 		if !t.Run(st.name, func(t *testing.T) {
@@ -78,9 +85,15 @@ func TestGoldenAnswers(t *testing.T) {
 			return
 		}
 	}
-	// Nothing the bad requests asked disturbed the kernel.
 	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
 	defer cancel()
+	select {
+	case <-stops:
+	case <-ctx.Done():
+		t.Fatal("POST /v1/stop did not call OnStop")
+	}
+	// Nothing the bad requests asked disturbed the kernel (the test's
+	// OnStop stops nothing), and the stop with a body called no OnStop.
 	st, err := f.c.Status(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -92,6 +105,9 @@ func TestGoldenAnswers(t *testing.T) {
 		if p.State != "ready" {
 			t.Errorf("after the requests: %s is %s", p.Name, p.State)
 		}
+	}
+	if n := len(stops); n != 0 {
+		t.Errorf("OnStop called %d more times, want once", n)
 	}
 }
 
@@ -255,7 +271,7 @@ func writeFile(t *testing.T, path, data string) {
 }
 
 // volatile matches the values that change from run to run.
-var volatile = regexp.MustCompile(`("(pid|since|created|time|age_seconds|uptime_seconds|elapsed_ms|hash|from_hash|to_hash|go|p50_ms|p90_ms|p99_ms)": ?)("[^"]*"|[0-9.e+-]+)`)
+var volatile = regexp.MustCompile(`("(pid|since|started|created|time|age_seconds|uptime_seconds|elapsed_ms|hash|from_hash|to_hash|go|p50_ms|p90_ms|p99_ms)": ?)("[^"]*"|[0-9.e+-]+)`)
 
 // normalize replaces volatile values with "<key>" and the home with <home>.
 func normalize(b []byte, home string) []byte {

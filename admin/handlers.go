@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -39,6 +40,8 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 		return nil, kernelError(s.notRunning())
 	}
 	a := &StatusAnswer{
+		Kernel: KernelStatus{PID: os.Getpid(), Started: s.opts.Started, UptimeSeconds: seconds(now.Sub(s.opts.Started)),
+			Version: s.opts.Version, Config: s.opts.ConfigPath},
 		Generation: GenerationStatus{Number: g.Number(), Created: g.Created(), AgeSeconds: seconds(now.Sub(g.Created())), Hash: g.Hash()},
 		Warnings:   g.Warnings(),
 	}
@@ -164,6 +167,23 @@ func (s *Server) restart(w http.ResponseWriter, r *http.Request) {
 	s.answer(w, a)
 }
 
+// stop answers POST /v1/stop: it writes the answer, then asks the host to
+// stop (Options.OnStop).
+func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
+	if e := noBody(r); e != nil {
+		s.fail(w, e)
+		return
+	}
+	if s.opts.OnStop == nil {
+		s.fail(w, &Error{Status: http.StatusNotImplemented, Code: CodeNotSupported,
+			Message: "stop: this host does not stop through the admin API (no Options.OnStop)"})
+		return
+	}
+	s.answer(w, StopAnswer{Stopping: true, PID: os.Getpid()})
+	http.NewResponseController(w).Flush()
+	s.opts.OnStop()
+}
+
 // noBody refuses a request body other than empty or {}.
 func noBody(r *http.Request) *Error {
 	var v struct{}
@@ -189,8 +209,18 @@ func (s *Server) call(w http.ResponseWriter, r *http.Request) {
 	if len(input) == 0 {
 		input = json.RawMessage("null")
 	}
+	g := s.k.Current()
+	if g != nil {
+		if e := unknownPointOrSlot(g, req); e != nil {
+			s.fail(w, e)
+			return
+		}
+	}
 	a, err := s.dispatch(r, req, input)
 	if err != nil {
+		if err.Code == CodeUnknownTarget && g != nil {
+			err.Message += didYouMean(req.Target, targets(g, req.Kind))
+		}
 		s.fail(w, err)
 		return
 	}

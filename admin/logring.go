@@ -130,6 +130,13 @@ func (r *LogRing) source(name string) (string, bool) {
 	return source, source != ""
 }
 
+// sources returns the plugins (and KernelSource) with lines kept, sorted.
+func (r *LogRing) sources() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Sorted(maps.Keys(r.mu.rings))
+}
+
 // LogQuery selects log lines. The zero value selects every kept line.
 type LogQuery struct {
 	// Plugin keeps only that plugin's lines (KernelSource: the kernel's).

@@ -38,12 +38,13 @@ const (
 var ErrServerClosed = errors.New("admin: server closed")
 
 // Options configure a Server. The zero value serves everything but logs
-// (no LogRing).
+// (no LogRing) and stop (no OnStop).
 type Options struct {
 	// Logs is the LogRing registered on the kernel's logger; nil answers
 	// GET /v1/logs with CodeNoLogs.
 	Logs *LogRing
-	// Version is the host program's version, for GET /v1/version.
+	// Version is the host program's version, for GET /v1/version and
+	// GET /v1/status.
 	Version string
 	// MaxBody bounds a request body, in bytes (default 1 MiB); a larger
 	// one is answered with CodeBodyTooLarge.
@@ -102,6 +103,19 @@ type Options struct {
 	// reloads). It runs on the request's goroutine before the answer is
 	// written.
 	OnReload func(*kernel.ReloadResult, error)
+	// OnStop, when set, is called by POST /v1/stop after its answer is
+	// written and flushed, on the request's goroutine: it asks the host
+	// to stop its kernel (cancel the context it runs under, as SIGTERM
+	// would) and MUST NOT block, nor wait for Close, which waits for the
+	// handler. It may be called more than once, until the host closes the
+	// server. Nil answers POST /v1/stop with CodeNotSupported.
+	OnStop func()
+	// ConfigPath is the host's config file, shown by GET /v1/status;
+	// empty when it has none.
+	ConfigPath string
+	// Started is when the host started the kernel, for the uptime GET
+	// /v1/status shows; zero means when NewServer was called.
+	Started time.Time
 	// Logger receives the server's own notes (dropped followers, failed
 	// writes) at debug; nil discards them.
 	Logger hclog.Logger
@@ -140,6 +154,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Started.IsZero() {
+		o.Started = time.Now()
 	}
 	return o
 }
@@ -255,6 +272,7 @@ func (s *Server) table() []route {
 		{method: http.MethodPost, path: "/v1/reload", handle: s.reload},
 		{method: http.MethodPost, path: "/v1/plugins/{name}/restart", handle: s.restart},
 		{method: http.MethodPost, path: "/v1/call", handle: s.call},
+		{method: http.MethodPost, path: "/v1/stop", handle: s.stop},
 		{method: http.MethodGet, path: "/v1/logs", handle: s.logs},
 		{method: http.MethodGet, path: "/v1/events", handle: s.eventStream},
 	}

@@ -218,3 +218,26 @@ func TestStatusConfinement(t *testing.T) {
 		}
 	}
 }
+
+// TestLogsPlugin: GET /v1/logs?plugin= takes a member of the generation
+// (declarative ones included), the kernel and a plugin with lines kept,
+// and refuses any other name, a typo most likely, naming the closest.
+func TestLogsPlugin(t *testing.T) {
+	f := start(t, admin.Options{})
+	for _, tt := range []struct {
+		plugin string
+		want   reply
+	}{
+		{"audit", reply{status: 200}},
+		{"themes", reply{status: 200}},
+		{"kernel", reply{status: 200}},
+		{"memroy", reply{status: 404, code: admin.CodeUnknownPlugin,
+			message: `unknown plugin "memroy": no member of generation 1, and no lines kept for it (did you mean "memory"?)`}},
+		{"zzz", reply{status: 404, code: admin.CodeUnknownPlugin,
+			message: `unknown plugin "zzz": no member of generation 1, and no lines kept for it`}},
+	} {
+		if got := f.rawRequest(t, "GET", "/v1/logs?plugin="+tt.plugin, ""); got != tt.want {
+			t.Errorf("plugin=%s: got %+v, want %+v", tt.plugin, got, tt.want)
+		}
+	}
+}

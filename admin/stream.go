@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -107,6 +108,9 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	lq, e := logQuery(q, time.Now())
+	if e == nil && lq.Plugin != "" {
+		e = s.knownLogSource(lq.Plugin)
+	}
 	if e != nil {
 		s.fail(w, e)
 		return
@@ -118,6 +122,28 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	kept, f, cancel := s.opts.Logs.follow(lq, s.opts.FollowBuffer, s.opts.FollowBytes)
 	defer cancel()
 	streamLines(s, w, r, kept, f, lq.match)
+}
+
+// knownLogSource refuses a plugin that is no member of the current
+// generation, has no lines kept and is not the kernel (a typo, most
+// likely), with CodeUnknownPlugin naming the closest name.
+func (s *Server) knownLogSource(plugin string) *Error {
+	known := s.opts.Logs.sources()
+	if !slices.Contains(known, KernelSource) {
+		known = append(known, KernelSource)
+	}
+	gen := "no generation"
+	if g := s.k.Current(); g != nil {
+		gen = fmt.Sprintf("generation %d", g.Number())
+		for _, m := range g.Members() {
+			known = append(known, m.Package.Name)
+		}
+	}
+	if slices.Contains(known, plugin) {
+		return nil
+	}
+	return &Error{Status: http.StatusNotFound, Code: CodeUnknownPlugin,
+		Message: fmt.Sprintf("unknown plugin %q: no member of %s, and no lines kept for it%s", plugin, gen, didYouMean(plugin, known))}
 }
 
 // logQuery parses plugin, level and since (an RFC 3339 time, or a duration

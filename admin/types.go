@@ -30,12 +30,39 @@ type VersionAnswer struct {
 
 // StatusAnswer is the answer of GET /v1/status.
 type StatusAnswer struct {
+	// Kernel is the host process that runs the kernel and serves the API.
+	Kernel     KernelStatus     `json:"kernel"`
 	Generation GenerationStatus `json:"generation"`
 	// Plugins holds every supervised plugin, sorted by name (declarative
 	// packages run no process and are not supervised: see PluginsAnswer).
 	Plugins []PluginStatus `json:"plugins"`
 	// Warnings are the current generation's warnings, in its order.
 	Warnings []string `json:"warnings"`
+}
+
+// KernelStatus describes the host process that runs the kernel: the
+// process serving the API, which embeds the kernel.
+type KernelStatus struct {
+	// PID is its process ID.
+	PID int `json:"pid"`
+	// Started is Options.Started: when the host started the kernel (by
+	// default, when NewServer was called).
+	Started time.Time `json:"started"`
+	// UptimeSeconds is how long ago Started was, in seconds.
+	UptimeSeconds float64 `json:"uptime_seconds"`
+	// Version is Options.Version, omitted when the host set none.
+	Version string `json:"version,omitempty"`
+	// Config is Options.ConfigPath, omitted when the host set none.
+	Config string `json:"config,omitempty"`
+}
+
+// StopAnswer is the answer of POST /v1/stop: the host was asked to stop
+// (Options.OnStop) and is stopping.
+type StopAnswer struct {
+	// Stopping is always true.
+	Stopping bool `json:"stopping"`
+	// PID is the process ID of the host that is stopping.
+	PID int `json:"pid"`
 }
 
 // GenerationStatus describes the current generation.
@@ -313,6 +340,7 @@ const (
 	CodeReloadRolledBack = "reload_rolled_back" // 409: the reload failed and rolled back
 	CodeRestartFailed    = "restart_failed"     // 502: the plugin did not start again
 	CodeNoLogs           = "no_logs"            // 404: the server keeps no logs
+	CodeNotSupported     = "not_supported"      // 501: the host does not offer it (stop without Options.OnStop)
 	CodeTooSlow          = "too_slow"           // the last line of a stream whose client fell behind
 	CodeInternal         = "internal"           // 500: anything else
 )

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -28,18 +27,14 @@ const adminTimeout = 2 * time.Minute
 // dialKernel connects to the admin API of the kernel running on the home,
 // or says that none is running there (exit 1).
 func (g *globals) dialKernel() (*admin.Client, error) {
-	cfg, err := g.configWithHome()
-	if err != nil {
-		return nil, err
-	}
-	home, err := filepath.Abs(cfg.Home)
+	home, err := g.absHome()
 	if err != nil {
 		return nil, err
 	}
 	c, err := admin.Dial(adminSocket(home))
 	var nse *admin.NoServerError
 	if errors.As(err, &nse) {
-		return nil, &exitError{code: exitFailed, err: fmt.Errorf("no kernel is running on home %s (%v)", home, nse)}
+		return nil, &exitError{code: exitFailed, err: fmt.Errorf("no kernel is running on home %s (%w)", home, nse)}
 	}
 	return c, err
 }
@@ -64,7 +59,8 @@ func (g *globals) withKernel(cmd *cobra.Command, follow bool, fn func(ctx contex
 	return err
 }
 
-// adminFailure maps an error answer to an exit 1 naming what failed.
+// adminFailure maps an error answer to an exit 1 naming what failed; the
+// *admin.Error stays in its chain (for the JSON error document).
 func adminFailure(what string, err error) error {
 	var e *admin.Error
 	if !errors.As(err, &e) {
@@ -74,8 +70,18 @@ func adminFailure(what string, err error) error {
 	if e.PluginError != nil {
 		msg = fmt.Sprintf("plugin %q failed: %s (code %d)", e.Plugin, e.PluginError.Message, e.PluginError.Code)
 	}
-	return &exitError{code: exitFailed, err: fmt.Errorf("%s: %s", what, msg)}
+	return &exitError{code: exitFailed, err: &answerError{msg: what + ": " + msg, answer: e}}
 }
+
+// answerError is an error answer of the admin API, told as kernelctl
+// tells it.
+type answerError struct {
+	msg    string
+	answer *admin.Error
+}
+
+func (e *answerError) Error() string { return e.msg }
+func (e *answerError) Unwrap() error { return e.answer }
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var verbose bool
@@ -83,7 +89,8 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "Show the running kernel's generation and plugins",
 		Long: `Ask the kernel running on the home (through its admin socket,
-<home>/run/admin.sock) for its current generation (number and age), each
+<home>/run/admin.sock) for the process running it (pid, uptime, version,
+config file), its current generation (number and age), each
 plugin's state (starting, ready, unresponsive, restarting, failed), pid,
 uptime, restarts in the crash window and reason, and the generation's
 warnings. When a running plugin is confined, a CONFINEMENT column shows the
@@ -115,6 +122,9 @@ Exit 1 when no kernel runs on the home.`,
 // writeStatus prints a status answer as a table; verbose lists the rules
 // of each plugin's confinement not enforced.
 func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
+	if line := kernelLine(st.Kernel); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	fmt.Fprintf(w, "generation %d, published %s ago\n", st.Generation.Number, humanSeconds(st.Generation.AgeSeconds))
 	calls, confined := false, false
 	for _, p := range st.Plugins {
@@ -185,6 +195,24 @@ func lazyLines(ps []admin.PluginStatus) []string {
 			humanSeconds(time.Since(z.LastUsed).Round(time.Second).Seconds())))
 	}
 	return out
+}
+
+// kernelLine describes the host process: "kernel pid 4242, up 5m3s,
+// kernelctl v1.2.0, config /etc/extkernel/kernel.json" (version and
+// config when the host set them), or "" when the answer has no pid (a
+// server older than the field).
+func kernelLine(k admin.KernelStatus) string {
+	if k.PID == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("kernel pid %d, up %s", k.PID, humanSeconds(k.UptimeSeconds))
+	if k.Version != "" {
+		line += ", " + k.Version
+	}
+	if k.Config != "" {
+		line += ", config " + k.Config
+	}
+	return line
 }
 
 // confinementOf is p's confinement, the zero value when none runs.

@@ -3,18 +3,20 @@ package main
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 // TestNoKernelRunning: every command that asks a running kernel says so
-// when none runs on the home, and exits 1.
+// when none runs on the home, and exits 1; with --json, stdout holds the
+// error document.
 func TestNoKernelRunning(t *testing.T) {
 	home := t.TempDir()
 	want := "kernelctl: no kernel is running on home " + home + " (no admin socket at " +
 		filepath.Join(home, "run", "admin.sock") + ")\n"
 	for _, args := range [][]string{
-		{"status"}, {"status", "--json"}, {"restart", "memory"}, {"reload"}, {"logs"}, {"logs", "audit", "-f"},
+		{"status"}, {"status", "--json"}, {"stop"}, {"restart", "memory"}, {"reload"}, {"logs"}, {"logs", "audit", "-f"},
 		{"events"}, {"events", "-f"}, {"call", "provider", "plugin/kvstore/get", `"k"`},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
@@ -25,7 +27,12 @@ func TestNoKernelRunning(t *testing.T) {
 			if stderr.String() != want {
 				t.Errorf("stderr = %q, want %q", stderr.String(), want)
 			}
-			if stdout.Len() != 0 {
+			switch {
+			case slices.Contains(args, "--json"):
+				if !strings.Contains(stdout.String(), `"code": "not_running"`) {
+					t.Errorf("stdout = %q, want the JSON error document, not_running", stdout.String())
+				}
+			case stdout.Len() != 0:
 				t.Errorf("stdout = %q, want nothing", stdout.String())
 			}
 		})

@@ -10,8 +10,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/extkernel/extkernel/admin"
 )
@@ -103,7 +103,7 @@ func callRequest(cmd *cobra.Command, args []string) (admin.CallRequest, error) {
 // isTerminal reports whether r is a terminal.
 func isTerminal(r io.Reader) bool {
 	f, ok := r.(*os.File)
-	return ok && (isatty.IsTerminal(f.Fd()) || isatty.IsCygwinTerminal(f.Fd()))
+	return ok && term.IsTerminal(int(f.Fd()))
 }
 
 // printCall makes the call and prints its answer.

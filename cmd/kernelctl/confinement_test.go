@@ -187,12 +187,12 @@ func TestUpgradeWidensPermissions(t *testing.T) {
 	}
 	code, stdout, _ := kctl("upgrade", "--dry-run", "--accept-permissions", "--json", v2, "--home", home)
 	var out installOutput
-	if err := json.Unmarshal([]byte(stdout), &out); code != exitChanges || err != nil || !out.PermissionsAccepted ||
+	if err := json.Unmarshal([]byte(stdout), &out); code != exitOK || err != nil || !out.PermissionsAccepted ||
 		!reflect.DeepEqual(out.WidensPermissions, []string{"net.connect api.example.com:443", "exec git"}) {
 		t.Errorf("upgrade --dry-run --accept-permissions --json: exit %d, %v\n%s", code, err, stdout)
 	}
 	code, stdout, stderr := kctl("upgrade", "--accept-permissions", v2, "--home", home)
-	if code != exitChanges {
+	if code != exitOK {
 		t.Fatalf("upgrade --accept-permissions: exit %d; stderr %s", code, stderr)
 	}
 	checkGolden(t, "upgrade-widens-accepted", normalize(stdout))

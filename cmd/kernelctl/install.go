@@ -122,16 +122,14 @@ for permissions beyond those accepted before (the state file records them: a
 first install accepts what it asks for) is refused, naming each one ("widens
 permissions: + net.connect api.example.com:443"), unless --accept-permissions;
 --dry-run shows it, and exits 1 without the flag. --dry-run writes nothing. Exit
-code 2 when the package changes (or would, with --dry-run), 0 when SOURCE
-holds exactly the installed files (nothing is written), 1 on any error.`,
+code 0 when upgraded (or, with --dry-run, upgradable) and when SOURCE holds
+exactly the installed files (nothing is written; --json's "action" is
+"unchanged"), 1 on any error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			f.upgrade = true
-			out, err := g.install(args[0], f, "upgrade")
-			if err != nil || out.Action == "unchanged" {
-				return err
-			}
-			return &exitError{code: exitChanges}
+			_, err := g.install(args[0], f, "upgrade")
+			return err
 		},
 	}
 	f.addFlags(cmd, "check the source and print the upgrade and the plan; write nothing")

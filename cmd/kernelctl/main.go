@@ -8,17 +8,21 @@
 //	0   success
 //	1   problems found (invalid manifests, unresolvable requirements, a plan
 //	    whose build would fail) or the operation failed
-//	2   plan and diff: there are changes that will apply; upgrade: the
-//	    package changes
+//	2   plan and diff (only): there are changes that will apply
 //	64  usage error (unknown command or flag, bad arguments)
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/extkernel/extkernel/admin"
 )
 
 // Exit codes, documented in the README.
@@ -63,12 +67,40 @@ func run(args []string, stdout, stderr io.Writer) int {
 // runContext is run with a context: cancelling it stops `kernelctl run` as
 // SIGINT does.
 func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	root := newRootCmd(stdout, stderr)
+	out := &countingWriter{w: stdout}
+	root := newRootCmd(out, stderr)
 	root.SetArgs(args)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
 	}
+	code := reportError(cmd, err, stderr)
+	if jsonRequested(root, args) && out.n == 0 {
+		printErrorDocument(stdout, err, code)
+	}
+	return code
+}
+
+// jsonRequested reports whether --json was given: as parsed, or, when
+// parsing the flags failed before it, as written among args.
+func jsonRequested(root *cobra.Command, args []string) bool {
+	if v, _ := root.PersistentFlags().GetBool("json"); v {
+		return true
+	}
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "--json=true":
+			return true
+		}
+	}
+	return false
+}
+
+// reportError prints err on stderr, with a pointer to the command's help
+// for a usage error, and returns the exit code.
+func reportError(cmd *cobra.Command, err error, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil {
@@ -85,4 +117,49 @@ func runContext(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return exitUsage
 	}
 	return exitFailed
+}
+
+// Codes of the JSON error document beyond the admin API's (docs/cli.md).
+const (
+	codeUsage      = "usage"       // exit 64
+	codeNotRunning = "not_running" // no kernel runs on the home
+	codeFailed     = "failed"      // any other failure
+)
+
+// printErrorDocument prints the JSON error document of a command given
+// --json that failed without printing one: {"error": {"code", "message",
+// ...}}, shaped as the admin API's errors, whose fields (plugin,
+// problems, ...) it carries when the kernel answered one.
+func printErrorDocument(w io.Writer, err error, code int) {
+	e := &admin.Error{Code: codeFailed}
+	var (
+		ae  *admin.Error
+		nse *admin.NoServerError
+	)
+	switch {
+	case code == exitUsage:
+		e.Code = codeUsage
+	case errors.As(err, &ae):
+		c := *ae
+		e = &c
+	case errors.As(err, &nse):
+		e.Code = codeNotRunning
+	}
+	e.Message = err.Error()
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(map[string]*admin.Error{"error": e})
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }

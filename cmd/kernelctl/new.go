@@ -148,11 +148,29 @@ func (g *globals) newPlugin(name, lang, dir, sdkDir string) error {
 	if err := os.Rename(stage, dir); err != nil {
 		return fmt.Errorf("new: %w", err)
 	}
-	fmt.Fprintf(g.stdout, "created %s, a %s plugin package, in %s:\n", name, l.name, dir)
-	for _, f := range files {
-		fmt.Fprintf(g.stdout, "  %s\n", filepath.Join(dir, f))
+	return printNew(g, newOutput{Name: name, Lang: lang, Dir: dir, Files: files})
+}
+
+// newOutput is what `new --json` prints.
+type newOutput struct {
+	Name string `json:"name"`
+	Lang string `json:"lang"`
+	// Dir is the package directory as given (--dir, else NAME).
+	Dir string `json:"dir"`
+	// Files are the files written, relative to Dir, in the order written.
+	Files []string `json:"files"`
+}
+
+// printNew prints what `new` made.
+func printNew(g *globals, out newOutput) error {
+	if g.json {
+		return g.printJSON(out)
 	}
-	fmt.Fprintf(g.stdout, "next: kernelctl validate %s && kernelctl conformance %s\n", dir, dir)
+	fmt.Fprintf(g.stdout, "created %s, a %s plugin package, in %s:\n", out.Name, languages[out.Lang].name, out.Dir)
+	for _, f := range out.Files {
+		fmt.Fprintf(g.stdout, "  %s\n", filepath.Join(out.Dir, f))
+	}
+	fmt.Fprintf(g.stdout, "next: kernelctl validate %s && kernelctl conformance %s\n", out.Dir, out.Dir)
 	return nil
 }
 

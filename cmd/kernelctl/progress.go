@@ -8,7 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/mattn/go-isatty"
+	"golang.org/x/term"
 
 	"github.com/extkernel/extkernel/kernel/observe"
 )
@@ -61,7 +61,7 @@ type liveLine struct {
 // newPrinter starts a printer on out, live on a terminal.
 func newPrinter(out io.Writer, opts printerOptions) *printer {
 	tty, width := false, 0
-	if f, ok := out.(*os.File); ok && isatty.IsTerminal(f.Fd()) {
+	if f, ok := out.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 		tty, width = true, 80
 		if cols, ok := terminalWidth(f); ok {
 			width = cols
@@ -100,6 +100,13 @@ func (p *printer) event(e observe.Event) {
 
 // print queues text written as is once everything queued before it is.
 func (p *printer) print(text string) { p.queue.Push(observe.Event{Type: textEvent, Message: text}) }
+
+// warn prints "warning: ERR" when err is not nil.
+func (p *printer) warn(err error) {
+	if err != nil {
+		p.print(fmt.Sprintf("warning: %v\n", err))
+	}
+}
 
 // close prints everything queued and stops the goroutine.
 func (p *printer) close() {

@@ -45,7 +45,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newListCmd(g), newValidateCmd(g), newResolveCmd(g),
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
-		newVersionCmd(g), newStatusCmd(g), newRestartCmd(g), newReloadCmd(g),
+		newVersionCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newReloadCmd(g),
 		newCallCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g),
 		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g), newAcceptPermissionsCmd(g))
 	for _, cmd := range root.Commands() {
@@ -134,6 +134,14 @@ func (g *globals) resolveHome(cfg config.Config) (string, error) {
 		return "", &usageError{fmt.Errorf("no --home given and no user home directory: %w", err)}
 	}
 	return filepath.Join(dir, ".extkernel"), nil
+}
+
+// absConfigPath is --config made absolute, "" without one.
+func (g *globals) absConfigPath() string {
+	if g.configPath == "" {
+		return ""
+	}
+	return absPath(g.configPath)
 }
 
 // printJSON writes v as indented JSON followed by a newline.

@@ -138,8 +138,13 @@ func runGeneration(ctx context.Context, stopSignals func(), g *globals, once boo
 	k.Subscribe(p.event)
 	var srv *admin.Server
 	red := newRedaction(cfg)
+	ctx, stopRequested := context.WithCancel(ctx)
+	defer stopRequested()
 	if !once {
-		srv = newAdminServer(k, ring, p, red)
+		srv = newAdminServer(k, ring, p, red, g.absConfigPath(), func() {
+			p.print("stop requested through the admin API\n")
+			stopRequested()
+		})
 	}
 	if err := k.Start(ctx); err != nil {
 		return stopKernel(k, srv, p, err)
@@ -191,12 +196,17 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
 		}
 	}
-	serve(ctx, k, home, p, w, func(ctx context.Context, record func()) {
+	sd, err := newSDNotifier()
+	if err != nil {
+		p.print(fmt.Sprintf("warning: %v\n", err))
+	}
+	serve(ctx, k, home, p, w, sd, func(ctx context.Context, record func()) {
 		if next, ok := reconfigure(ctx, g, k, cfg.Logger, p, record); ok {
 			red.set(next)
 		}
 	})
 	stopSignals()
+	p.warn(sd.stopping())
 	p.print("stopping\n")
 	if w != nil {
 		w.close()
@@ -211,11 +221,13 @@ func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.
 }
 
 // newAdminServer makes the admin server of run's kernel: it serves the log
-// ring, redacts notify data with red, and a reload requested through it is
-// printed as a SIGHUP one is. Made before Start, its event ring keeps the
-// start's progress.
-func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer, red *redaction) *admin.Server {
+// ring, redacts notify data with red, shows configPath in its status, a
+// reload requested through it is printed as a SIGHUP one is, and a stop
+// calls onStop. Made before Start, its event ring keeps the start's
+// progress, and its start time is the kernel's.
+func newAdminServer(k *kernel.Kernel, ring *admin.LogRing, p *printer, red *redaction, configPath string, onStop func()) *admin.Server {
 	return admin.NewServer(k, admin.Options{Logs: ring, Version: "kernelctl " + buildVersion().Kernelctl, Redact: red.redact,
+		ConfigPath: configPath, OnStop: onStop,
 		OnReload: func(res *kernel.ReloadResult, err error) {
 			p.print("reload requested through the admin API\n" + reloadText(reloadOutcomeOf(k, res, err)))
 		}})
@@ -244,7 +256,9 @@ func serveAdmin(g *globals, srv *admin.Server, home string, p *printer) <-chan e
 // serve waits for ctx, reloading on SIGHUP and when w (if not nil) reports
 // a change, and recording every published generation (including
 // supervised restarts and reloads through the admin API) as a snapshot.
-func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher, reconf func(context.Context, func())) {
+// It tells the service manager (sd, when not nil) that the kernel is
+// ready, and when a reload begins and ends.
+func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *watcher, sd *sdNotifier, reconf func(context.Context, func())) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
@@ -258,7 +272,7 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 		}
 	})
 	defer unsub()
-	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT) or SIGTERM\n")
+	p.print("\nrunning; reload with SIGHUP, stop with Ctrl-C (SIGINT), SIGTERM or 'kernelctl stop'\n")
 	var changed <-chan watchBatch
 	if w != nil {
 		changed = w.changes
@@ -272,22 +286,28 @@ func serve(ctx context.Context, k *kernel.Kernel, home string, p *printer, w *wa
 			}
 		}
 	}
+	p.warn(sd.ready(k.Current().Number()))
+	reloading := func(do func()) {
+		p.warn(sd.reloading())
+		do()
+		p.warn(sd.ready(k.Current().Number()))
+	}
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			reload(ctx, k, p, record)
+			reloading(func() { reload(ctx, k, p, record) })
 		case b := <-changed:
 			if b.config {
 				// A reload under the new config reads the home too.
 				p.print("changed: the config file\n")
-				reconf(ctx, record)
+				reloading(func() { reconf(ctx, record) })
 				continue
 			}
 			if len(b.home) > 0 {
 				p.print(fmt.Sprintf("changed: %s\n", strings.Join(b.home, ", ")))
-				reload(ctx, k, p, record)
+				reloading(func() { reload(ctx, k, p, record) })
 			}
 		case <-published:
 			record()

@@ -32,6 +32,7 @@ capability only it provides; --force disables it anyway.`
 			if err != nil {
 				return err
 			}
+			out := stateOutput{Home: absPath(cfg.Home), Action: past, Packages: []string{}}
 			for _, name := range args {
 				switch {
 				case verb == "enable":
@@ -46,7 +47,13 @@ capability only it provides; --force disables it anyway.`
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stdout, "%s: %s\n", name, past)
+				out.Packages = append(out.Packages, name)
+				if !g.json {
+					fmt.Fprintf(g.stdout, "%s: %s\n", name, past)
+				}
+			}
+			if g.json {
+				return g.printJSON(out)
 			}
 			return nil
 		},
@@ -56,6 +63,26 @@ capability only it provides; --force disables it anyway.`
 		cmd.Example += "\n  kernelctl disable kvstore --config kernel.json --force"
 	}
 	return cmd
+}
+
+// stateOutput is what `enable --json` and `disable --json` print.
+type stateOutput struct {
+	Home string `json:"home"`
+	// Action is "enabled" or "disabled".
+	Action string `json:"action"`
+	// Packages are the names given, in their order.
+	Packages []string `json:"packages"`
+}
+
+// pinOutput is what `pin --json` prints.
+type pinOutput struct {
+	Package string `json:"package"`
+	Pinned  bool   `json:"pinned"`
+	// Pin is the pin recorded, omitted when unpinned.
+	Pin string `json:"pin,omitempty"`
+	// Kind is "package" (files and command) or "executable" (its sha256),
+	// omitted when unpinned.
+	Kind string `json:"kind,omitempty"`
 }
 
 // newPinCmd builds `kernelctl pin NAME [PIN]`: pin the package's files and
@@ -95,20 +122,36 @@ pin.`,
 			if err := pluginpkg.Pin(inst.Home, name, pin); err != nil {
 				return err
 			}
-			switch {
-			case pin == "":
-				fmt.Fprintf(g.stdout, "%s: unpinned\n", name)
-			case pluginpkg.IsPackagePin(pin):
-				fmt.Fprintf(g.stdout, "%s: pinned to %s (package files and command)\n", name, pin)
-			default:
-				fmt.Fprintf(g.stdout, "%s: pinned to sha256 %s (executable)\n", name, pin)
-			}
-			return nil
+			return printPin(g, name, pin)
 		},
 	}
 	cmd.Flags().BoolVar(&clear, "clear", false, "remove the pin")
 	cmd.Flags().BoolVar(&executable, "executable", false, "pin only the runtime executable's sha256")
 	return cmd
+}
+
+// printPin prints the pin recorded for name ("" when unpinned).
+func printPin(g *globals, name, pin string) error {
+	out := pinOutput{Package: name, Pinned: pin != "", Pin: pin}
+	switch {
+	case pin == "":
+	case pluginpkg.IsPackagePin(pin):
+		out.Kind = "package"
+	default:
+		out.Kind = "executable"
+	}
+	if g.json {
+		return g.printJSON(out)
+	}
+	switch out.Kind {
+	case "":
+		fmt.Fprintf(g.stdout, "%s: unpinned\n", name)
+	case "package":
+		fmt.Fprintf(g.stdout, "%s: pinned to %s (package files and command)\n", name, pin)
+	default:
+		fmt.Fprintf(g.stdout, "%s: pinned to sha256 %s (executable)\n", name, pin)
+	}
+	return nil
 }
 
 // currentPin digests the named package as it is now: its package pin, or
