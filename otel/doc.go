@@ -92,9 +92,12 @@
 // plugin's notifies never reach it) and records each call, dispatch and
 // start synchronously, in the hook the kernel calls. What it keeps is one
 // entry per plugin name it saw start (to count restarts). Its spans and
-// metrics carry names, kinds, keys and generation numbers, and a failed
-// call's error text, which the kernel has redacted; never a plugin's
-// payloads. What waits for export is the OpenTelemetry SDK's, configured
+// metrics carry names, kinds, keys, capability keys and methods (only
+// those a route declares: the kernel refuses any other call before the
+// observer hears of it, so their number is bounded by the home's
+// manifests), error types and generation numbers, and a failed call's
+// error text: a plugin's, which the kernel has redacted, or a host
+// handler's, as the handler returned it. Never a plugin's payloads. What waits for export is the OpenTelemetry SDK's, configured
 // by the host: sdktrace.NewBatchSpanProcessor holds at most
 // sdktrace.WithMaxQueueSize spans (2048 by default) and drops the newest
 // beyond them. A host MUST NOT configure it with sdktrace.WithBlocking:
