@@ -54,14 +54,26 @@ func (k *Kernel) serveCall(ctx context.Context, c sidecar.Call) (json.RawMessage
 	defer from.live.release()
 	key := capability.Key(c.Capability)
 	if rt.provider == capability.HostProvider {
-		out, err := k.runHandler(ctx, rt.handler, &capability.Call{Caller: c.Client.Name(), Capability: key, Method: c.Method, Input: c.Input,
-			Generation: from.live.gen.Number()})
-		if err != nil {
-			return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
-		}
-		return out, nil
+		return k.callHost(ctx, from, rt.handler, c)
 	}
 	return k.callProvider(ctx, from, rt.provider, ref, key, c)
+}
+
+// callHost serves the call c made from from with the host's handler h,
+// reported to the observer (as a call to capability.HostProvider: the
+// handler runs under the context the observer returns, so its spans are
+// children of the call's) and counted in no plugin's stats.
+func (k *Kernel) callHost(ctx context.Context, from *frame, h capability.Handler, c sidecar.Call) (json.RawMessage, error) {
+	key, gen := capability.Key(c.Capability), from.live.gen.Number()
+	sp := beginCall(ctx, nil, k.config().Observer, observe.CallInfo{Plugin: capability.HostProvider, Caller: c.Client.Name(),
+		Capability: c.Capability, Method: c.Method, Generation: gen})
+	out, err := k.runHandler(sp.ctx, h, &capability.Call{Caller: c.Client.Name(), Capability: key, Method: c.Method, Input: c.Input,
+		Generation: gen})
+	sp.end(err)
+	if err != nil {
+		return nil, fmt.Errorf("host handler of %q failed: %w", string(key)+"."+c.Method, err)
+	}
+	return out, nil
 }
 
 // routeCall finds where the call c goes: the frame it is made from, with
@@ -217,7 +229,8 @@ func calleeClient(ctx context.Context, from *frame, provider string, key capabil
 func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
 	sp := beginCall(ctx, callee.stats, k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
-		Key: contribution.ProviderID(provider, ref), Caller: c.Client.Name(), Generation: from.live.gen.Number()})
+		Key: contribution.ProviderID(provider, ref), Caller: c.Client.Name(), Capability: c.Capability, Method: c.Method,
+		Generation: from.live.gen.Number()})
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}
 	return context.WithValue(sp.ctx, frameKey{}, callee), params, sp
 }

@@ -2,14 +2,18 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"math"
 	"math/bits"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // dispatching tells the observer, if any, that a dispatch of kind at key
@@ -119,12 +123,15 @@ type callSpan struct {
 	done  func(observe.CallOutcome)
 }
 
-// beginCall starts counting a call to a plugin whose counters are st, and
+// beginCall starts counting a call to a plugin whose counters are st (nil
+// for a call a host handler serves, which no plugin's counters count), and
 // tells the observer obs (nil for none). The caller makes the call with
 // the returned span's ctx and then calls end, once.
 func beginCall(ctx context.Context, st *callStats, obs observe.Observer, info observe.CallInfo) callSpan {
 	sp := callSpan{ctx: ctx, st: st, start: time.Now()}
-	st.inFlight.Add(1)
+	if st != nil {
+		st.inFlight.Add(1)
+	}
 	if obs != nil {
 		sp.ctx, sp.done = obs.Call(ctx, info)
 		if sp.ctx == nil {
@@ -137,13 +144,51 @@ func beginCall(ctx context.Context, st *callStats, obs observe.Observer, info ob
 // end counts the call's outcome and tells the observer.
 func (sp *callSpan) end(err error) {
 	d := time.Since(sp.start)
-	sp.st.inFlight.Add(-1)
-	sp.st.calls.Add(1)
-	if err != nil {
-		sp.st.errors.Add(1)
+	if st := sp.st; st != nil {
+		st.inFlight.Add(-1)
+		st.calls.Add(1)
+		if err != nil {
+			st.errors.Add(1)
+		}
+		st.latency[bucket(d)].Add(1)
 	}
-	sp.st.latency[bucket(d)].Add(1)
 	if sp.done != nil {
-		sp.done(observe.CallOutcome{Duration: d, Err: err})
+		sp.done(observe.CallOutcome{Duration: d, Err: err, ErrorType: errorType(err)})
 	}
+}
+
+// errorTypes name the failures of a call that are not JSON-RPC error
+// answers, in the order errorType tests them.
+var errorTypes = []struct {
+	err  error
+	name string
+}{
+	{context.DeadlineExceeded, "timeout"},
+	{context.Canceled, "canceled"},
+	{ErrPluginDown, "plugin_down"},
+	{sidecar.ErrClosed, "plugin_down"},
+	{sidecar.ErrFlowControl, "flow_control"},
+}
+
+// errorType is observe.CallOutcome.ErrorType of err: "" for nil, the
+// code of a *protocol.Error, a name from errorTypes, "crash" for a
+// *sidecar.CrashError, else "_OTHER".
+func errorType(err error) string {
+	if err == nil {
+		return ""
+	}
+	var pe *protocol.Error
+	if errors.As(err, &pe) {
+		return strconv.Itoa(pe.Code)
+	}
+	for _, t := range errorTypes {
+		if errors.Is(err, t.err) {
+			return t.name
+		}
+	}
+	var ce *sidecar.CrashError
+	if errors.As(err, &ce) {
+		return "crash"
+	}
+	return "_OTHER"
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"testing"
@@ -11,6 +13,8 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/kernel/observe"
+	"github.com/extkernel/extkernel/protocol"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 func TestLatencyBucket(t *testing.T) {
@@ -191,5 +195,99 @@ func TestTraceparentCrossesProcesses(t *testing.T) {
 	}
 	if got := <-seen; got != testSpan {
 		t.Errorf("host handler saw traceparent %q, want %q", got, testSpan)
+	}
+}
+
+// infoObserver records the CallInfo of every call a plugin made (Caller
+// set), and marks the context it returns with the call's capability.
+type infoObserver struct {
+	nopObserver
+	mu    sync.Mutex
+	calls []observe.CallInfo
+}
+
+func (o *infoObserver) Call(ctx context.Context, info observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
+	if info.Caller == "" {
+		return ctx, nil
+	}
+	return context.WithValue(ctx, ctxMark{}, info.Capability), func(observe.CallOutcome) {
+		o.mu.Lock()
+		defer o.mu.Unlock()
+		o.calls = append(o.calls, info)
+	}
+}
+
+// TestObserverSeesPluginCalls: a plugin's capability/call is reported to
+// the observer whether a host handler serves it (Plugin "(host)", the
+// handler running under the observer's context, counted in no plugin's
+// stats) or another plugin's provider does, with the capability and
+// method the plugin called.
+func TestObserverSeesPluginCalls(t *testing.T) {
+	memory := callerPlug("memory", nil, "storage.kv ^1.0", "host.log ^1.0")
+	kvstore := callerPlug("kvstore", []string{"storage.kv@1.2.0"})
+	cfg := callConfig(writeHome(t, memory, kvstore))
+	obs := &infoObserver{}
+	cfg.Observer = obs
+	marked := make(chan any, 1)
+	cfg.Handlers["host.log"] = func(ctx context.Context, _ *capability.Call) (json.RawMessage, error) {
+		marked <- ctx.Value(ctxMark{})
+		return json.RawMessage(`true`), nil
+	}
+	k := startKernel(t, cfg)
+	if o := runCaller(t, context.Background(), k, "memory", callScript("host.log", "write", "", true)); string(o.Output) != "true" {
+		t.Fatalf("host call: %v", o)
+	}
+	if got := <-marked; got != "host.log" {
+		t.Errorf("host handler's context carries %v, want the observer's (host.log)", got)
+	}
+	if o := runCaller(t, context.Background(), k, "memory", callScript("storage.kv", "get", `{"echo":1}`, true)); string(o.Output) != `{"echo":1}` {
+		t.Fatalf("plugin call: %v", o)
+	}
+	obs.mu.Lock()
+	got := obs.calls
+	obs.mu.Unlock()
+	want := []observe.CallInfo{
+		{Plugin: capability.HostProvider, Caller: "memory", Capability: "host.log", Method: "write", Generation: 1},
+		{Plugin: "kvstore", Kind: "provider", Key: "plugin/kvstore/run", Caller: "memory", Capability: "storage.kv", Method: "get", Generation: 1},
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("observed plugin calls:\n%+v\nwant\n%+v", got, want)
+	}
+	calls := map[string]uint64{}
+	for _, p := range k.Plugins() {
+		calls[p.Plugin] = p.Calls.Calls
+	}
+	if want := map[string]uint64{"memory": 2, "kvstore": 1}; !maps.Equal(calls, want) {
+		t.Errorf("calls counted = %v, want %v (the host's handler counted in no plugin's)", calls, want)
+	}
+}
+
+// TestErrorType: every failure class an observer can be told, and the
+// order that decides a wrapped one.
+func TestErrorType(t *testing.T) {
+	crash := &sidecar.CrashError{Plugin: "kv", ExitStatus: "exit status 2"}
+	tests := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"nil", nil, ""},
+		{"error answer", &protocol.Error{Code: -32000, Message: "no"}, "-32000"},
+		{"wrapped refusal", fmt.Errorf("call: %w", &protocol.Error{Code: protocol.CodeNotAvailable}), "-32006"},
+		{"deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), "timeout"},
+		{"canceled", context.Canceled, "canceled"},
+		{"down", ErrPluginDown, "plugin_down"},
+		{"down after a crash", fmt.Errorf("%w: %w", ErrPluginDown, crash), "plugin_down"},
+		{"stopping", sidecar.ErrClosed, "plugin_down"},
+		{"crash", crash, "crash"},
+		{"flow control", fmt.Errorf("%w: chunk 3", sidecar.ErrFlowControl), "flow_control"},
+		{"other", errors.New("boom"), "_OTHER"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := errorType(tt.err); got != tt.want {
+				t.Errorf("errorType(%v) = %q, want %q", tt.err, got, tt.want)
+			}
+		})
 	}
 }

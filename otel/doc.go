@@ -12,34 +12,79 @@
 //
 // # Metrics
 //
-// All carry the attribute extkernel.plugin; call metrics also
-// extkernel.kind (interceptor, strategy, provider, action):
+// The instrumentation scope is named github.com/extkernel/extkernel/otel;
+// its version is this module's version in the binary's build information
+// ("(devel)" for a build from a working tree or a replace by a directory)
+// and its schema URL is that of the semantic conventions 1.37.0, whose
+// attribute names it uses. Durations are in seconds, in histograms with
+// explicit bucket boundaries (the SDK's default boundaries, 0 to 10,000,
+// are meant for milliseconds: every call would fall in one bucket):
 //
-//   - extkernel.calls (counter): calls that ended, with extkernel.outcome
-//     "ok" or "error";
-//   - extkernel.call.duration (histogram, seconds);
-//   - extkernel.calls.in_flight (up-down counter);
-//   - extkernel.plugin.starts (counter), with extkernel.outcome "ready" or
-//     "failed";
-//   - extkernel.plugin.restarts (counter): starts of a plugin after its
-//     first one seen by this observer (supervised restarts and reloads);
-//   - extkernel.plugin.start.duration (histogram, seconds).
+//   - calls: 25, 50, 100, 250, 500 µs, 1, 2.5, 5, 10, 25, 50, 100, 250,
+//     500 ms, 1, 2.5, 5, 10, 30, 60, 300 s;
+//   - plugin starts: 1, 2.5, 5, 10, 25, 50, 100, 250, 500 ms, 1, 2.5, 5,
+//     10, 30, 60 s.
+//
+// A host that wants others sets a View on its MeterProvider.
+//
+// The call metrics count every call the kernel sends to a plugin and every
+// plugin's capability/call a host handler serves:
+//
+//   - extkernel.calls (counter, {call}): calls that ended, with
+//     extkernel.outcome "ok" or "error";
+//   - extkernel.call.duration (histogram, s);
+//   - extkernel.calls.in_flight (up-down counter, {call}).
+//
+// They carry these attributes:
+//
+//   - rpc.system: "jsonrpc";
+//   - rpc.service and rpc.method: for a plugin's capability/call, the
+//     capability key and the method it called ("storage.kv", "get");
+//     for the host's own dispatch, the plugin called and the key of the
+//     contribution (a point, a slot, a provider or action ID, a custom
+//     kind's key);
+//   - extkernel.plugin: the plugin called, "(host)" for a host handler;
+//     extkernel.kind: the contribution kind (none for a host handler);
+//     extkernel.caller: the calling plugin, for a plugin's call;
+//   - on a failed call (not on in_flight), error.type: the JSON-RPC
+//     error code in decimal for an error answer ("-32006"), "timeout",
+//     "canceled", "plugin_down", "crash", "flow_control" or "_OTHER"
+//     (observe.CallOutcome.ErrorType, named by the kernel), and, for an
+//     error answer, rpc.jsonrpc.error_code.
+//
+// The plugin metrics carry extkernel.plugin:
+//
+//   - extkernel.plugin.starts (counter, {start}), with extkernel.outcome
+//     "ready" or "failed";
+//   - extkernel.plugin.restarts (counter, {restart}): starts of a plugin
+//     after its first one seen by this observer (supervised restarts and
+//     reloads);
+//   - extkernel.plugin.start.duration (histogram, s).
 //
 // # Traces
 //
 // Each host dispatch (Intercept, Strategy, CallProvider, RunAction,
 // StreamProvider, Invoke, InvokeEach) is an internal span named
 // "dispatch <kind>" with extkernel.kind and extkernel.key, failed with the
-// dispatch's error. Each call the kernel sends to a plugin within it is a
-// client span named "<kind> <plugin>" with the attributes
-// extkernel.plugin, extkernel.kind, extkernel.key, extkernel.generation
-// and, for a call the kernel relays from another plugin, extkernel.caller.
-// Its parent is the span in the call's context: the dispatch's span, or,
-// for a relayed call, the calling plugin's span, from
-// the traceparent it sent (docs/protocol.md §5.13). The observer puts the
-// new span's traceparent on the call's context (observe.WithTraceparent),
-// so the plugin receives it and its spans join the trace. A failed call's
-// span has status Error with the call's error.
+// dispatch's error. Each call within it has a span with the call's
+// attributes above, extkernel.key and extkernel.generation:
+//
+//   - a call the kernel sends to a plugin, for the host's dispatch or
+//     relayed from another plugin's capability/call: a client span named
+//     "<kind> <plugin>";
+//   - a plugin's capability/call a host handler serves: a server span
+//     named "<capability>/<method>" (rpc.service/rpc.method).
+//
+// The parent of a host dispatch's call is the span in the call's context
+// (the dispatch's), or the traceparent the host put on it
+// (observe.WithTraceparent). The parent of a plugin's call, relayed or
+// served by the host, is the calling plugin's span, from the traceparent
+// it sent (docs/protocol.md §5.13), else the span of the host's request
+// it serves. The observer puts each new span's traceparent on the call's
+// context, so the called plugin receives it and its spans join the trace,
+// and a host handler's spans started from its context are the call
+// span's children. A failed call's span has status Error with the call's
+// error, and error.type (and rpc.jsonrpc.error_code) as above.
 //
 // # Bounds
 //
@@ -47,9 +92,12 @@
 // plugin's notifies never reach it) and records each call, dispatch and
 // start synchronously, in the hook the kernel calls. What it keeps is one
 // entry per plugin name it saw start (to count restarts). Its spans and
-// metrics carry names, kinds, keys and generation numbers, and a failed
-// call's error text, which the kernel has redacted; never a plugin's
-// payloads. What waits for export is the OpenTelemetry SDK's, configured
+// metrics carry names, kinds, keys, capability keys and methods (only
+// those a route declares: the kernel refuses any other call before the
+// observer hears of it, so their number is bounded by the home's
+// manifests), error types and generation numbers, and a failed call's
+// error text: a plugin's, which the kernel has redacted, or a host
+// handler's, as the handler returned it. Never a plugin's payloads. What waits for export is the OpenTelemetry SDK's, configured
 // by the host: sdktrace.NewBatchSpanProcessor holds at most
 // sdktrace.WithMaxQueueSize spans (2048 by default) and drops the newest
 // beyond them. A host MUST NOT configure it with sdktrace.WithBlocking:

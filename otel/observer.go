@@ -2,7 +2,9 @@ package kernelotel
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"go.opentelemetry.io/otel"
@@ -10,23 +12,17 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/propagation"
+	semconv "go.opentelemetry.io/otel/semconv/v1.37.0"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-// scope is the instrumentation scope of every instrument and span.
-const scope = "github.com/extkernel/extkernel/otel"
-
-// Attribute keys.
-const (
-	keyPlugin     = attribute.Key("extkernel.plugin")
-	keyKind       = attribute.Key("extkernel.kind")
-	keyKey        = attribute.Key("extkernel.key")
-	keyCaller     = attribute.Key("extkernel.caller")
-	keyGeneration = attribute.Key("extkernel.generation")
-	keyOutcome    = attribute.Key("extkernel.outcome")
-)
+// scope is the name of the instrumentation scope of every instrument and
+// span; its version is the module's (scopeVersion) and its schema URL
+// semconv.SchemaURL.
+const scope = module
 
 // Options configure an Observer. The zero value uses the global providers
 // (otel.GetTracerProvider, otel.GetMeterProvider).
@@ -61,21 +57,26 @@ func NewObserver(opts Options) (*Observer, error) {
 	if mp == nil {
 		mp = otel.GetMeterProvider()
 	}
-	m := mp.Meter(scope)
-	o := &Observer{tracer: tp.Tracer(scope)}
+	version := scopeVersion()
+	m := mp.Meter(scope, metric.WithInstrumentationVersion(version), metric.WithSchemaURL(semconv.SchemaURL))
+	o := &Observer{tracer: tp.Tracer(scope, trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL))}
 	var errs [6]error
-	o.calls, errs[0] = m.Int64Counter("extkernel.calls", metric.WithDescription("Calls the kernel sent to plugins that ended."))
-	o.inFlight, errs[1] = m.Int64UpDownCounter("extkernel.calls.in_flight", metric.WithDescription("Calls sent to plugins and not ended."))
+	o.calls, errs[0] = m.Int64Counter("extkernel.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls the kernel sent to plugins, and plugins' calls a host handler served, that ended."))
+	o.inFlight, errs[1] = m.Int64UpDownCounter("extkernel.calls.in_flight", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls counted by extkernel.calls that have not ended."))
 	o.callDuration, errs[2] = m.Float64Histogram("extkernel.call.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of the calls the kernel sent to plugins."))
-	o.starts, errs[3] = m.Int64Counter("extkernel.plugin.starts", metric.WithDescription("Plugin starts that ended."))
-	o.restarts, errs[4] = m.Int64Counter("extkernel.plugin.restarts", metric.WithDescription("Plugin starts after a plugin's first."))
+		metric.WithDescription("Duration of the calls counted by extkernel.calls."),
+		metric.WithExplicitBucketBoundaries(callBuckets...))
+	o.starts, errs[3] = m.Int64Counter("extkernel.plugin.starts", metric.WithUnit("{start}"),
+		metric.WithDescription("Plugin starts that ended."))
+	o.restarts, errs[4] = m.Int64Counter("extkernel.plugin.restarts", metric.WithUnit("{restart}"),
+		metric.WithDescription("Plugin starts after a plugin's first."))
 	o.startDurate, errs[5] = m.Float64Histogram("extkernel.plugin.start.duration", metric.WithUnit("s"),
-		metric.WithDescription("Duration of plugin starts, from spawn to the end of the handshake."))
-	for _, err := range errs {
-		if err != nil {
-			return nil, fmt.Errorf("kernelotel: create instrument: %w", err)
-		}
+		metric.WithDescription("Duration of plugin starts, from spawn to the end of the handshake."),
+		metric.WithExplicitBucketBoundaries(startBuckets...))
+	if err := errors.Join(errs[:]...); err != nil {
+		return nil, fmt.Errorf("kernelotel: create instrument: %w", err)
 	}
 	return o, nil
 }
@@ -88,38 +89,50 @@ var traceContext = propagation.TraceContext{}
 // context carrying the span and its traceparent, and the function that
 // ends both.
 func (o *Observer) Call(ctx context.Context, info observe.CallInfo) (context.Context, func(observe.CallOutcome)) {
-	if !trace.SpanContextFromContext(ctx).IsValid() {
-		if tp := observe.Traceparent(ctx); tp != "" {
-			// A call relayed from a plugin: its span, from the traceparent
-			// it sent, is the parent.
-			ctx = traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
-		}
+	ctx = o.callParent(ctx, info)
+	attrs := callAttrs(info)
+	kind := trace.SpanKindClient
+	if info.Plugin == capability.HostProvider {
+		kind = trace.SpanKindServer
 	}
-	attrs := []attribute.KeyValue{keyPlugin.String(info.Plugin), keyKind.String(string(info.Kind)),
-		keyKey.String(info.Key), keyGeneration.Int64(int64(info.Generation))}
-	if info.Caller != "" {
-		attrs = append(attrs, keyCaller.String(info.Caller))
-	}
-	ctx, span := o.tracer.Start(ctx, string(info.Kind)+" "+info.Plugin, trace.WithSpanKind(trace.SpanKindClient),
-		trace.WithAttributes(attrs...))
+	ctx, span := o.tracer.Start(ctx, spanName(info), trace.WithSpanKind(kind),
+		trace.WithAttributes(attrs...), trace.WithAttributes(keyKey.String(info.Key), keyGeneration.Int64(int64(info.Generation))))
 	carrier := propagation.MapCarrier{}
 	traceContext.Inject(ctx, carrier)
 	ctx = observe.WithTraceparent(ctx, carrier["traceparent"])
-	set := metric.WithAttributeSet(attribute.NewSet(keyPlugin.String(info.Plugin), keyKind.String(string(info.Kind))))
+	set := metric.WithAttributeSet(attribute.NewSet(attrs...))
 	o.inFlight.Add(ctx, 1, set)
 	return ctx, func(out observe.CallOutcome) {
-		o.inFlight.Add(context.Background(), -1, set)
+		bg := context.Background()
+		o.inFlight.Add(bg, -1, set)
 		outcome := "ok"
+		ended := attrs
 		if out.Err != nil {
 			outcome = "error"
+			failed := errorAttrs(out)
+			ended = append(failed, attrs...)
+			span.SetAttributes(failed...)
 			span.RecordError(out.Err)
 			span.SetStatus(codes.Error, out.Err.Error())
 		}
-		o.calls.Add(context.Background(), 1, metric.WithAttributes(keyPlugin.String(info.Plugin),
-			keyKind.String(string(info.Kind)), keyOutcome.String(outcome)))
-		o.callDuration.Record(context.Background(), out.Duration.Seconds(), set)
+		o.calls.Add(bg, 1, metric.WithAttributeSet(attribute.NewSet(append(slices.Clip(ended), keyOutcome.String(outcome))...)))
+		o.callDuration.Record(bg, out.Duration.Seconds(), metric.WithAttributeSet(attribute.NewSet(ended...)))
 		span.End()
 	}
+}
+
+// callParent returns ctx with the parent of the call's span: for a
+// plugin's capability/call, the span of the calling plugin, from the
+// traceparent it sent (even when ctx carries the span of the host's
+// request the call serves: the plugin's span, if it started one, is a
+// child of that one); for the host's dispatch, the span ctx carries, else
+// the traceparent the host put on ctx.
+func (o *Observer) callParent(ctx context.Context, info observe.CallInfo) context.Context {
+	tp := observe.Traceparent(ctx)
+	if tp == "" || (info.Caller == "" && trace.SpanContextFromContext(ctx).IsValid()) {
+		return ctx
+	}
+	return traceContext.Extract(ctx, propagation.MapCarrier{"traceparent": tp})
 }
 
 // Dispatch starts the span of a host's dispatch, the parent of the spans

@@ -368,7 +368,7 @@ func (s *session) answered(m *wire.Message) {
 	delete(s.mu.out, key)
 	s.mu.Unlock()
 	if !ok {
-		s.log.Debug("ignoring response to an unknown request", "id", string(m.ID))
+		s.logDebug("ignoring response to an unknown request", "id", string(m.ID))
 		return
 	}
 	answer <- m // buffered, and the only send

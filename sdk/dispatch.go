@@ -54,7 +54,7 @@ func (s *session) dispatch(m *wire.Message) (c *call, shutdown bool) {
 	case wire.MethodPing:
 		s.reply(m.ID, emptyObject)
 	case wire.MethodShutdown:
-		s.log.Debug("shutdown requested")
+		s.logDebug("shutdown requested")
 		s.reply(m.ID, emptyObject)
 		return nil, true
 	default:
@@ -80,12 +80,12 @@ func (s *session) notification(m *wire.Message) {
 		s.streamChunk(m.Params)
 		return
 	default:
-		s.log.Debug("ignoring notification", "method", m.Method)
+		s.logDebug("ignoring notification", "method", m.Method)
 		return
 	}
 	var p wire.CancelParams
 	if err := wire.Decode(m.Params, &p); err != nil || len(p.ID) == 0 {
-		s.log.Warn("ignoring malformed $/cancel", "params", string(m.Params))
+		s.logWarn("ignoring malformed $/cancel", "params", string(m.Params))
 		return
 	}
 	s.mu.Lock()
@@ -131,7 +131,7 @@ func (s *session) initialize(m *wire.Message) {
 	s.reply(m.ID, s.reg.result(s.p.name, s.p.version))
 	s.initd.Store(true)
 	s.handshake.Unlock()
-	s.log.Debug("initialized", "host", params.Host.Name, "host_version", params.Host.Version)
+	s.logDebug("initialized", "host", params.Host.Name, "host_version", params.Host.Version)
 }
 
 // protocolVersion is the protocol version the SDK implements and answers
@@ -286,7 +286,7 @@ func (s *session) invoke(method string, fn func() (any, error)) (res any, err er
 
 // recovered logs a handler's panic r and returns the error it answers.
 func (s *session) recovered(method string, r any) (any, error) {
-	s.log.Error("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+	s.logError("handler panicked", "method", method, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 	return nil, Errorf(wire.CodeInternalError, "%s handler panicked: %v", method, r)
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -40,10 +41,11 @@ type InitializeFunc func(ctx context.Context, params protocol.InitializeParams) 
 // handler, a duplicate, a call while serving), like http.ServeMux.Handle.
 type Plugin struct {
 	name, version string
+	def           defaultLogger // the logger until SetLogger, created on first use
 
 	mu struct {
 		sync.Mutex
-		logger  hclog.Logger
+		logger  hclog.Logger // SetLogger's; nil: def
 		reg     registry
 		onInit  InitializeFunc
 		serving *session // non-nil while ServeIO runs
@@ -52,33 +54,71 @@ type Plugin struct {
 
 // New returns a plugin with the given name and version, which the SDK
 // answers initialize with; they should match the manifest's. Its logger
-// writes hclog JSON lines to stderr at info level.
+// writes hclog JSON lines to stderr at info level. That logger is created
+// when first used (by Logger, or by a line the SDK logs at info level or
+// above), not by New: a plugin that never logs does not pay for it at
+// start.
 func New(name, version string) *Plugin {
 	p := &Plugin{name: name, version: version}
-	p.mu.logger = hclog.New(&hclog.LoggerOptions{
-		Name:       name,
-		Level:      hclog.Info,
-		Output:     os.Stderr,
-		JSONFormat: true,
-	})
 	p.mu.reg = newRegistry()
 	return p
 }
 
-// Logger returns the plugin's logger. By default it writes hclog JSON lines
-// to stderr, which the host parses keeping level and fields.
+// Logger returns the plugin's logger: the one set with SetLogger, else
+// the default, which writes hclog JSON lines to stderr (the host parses
+// them keeping level and fields), created on the first call.
 func (p *Plugin) Logger() hclog.Logger {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.mu.logger
+	l := p.mu.logger
+	p.mu.Unlock()
+	if l == nil {
+		return p.def.get(p.name)
+	}
+	return l
 }
 
 // SetLogger replaces the plugin's logger, e.g. to change its level or to
-// silence it in tests. It MUST NOT write to stdout.
+// silence it in tests. It MUST NOT write to stdout. A ServeIO already
+// running keeps the logger it started with. nil restores the default.
 func (p *Plugin) SetLogger(l hclog.Logger) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.logger = l
+}
+
+// defaultLogger is a plugin's default logger: hclog JSON lines to stderr
+// at info level, named after the plugin. It is created on first use, not
+// by New: creating it cost a plugin's cold start about 50 µs
+// (BENCHMARKS.md, sidecar, "Lazy SDK logger"). The zero value is ready.
+type defaultLogger struct {
+	once    sync.Once
+	created atomic.Bool // set once l is
+	l       hclog.Logger
+}
+
+// get returns the default logger of the plugin name, creating it.
+func (d *defaultLogger) get(name string) hclog.Logger {
+	d.once.Do(func() {
+		d.l = hclog.New(&hclog.LoggerOptions{
+			Name:       name,
+			Level:      hclog.Info,
+			Output:     os.Stderr,
+			JSONFormat: true,
+		})
+		d.created.Store(true)
+	})
+	return d.l
+}
+
+// forLevel returns the default logger for a line at level, or nil when the
+// line would be dropped and the logger was not created yet: its level is
+// below Info, the level it is created with (a caller who changed that level
+// got it from Logger, which created it).
+func (d *defaultLogger) forLevel(name string, level hclog.Level) hclog.Logger {
+	if level < hclog.Info && !d.created.Load() {
+		return nil
+	}
+	return d.get(name)
 }
 
 // OnInitialize sets the hook run while answering initialize. Notify fails

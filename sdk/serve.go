@@ -117,7 +117,7 @@ type session struct {
 	p      *Plugin
 	reg    registry
 	onInit InitializeFunc
-	log    hclog.Logger
+	log    hclog.Logger // SetLogger's when the session started; nil: the plugin's default (logAt)
 	fw     *wire.FrameWriter
 	initd  atomic.Bool // initialize answered
 	// hostVersion is the host's protocol_version and hostCalls whether it
@@ -166,6 +166,29 @@ type call struct {
 	cancel   context.CancelFunc
 	answered atomic.Bool
 }
+
+// logAt returns the logger of a line at level: the session's, else the
+// plugin's default, or nil when the default would drop the line and was
+// not created yet (defaultLogger.forLevel).
+func (s *session) logAt(level hclog.Level) hclog.Logger {
+	if s.log != nil {
+		return s.log
+	}
+	return s.p.def.forLevel(s.p.name, level)
+}
+
+// logDebug logs a debug line (logAt).
+func (s *session) logDebug(msg string, args ...any) {
+	if l := s.logAt(hclog.Debug); l != nil {
+		l.Debug(msg, args...)
+	}
+}
+
+// logWarn logs a warning (logAt).
+func (s *session) logWarn(msg string, args ...any) { s.logAt(hclog.Warn).Warn(msg, args...) }
+
+// logError logs an error (logAt).
+func (s *session) logError(msg string, args ...any) { s.logAt(hclog.Error).Error(msg, args...) }
 
 func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error) {
 	p.mu.Lock()
@@ -240,7 +263,7 @@ func (s *session) readOne() (c *call, end bool, err error) {
 			return nil, true, context.Cause(s.abort)
 		}
 		if errors.Is(err, io.EOF) {
-			s.log.Debug("end of input")
+			s.logDebug("end of input")
 			return nil, true, nil
 		}
 		return nil, true, fmt.Errorf("read from host: %w", err)
@@ -263,7 +286,7 @@ func (s *session) malformed(line []byte, err error) {
 	if len(q) > quoteLimit {
 		q = q[:quoteLimit]
 	}
-	s.log.Warn("malformed frame from host", "error", err, "line", string(q))
+	s.logWarn("malformed frame from host", "error", err, "line", string(q))
 	code := wire.CodeInvalidRequest
 	if !json.Valid(line) {
 		code = wire.CodeParseError

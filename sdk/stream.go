@@ -293,7 +293,7 @@ func collect(ctx context.Context, input json.RawMessage, h StreamFunc) (any, err
 func (s *session) streamAck(params json.RawMessage) {
 	var p wire.StreamAckParams
 	if err := wire.Decode(params, &p); err != nil {
-		s.log.Warn("ignoring malformed $/stream/ack", "params", string(params))
+		s.logWarn("ignoring malformed $/stream/ack", "params", string(params))
 		return
 	}
 	s.mu.Lock()
@@ -515,14 +515,14 @@ func (s *session) sendAck(id json.RawMessage, seq int64) {
 func (s *session) streamChunk(params json.RawMessage) {
 	var p wire.StreamChunkParams
 	if err := wire.DecodeChunk(params, &p); err != nil { // params were validated with the frame
-		s.log.Warn("ignoring malformed $/stream/chunk", "params", fmt.Sprintf("%.120s", params))
+		s.logWarn("ignoring malformed $/stream/chunk", "params", fmt.Sprintf("%.120s", params))
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	in := s.mu.consuming[idKey(p.ID)]
 	if in == nil {
-		s.log.Debug("ignoring a chunk for no stream in flight", "id", string(p.ID))
+		s.logDebug("ignoring a chunk for no stream in flight", "id", string(p.ID))
 		return
 	}
 	select {

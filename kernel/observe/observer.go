@@ -42,19 +42,33 @@ type DispatchInfo struct {
 	Key  string
 }
 
-// CallInfo describes a call the kernel sends to a plugin.
+// CallInfo describes a call the kernel sends to a plugin, or a plugin's
+// capability/call the host serves itself. There are three shapes:
+//
+//   - the host's own dispatch: Plugin, Kind and Key set, Caller,
+//     Capability and Method empty;
+//   - a plugin's capability/call the kernel relays to another plugin's
+//     provider: all fields set, Kind "provider";
+//   - a plugin's capability/call a host handler serves: Plugin is
+//     capability.HostProvider, Kind and Key are empty, Caller,
+//     Capability and Method set. Such a call is not counted in any
+//     plugin's CallStats.
 type CallInfo struct {
-	// Plugin is the plugin called.
+	// Plugin is the plugin called, or capability.HostProvider for a
+	// call a host handler serves.
 	Plugin string
 	// Kind and Key name the contribution called: an interceptor at a
 	// point, the owner of a strategy slot, a provider or an action by its
-	// namespaced ID.
+	// namespaced ID. Both are empty for a call a host handler serves.
 	Kind contribution.Kind
 	Key  string
-	// Caller is the plugin whose capability/call the kernel relays (the
-	// call then goes to a provider of another plugin), or empty for the
-	// host's own dispatch.
+	// Caller is the plugin whose capability/call the kernel relays to
+	// another plugin's provider or serves with a host handler, or empty
+	// for the host's own dispatch.
 	Caller string
+	// Capability and Method are the capability key and method of the
+	// caller's capability/call, as it sent them; empty when Caller is.
+	Capability, Method string
 	// Generation is the number of the generation the call is served by.
 	Generation uint64
 }
@@ -64,8 +78,18 @@ type CallOutcome struct {
 	// Duration is the time from the call's start to its end.
 	Duration time.Duration
 	// Err is nil for a result, else the error the dispatch method returns
-	// for this plugin (a plugin's error answer, its crash, a deadline).
+	// for this plugin (a plugin's error answer, its crash, a deadline), or,
+	// for a call a host handler serves, the handler's error.
 	Err error
+	// ErrorType names Err's kind in few values, for a metric's attribute
+	// (OpenTelemetry's error.type): the JSON-RPC error code in decimal for
+	// a *protocol.Error (a plugin's error answer, a refusal, "-32006"),
+	// "timeout" (context.DeadlineExceeded), "canceled"
+	// (context.Canceled), "plugin_down" (the plugin was not running or
+	// was stopping), "crash" (it crashed during the call: a
+	// *sidecar.CrashError), "flow_control" (a stream broke its flow
+	// control), else "_OTHER". It is empty when Err is nil.
+	ErrorType string
 }
 
 // StartInfo describes a plugin start that ended. A plugin that was not

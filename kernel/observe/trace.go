@@ -17,7 +17,10 @@ func WithTraceparent(ctx context.Context, traceparent string) context.Context {
 	return wire.WithTraceparent(ctx, traceparent)
 }
 
-// Traceparent returns the traceparent ctx carries, or "". In a
-// capability.Handler and in an Observer's Call for a call the kernel
-// relays, it is the calling plugin's, when the plugin sent one.
+// Traceparent returns the traceparent ctx carries, or "". In an
+// Observer's Call for a plugin's capability/call (CallInfo.Caller set), it
+// is the calling plugin's, when the plugin sent one. In a
+// capability.Handler it is the one on the context that Call returned (an
+// adapter's span for the call, whose parent is the plugin's), else the
+// calling plugin's.
 func Traceparent(ctx context.Context) string { return wire.Traceparent(ctx) }
