@@ -31,10 +31,17 @@ var presets = []landlock.Config{{}, landlock.V1, landlock.V2, landlock.V3, landl
 // fsRules returns the Landlock rules of p's paths: a directory gets the
 // directory rights, any other file only the file rights, as Landlock
 // requires. A path that is gone is skipped.
-func fsRules(p *Policy) ([]landlock.Rule, error) {
+//
+// The system directories of p.Read (systemRead's) are left out when
+// heldDirs is set: the caller adds them from descriptors held open
+// (addSystemDirs), which costs no open and no close per start.
+func fsRules(p *Policy, heldDirs bool) ([]landlock.Rule, error) {
 	var rules []landlock.Rule
-	add := func(paths []string, dir, file landlock.AccessFSSet) error {
+	add := func(paths []string, dir, file landlock.AccessFSSet, held bool) error {
 		for _, path := range paths {
+			if held && heldSystemDir(path) {
+				continue
+			}
 			isDir, ok := systemEntries()[path] // stat'ed once per host process
 			if !ok {
 				fi, err := os.Stat(path)
@@ -58,13 +65,14 @@ func fsRules(p *Policy) ([]landlock.Rule, error) {
 	for _, l := range []struct {
 		paths     []string
 		dir, file landlock.AccessFSSet
+		held      bool
 	}{
-		{p.Read, dirRead, fileRead},
-		{p.Write, dirWrite, fileWrite},
-		{p.Exec, dirRead, fileExec},
-		{p.Devices, device, device},
+		{p.Read, dirRead, fileRead, heldDirs},
+		{p.Write, dirWrite, fileWrite, false},
+		{p.Exec, dirRead, fileExec, false},
+		{p.Devices, device, device, false},
 	} {
-		if err := add(l.paths, l.dir&presets[p.ABI].HandledAccessFS, l.file&presets[p.ABI].HandledAccessFS); err != nil {
+		if err := add(l.paths, l.dir&presets[p.ABI].HandledAccessFS, l.file&presets[p.ABI].HandledAccessFS, l.held); err != nil {
 			return nil, err
 		}
 	}

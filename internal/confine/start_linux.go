@@ -69,7 +69,8 @@ func restrictThread(p *Policy) error {
 
 // restrictLandlock enforces p's Landlock ruleset on the calling thread.
 func restrictLandlock(p *Policy) error {
-	rules, err := fsRules(p)
+	held := p.holdsSystemDirs()
+	rules, err := fsRules(p, held)
 	if err != nil {
 		return err
 	}
@@ -92,6 +93,11 @@ func restrictLandlock(p *Policy) error {
 		return errors.New("landlock: the ruleset restricts nothing")
 	}
 	defer syscall.Close(fd)
+	if held {
+		if err := addSystemDirs(fd, dirRead&presets[p.ABI].HandledAccessFS); err != nil {
+			return fmt.Errorf("landlock: %w", err)
+		}
+	}
 	if err := ll.LandlockRestrictSelf(fd, flags); err != nil {
 		return fmt.Errorf("landlock: restrict: %w", err)
 	}
