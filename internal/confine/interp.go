@@ -28,7 +28,7 @@ func interpreters(f, path string) ([]string, error) {
 			return out, err
 		}
 		out = append(out, real)
-		interp, arg, elfInterp, err := sniff(real)
+		interp, arg, elfInterp, err := sniffCached(real)
 		if err != nil {
 			return out, err
 		}
