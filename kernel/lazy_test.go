@@ -418,3 +418,24 @@ func TestLazyStartedByPluginCall(t *testing.T) {
 		t.Errorf("spare after RestartPlugin: %q, %+v", st.State, st.Lazy)
 	}
 }
+
+// TestLazyPinChecked: a lazy member's pin is checked when its first use
+// starts it, as an eager member's is at its build: a binary that does
+// not match fails the call, counted as a crash, never runs.
+func TestLazyPinChecked(t *testing.T) {
+	pid := filepath.Join(t.TempDir(), "p.pid")
+	home := writeHome(t, lazyPlug("pinned", pid, "echo"))
+	writeJSON(t, filepath.Join(home, "state.json"), map[string]any{"format": 1,
+		"packages": map[string]any{"pinned": map[string]any{"enabled": true, "pin": strings.Repeat("0", 64)}}})
+	k := startLazyKernel(t, lazyConfig(home))
+	_, err := k.CallProvider(context.Background(), "plugin/pinned/echo", nil)
+	if err == nil || !strings.Contains(err.Error(), "pin") {
+		t.Fatalf("call to a lazy member whose binary does not match its pin: %v", err)
+	}
+	if n := spawns(t, pid); n != 0 {
+		t.Errorf("the mismatched binary ran %d times", n)
+	}
+	if st := pluginState(t, k, "pinned"); st.Crashes != 1 {
+		t.Errorf("%d crashes counted, want 1 (%s)", st.Crashes, st.Reason)
+	}
+}
