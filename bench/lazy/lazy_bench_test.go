@@ -34,25 +34,40 @@ import (
 	"github.com/extkernel/extkernel/sidecar"
 )
 
-// scripted is the test plugin binary, built once by TestMain.
-var scripted string
+// scripted is the test plugin binary, built by the first benchmark that
+// needs it (a plain `go test` builds nothing here) in dir, which TestMain
+// removes.
+var (
+	dir          string
+	scripted     string
+	buildOnce    sync.Once
+	errBuildOnce error
+)
 
 func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "lazy-bench-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	scripted = filepath.Join(dir, "scripted")
-	build := exec.Command("go", "build", "-o", scripted, "../../testdata/plugins/scripted")
-	build.Stdout, build.Stderr = os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
 	code := m.Run()
-	os.RemoveAll(dir)
+	if dir != "" {
+		os.RemoveAll(dir)
+	}
 	os.Exit(code)
+}
+
+// plugin builds the scripted test plugin once, and returns its path.
+func plugin(tb testing.TB) string {
+	buildOnce.Do(func() {
+		if dir, errBuildOnce = os.MkdirTemp("", "lazy-bench-"); errBuildOnce != nil {
+			return
+		}
+		scripted = filepath.Join(dir, "scripted")
+		out, err := exec.Command("go", "build", "-o", scripted, "../../testdata/plugins/scripted").CombinedOutput()
+		if err != nil {
+			errBuildOnce = fmt.Errorf("build the scripted plugin: %v\n%s", err, out)
+		}
+	})
+	if errBuildOnce != nil {
+		tb.Fatal(errBuildOnce)
+	}
+	return scripted
 }
 
 // home writes a home of n scripted packages, p-00 ... p-<n-1>, each
@@ -66,7 +81,7 @@ func home(tb testing.TB, n int, lazy bool) string {
 		if err := os.MkdirAll(pkg, 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		if err := os.Link(scripted, filepath.Join(pkg, "plugin")); err != nil {
+		if err := os.Link(plugin(tb), filepath.Join(pkg, "plugin")); err != nil {
 			tb.Fatal(err)
 		}
 		rt := map[string]any{"command": "./plugin", "env": map[string]string{"SCRIPT_PROVIDERS": "echo"},
