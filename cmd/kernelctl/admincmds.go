@@ -276,9 +276,9 @@ func newReloadCmd(g *globals) *cobra.Command {
 		Long: `Make the kernel running on the home reload, as SIGHUP does: it applies
 the plan (only added and reloaded packages start) and prints it, or rolls
 back, the current generation serving throughout, and prints every problem.
-The text is the one 'run' prints on SIGHUP; --json prints the admin API's
-answer (docs/admin.md). Exit 1 when no kernel runs on the home or the
-reload rolled back.`,
+The text is the one 'run' prints on SIGHUP, a rollback and its problems
+on stderr; --json prints the admin API's answer (docs/admin.md). Exit 1
+when no kernel runs on the home or the reload rolled back.`,
 		Example: `  kernelctl reload --config kernel.json
   kernelctl reload --home ~/.extkernel --json`,
 		Args: cobra.NoArgs,
@@ -291,7 +291,7 @@ reload rolled back.`,
 					if g.json {
 						g.printJSON(map[string]*admin.Error{"error": e})
 					} else {
-						fmt.Fprint(g.stdout, reloadText(reloadOutcome{rollback: e}))
+						fmt.Fprint(g.stderr, reloadText(reloadOutcome{rollback: e}))
 					}
 					return failed
 				case err != nil:
