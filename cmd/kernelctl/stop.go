@@ -52,16 +52,16 @@ not stopped within --timeout (it may still be stopping its plugins).`,
 			if timeout <= 0 {
 				return &usageError{fmt.Errorf("stop: --timeout %v is not positive", timeout)}
 			}
-			return g.stopKernel(cmd.Context(), timeout)
+			return g.stopRunning(cmd.Context(), timeout)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultStopTimeout, "how long to wait for the kernel to exit")
 	return cmd
 }
 
-// stopKernel asks the kernel running on the home to stop and waits, at
+// stopRunning asks the kernel running on the home to stop and waits, at
 // most timeout, for it to release the home's run lock.
-func (g *globals) stopKernel(ctx context.Context, timeout time.Duration) error {
+func (g *globals) stopRunning(ctx context.Context, timeout time.Duration) error {
 	home, err := g.absHome()
 	if err != nil {
 		return err
