@@ -167,11 +167,30 @@ func (c *Client) Logs(ctx context.Context, req LogsRequest, fn func(LogLine) err
 	return stream(ctx, c, "/v1/logs?"+q.Encode(), fn)
 }
 
+// EventsRequest is what GET /v1/events selects: events of any of Plugins
+// (none: every event, the kernel's own included) and of any of Types
+// (observe.EventType names; none: every type).
+type EventsRequest struct {
+	Plugins []string
+	Types   []string
+	Follow  bool
+}
+
 // Events streams GET /v1/events as Logs streams logs.
-func (c *Client) Events(ctx context.Context, follow bool, fn func(EventLine) error) error {
+func (c *Client) Events(ctx context.Context, req EventsRequest, fn func(EventLine) error) error {
+	q := url.Values{}
+	for _, p := range req.Plugins {
+		q.Add("plugin", p)
+	}
+	for _, t := range req.Types {
+		q.Add("type", t)
+	}
+	if req.Follow {
+		q.Set("follow", "true")
+	}
 	path := "/v1/events"
-	if follow {
-		path += "?follow=true"
+	if len(q) > 0 {
+		path += "?" + q.Encode()
 	}
 	return stream(ctx, c, path, fn)
 }

@@ -176,7 +176,7 @@ func (s *Server) stop(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.opts.OnStop == nil {
 		s.fail(w, &Error{Status: http.StatusNotImplemented, Code: CodeNotSupported,
-			Message: "stop: this host does not stop through the admin API (no Options.OnStop)"})
+			Message: "this host does not stop through the admin API (no Options.OnStop)"})
 		return
 	}
 	s.answer(w, StopAnswer{Stopping: true, PID: os.Getpid()})

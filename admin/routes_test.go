@@ -78,7 +78,7 @@ func TestRoutes(t *testing.T) {
 			message: `kernel: restart "nosuch": unknown plugin`}},
 		{method: "POST", path: "/v1/call", body: `{"kind": "provider", "target": "plugin/kvstore/get", "input": "k"}`, want: reply{status: 200}},
 		{method: "POST", path: "/v1/stop", want: reply{status: 501, code: admin.CodeNotSupported,
-			message: "stop: this host does not stop through the admin API (no Options.OnStop)"}},
+			message: "this host does not stop through the admin API (no Options.OnStop)"}},
 		{method: "GET", path: "/v1/logs", want: reply{status: 200}},
 		{method: "GET", path: "/v1/events", want: reply{status: 200}},
 	}

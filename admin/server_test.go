@@ -126,7 +126,7 @@ func TestCloseEndsStreams(t *testing.T) {
 	ended := make(chan error, 2)
 	go func() {
 		first := true
-		ended <- f.c.Events(ctx, true, func(admin.EventLine) error {
+		ended <- f.c.Events(ctx, admin.EventsRequest{Follow: true}, func(admin.EventLine) error {
 			if first {
 				first = false
 				opened <- struct{}{}
@@ -238,6 +238,44 @@ func TestLogsPlugin(t *testing.T) {
 	} {
 		if got := f.rawRequest(t, "GET", "/v1/logs?plugin="+tt.plugin, ""); got != tt.want {
 			t.Errorf("plugin=%s: got %+v, want %+v", tt.plugin, got, tt.want)
+		}
+	}
+}
+
+// TestEventsFilter: GET /v1/events keeps the events of the plugins and
+// types asked for (repeated or comma-separated), kept and followed alike;
+// an unknown type or plugin is refused.
+func TestEventsFilter(t *testing.T) {
+	f := start(t, admin.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), waitLimit)
+	defer cancel()
+	var got []admin.EventLine
+	req := admin.EventsRequest{Plugins: []string{"memory"}, Types: []string{"plugin-state,plugin"}}
+	if err := f.c.Events(ctx, req, func(l admin.EventLine) error { got = append(got, l); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	var seen []string
+	for _, l := range got {
+		seen = append(seen, l.Type+" "+l.Plugin+" "+l.State)
+	}
+	want := []string{"plugin-state memory starting", "plugin memory starting", "plugin memory ready", "plugin-state memory ready"}
+	if !reflect.DeepEqual(seen, want) {
+		t.Errorf("events of memory's start = %q, want %q", seen, want)
+	}
+	for _, tt := range []struct {
+		query string
+		want  reply
+	}{
+		{"type=crash", reply{status: 400, code: admin.CodeBadRequest,
+			message: `type="crash" is not an event type (types: audit, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
+		{"type=warnings", reply{status: 400, code: admin.CodeBadRequest,
+			message: `type="warnings" is not an event type (did you mean "warning"?) (types: audit, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
+		{"plugin=memroy", reply{status: 404, code: admin.CodeUnknownPlugin,
+			message: `unknown plugin "memroy": no member of generation 1, and no events kept for it (did you mean "memory"?)`}},
+		{"plugin=kernel&type=generation-published", reply{status: 200}},
+	} {
+		if got := f.rawRequest(t, "GET", "/v1/events?"+tt.query, ""); got != tt.want {
+			t.Errorf("%s: got %+v, want %+v", tt.query, got, tt.want)
 		}
 	}
 }

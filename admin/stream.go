@@ -109,7 +109,7 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	}
 	lq, e := logQuery(q, time.Now())
 	if e == nil && lq.Plugin != "" {
-		e = s.knownLogSource(lq.Plugin)
+		e = s.knownPlugin(lq.Plugin, "lines", s.opts.Logs.sources())
 	}
 	if e != nil {
 		s.fail(w, e)
@@ -124,14 +124,12 @@ func (s *Server) logs(w http.ResponseWriter, r *http.Request) {
 	streamLines(s, w, r, kept, f, lq.match)
 }
 
-// knownLogSource refuses a plugin that is no member of the current
-// generation, has no lines kept and is not the kernel (a typo, most
-// likely), with CodeUnknownPlugin naming the closest name.
-func (s *Server) knownLogSource(plugin string) *Error {
-	known := s.opts.Logs.sources()
-	if !slices.Contains(known, KernelSource) {
-		known = append(known, KernelSource)
-	}
+// knownPlugin refuses a plugin that is no member of the current
+// generation, not the kernel, and not one of seen (the plugins whose
+// lines, the what, are kept): a typo, most likely. The error,
+// CodeUnknownPlugin, names the closest name.
+func (s *Server) knownPlugin(plugin, what string, seen []string) *Error {
+	known := append(slices.Clone(seen), KernelSource)
 	gen := "no generation"
 	if g := s.k.Current(); g != nil {
 		gen = fmt.Sprintf("generation %d", g.Number())
@@ -143,7 +141,7 @@ func (s *Server) knownLogSource(plugin string) *Error {
 		return nil
 	}
 	return &Error{Status: http.StatusNotFound, Code: CodeUnknownPlugin,
-		Message: fmt.Sprintf("unknown plugin %q: no member of %s, and no lines kept for it%s", plugin, gen, didYouMean(plugin, known))}
+		Message: fmt.Sprintf("unknown plugin %q: no member of %s, and no %s kept for it%s", plugin, gen, what, didYouMean(plugin, known))}
 }
 
 // logQuery parses plugin, level and since (an RFC 3339 time, or a duration
@@ -170,17 +168,22 @@ func logQuery(q url.Values, now time.Time) (LogQuery, *Error) {
 
 // eventStream streams GET /v1/events as NDJSON.
 func (s *Server) eventStream(w http.ResponseWriter, r *http.Request) {
-	_, follow, e := streamQuery(r)
+	q, follow, e := streamQuery(r, "plugin", "type")
 	if e != nil {
 		s.fail(w, e)
 		return
 	}
 	kept, f, cancel := s.events.follow(s.opts.FollowBuffer, s.opts.FollowBytes)
 	defer cancel()
+	filter, e := s.eventQuery(q, kept)
+	if e != nil {
+		s.fail(w, e)
+		return
+	}
 	if !follow {
 		f = nil
 	}
-	streamLines(s, w, r, kept, f, func(EventLine) bool { return true })
+	streamLines(s, w, r, slices.DeleteFunc(kept, func(l EventLine) bool { return !filter.match(l) }), f, filter.match)
 }
 
 // streamLines writes kept, then (with a follower) every later line keep

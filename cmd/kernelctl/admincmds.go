@@ -300,9 +300,9 @@ func newReloadCmd(g *globals) *cobra.Command {
 		Long: `Make the kernel running on the home reload, as SIGHUP does: it applies
 the plan (only added and reloaded packages start) and prints it, or rolls
 back, the current generation serving throughout, and prints every problem.
-The text is the one 'run' prints on SIGHUP; --json prints the admin API's
-answer (docs/admin.md). Exit 1 when no kernel runs on the home or the
-reload rolled back.`,
+The text is the one 'run' prints on SIGHUP, a rollback and its problems
+on stderr; --json prints the admin API's answer (docs/admin.md). Exit 1
+when no kernel runs on the home or the reload rolled back.`,
 		Example: `  kernelctl reload --config kernel.json
   kernelctl reload --home ~/.extkernel --json`,
 		Args: cobra.NoArgs,
@@ -315,7 +315,7 @@ reload rolled back.`,
 					if g.json {
 						g.printJSON(map[string]*admin.Error{"error": e})
 					} else {
-						fmt.Fprint(g.stdout, reloadText(reloadOutcome{rollback: e}))
+						fmt.Fprint(g.stderr, reloadText(reloadOutcome{rollback: e}))
 					}
 					return failed
 				case err != nil:
@@ -331,28 +331,40 @@ reload rolled back.`,
 }
 
 func newEventsCmd(g *globals) *cobra.Command {
-	var follow bool
+	var req admin.EventsRequest
 	cmd := &cobra.Command{
 		Use:   "events",
 		Short: "Print the running kernel's events as NDJSON",
 		Long: `Print the recent events of the kernel running on the home (the last 256:
 start progress, state changes, crashes, restarts, published generations,
-warnings, failed builds, plugins' notifications), one JSON object a line
-(docs/admin.md). With -f, keep printing new events until interrupted.`,
+warnings, failed builds, plugins' notifications, audits), one JSON object a
+line (docs/admin.md). --plugin keeps the events of that plugin, --type
+those of that type (plugin, plugin-state, plugin-crashed,
+generation-published, warning, build-failed, notify, audit); each may be
+repeated or list names separated by commas. An unknown type is a usage
+error, an unknown plugin exits 1 naming the closest one. With -f, keep
+printing new events until interrupted.`,
 		Example: `  kernelctl events --config kernel.json
-  kernelctl events -f --home ~/.extkernel`,
+  kernelctl events -f --home ~/.extkernel
+  kernelctl events --plugin memory --type plugin-state,plugin-crashed -f`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return g.withKernel(cmd, follow, func(ctx context.Context, c *admin.Client) error {
-				err := c.Events(ctx, follow, func(e admin.EventLine) error { return printLine(g, e) })
-				if err != nil && ctx.Err() == nil {
-					return adminFailure("events", err)
+			return g.withKernel(cmd, req.Follow, func(ctx context.Context, c *admin.Client) error {
+				err := c.Events(ctx, req, func(e admin.EventLine) error { return printLine(g, e) })
+				var e *admin.Error
+				switch {
+				case err == nil || ctx.Err() != nil:
+					return err
+				case errors.As(err, &e) && e.Code == admin.CodeBadRequest:
+					return &usageError{fmt.Errorf("events: %s", e.Message)}
 				}
-				return err
+				return adminFailure("events", err)
 			})
 		},
 	}
-	cmd.Flags().BoolVarP(&follow, "follow", "f", false, "keep printing new events")
+	cmd.Flags().BoolVarP(&req.Follow, "follow", "f", false, "keep printing new events")
+	cmd.Flags().StringSliceVar(&req.Plugins, "plugin", nil, "only the events of this plugin (repeatable)")
+	cmd.Flags().StringSliceVar(&req.Types, "type", nil, "only the events of this type (repeatable)")
 	return cmd
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // runBinary runs kernelctl (this test binary, see TestMain) as a separate
@@ -131,5 +134,23 @@ func TestJSONEveryCommand(t *testing.T) {
 				t.Errorf("stdout:\n%s\nwant %s", stdout, tt.want)
 			}
 		})
+	}
+}
+
+// TestStopWithoutAdminSocket: a kernel that holds the home's run lock but
+// serves no admin socket (starting, or run --once; here this test holds
+// the lock) is named by stop, with its pid, rather than said not to run.
+func TestStopWithoutAdminSocket(t *testing.T) {
+	home := themesHome(t)
+	lock, err := pluginpkg.LockRun(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	code, stdout, stderr := runBinary(t, "stop", "--home", home)
+	want := fmt.Sprintf("kernelctl: stop: a kernel (pid %d) holds home %s but serves no admin socket (it is starting, or runs with --once): stop it with SIGTERM\n",
+		os.Getpid(), home)
+	if code != exitFailed || stdout != "" || stderr != want {
+		t.Errorf("stop: exit %d, stdout %q, stderr %q; want 1, nothing, %q", code, stdout, stderr, want)
 	}
 }

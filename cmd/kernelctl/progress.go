@@ -44,6 +44,27 @@ type printer struct {
 	live       []liveLine        // tty: the plugin lines being redrawn
 	summarized bool              // the command printed text: later warnings are news
 	states     map[string]string // last supervision state per plugin
+	warnings   genWarnings       // of the last two generations published
+}
+
+// genWarnings are the warnings of the generation published last (cur)
+// and of the one before it (prev): a generation's warning that the one
+// before had too (a restart republishes them all) is not news.
+type genWarnings struct {
+	prev, cur map[string]bool
+}
+
+// published starts a generation's warnings.
+func (w *genWarnings) published() { w.prev, w.cur = w.cur, map[string]bool{} }
+
+// news records a warning of the generation published last and reports
+// whether the generation before it did not have it.
+func (w *genWarnings) news(msg string) bool {
+	if w.cur == nil {
+		w.cur = map[string]bool{}
+	}
+	w.cur[msg] = true
+	return !w.prev[msg]
 }
 
 // textEvent is the type of the queued events that carry text the command
@@ -174,7 +195,8 @@ func (p *printer) show(e observe.Event) {
 }
 
 // eventLine formats e; ok is false for events the summary already shows
-// (the generation `run` started and its warnings).
+// (the generation `run` started and its warnings) and for a generation's
+// warnings that the generation before it had too.
 func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 	switch e.Type {
 	case observe.EventPlugin:
@@ -188,8 +210,9 @@ func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 	case observe.EventPluginCrashed:
 		return fmt.Sprintf("crashed %s: %v", e.Plugin, e.Err), true
 	case observe.EventWarning:
-		return "warning: " + e.Message, p.summarized
+		return "warning: " + e.Message, p.warnings.news(e.Message) && p.summarized
 	case observe.EventGenerationPublished:
+		p.warnings.published()
 		return fmt.Sprintf("generation %d published", e.Generation), p.summarized
 	case observe.EventBuildFailed:
 		// Start's error says it all; a later build is news.

@@ -131,7 +131,7 @@ func cmdWaitEvent(ts *testscript.TestScript, neg bool, args []string) {
 		gen = n
 	}
 	follow(ts, args[0], func(ctx context.Context, c *admin.Client) error {
-		return c.Events(ctx, true, func(e admin.EventLine) error {
+		return c.Events(ctx, admin.EventsRequest{Follow: true}, func(e admin.EventLine) error {
 			if e.Type == args[1] && e.Generation >= gen {
 				return errFound
 			}

@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -49,25 +52,25 @@ not stopped within --timeout (it may still be stopping its plugins).`,
 			if timeout <= 0 {
 				return &usageError{fmt.Errorf("stop: --timeout %v is not positive", timeout)}
 			}
-			return g.stopKernel(cmd.Context(), timeout)
+			return g.stopRunning(cmd.Context(), timeout)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", defaultStopTimeout, "how long to wait for the kernel to exit")
 	return cmd
 }
 
-// stopKernel asks the kernel running on the home to stop and waits, at
+// stopRunning asks the kernel running on the home to stop and waits, at
 // most timeout, for it to release the home's run lock.
-func (g *globals) stopKernel(ctx context.Context, timeout time.Duration) error {
-	c, err := g.dialKernel()
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+func (g *globals) stopRunning(ctx context.Context, timeout time.Duration) error {
 	home, err := g.absHome()
 	if err != nil {
 		return err
 	}
+	c, err := g.dialKernel()
+	if err != nil {
+		return noAdminSocket(home, err)
+	}
+	defer c.Close()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	a, err := c.Stop(ctx)
@@ -92,6 +95,37 @@ func (g *globals) stopKernel(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
+// noAdminSocket is err, the failure to reach the admin socket, unless a
+// kernel holds the home's run lock all the same: one that is starting,
+// or runs with --once (run --once and call --once serve no stop), which
+// `stop` cannot reach.
+func noAdminSocket(home string, err error) error {
+	path := runLockPath(home)
+	if free, ferr := runLockFree(path); ferr != nil || free {
+		return err
+	}
+	return &exitError{code: exitFailed, err: fmt.Errorf("stop: a kernel%s holds home %s but serves no admin socket (it is starting, or runs with --once): stop it with SIGTERM",
+		pidSuffix(lockHolder(path)), home)}
+}
+
+// runLockPath is the path of the home's run lock (pluginpkg.LockRun).
+func runLockPath(home string) string {
+	return filepath.Join(home, pluginpkg.RunDir, "kernel.lock")
+}
+
+// lockHolder is the pid the run lock file at path records, 0 when none.
+func lockHolder(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid < 0 {
+		return 0
+	}
+	return pid
+}
+
 // pidSuffix is " (pid N)", or "" when pid is not known.
 func pidSuffix(pid int) string {
 	if pid == 0 {
@@ -113,7 +147,7 @@ func (g *globals) absHome() (string, error) {
 // (<home>/run/kernel.lock), or ctx's error. The kernel releases it after
 // it has stopped every plugin, right before it exits.
 func waitRunLockFree(ctx context.Context, home string) error {
-	path := filepath.Join(home, pluginpkg.RunDir, "kernel.lock")
+	path := runLockPath(home)
 	tick := time.NewTicker(stopPollInterval)
 	defer tick.Stop()
 	for {
