@@ -144,7 +144,9 @@ func (k *Kernel) build(ctx context.Context, in generation.Inputs, prev *live, ad
 	}
 	in.Number = k.number + 1
 	before := k.super.states()
-	r, err := builder.Build(ctx, in, k.buildOptions(prev, adopt))
+	o := k.buildOptions(prev, adopt)
+	o.OnEvent = func(e builder.Event) { k.progress(in.Number, e) }
+	r, err := builder.Build(ctx, in, o)
 	if err != nil {
 		k.settle(before)
 		if errors.Is(context.Cause(ctx), ErrClosed) {
@@ -221,7 +223,7 @@ func (k *Kernel) inputs(inst *pluginpkg.Installed) generation.Inputs {
 // (nil for none) the clients adopt names.
 func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
 	c := k.config()
-	o := builder.Options{PoolSize: c.PoolSize, Budget: c.StartupBudget, OnEvent: k.progress, Adopt: adopt,
+	o := builder.Options{PoolSize: c.PoolSize, Budget: c.StartupBudget, Adopt: adopt,
 		Client: sidecar.Options{
 			Logger:            c.Logger,
 			Host:              c.Host,
@@ -411,16 +413,16 @@ func (k *Kernel) acquire() (*live, error) {
 	}
 }
 
-// progress forwards a build's start events to subscribers and the
-// observer, and tracks the starting state.
-func (k *Kernel) progress(e builder.Event) {
+// progress forwards the start events of the build of generation n to
+// subscribers and the observer, and tracks the starting state.
+func (k *Kernel) progress(n uint64, e builder.Event) {
 	switch e.State {
 	case builder.Starting:
-		k.setState(e.Plugin, observe.StateStarting, "", nil)
+		k.setStateIn(n, e.Plugin, observe.StateStarting)
 	case builder.Ready, builder.Failed:
 		if obs := k.config().Observer; obs != nil {
 			obs.Start(observe.StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 		}
 	}
-	k.events.emit(observe.Event{Type: observe.EventPlugin, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
+	k.events.emit(observe.Event{Type: observe.EventPlugin, Generation: n, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }

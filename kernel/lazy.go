@@ -97,7 +97,7 @@ func (k *Kernel) lazyStarted(name string, c *sidecar.Client, a builder.Activatio
 	if obs := k.config().Observer; obs != nil {
 		obs.Start(observe.StartInfo{Plugin: name, Duration: a.Start, Err: err, ActivatedBy: a.By})
 	}
-	k.events.emit(observe.Event{Type: observe.EventPlugin, Plugin: name, State: startState(err), Elapsed: a.Start, Err: err,
+	k.events.emit(observe.Event{Type: observe.EventPlugin, Generation: k.currentNumber(), Plugin: name, State: startState(err), Elapsed: a.Start, Err: err,
 		Message: "activated by " + a.By})
 	var drift *builder.DriftError
 	switch {
@@ -186,4 +186,13 @@ func lazyStatus(l *live, st *observe.PluginStatus) {
 // explicit start request (RestartPlugin of a member that is declared).
 func (k *Kernel) activate(ctx context.Context, z *builder.Lazy) error {
 	return z.Start(ctx, "an explicit start request")
+}
+
+// currentNumber is the current generation's number, 0 before the first
+// is published: what an event about a plugin carries.
+func (k *Kernel) currentNumber() uint64 {
+	if l := k.current.Load(); l != nil {
+		return l.gen.Number()
+	}
+	return 0
 }

@@ -439,3 +439,47 @@ func TestLazyPinChecked(t *testing.T) {
 		t.Errorf("%d crashes counted, want 1 (%s)", st.Crashes, st.Reason)
 	}
 }
+
+// TestEventsCarryGeneration: every event about a plugin carries the
+// number of the generation it belongs to: a build's start progress the
+// generation being built, a state change and a lazy activation the
+// current one.
+func TestEventsCarryGeneration(t *testing.T) {
+	home := writeHome(t, plug{name: "eager", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}},
+		lazyPlug("lazy", filepath.Join(t.TempDir(), "p.pid"), "echo"))
+	cfg := testConfig(home)
+	cfg.Activation.Packages = map[string]string{"lazy": pluginpkg.ActivationLazy}
+	k, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var events []observe.Event
+	defer k.Subscribe(func(e observe.Event) {
+		mu.Lock()
+		events = append(events, e)
+		mu.Unlock()
+	})()
+	if err := k.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close(context.Background())
+	if _, err := k.CallProvider(context.Background(), "plugin/lazy/echo", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	n := 0
+	for _, e := range events {
+		if e.Type != observe.EventPlugin && e.Type != observe.EventPluginState {
+			continue
+		}
+		n++
+		if e.Generation != 1 {
+			t.Errorf("%s %s %s: generation %d, want 1", e.Type, e.Plugin, e.State, e.Generation)
+		}
+	}
+	if n < 4 {
+		t.Errorf("%d plugin events, want the starts and states of both plugins", n)
+	}
+}

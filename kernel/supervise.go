@@ -81,10 +81,22 @@ func (k *Kernel) setState(plugin string, st observe.PluginState, reason string, 
 	k.setStateUnless(plugin, st, reason, stderr, nil)
 }
 
+// setStateIn is setState for a transition of the build of generation n
+// (a plugin starting in it), which its event names.
+func (k *Kernel) setStateIn(n uint64, plugin string, st observe.PluginState) {
+	k.setStateGen(n, plugin, st, "", nil, nil)
+}
+
 // setStateUnless is setState, unless skip (if not nil) reports true; skip
 // runs under supervisor.mu, so it is ordered with every other transition.
 // It reports whether skip did.
 func (k *Kernel) setStateUnless(plugin string, st observe.PluginState, reason string, stderr []string, skip func() bool) bool {
+	return k.setStateGen(0, plugin, st, reason, stderr, skip)
+}
+
+// setStateGen is setStateUnless, its event naming generation n (0: the
+// current one).
+func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, reason string, stderr []string, skip func() bool) bool {
 	s := k.super
 	s.mu.Lock()
 	if skip != nil && skip() {
@@ -99,7 +111,10 @@ func (k *Kernel) setStateUnless(plugin string, st observe.PluginState, reason st
 	s.status[plugin] = &observe.PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
 		Crashes: len(s.crashes[plugin]), Since: time.Now()}
 	s.mu.Unlock()
-	k.events.emit(observe.Event{Type: observe.EventPluginState, Plugin: plugin, State: string(st), Message: reason})
+	if n == 0 {
+		n = k.currentNumber()
+	}
+	k.events.emit(observe.Event{Type: observe.EventPluginState, Generation: n, Plugin: plugin, State: string(st), Message: reason})
 	return false
 }
 
@@ -177,7 +192,7 @@ func (k *Kernel) crashed(c *sidecar.Client, err *sidecar.CrashError) {
 	if l := k.current.Load(); l != nil {
 		n = l.gen.Number()
 	}
-	k.log.Error("plugin crashed", "plugin", plugin, "error", err)
+	// The sidecar has logged the crash, with the plugin's name: one line.
 	k.events.emit(observe.Event{Type: observe.EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
 	if l := k.current.Load(); l != nil {
 		if z := l.run.Lazy(plugin); z != nil {
