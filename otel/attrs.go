@@ -24,6 +24,9 @@ const (
 	keyCaller     = attribute.Key("extkernel.caller")
 	keyGeneration = attribute.Key("extkernel.generation")
 	keyOutcome    = attribute.Key("extkernel.outcome")
+	// keyCause says why a plugin started: "build" (a generation's build or
+	// a supervised restart) or "activation" (a lazy member's first use).
+	keyCause = attribute.Key("extkernel.start.cause")
 )
 
 // rpcSystem is rpc.system for every call: the plugin protocol is JSON-RPC

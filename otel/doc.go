@@ -55,11 +55,14 @@
 // The plugin metrics carry extkernel.plugin:
 //
 //   - extkernel.plugin.starts (counter, {start}), with extkernel.outcome
-//     "ready" or "failed";
+//     "ready" or "failed" and extkernel.start.cause "build" (a
+//     generation's build, a supervised restart) or "activation" (a lazy
+//     member's first use, also after an idle stop);
 //   - extkernel.plugin.restarts (counter, {restart}): starts of a plugin
 //     after its first one seen by this observer (supervised restarts and
-//     reloads);
-//   - extkernel.plugin.start.duration (histogram, s).
+//     reloads; a lazy member's activations are not restarts);
+//   - extkernel.plugin.start.duration (histogram, s), with
+//     extkernel.start.cause.
 //
 // # Traces
 //

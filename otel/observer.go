@@ -69,7 +69,7 @@ func NewObserver(opts Options) (*Observer, error) {
 		metric.WithDescription("Duration of the calls counted by extkernel.calls."),
 		metric.WithExplicitBucketBoundaries(callBuckets...))
 	o.starts, errs[3] = m.Int64Counter("extkernel.plugin.starts", metric.WithUnit("{start}"),
-		metric.WithDescription("Plugin starts that ended."))
+		metric.WithDescription("Plugin starts that ended, by cause: a build or a lazy member's activation."))
 	o.restarts, errs[4] = m.Int64Counter("extkernel.plugin.restarts", metric.WithUnit("{restart}"),
 		metric.WithDescription("Plugin starts after a plugin's first."))
 	o.startDurate, errs[5] = m.Float64Histogram("extkernel.plugin.start.duration", metric.WithUnit("s"),
@@ -157,9 +157,15 @@ func (o *Observer) Start(info observe.StartInfo) {
 	if info.Err != nil {
 		outcome = "failed"
 	}
-	o.starts.Add(ctx, 1, metric.WithAttributes(keyPlugin.String(info.Plugin), keyOutcome.String(outcome)))
-	o.startDurate.Record(ctx, info.Duration.Seconds(), metric.WithAttributes(keyPlugin.String(info.Plugin)))
-	if _, again := o.seen.LoadOrStore(info.Plugin, struct{}{}); again {
+	cause := "build"
+	if info.ActivatedBy != "" {
+		cause = "activation"
+	}
+	o.starts.Add(ctx, 1, metric.WithAttributes(keyPlugin.String(info.Plugin), keyOutcome.String(outcome), keyCause.String(cause)))
+	o.startDurate.Record(ctx, info.Duration.Seconds(), metric.WithAttributes(keyPlugin.String(info.Plugin), keyCause.String(cause)))
+	// A lazy member started again after an idle stop is activated, not
+	// restarted.
+	if _, again := o.seen.LoadOrStore(info.Plugin, struct{}{}); again && info.ActivatedBy == "" {
 		o.restarts.Add(ctx, 1, metric.WithAttributes(keyPlugin.String(info.Plugin)))
 	}
 }

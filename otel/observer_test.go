@@ -110,6 +110,8 @@ func TestMetrics(t *testing.T) {
 	}
 	o.Start(observe.StartInfo{Plugin: "audit", Duration: 5 * time.Millisecond})
 	o.Start(observe.StartInfo{Plugin: "audit", Duration: 6 * time.Millisecond, Err: errors.New("exited")})
+	o.Start(observe.StartInfo{Plugin: "lazy", Duration: 4 * time.Millisecond, ActivatedBy: "call to provider plugin/lazy/x by host"})
+	o.Start(observe.StartInfo{Plugin: "lazy", Duration: 4 * time.Millisecond, ActivatedBy: "call to provider plugin/lazy/x by host"})
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -123,6 +125,9 @@ func TestMetrics(t *testing.T) {
 				for _, p := range d.DataPoints {
 					out, _ := p.Attributes.Value(keyOutcome)
 					got[m.Name+"/"+out.AsString()] += p.Value
+					if cause, ok := p.Attributes.Value(keyCause); ok {
+						got[m.Name+"/"+cause.AsString()] += p.Value
+					}
 				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
@@ -133,8 +138,8 @@ func TestMetrics(t *testing.T) {
 	}
 	want := map[string]int64{
 		"extkernel.calls/ok": 2, "extkernel.calls/error": 1, "extkernel.calls.in_flight/": 0, "extkernel.call.duration": 3,
-		"extkernel.plugin.starts/ready": 1, "extkernel.plugin.starts/failed": 1, "extkernel.plugin.restarts/": 1,
-		"extkernel.plugin.start.duration": 2,
+		"extkernel.plugin.starts/ready": 3, "extkernel.plugin.starts/failed": 1, "extkernel.plugin.restarts/": 1,
+		"extkernel.plugin.starts/build": 2, "extkernel.plugin.starts/activation": 2, "extkernel.plugin.start.duration": 4,
 	}
 	for k, v := range want {
 		if got[k] != v {
