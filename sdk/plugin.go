@@ -88,8 +88,8 @@ func (p *Plugin) SetLogger(l hclog.Logger) {
 
 // defaultLogger is a plugin's default logger: hclog JSON lines to stderr
 // at info level, named after the plugin. It is created on first use, not
-// by New: creating it cost a plugin's cold start about 50 µs
-// (BENCHMARKS.md, sidecar, "Lazy SDK logger"). The zero value is ready.
+// by New: creating it cost a fresh plugin process 40–100 µs of its cold
+// start (BENCHMARKS.md, "Issue 26, item 11"). The zero value is ready.
 type defaultLogger struct {
 	once    sync.Once
 	created atomic.Bool // set once l is
