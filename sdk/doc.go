@@ -1,8 +1,9 @@
 // Package sdk is the Go SDK for writing extkernel plugins: the plugin side
 // of the protocol specified in docs/protocol.md, in the vocabulary of
 // package protocol. It depends on protocol, the module's internal wire
-// mechanics (internal/wire, internal/jsonscan), the standard library and
-// go-hclog only, never on the host packages.
+// mechanics (internal/wire, internal/jsonscan) and the standard library
+// only, never on the host packages: its logger is log/slog's, writing the
+// JSON lines hclog writes (a test holds it to that).
 //
 // A plugin is a program that creates a Plugin, registers its declarations
 // and handlers, and calls Serve:
@@ -106,7 +107,8 @@
 // range (or ctx ending) cancels the call.
 //
 // Only protocol frames are written to the output; logs go to stderr as
-// hclog JSON lines. Serve points os.Stdout at os.Stderr so that stray
+// JSON lines in hclog's format (@timestamp, @level, @message, @module and
+// the fields), written by a log/slog logger. Serve points os.Stdout at os.Stderr so that stray
 // fmt.Print calls cannot corrupt the stream.
 //
 // # Errors

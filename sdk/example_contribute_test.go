@@ -7,7 +7,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
+	"log/slog"
 
 	"github.com/extkernel/extkernel/sdk"
 )
@@ -19,7 +19,7 @@ import (
 // ServeIO plays it against a scripted host.
 func ExamplePlugin_Contribute() {
 	p := sdk.New("words", "1.0.0")
-	p.SetLogger(hclog.NewNullLogger())
+	p.SetLogger(slog.New(slog.DiscardHandler))
 	p.Contribute("tool", "word.count", sdk.Contribution{
 		Title: "Count words",
 		Data:  map[string]any{"input_schema": map[string]string{"type": "string"}},

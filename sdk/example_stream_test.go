@@ -9,7 +9,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
+	"log/slog"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
@@ -22,7 +22,7 @@ import (
 // it, and ends the input after the answer to 2.
 func ExamplePlugin_StreamProvider() {
 	p := sdk.New("words", "1.0.0")
-	p.SetLogger(hclog.NewNullLogger())
+	p.SetLogger(slog.New(slog.DiscardHandler))
 	p.StreamProvider("split", "streams the words of a string", func(ctx context.Context, input json.RawMessage, send func(any) error) error {
 		var s string
 		if err := json.Unmarshal(input, &s); err != nil {
@@ -79,7 +79,7 @@ func (h ackingHost) Write(frame []byte) (int, error) {
 // answers the call with three chunks and the end.
 func ExamplePlugin_CallStream() {
 	p := sdk.New("summary", "1.0.0")
-	p.SetLogger(hclog.NewNullLogger())
+	p.SetLogger(slog.New(slog.DiscardHandler))
 	p.Provider("summarize", "joins the tokens of text.generate", func(ctx context.Context, input json.RawMessage) (any, error) {
 		var text strings.Builder
 		for chunk, err := range p.CallStream(ctx, "text.generate", "tokens", input) {

@@ -10,7 +10,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hashicorp/go-hclog"
+	"log/slog"
 
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk"
@@ -21,7 +21,7 @@ import (
 // against a scripted host.
 func Example() {
 	p := sdk.New("redactor", "1.0.0")
-	p.SetLogger(hclog.NewNullLogger()) // keep the example's stderr quiet
+	p.SetLogger(slog.New(slog.DiscardHandler)) // keep the example's stderr quiet
 	p.Provide("text.redact", "1.0.0")
 	p.Intercept("tool.before", func(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 		var in struct{ Command string }
@@ -60,7 +60,7 @@ func Example() {
 // plugin reads that answer while its handler waits in Call.
 func ExamplePlugin_Call() {
 	p := sdk.New("memory", "1.0.0")
-	p.SetLogger(hclog.NewNullLogger())
+	p.SetLogger(slog.New(slog.DiscardHandler))
 	p.Provider("recall", "recalls the note on a topic", func(ctx context.Context, input json.RawMessage) (any, error) {
 		var in struct {
 			Topic string `json:"topic"`

@@ -10,7 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hashicorp/go-hclog"
+	"log/slog"
+
 	"go.uber.org/goleak"
 
 	"github.com/extkernel/extkernel/internal/wire"
@@ -56,7 +57,7 @@ type harness struct {
 // that it returned.
 func serve(t *testing.T, p *Plugin) *harness {
 	t.Helper()
-	p.SetLogger(hclog.New(&hclog.LoggerOptions{Name: p.name, Output: testWriter{t}, Level: hclog.Debug}))
+	p.SetLogger(slog.New(hclogJSON(testWriter{t}, p.name, slog.LevelDebug)))
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

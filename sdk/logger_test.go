@@ -5,9 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"log/slog"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // sink keeps what an allocation test makes on the heap.
@@ -76,7 +80,35 @@ func TestDefaultLoggerIsLazy(t *testing.T) {
 	if rec["@level"] != "warn" || rec["@module"] != "lazy" || rec["@message"] != "malformed frame from host" {
 		t.Errorf("stderr line %s, want hclog JSON at warn from module lazy", line)
 	}
-	if !p.Logger().IsInfo() || p.Logger().IsDebug() {
+	if ctx := context.Background(); !p.Logger().Enabled(ctx, slog.LevelInfo) || p.Logger().Enabled(ctx, slog.LevelDebug) {
 		t.Error("default logger is not at info level")
+	}
+}
+
+// TestHclogLines: the default handler writes the lines hclog writes, as
+// the host parses them: each level's name, the plugin as @module, the
+// line's fields, a timestamp.
+func TestHclogLines(t *testing.T) {
+	var b strings.Builder
+	l := slog.New(hclogJSON(&b, "fmt", slog.LevelDebug-4))
+	l.Log(context.Background(), slog.LevelDebug-4, "t")
+	l.Debug("d")
+	l.Info("i", "n", 3)
+	l.Warn("w")
+	l.Error("e", "err", "boom")
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n") {
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if _, err := time.Parse(time.RFC3339, rec["@timestamp"].(string)); err != nil || rec["@module"] != "fmt" {
+			t.Errorf("line %s: bad @timestamp or @module", line)
+		}
+		got = append(got, fmt.Sprintf("%v %v %v %v", rec["@level"], rec["@message"], rec["n"], rec["err"]))
+	}
+	want := []string{"trace t <nil> <nil>", "debug d <nil> <nil>", "info i 3 <nil>", "warn w <nil> <nil>", "error e <nil> boom"}
+	if !slices.Equal(got, want) {
+		t.Errorf("lines:\n%q\nwant\n%q", got, want)
 	}
 }

@@ -4,11 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -45,7 +45,7 @@ type Plugin struct {
 
 	mu struct {
 		sync.Mutex
-		logger  hclog.Logger // SetLogger's; nil: def
+		logger  *slog.Logger // SetLogger's; nil: def
 		reg     registry
 		onInit  InitializeFunc
 		serving *session // non-nil while ServeIO runs
@@ -54,10 +54,10 @@ type Plugin struct {
 
 // New returns a plugin with the given name and version, which the SDK
 // answers initialize with; they should match the manifest's. Its logger
-// writes hclog JSON lines to stderr at info level. That logger is created
-// when first used (by Logger, or by a line the SDK logs at info level or
-// above), not by New: a plugin that never logs does not pay for it at
-// start.
+// writes JSON lines in hclog's format (the host's) to stderr at info
+// level. That logger is created when first used (by Logger, or by a line
+// the SDK logs at info level or above), not by New: a plugin that never
+// logs does not pay for it at start.
 func New(name, version string) *Plugin {
 	p := &Plugin{name: name, version: version}
 	p.mu.reg = newRegistry()
@@ -65,9 +65,10 @@ func New(name, version string) *Plugin {
 }
 
 // Logger returns the plugin's logger: the one set with SetLogger, else
-// the default, which writes hclog JSON lines to stderr (the host parses
-// them keeping level and fields), created on the first call.
-func (p *Plugin) Logger() hclog.Logger {
+// the default, which writes JSON lines in hclog's format to stderr
+// (@timestamp, @level, @message, @module and the line's fields: the host
+// parses them keeping level and fields), created on the first call.
+func (p *Plugin) Logger() *slog.Logger {
 	p.mu.Lock()
 	l := p.mu.logger
 	p.mu.Unlock()
@@ -80,31 +81,28 @@ func (p *Plugin) Logger() hclog.Logger {
 // SetLogger replaces the plugin's logger, e.g. to change its level or to
 // silence it in tests. It MUST NOT write to stdout. A ServeIO already
 // running keeps the logger it started with. nil restores the default.
-func (p *Plugin) SetLogger(l hclog.Logger) {
+func (p *Plugin) SetLogger(l *slog.Logger) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.mu.logger = l
 }
 
-// defaultLogger is a plugin's default logger: hclog JSON lines to stderr
-// at info level, named after the plugin. It is created on first use, not
-// by New: creating it cost a fresh plugin process 40–100 µs of its cold
-// start (BENCHMARKS.md, "Issue 26, item 11"). The zero value is ready.
+// defaultLogger is a plugin's default logger: JSON lines in hclog's format
+// to stderr at info level, named after the plugin. It is created on first
+// use, not by New, and it is log/slog's, not hclog's: a plugin that
+// imports go-hclog pays for its package initialisation (a regular
+// expression compiled, about half a millisecond) at every cold start
+// (BENCHMARKS.md, "Issue 26, item 11"). The zero value is ready.
 type defaultLogger struct {
 	once    sync.Once
 	created atomic.Bool // set once l is
-	l       hclog.Logger
+	l       *slog.Logger
 }
 
 // get returns the default logger of the plugin name, creating it.
-func (d *defaultLogger) get(name string) hclog.Logger {
+func (d *defaultLogger) get(name string) *slog.Logger {
 	d.once.Do(func() {
-		d.l = hclog.New(&hclog.LoggerOptions{
-			Name:       name,
-			Level:      hclog.Info,
-			Output:     os.Stderr,
-			JSONFormat: true,
-		})
+		d.l = slog.New(hclogJSON(os.Stderr, name, slog.LevelInfo))
 		d.created.Store(true)
 	})
 	return d.l
@@ -114,11 +112,49 @@ func (d *defaultLogger) get(name string) hclog.Logger {
 // line would be dropped and the logger was not created yet: its level is
 // below Info, the level it is created with (a caller who changed that level
 // got it from Logger, which created it).
-func (d *defaultLogger) forLevel(name string, level hclog.Level) hclog.Logger {
-	if level < hclog.Info && !d.created.Load() {
+func (d *defaultLogger) forLevel(name string, level slog.Level) *slog.Logger {
+	if level < slog.LevelInfo && !d.created.Load() {
 		return nil
 	}
 	return d.get(name)
+}
+
+// hclogJSON returns a handler writing to w the JSON lines hclog writes, as
+// the host parses them: @timestamp, @level (trace, debug, info, warn or
+// error), @message and @module (name), then the line's fields, at level
+// and above. It is log/slog's JSON handler with its keys renamed.
+func hclogJSON(w io.Writer, name string, level slog.Leveler) slog.Handler {
+	h := slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level, ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+		if len(groups) > 0 {
+			return a
+		}
+		switch a.Key {
+		case slog.TimeKey:
+			return slog.String("@timestamp", a.Value.Time().Format("2006-01-02T15:04:05.000000Z07:00"))
+		case slog.LevelKey:
+			l, _ := a.Value.Any().(slog.Level)
+			return slog.String("@level", hclogLevel(l))
+		case slog.MessageKey:
+			a.Key = "@message"
+		}
+		return a
+	}})
+	return h.WithAttrs([]slog.Attr{slog.String("@module", name)})
+}
+
+// hclogLevel names a slog level as hclog does; below debug is trace.
+func hclogLevel(l slog.Level) string {
+	switch {
+	case l < slog.LevelDebug:
+		return "trace"
+	case l < slog.LevelInfo:
+		return "debug"
+	case l < slog.LevelWarn:
+		return "info"
+	case l < slog.LevelError:
+		return "warn"
+	}
+	return "error"
 }
 
 // OnInitialize sets the hook run while answering initialize. Notify fails

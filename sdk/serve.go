@@ -6,12 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
@@ -117,7 +116,7 @@ type session struct {
 	p      *Plugin
 	reg    registry
 	onInit InitializeFunc
-	log    hclog.Logger // SetLogger's when the session started; nil: the plugin's default (logAt)
+	log    *slog.Logger // SetLogger's when the session started; nil: the plugin's default (logAt)
 	fw     *wire.FrameWriter
 	initd  atomic.Bool // initialize answered
 	// hostVersion is the host's protocol_version and hostCalls whether it
@@ -170,7 +169,7 @@ type call struct {
 // logAt returns the logger of a line at level: the session's, else the
 // plugin's default, or nil when the default would drop the line and was
 // not created yet (defaultLogger.forLevel).
-func (s *session) logAt(level hclog.Level) hclog.Logger {
+func (s *session) logAt(level slog.Level) *slog.Logger {
 	if s.log != nil {
 		return s.log
 	}
@@ -179,16 +178,16 @@ func (s *session) logAt(level hclog.Level) hclog.Logger {
 
 // logDebug logs a debug line (logAt).
 func (s *session) logDebug(msg string, args ...any) {
-	if l := s.logAt(hclog.Debug); l != nil {
+	if l := s.logAt(slog.LevelDebug); l != nil {
 		l.Debug(msg, args...)
 	}
 }
 
 // logWarn logs a warning (logAt).
-func (s *session) logWarn(msg string, args ...any) { s.logAt(hclog.Warn).Warn(msg, args...) }
+func (s *session) logWarn(msg string, args ...any) { s.logAt(slog.LevelWarn).Warn(msg, args...) }
 
 // logError logs an error (logAt).
-func (s *session) logError(msg string, args ...any) { s.logAt(hclog.Error).Error(msg, args...) }
+func (s *session) logError(msg string, args ...any) { s.logAt(slog.LevelError).Error(msg, args...) }
 
 func (p *Plugin) startSession(ctx context.Context, w io.Writer) (*session, error) {
 	p.mu.Lock()
