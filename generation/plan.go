@@ -107,7 +107,7 @@ func (p *Plan) Changed() bool {
 func Diff(a, b *Snapshot) *Plan {
 	p := &Plan{From: a.Generation, To: b.Generation, FromHash: a.Hash, ToHash: b.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(a, b, nil)
+	p.Packages = classify(a, b, nil, nil)
 	p.Interceptors, p.Slots = contributionDiff(a.Contributions, b.Contributions)
 	return p
 }
@@ -133,15 +133,20 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	}
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(from, to, in.KeepFailed)
+	p.Packages = classify(from, to, in.KeepFailed, in.Kept)
 	if reclass != nil {
 		reclass(p.Packages)
+	}
+	for _, c := range p.Packages {
+		if _, ok := in.Kept[c.Name]; ok && c.Class == ClassUnchanged && len(c.Reasons) == 1 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("plugin %q is %s", c.Name, c.Reasons[0]))
+		}
 	}
 	manifests := make(map[string]*pluginpkg.Manifest, len(in.Installed.Packages))
 	for _, pkg := range in.Installed.Packages {
 		manifests[pkg.Name] = pkg.Manifest
 	}
-	p.predict(from, to, manifests)
+	p.predict(from, to, manifests, in.Kept)
 	out := p.slotClaims(to, in.Spec.SlotOwners, cl)
 	for _, e := range in.Withheld() {
 		if to.pkg(e.Package) != nil {
@@ -208,23 +213,24 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 	return s, cl, nil
 }
 
-// predict fills to's contributions: unchanged plugins keep the ones they
+// predict fills to's contributions: unchanged plugins (and those kept
+// although their manifest no longer loads, kept) keep the ones they
 // declared at their handshake; added and reloaded plugins are predicted from
 // their manifest claims (interceptor points at the manifest priority, slot
 // claims), and Pending says so.
-func (p *Plan) predict(from, to *Snapshot, manifests map[string]*pluginpkg.Manifest) {
+func (p *Plan) predict(from, to *Snapshot, manifests map[string]*pluginpkg.Manifest, kept map[string]string) {
 	class := map[string]Class{}
 	for _, c := range p.Packages {
 		class[c.Name] = c.Class
 	}
 	to.Contributions = []SnapshotContribution{}
+	for _, c := range from.Contributions {
+		if _, isKept := kept[c.Plugin]; class[c.Plugin] == ClassUnchanged && (isKept || to.pkg(c.Plugin) != nil) {
+			to.Contributions = append(to.Contributions, c) // unchanged, or kept (Inputs.Kept): carried over
+		}
+	}
 	for _, pkg := range to.Packages {
 		if class[pkg.Name] == ClassUnchanged {
-			for _, c := range from.Contributions {
-				if c.Plugin == pkg.Name {
-					to.Contributions = append(to.Contributions, c)
-				}
-			}
 			continue
 		}
 		if pkg.Status == StatusDeclarative {

@@ -86,7 +86,7 @@ func snapshotOf(t *testing.T, in Inputs) *Snapshot {
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&Plan{}).predict(&Snapshot{}, s, nil)
+	(&Plan{}).predict(&Snapshot{}, s, nil, nil)
 	s.Generation = 1
 	for i := range s.Packages {
 		if s.Packages[i].Status == statusPlanned {
@@ -376,11 +376,11 @@ func TestSnapshotRoundTripAndFutureFields(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	future := strings.Replace(string(data), `"format": 1,`, `"format": 1, "added_in_1_1": {"x": [1]},`, 1)
-	if _, err := ParseSnapshot("future.json", []byte(future)); err != nil {
+	if _, err := parseSnapshot("future.json", []byte(future)); err != nil {
 		t.Errorf("unknown field not tolerated: %v", err)
 	}
 	newer := strings.Replace(string(data), `"format": 1,`, `"format": 2,`, 1)
-	if _, err := ParseSnapshot("newer.json", []byte(newer)); err == nil ||
+	if _, err := parseSnapshot("newer.json", []byte(newer)); err == nil ||
 		err.Error() != "snapshot newer.json: format 2 is not supported (this build reads format 1)" {
 		t.Errorf("newer format: %v", err)
 	}

@@ -138,7 +138,7 @@ func (s *Snapshot) pkg(name string) *SnapshotPackage {
 // ParseSnapshot decodes a snapshot, tolerating unknown fields. path is used
 // in messages, which give the line and column of invalid JSON, of a value
 // of the wrong type and of data after the snapshot.
-func ParseSnapshot(path string, data []byte) (*Snapshot, error) {
+func parseSnapshot(path string, data []byte) (*Snapshot, error) {
 	var s Snapshot
 	if err := jsonfile.Unmarshal(data, &s, false); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
@@ -159,7 +159,7 @@ func ReadSnapshot(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	return ParseSnapshot(path, data)
+	return parseSnapshot(path, data)
 }
 
 // WriteSnapshot writes s as indented JSON to path atomically (a temporary
