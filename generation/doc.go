@@ -12,9 +12,10 @@
 //     kinds and strictness, each package's Launch value (policy, config,
 //     environment, limits: what its fingerprint hashes), the packages the
 //     host expects (Expect, checked by Inputs.Unavailable), the
-//     packages withheld for permissions not accepted (Inputs.Withheld)
-//     and the failures carried over from the previous generation
-//     (KeepFailed).
+//     packages withheld for permissions not accepted (Inputs.Withheld),
+//     the failures carried over from the previous generation
+//     (KeepFailed) and the running packages kept although their manifest
+//     no longer loads (Kept).
 //   - Generation: one immutable value, built by whoever runs the
 //     generation (package kernel, through its builder) with Assemble from
 //     the Inputs, the closure, the members (NewMember, outcomes set) and

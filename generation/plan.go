@@ -127,7 +127,7 @@ func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 // newPlan is NewPlan; reclass, if not nil, may change the classes before
 // the contributions are predicted.
 func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
-	to, cl, err := desired(in)
+	to, cl, err := desired(in, carried(from, in))
 	if err != nil {
 		return nil, err
 	}
@@ -189,9 +189,27 @@ func NewRestartPlan(from *Snapshot, in Inputs, names ...string) (*Plan, error) {
 	})
 }
 
+// carried returns the fingerprints in from of the packages in.Kept names
+// that in.Installed does not hold (a plan from a snapshot alone, without
+// the previous package values): they are carried over as they run, and the
+// input hash counts them as from recorded them.
+func carried(from *Snapshot, in Inputs) map[string]Fingerprint {
+	var out map[string]Fingerprint
+	for name := range in.Kept {
+		if sp := from.pkg(name); sp != nil && !slices.ContainsFunc(in.Installed.Packages, func(p *pluginpkg.Package) bool { return p.Name == name }) {
+			if out == nil {
+				out = map[string]Fingerprint{}
+			}
+			out[name] = sp.Fingerprint
+		}
+	}
+	return out
+}
+
 // desired resolves in into a snapshot of planned packages, without
-// contributions (predict fills them in).
-func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
+// contributions (predict fills them in); carry adds fingerprints of
+// packages kept outside in.Installed to the input hash.
+func desired(in Inputs, carry map[string]Fingerprint) (*Snapshot, *capability.Closure, error) {
 	cl, err := capability.Resolve(in.Installed.CapabilityRequest(in.Host, in.Roots))
 	if err != nil {
 		return nil, nil, err
@@ -209,6 +227,7 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 	for _, m := range members {
 		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
 	}
+	maps.Copy(fps, carry)
 	s.Hash = hashInputs(fps, in)
 	return s, cl, nil
 }
