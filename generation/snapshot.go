@@ -103,10 +103,7 @@ func (g *Generation) baseSnapshot() *Snapshot {
 	for _, m := range g.members {
 		s.Packages = append(s.Packages, snapshotPackage(m, g.inputs[m.Package.Name], g.closure.DependsOn[m.Package.Name]))
 	}
-	for _, c := range g.registry.All() {
-		s.Contributions = append(s.Contributions, SnapshotContribution{Kind: c.Kind, Key: c.Key, Plugin: c.Source.Plugin,
-			Origin: c.Source.Origin, Priority: c.Priority, Seq: c.Seq})
-	}
+	s.Contributions = snapshotContributions(g.registry)
 	return s
 }
 
