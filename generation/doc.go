@@ -52,7 +52,8 @@
 // too, its reason naming the chain (capability.Closure.Cascade, the one
 // implementation of the cascade, used by builds and plans alike). An
 // optional plugin whose handshake declarations break a contribution rule
-// is left out (LeftOut words the reason), cascading like any failure;
+// is left out (LeftOut words the reason; contribution.Isolate decides
+// who, for builds and plans alike), cascading like any failure;
 // docs/architecture.md, "Isolation of optional plugins", states the rule.
 // The build that applies the policy lives in the kernel's internal
 // builder; this package records what it decided.
