@@ -22,7 +22,7 @@ func TestReloadKeepsPluginWithBrokenManifest(t *testing.T) {
 	home, _ := reloadHome(t, log)
 	k := startKernel(t, testConfig(home))
 	ctx := context.Background()
-	pid := pidOf(t, k, "bravo")
+	pid := pluginState(t, k, "bravo").PID
 	spawned := len(log.pids(t))
 
 	path := filepath.Join(home, "packages", "bravo", "plugin.json")
@@ -58,7 +58,7 @@ func TestReloadKeepsPluginWithBrokenManifest(t *testing.T) {
 	if m := g.Member("bravo"); m == nil || m.Status != generation.StatusRunning || !m.Adopted {
 		t.Fatalf("bravo after the reload: %+v, want a running adopted member", m)
 	}
-	if got := pidOf(t, k, "bravo"); got != pid || len(log.pids(t)) != spawned {
+	if got := pluginState(t, k, "bravo").PID; got != pid || len(log.pids(t)) != spawned {
 		t.Errorf("bravo's pid %d -> %d, spawns %d -> %d: want its sidecar adopted, nothing started", pid, got, spawned, len(log.pids(t)))
 	}
 	if got := interceptorsAt(g, "tool.before"); !slices.Equal(got, []string{"alpha", "bravo"}) {
@@ -105,13 +105,31 @@ func interceptorsAt(g *generation.Generation, point string) []string {
 	return out
 }
 
-func pidOf(t *testing.T, k *Kernel, name string) int {
-	t.Helper()
-	for _, p := range k.Plugins() {
-		if p.Plugin == name {
-			return p.PID
-		}
+// TestReloadKeepsLazyPluginWithBrokenManifest: a lazy member, declared and
+// not started, whose manifest stops loading is kept declared, and its
+// first use starts it from the package value it was kept with.
+func TestReloadKeepsLazyPluginWithBrokenManifest(t *testing.T) {
+	pid := filepath.Join(t.TempDir(), "p.pid")
+	home := writeHome(t, lazyPlug("solo", pid, "echo"))
+	k := startLazyKernel(t, lazyConfig(home))
+	if err := os.WriteFile(filepath.Join(home, "packages", "solo", "plugin.json"), []byte(`{"format": 1, "name": "solo"`), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no plugin %q", name)
-	return 0
+	res, err := k.Reload(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := change(t, res.Plan, "solo"); c.Class != generation.ClassUnchanged || c.Activation != "lazy" {
+		t.Errorf("plan: solo is %s (activation %q), want unchanged and lazy", c.Class, c.Activation)
+	}
+	if m := k.Current().Member("solo"); m == nil || m.Status != generation.StatusDeclared {
+		t.Fatalf("solo after the reload: %+v, want a declared member", m)
+	}
+	out, err := k.CallProvider(context.Background(), "plugin/solo/echo", []byte(`{"x":1}`))
+	if err != nil || string(out) != `{"x":1}` {
+		t.Fatalf("first call after the reload: %s, %v", out, err)
+	}
+	if n := spawns(t, pid); n != 1 {
+		t.Errorf("%d starts, want 1 (on first use)", n)
+	}
 }

@@ -42,7 +42,12 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 // current generation, that is no longer installed or whose manifest no
 // longer loads is a failure, like a required package failing to start (a
 // package that is required only by its own manifest may be disabled by the
-// operator; see the package doc).
+// operator; see the package doc). An optional plugin that runs in the
+// current generation (or is declared there, lazy) whose manifest no longer
+// loads, while its package is still installed and enabled, is kept: carried
+// over at its running version with its sidecar, unchanged in the plan, the
+// load problems (file and field) in its reason and in a warning of the
+// plan and the new generation. Disabling or removing it takes it out.
 //
 // On any failure (a required package failing, a validation error, the
 // budget running out, Close cancelling the reload) Reload rolls back:
