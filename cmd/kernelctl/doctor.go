@@ -212,9 +212,10 @@ func checkRecorded(home string, add func(sev, pkg, check, msg string)) {
 }
 
 // pluginOf returns the plugin a plan message is about, when it starts with
-// `optional plugin "name"` or `required plugin "name"`; otherwise "".
+// `optional plugin "name"`, `required plugin "name"` or, as a registry
+// problem does, `"name"`; otherwise "".
 func pluginOf(msg string) string {
-	for _, prefix := range []string{"optional plugin ", "required plugin "} {
+	for _, prefix := range []string{"optional plugin ", "required plugin ", ""} { // "": a registry problem, `"name" (manifest) ...`
 		if rest, ok := strings.CutPrefix(msg, prefix); ok {
 			if q, err := strconv.QuotedPrefix(rest); err == nil {
 				name, _ := strconv.Unquote(q)
