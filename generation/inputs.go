@@ -54,8 +54,11 @@ type Inputs struct {
 	// name, the previous generation's package value, so the member is
 	// carried over at its running version: NewPlan classifies it as
 	// unchanged (its one reason says why), nothing it depends on reloads
-	// it, and the generation's and the plan's warnings say so. The
-	// kernel fills it at a reload; names that are not members are
+	// it, and the generation's and the plan's warnings say so. A plan
+	// from a snapshot alone has no package value: NewPlan still calls it
+	// unchanged, with its contributions and fingerprint as the snapshot
+	// records them, but what requires it does not resolve. The kernel
+	// fills Kept at a reload and a plan; names that are not members are
 	// ignored.
 	Kept map[string]string
 	// Plan is the plan that led to this build, recorded in the
