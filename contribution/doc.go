@@ -103,6 +103,11 @@
 // contribution that is invalid on its own (CodeInvalid) takes no further part
 // in the build, so one mistake is not reported twice.
 //
+// Isolate decides what a failed Build's problems mean for optional plugins:
+// which are left out (each with the rules it broke) and whether the
+// build must fail instead. It is the one isolation rule a generation's
+// build and its plan apply, each building again from the rest.
+//
 // # Invariants
 //
 //   - Build is deterministic: the same contributions produce the same

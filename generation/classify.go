@@ -13,8 +13,10 @@ import (
 // reasons for each reload, in name order. A package of a that is down and
 // named in keepDown (see Inputs.KeepFailed) is reloaded only when it changed
 // itself; otherwise it is unchanged, with one reason saying why it stays
-// down, and nothing it depends on reloads it.
-func classify(a, b *Snapshot, keepDown map[string]string) []Change {
+// down, and nothing it depends on reloads it. A running package of a named
+// in broken (Inputs.Kept) is unchanged, with one reason saying why, whether
+// b holds it (the previous package value) or not (a plan without one).
+func classify(a, b *Snapshot, keepDown, broken map[string]string) []Change {
 	byName := map[string]*Change{}
 	kept := map[string]bool{}
 	for _, pb := range b.Packages {
@@ -23,7 +25,11 @@ func classify(a, b *Snapshot, keepDown map[string]string) []Change {
 			ch.From = pa.Version
 			changed, down := directReasons(a.Generation, pa, &pb)
 			why, held := keepDown[pb.Name]
+			problems, isBroken := broken[pb.Name]
 			switch {
+			case isBroken && down == "":
+				ch.Class, ch.Reasons = ClassUnchanged, []string{keptReason(pa.Version, problems)}
+				kept[pb.Name] = true
 			case down != "" && held && len(changed) == 0:
 				ch.Class, ch.Reasons = ClassUnchanged, []string{down + "; kept down: " + why}
 				kept[pb.Name] = true
@@ -38,7 +44,12 @@ func classify(a, b *Snapshot, keepDown map[string]string) []Change {
 		byName[pb.Name] = ch
 	}
 	for _, pa := range a.Packages {
-		if byName[pa.Name] == nil {
+		switch problems, isBroken := broken[pa.Name]; {
+		case byName[pa.Name] != nil:
+		case isBroken && pa.Status != StatusFailed && pa.Status != StatusCrashed:
+			byName[pa.Name] = &Change{Name: pa.Name, From: pa.Version, To: pa.Version, Class: ClassUnchanged,
+				Reasons: []string{keptReason(pa.Version, problems)}, Activation: pa.Activation}
+		default:
 			byName[pa.Name] = &Change{Name: pa.Name, From: pa.Version, Class: ClassRemoved}
 		}
 	}

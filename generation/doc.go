@@ -12,9 +12,10 @@
 //     kinds and strictness, each package's Launch value (policy, config,
 //     environment, limits: what its fingerprint hashes), the packages the
 //     host expects (Expect, checked by Inputs.Unavailable), the
-//     packages withheld for permissions not accepted (Inputs.Withheld)
-//     and the failures carried over from the previous generation
-//     (KeepFailed).
+//     packages withheld for permissions not accepted (Inputs.Withheld),
+//     the failures carried over from the previous generation
+//     (KeepFailed) and the running packages kept although their manifest
+//     no longer loads (Kept).
 //   - Generation: one immutable value, built by whoever runs the
 //     generation (package kernel, through its builder) with Assemble from
 //     the Inputs, the closure, the members (NewMember, outcomes set) and
@@ -51,7 +52,8 @@
 // too, its reason naming the chain (capability.Closure.Cascade, the one
 // implementation of the cascade, used by builds and plans alike). An
 // optional plugin whose handshake declarations break a contribution rule
-// is left out (LeftOut words the reason), cascading like any failure;
+// is left out (LeftOut words the reason; contribution.Isolate decides
+// who, for builds and plans alike), cascading like any failure;
 // docs/architecture.md, "Isolation of optional plugins", states the rule.
 // The build that applies the policy lives in the kernel's internal
 // builder; this package records what it decided.

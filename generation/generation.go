@@ -1,6 +1,7 @@
 package generation
 
 import (
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -99,6 +100,11 @@ func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg
 	}
 	for _, w := range in.Installed.Warnings {
 		warnings = append(warnings, w.String())
+	}
+	for name, problems := range in.Kept {
+		if m := members[name]; m != nil {
+			warnings = append(warnings, fmt.Sprintf("plugin %q is %s", name, keptReason(m.Package.Manifest.Version.String(), problems)))
+		}
 	}
 	g.warnings = append([]string(nil), warnings...)
 	sort.Strings(g.warnings)

@@ -47,6 +47,20 @@ type Inputs struct {
 	// ignored. NewPlan classifies a down package named here as unchanged
 	// unless it changed itself (see NewPlan).
 	KeepFailed map[string]string
+	// Kept maps package names to the load problems of their manifests
+	// (each "path: field: message", joined by "; "): packages the
+	// previous generation runs whose manifest no longer loads but which
+	// are still installed and not disabled. Installed holds, under each
+	// name, the previous generation's package value, so the member is
+	// carried over at its running version: NewPlan classifies it as
+	// unchanged (its one reason says why), nothing it depends on reloads
+	// it, and the generation's and the plan's warnings say so. A plan
+	// from a snapshot alone has no package value: NewPlan still calls it
+	// unchanged, with its contributions and fingerprint as the snapshot
+	// records them, but what requires it does not resolve. The kernel
+	// fills Kept at a reload and a plan; names that are not members are
+	// ignored.
+	Kept map[string]string
 	// Plan is the plan that led to this build, recorded in the
 	// generation's snapshot; nil for a first generation.
 	Plan *Plan
@@ -85,6 +99,14 @@ func (e *BuildError) Error() string {
 
 // Unwrap returns Errs.
 func (e *BuildError) Unwrap() []error { return e.Errs }
+
+// keptReason says why a package of Inputs.Kept is carried over at its
+// running version: a plan's reason for it and, after `plugin "name" `, a
+// warning of the generation and of the plan.
+func keptReason(version, problems string) string {
+	return fmt.Sprintf("kept at its running version %s: its manifest no longer loads (%s); "+
+		"fix the manifest and reload, or disable or remove the package to stop it", version, problems)
+}
 
 // LeftOut is the reason recorded for an optional plugin left out of a
 // generation for breaking a contribution rule (rule, a sentence): a build

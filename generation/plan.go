@@ -107,7 +107,7 @@ func (p *Plan) Changed() bool {
 func Diff(a, b *Snapshot) *Plan {
 	p := &Plan{From: a.Generation, To: b.Generation, FromHash: a.Hash, ToHash: b.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(a, b, nil)
+	p.Packages = classify(a, b, nil, nil)
 	p.Interceptors, p.Slots = contributionDiff(a.Contributions, b.Contributions)
 	return p
 }
@@ -127,28 +127,35 @@ func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 // newPlan is NewPlan; reclass, if not nil, may change the classes before
 // the contributions are predicted.
 func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
-	to, cl, err := desired(in)
+	to, cl, err := desired(in, carried(from, in))
 	if err != nil {
 		return nil, err
 	}
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
-	p.Packages = classify(from, to, in.KeepFailed)
+	p.Packages = classify(from, to, in.KeepFailed, in.Kept)
 	if reclass != nil {
 		reclass(p.Packages)
+	}
+	for _, c := range p.Packages {
+		if _, ok := in.Kept[c.Name]; ok && c.Class == ClassUnchanged && len(c.Reasons) == 1 {
+			p.Warnings = append(p.Warnings, fmt.Sprintf("plugin %q is %s", c.Name, c.Reasons[0]))
+		}
 	}
 	manifests := make(map[string]*pluginpkg.Manifest, len(in.Installed.Packages))
 	for _, pkg := range in.Installed.Packages {
 		manifests[pkg.Name] = pkg.Manifest
 	}
-	p.predict(from, to, manifests)
-	out := p.slotClaims(to, in.Spec.SlotOwners, cl)
+	p.predict(from, to, manifests, in.Kept)
+	out := map[string]string{}
 	for _, e := range in.Withheld() {
 		if to.pkg(e.Package) != nil {
 			out[e.Package] = joinRules(out[e.Package], e.Reason)
 		}
 	}
-	p.leaveOut(to, cl, out)
+	gone := map[string]string{}
+	p.leaveOut(to, cl, out, gone)
+	p.register(to, in.Spec, cl, gone)
 	p.resolutionProblems(cl, to)
 	for _, e := range in.Unavailable() {
 		p.Problems = append(p.Problems, e.Error())
@@ -184,9 +191,27 @@ func NewRestartPlan(from *Snapshot, in Inputs, names ...string) (*Plan, error) {
 	})
 }
 
+// carried returns the fingerprints in from of the packages in.Kept names
+// that in.Installed does not hold (a plan from a snapshot alone, without
+// the previous package values): they are carried over as they run, and the
+// input hash counts them as from recorded them.
+func carried(from *Snapshot, in Inputs) map[string]Fingerprint {
+	var out map[string]Fingerprint
+	for name := range in.Kept {
+		if sp := from.pkg(name); sp != nil && !slices.ContainsFunc(in.Installed.Packages, func(p *pluginpkg.Package) bool { return p.Name == name }) {
+			if out == nil {
+				out = map[string]Fingerprint{}
+			}
+			out[name] = sp.Fingerprint
+		}
+	}
+	return out
+}
+
 // desired resolves in into a snapshot of planned packages, without
-// contributions (predict fills them in).
-func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
+// contributions (predict fills them in); carry adds fingerprints of
+// packages kept outside in.Installed to the input hash.
+func desired(in Inputs, carry map[string]Fingerprint) (*Snapshot, *capability.Closure, error) {
 	cl, err := capability.Resolve(in.Installed.CapabilityRequest(in.Host, in.Roots))
 	if err != nil {
 		return nil, nil, err
@@ -204,27 +229,29 @@ func desired(in Inputs) (*Snapshot, *capability.Closure, error) {
 	for _, m := range members {
 		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
 	}
+	maps.Copy(fps, carry)
 	s.Hash = hashInputs(fps, in)
 	return s, cl, nil
 }
 
-// predict fills to's contributions: unchanged plugins keep the ones they
+// predict fills to's contributions: unchanged plugins (and those kept
+// although their manifest no longer loads, kept) keep the ones they
 // declared at their handshake; added and reloaded plugins are predicted from
 // their manifest claims (interceptor points at the manifest priority, slot
 // claims), and Pending says so.
-func (p *Plan) predict(from, to *Snapshot, manifests map[string]*pluginpkg.Manifest) {
+func (p *Plan) predict(from, to *Snapshot, manifests map[string]*pluginpkg.Manifest, kept map[string]string) {
 	class := map[string]Class{}
 	for _, c := range p.Packages {
 		class[c.Name] = c.Class
 	}
 	to.Contributions = []SnapshotContribution{}
+	for _, c := range from.Contributions {
+		if _, isKept := kept[c.Plugin]; class[c.Plugin] == ClassUnchanged && (isKept || to.pkg(c.Plugin) != nil) {
+			to.Contributions = append(to.Contributions, c) // unchanged, or kept (Inputs.Kept): carried over
+		}
+	}
 	for _, pkg := range to.Packages {
 		if class[pkg.Name] == ClassUnchanged {
-			for _, c := range from.Contributions {
-				if c.Plugin == pkg.Name {
-					to.Contributions = append(to.Contributions, c)
-				}
-			}
 			continue
 		}
 		if pkg.Status == StatusDeclarative {
@@ -268,53 +295,6 @@ func declaredContributions(plugin string, m *pluginpkg.Manifest) []SnapshotContr
 	return out
 }
 
-// slotClaims resolves the predicted slot claims as a build would. A slot
-// claimed by several plugins keeps the owner the host config names; without
-// one, its optional claimants would be left out of the generation (it
-// returns them, name -> the broken rule, for leaveOut, which warns about
-// each, naming the other claimants, and the plugins that require them),
-// and two or more required claimants would fail the build (a problem).
-func (p *Plan) slotClaims(to *Snapshot, owners map[contribution.Slot]string, cl *capability.Closure) map[string]string {
-	claims := map[string][]string{}
-	for _, c := range to.Contributions {
-		if c.Kind == contribution.KindStrategy && !contains(claims[c.Key], c.Plugin) {
-			claims[c.Key] = append(claims[c.Key], c.Plugin)
-		}
-	}
-	kept := to.Contributions[:0]
-	for _, c := range to.Contributions {
-		names := claims[c.Key]
-		owner, named := owners[contribution.Slot(c.Key)]
-		if c.Kind == contribution.KindStrategy && len(names) > 1 && named && c.Plugin != owner && contains(names, owner) {
-			p.Warnings = append(p.Warnings, fmt.Sprintf("slot %q: the claim of %q is overridden by the configured owner %q", c.Key, c.Plugin, owner))
-			continue
-		}
-		kept = append(kept, c)
-	}
-	to.Contributions = kept
-	out := map[string]string{}
-	for _, slot := range slices.Sorted(maps.Keys(claims)) {
-		names := claims[slot]
-		owner, named := owners[contribution.Slot(slot)]
-		if len(names) < 2 || named && contains(names, owner) {
-			continue
-		}
-		var required []string
-		for _, n := range names {
-			if pkg := to.pkg(n); pkg != nil && pkg.Required {
-				required = append(required, n)
-				continue
-			}
-			out[n] = joinRules(out[n], fmt.Sprintf("slot %q would be claimed by %s; name its owner in the host config's slot_owners", slot, quoteAll(names)))
-		}
-		if len(required) > 1 {
-			p.Problems = append(p.Problems, fmt.Sprintf("slot %q would be claimed by required plugins %s; name its owner in the host config's slot_owners",
-				slot, quoteAll(required)))
-		}
-	}
-	return out
-}
-
 // joinRules appends rule to rules, "; " between them.
 func joinRules(rules, rule string) string {
 	if rules == "" {
@@ -324,21 +304,27 @@ func joinRules(rules, rule string) string {
 }
 
 // leaveOut reports the plugins that would be left out of the generation
-// (out: name -> the broken rule: optional claimants of a slot, packages
-// withheld, Inputs.Withheld) and, with the build's own cascade, the
-// plugins that require them, and drops their predicted contributions. A
-// required one, or one requiring it, is a problem; an optional one a
-// warning.
-func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]string) {
+// (out: name -> the broken rule: packages withheld, Inputs.Withheld, or
+// optional plugins the isolation rule leaves out, register) and, with the
+// build's own cascade, the plugins that require them, and drops their
+// predicted contributions. A required one, or one requiring it, is a
+// problem; an optional one a warning. gone holds the failures of earlier
+// rounds (name -> reason): each is reported once, and the cascade starts
+// from all of them.
+func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out, gone map[string]string) {
 	if len(out) == 0 {
 		return
 	}
-	failed := make(map[string]string, len(out))
+	failed := maps.Clone(gone)
 	for name, rule := range out {
 		failed[name] = LeftOut(rule)
 	}
 	cl.Cascade(failed)
 	for _, name := range slices.Sorted(maps.Keys(failed)) {
+		if _, earlier := gone[name]; earlier {
+			continue
+		}
+		gone[name] = failed[name]
 		switch pkg := to.pkg(name); {
 		case pkg != nil && pkg.Required:
 			p.Problems = append(p.Problems, fmt.Sprintf("required plugin %q cannot run: %s", name, failed[name]))
@@ -350,7 +336,7 @@ func (p *Plan) leaveOut(to *Snapshot, cl *capability.Closure, out map[string]str
 	}
 	kept := to.Contributions[:0]
 	for _, c := range to.Contributions {
-		if _, gone := failed[c.Plugin]; !gone {
+		if _, left := gone[c.Plugin]; !left {
 			kept = append(kept, c)
 		}
 	}
@@ -373,26 +359,6 @@ func (p *Plan) resolutionProblems(cl *capability.Closure, to *Snapshot) {
 			p.Warnings = append(p.Warnings, fmt.Sprintf("optional plugin %q will be left out: %s", pr.Package, pr.Message))
 		}
 	}
-}
-
-func contains(names []string, name string) bool {
-	for _, n := range names {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
-
-func quoteAll(names []string) string {
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = fmt.Sprintf("%q", n)
-	}
-	if len(q) == 2 {
-		return q[0] + " and " + q[1]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
 
 // undigested warns about packages whose files cannot be digested: changes to

@@ -82,11 +82,11 @@ func (h *planHome) inputs() Inputs {
 // contributions.
 func snapshotOf(t *testing.T, in Inputs) *Snapshot {
 	t.Helper()
-	s, _, err := desired(in)
+	s, _, err := desired(in, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	(&Plan{}).predict(&Snapshot{}, s, nil)
+	(&Plan{}).predict(&Snapshot{}, s, nil, nil)
 	s.Generation = 1
 	for i := range s.Packages {
 		if s.Packages[i].Status == statusPlanned {
@@ -268,34 +268,55 @@ func TestPlanContributionsAndProblems(t *testing.T) {
 }
 
 // TestPlanLeftOut: slot claims that a build would resolve by leaving
-// optional plugins out are warnings naming each plugin and the rule, with
-// the plugins requiring them; required claimants in conflict are a problem.
+// optional plugins out are warnings naming each plugin and the rule (the
+// registry's words, as a build's), with the plugins requiring them;
+// required claimants in conflict are a problem. A slot the host does not
+// declare is ignored with the registry's warning unless the spec is
+// strict, as a build does (issue 26 item 6).
 func TestPlanLeftOut(t *testing.T) {
 	claim := func(required bool) map[string]any {
 		return map[string]any{"runtime": map[string]any{"command": "./bin/plugin", "required": required,
 			"replaces": []any{"context.compactor"}}}
 	}
-	const rule = `slot "context.compactor" would be claimed by "memory" and "summarizer"; name its owner in the host config's slot_owners`
+	const rule = `slot "context.compactor" is claimed by both "memory" (manifest) and "summarizer" (manifest); ` +
+		`name its owner in the host config's slot_owners`
+	undeclared := func(name string) string {
+		return `"` + name + `" (manifest) contributes strategy to slot "context.compactor", which the host does not declare; ` +
+			`it is ignored (declared slots: none)`
+	}
 	tests := []struct {
 		name           string
 		memoryRequired bool
 		summarizer     map[string]any
 		owner          string
+		undeclared     bool // the host declares no slot
+		strict         bool
 		wantProblems   []string
 		wantWarnings   []string
 		wantOwner      string
 	}{
+		{name: "undeclared slot, not strict", summarizer: claim(false), undeclared: true, wantProblems: []string{},
+			wantWarnings: []string{undeclared("memory"), undeclared("summarizer")}},
+		{name: "undeclared slot, strict", summarizer: claim(false), undeclared: true, strict: true, wantProblems: []string{},
+			wantWarnings: []string{
+				`optional plugin "memory" would be left out of the generation: ` + undeclared("memory"),
+				`optional plugin "summarizer" would be left out of the generation: ` + undeclared("summarizer"),
+			}},
+		{name: "undeclared slot, strict, required", memoryRequired: true, summarizer: claim(false), undeclared: true, strict: true,
+			// The build would fail with every problem of its registry.
+			wantProblems: []string{undeclared("memory"), undeclared("summarizer")}, wantWarnings: []string{},
+			wantOwner: "memory, summarizer"},
 		{name: "two optional claimants", summarizer: claim(false), wantProblems: []string{}, wantWarnings: []string{
 			`optional plugin "memory" would be left out of the generation: ` + rule,
 			`optional plugin "summarizer" would be left out of the generation: ` + rule,
 		}},
 		{name: "required against optional", memoryRequired: true, summarizer: claim(false), wantProblems: []string{},
 			wantWarnings: []string{`optional plugin "summarizer" would be left out of the generation: ` + rule}, wantOwner: "memory"},
-		{name: "two required claimants", memoryRequired: true, summarizer: claim(true), wantProblems: []string{
-			`slot "context.compactor" would be claimed by required plugins "memory" and "summarizer"; name its owner in the host config's slot_owners`,
-		}, wantWarnings: []string{}, wantOwner: "memory, summarizer"},
+		{name: "two required claimants", memoryRequired: true, summarizer: claim(true), wantProblems: []string{rule},
+			wantWarnings: []string{}, wantOwner: "memory, summarizer"},
 		{name: "owner named", summarizer: claim(false), owner: "summarizer", wantProblems: []string{}, wantWarnings: []string{
-			`slot "context.compactor": the claim of "memory" is overridden by the configured owner "summarizer"`,
+			`slot "context.compactor": the claim of "memory" (manifest) is overridden by "summarizer" (manifest), ` +
+				`the owner named in the host config's slot_owners`,
 		}, wantOwner: "summarizer"},
 		{name: "cascade to a dependent", summarizer: map[string]any{
 			"provides": []any{map[string]any{"capability": "text.summary", "version": "1.0.0"}},
@@ -318,6 +339,10 @@ func TestPlanLeftOut(t *testing.T) {
 			if tt.owner != "" {
 				in.Spec.SlotOwners = map[contribution.Slot]string{"context.compactor": tt.owner}
 			}
+			if tt.undeclared {
+				in.Spec.Slots = nil
+			}
+			in.Spec.Strict = tt.strict
 			p, err := NewPlan(&Snapshot{Format: SnapshotFormat}, in)
 			if err != nil {
 				t.Fatal(err)
@@ -376,11 +401,11 @@ func TestSnapshotRoundTripAndFutureFields(t *testing.T) {
 	}
 	data, _ := os.ReadFile(path)
 	future := strings.Replace(string(data), `"format": 1,`, `"format": 1, "added_in_1_1": {"x": [1]},`, 1)
-	if _, err := ParseSnapshot("future.json", []byte(future)); err != nil {
+	if _, err := parseSnapshot("future.json", []byte(future)); err != nil {
 		t.Errorf("unknown field not tolerated: %v", err)
 	}
 	newer := strings.Replace(string(data), `"format": 1,`, `"format": 2,`, 1)
-	if _, err := ParseSnapshot("newer.json", []byte(newer)); err == nil ||
+	if _, err := parseSnapshot("newer.json", []byte(newer)); err == nil ||
 		err.Error() != "snapshot newer.json: format 2 is not supported (this build reads format 1)" {
 		t.Errorf("newer format: %v", err)
 	}

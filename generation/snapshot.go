@@ -103,10 +103,7 @@ func (g *Generation) baseSnapshot() *Snapshot {
 	for _, m := range g.members {
 		s.Packages = append(s.Packages, snapshotPackage(m, g.inputs[m.Package.Name], g.closure.DependsOn[m.Package.Name]))
 	}
-	for _, c := range g.registry.All() {
-		s.Contributions = append(s.Contributions, SnapshotContribution{Kind: c.Kind, Key: c.Key, Plugin: c.Source.Plugin,
-			Origin: c.Source.Origin, Priority: c.Priority, Seq: c.Seq})
-	}
+	s.Contributions = snapshotContributions(g.registry)
 	return s
 }
 
@@ -138,7 +135,7 @@ func (s *Snapshot) pkg(name string) *SnapshotPackage {
 // ParseSnapshot decodes a snapshot, tolerating unknown fields. path is used
 // in messages, which give the line and column of invalid JSON, of a value
 // of the wrong type and of data after the snapshot.
-func ParseSnapshot(path string, data []byte) (*Snapshot, error) {
+func parseSnapshot(path string, data []byte) (*Snapshot, error) {
 	var s Snapshot
 	if err := jsonfile.Unmarshal(data, &s, false); err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
@@ -159,7 +156,7 @@ func ReadSnapshot(path string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("snapshot: %w", err)
 	}
-	return ParseSnapshot(path, data)
+	return parseSnapshot(path, data)
 }
 
 // WriteSnapshot writes s as indented JSON to path atomically (a temporary

@@ -18,7 +18,7 @@ func TestParseSnapshotLocatesErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := ParseSnapshot("s.json", []byte(tt.in))
+			_, err := parseSnapshot("s.json", []byte(tt.in))
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("err = %v\nwant  %s", err, tt.want)
 			}

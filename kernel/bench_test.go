@@ -181,7 +181,7 @@ func BenchmarkPlan64(b *testing.B) {
 	snap := &generation.Snapshot{Format: generation.SnapshotFormat}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, _, err := k.plan(snap); err != nil {
+		if _, _, err := k.plan(snap, nil); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -47,7 +47,7 @@ func (k *Kernel) Reconfigure(ctx context.Context, cfg config.Config) (*ReloadRes
 	k.setRedactor(cfg)
 	from := l.run.Snapshot()
 	res, err := func() (*ReloadResult, error) {
-		in, err := k.planInputs(from)
+		in, err := k.planInputs(from, l.gen)
 		if err != nil {
 			return nil, err
 		}

@@ -28,7 +28,7 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	_, plan, err := k.plan(l.run.Snapshot())
+	_, plan, err := k.plan(l.run.Snapshot(), l.gen)
 	return plan, err
 }
 
@@ -42,7 +42,12 @@ func (k *Kernel) Plan(ctx context.Context) (*generation.Plan, error) {
 // current generation, that is no longer installed or whose manifest no
 // longer loads is a failure, like a required package failing to start (a
 // package that is required only by its own manifest may be disabled by the
-// operator; see the package doc).
+// operator; see the package doc). An optional plugin that runs in the
+// current generation (or is declared there, lazy) whose manifest no longer
+// loads, while its package is still installed and enabled, is kept: carried
+// over at its running version with its sidecar, unchanged in the plan, the
+// load problems (file and field) in its reason and in a warning of the
+// plan and the new generation. Disabling or removing it takes it out.
 //
 // On any failure (a required package failing, a validation error, the
 // budget running out, Close cancelling the reload) Reload rolls back:
@@ -70,7 +75,7 @@ func (k *Kernel) Reload(ctx context.Context) (*ReloadResult, error) {
 		return nil, err
 	}
 	from := l.run.Snapshot()
-	in, err := k.planInputs(from)
+	in, err := k.planInputs(from, l.gen)
 	if err != nil {
 		return nil, err
 	}
@@ -145,9 +150,10 @@ func (k *Kernel) load() (generation.Inputs, error) {
 
 // plan loads the home and plans from a snapshot to it as a reload would:
 // the snapshot's required members expected, plugins past their crash
-// budget kept down.
-func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation.Plan, error) {
-	in, err := k.planInputs(from)
+// budget kept down, running optional plugins whose manifest no longer loads
+// kept (keepBroken; prev is the generation from describes, nil for none).
+func (k *Kernel) plan(from *generation.Snapshot, prev *generation.Generation) (generation.Inputs, *generation.Plan, error) {
+	in, err := k.planInputs(from, prev)
 	if err != nil {
 		return in, nil, err
 	}
@@ -159,14 +165,19 @@ func (k *Kernel) plan(from *generation.Snapshot) (generation.Inputs, *generation
 }
 
 // planInputs loads the home into the inputs a reload from the snapshot
-// from builds: the snapshot's required members expected, plugins past their
-// crash budget kept down.
-func (k *Kernel) planInputs(from *generation.Snapshot) (generation.Inputs, error) {
+// from (of generation prev, nil for none) builds: the snapshot's required
+// members expected, plugins past their crash budget kept down, running
+// optional plugins whose manifest no longer loads kept (keepBroken).
+func (k *Kernel) planInputs(from *generation.Snapshot, prev *generation.Generation) (generation.Inputs, error) {
 	in, err := k.load()
 	if err != nil {
 		return in, err
 	}
 	k.expectRunning(&in, from)
+	keepBroken(&in, from, prev)
+	if len(in.Kept) > 0 {
+		in.Launch = k.launches(in.Installed)
+	}
 	in.KeepFailed = k.super.heldDown()
 	return in, nil
 }
@@ -179,7 +190,7 @@ func PlanFrom(cfg config.Config, from *generation.Snapshot) (*generation.Plan, e
 	if err != nil {
 		return nil, err
 	}
-	_, plan, err := k.plan(from)
+	_, plan, err := k.plan(from, nil)
 	return plan, err
 }
 

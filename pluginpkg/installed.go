@@ -98,7 +98,10 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	}
 	_ = g.Wait() // loadPackage reports problems as warnings
 	for _, r := range results {
-		inst.Warnings = append(inst.Warnings, r.warns...)
+		for _, w := range r.warns {
+			w.Disabled = !st.entry(w.Package).Enabled
+			inst.Warnings = append(inst.Warnings, w)
+		}
 		if pkg := r.pkg; pkg != nil {
 			se := st.entry(pkg.Name)
 			se.apply(pkg)

@@ -158,6 +158,10 @@ type Warning struct {
 	// manifest (shared by all of that manifest's warnings), or a file system
 	// error.
 	Err error
+	// Disabled is true when the state file disables the package the
+	// warning is about (a reload keeps a running plugin whose manifest no
+	// longer loads only while it is enabled).
+	Disabled bool
 }
 
 // String formats the warning as "path: message".

@@ -45,7 +45,9 @@ func newDoctorCmd(g *globals) *cobra.Command {
 do not load, requirements that cannot be resolved, runtime commands that are
 missing or not executable, pinned executables whose checksum changed, plugins
 whose protocol range excludes this kernel's protocol, slot claims that would
-conflict (an optional claimant would be left out), plugins the last recorded generation reports as failed or
+conflict (an optional claimant would be left out, decided as a build decides
+it; a claim on a slot the host does not declare is ignored without strict),
+plugins the last recorded generation reports as failed or
 crashed, and each plugin's confinement on this machine, as plan shows it: a
 plugin "require" cannot confine here is a problem, rules "best-effort"
 leaves unenforced a warning. Exit code 1 if any problem (not warning) is
@@ -210,9 +212,10 @@ func checkRecorded(home string, add func(sev, pkg, check, msg string)) {
 }
 
 // pluginOf returns the plugin a plan message is about, when it starts with
-// `optional plugin "name"` or `required plugin "name"`; otherwise "".
+// `optional plugin "name"`, `required plugin "name"` or, as a registry
+// problem does, `"name"`; otherwise "".
 func pluginOf(msg string) string {
-	for _, prefix := range []string{"optional plugin ", "required plugin "} {
+	for _, prefix := range []string{"optional plugin ", "required plugin ", ""} { // "": a registry problem, `"name" (manifest) ...`
 		if rest, ok := strings.CutPrefix(msg, prefix); ok {
 			if q, err := strconv.QuotedPrefix(rest); err == nil {
 				name, _ := strconv.Unquote(q)

@@ -116,7 +116,7 @@ func TestPlanProblemsExitOne(t *testing.T) {
 	if code := run([]string{"plan", "--config", cfg}, &stdout, &stderr); code != exitFailed {
 		t.Errorf("exit code = %d, want %d; stderr:\n%s", code, exitFailed, stderr.String())
 	}
-	want := "problems (the build would fail):\n  slot \"context.compactor\" would be claimed by required plugins \"core\" and \"squatter\"; name its owner in the host config's slot_owners\n"
+	want := "problems (the build would fail):\n  slot \"context.compactor\" is claimed by both \"core\" (manifest) and \"squatter\" (manifest); name its owner in the host config's slot_owners\n"
 	if !strings.Contains(stdout.String(), want) {
 		t.Errorf("stdout lacks %q:\n%s", want, stdout.String())
 	}

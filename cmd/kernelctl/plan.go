@@ -190,7 +190,9 @@ func writePlan(w io.Writer, p *generation.Plan, verb string) {
 	}
 	fmt.Fprintf(w, "%s: generation %d -> %s: %d %s\n", verb, p.From, to, changes, plural(changes, "package change", "package changes"))
 	if changes == 0 && p.Changed() {
-		fmt.Fprintln(w, "  (the host's inputs changed: the registry is rebuilt, no sidecar restarts)")
+		// The host's inputs changed, or the files of a package kept at its
+		// running version (generation.Inputs.Kept) did.
+		fmt.Fprintln(w, "  (the inputs changed, no package did: the registry is rebuilt, no sidecar restarts)")
 	}
 	section(w, "packages", len(p.Packages), func() {
 		var b strings.Builder

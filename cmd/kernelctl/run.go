@@ -188,14 +188,16 @@ func published(k *kernel.Kernel) (*generation.Generation, []capability.Route) {
 func keepRunning(ctx context.Context, stopSignals func(), g *globals, k *kernel.Kernel, srv *admin.Server, cfg config.Config,
 	p *printer, red *redaction, opts runOptions) error {
 	home := cfg.Home
-	served := serveAdmin(g, srv, home, p)
 	var w *watcher
 	if opts.watch {
+		// Watching starts before the admin socket answers: once a client
+		// sees the kernel up, a change it makes is seen.
 		var err error
 		if w, err = newWatcher(home, g.configPath); err != nil {
 			p.print(fmt.Sprintf("warning: --watch: %v\n", err))
 		}
 	}
+	served := serveAdmin(g, srv, home, p)
 	sd, err := newSDNotifier()
 	if err != nil {
 		p.print(fmt.Sprintf("warning: %v\n", err))

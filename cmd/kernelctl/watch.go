@@ -28,6 +28,39 @@ const maxWatchedDirs = 1000
 // runs: interpreter caches and VCS metadata.
 var skipDirs = map[string]bool{"__pycache__": true, "node_modules": true, ".git": true}
 
+// ignoredPackagePath reports whether a change at rel, a path relative to
+// the packages directory, is one `run --watch` does not reload for: under
+// a hidden entry of packages/ (.staging and .previous, where installs
+// stage and keep versions: the loader skips them, and an install ends
+// with a rename into packages/ that is seen), under a directory of
+// skipDirs, or an editor's swap, lock, backup or probe file (editorFile).
+func ignoredPackagePath(rel string) bool {
+	parts := strings.Split(rel, string(filepath.Separator))
+	if strings.HasPrefix(parts[0], ".") {
+		return true
+	}
+	for _, p := range parts {
+		if skipDirs[p] {
+			return true
+		}
+	}
+	return editorFile(parts[len(parts)-1])
+}
+
+// editorFile reports whether base names a file editors write beside the
+// one being edited: vim's swap files (*.swp, *.swo, *.swx) and its
+// writability probe 4913, backups (*~), Emacs lock files (.#*) and
+// temporary files (*.tmp). A save that replaces the edited file is still
+// seen through the file's own name.
+func editorFile(base string) bool {
+	for _, suffix := range []string{".swp", ".swo", ".swx", "~", ".tmp"} {
+		if strings.HasSuffix(base, suffix) {
+			return true
+		}
+	}
+	return strings.HasPrefix(base, ".#") || base == "4913"
+}
+
 // watcher reports changes to a home's packages, its state file and the
 // config file, debounced: one batch once changes pause for watchQuiet.
 //
@@ -90,7 +123,7 @@ func (w *watcher) addTree(dir string) error {
 			return err
 		case !d.IsDir():
 			return nil
-		case path != dir && skipDirs[d.Name()]:
+		case path != dir && skipDirs[d.Name()], w.ignoredDir(path):
 			return filepath.SkipDir
 		case w.dirs >= maxWatchedDirs:
 			return fmt.Errorf("more than %d directories under %s: not all are watched", maxWatchedDirs, dir)
@@ -104,6 +137,13 @@ func (w *watcher) addTree(dir string) error {
 	return err
 }
 
+// ignoredDir reports whether path, a directory under the packages
+// directory, is one whose changes are ignored (ignoredPackagePath).
+func (w *watcher) ignoredDir(path string) bool {
+	rel, err := filepath.Rel(filepath.Join(w.home, pluginpkg.PackagesDir), path)
+	return err == nil && rel != "." && !strings.HasPrefix(rel, "..") && ignoredPackagePath(rel)
+}
+
 // relevant reports whether an event is a change to what a reload reads,
 // and the path to report.
 func (w *watcher) relevant(e fsnotify.Event) (string, bool) {
@@ -115,9 +155,12 @@ func (w *watcher) relevant(e fsnotify.Event) (string, bool) {
 	case dir == w.home:
 		base := filepath.Base(e.Name)
 		return base, base == pluginpkg.StateFile || base == pluginpkg.PackagesDir
-	case e.Name == packages || isUnder(e.Name, packages):
+	case e.Name == packages:
+		return pluginpkg.PackagesDir, true
+	case isUnder(e.Name, packages):
 		rel, _ := filepath.Rel(w.home, e.Name)
-		return rel, !skipDirs[filepath.Base(e.Name)]
+		inPackages, _ := filepath.Rel(packages, e.Name)
+		return rel, !ignoredPackagePath(inPackages)
 	}
 	return "", false
 }

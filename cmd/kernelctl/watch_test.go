@@ -43,6 +43,15 @@ func TestWatcher(t *testing.T) {
 			mustWrite(t, filepath.Join(home, "unrelated.txt"), "x") // not read by a reload
 			mustWrite(t, filepath.Join(cfgDir, "other.json"), "x")  // not the config
 		}, watchBatch{home: []string{filepath.Join("packages", "b", "plugin.json")}}},
+		{"noise-ignored", func() {
+			// An install's staging, an interpreter's cache and an editor's
+			// swap, lock, backup, probe and temporary files (issue 26 item 1).
+			for _, rel := range []string{".staging/c/plugin.json", ".previous/a/plugin.json", "a/__pycache__/m.cpython-312.pyc",
+				"a/.plugin.json.swp", "a/.plugin.json.swx", "a/plugin.json~", "a/.#plugin.json", "a/4913", "a/plugin.json.tmp"} {
+				mustWrite(t, filepath.Join(home, "packages", filepath.FromSlash(rel)), "x")
+			}
+			mustWrite(t, filepath.Join(home, "packages", "a", "main.py"), "print()")
+		}, watchBatch{home: []string{filepath.Join("packages", "a", "main.py")}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,8 +27,11 @@
 // failure fails the build (and cancels the rest of the start, so nobody
 // waits for the budget), an optional one's becomes a failed member and a
 // warning. The sidecar only reports each start's outcome; package
-// generation records the decisions as data. Options.OnEvent reports
-// progress and decides nothing.
+// generation records the decisions as data. Which optional plugins a
+// contribution rule leaves out is contribution.Isolate's decision, the one
+// a plan applies too; the builder applies it (stops their sidecars,
+// cascades, builds the registry again). Options.OnEvent reports progress
+// and decides nothing.
 //
 // # Concurrency
 //

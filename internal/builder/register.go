@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
@@ -57,45 +56,15 @@ func (b *build) buildRegistry() (*contribution.Registry, error) {
 }
 
 // isolate decides, from a failed registry build's problems, which optional
-// plugins to leave out, each with its reason (the broken rules, naming the
-// other party of a conflict). It returns nothing, failing the build, when
-// any error-severity problem cannot be pinned on an optional plugin: a
-// problem of the host spec or of slot_owners, or one whose plugins are all
-// required (a required plugin's own violation, or a conflict between
-// required plugins). In a conflict between a required and an optional
-// plugin the optional one is left out; in a conflict between optional
-// plugins, all of them (unless slot_owners names one, in which case the
-// registry reports no conflict).
+// plugins to leave out, each with its reason: contribution.Isolate, the
+// rule a plan applies too, with the members that run and are not
+// required as the optional ones. It returns nothing, failing the build,
+// when a problem cannot be pinned on an optional plugin.
 func (b *build) isolate(problems []contribution.Problem) map[string]string {
-	out := map[string]string{}
-	for _, p := range problems {
-		if p.Severity != contribution.Error {
-			continue
-		}
-		if p.Code == contribution.CodeHostSpec || p.Code == contribution.CodeOwnerNotClaiming {
-			return nil
-		}
-		var optional []string
-		for _, src := range p.Sources {
-			m := b.members[src.Plugin]
-			if src.Scope != contribution.ScopePlugin || m == nil || m.Required || b.declarations(src.Plugin) == nil {
-				continue
-			}
-			if !slices.Contains(optional, src.Plugin) {
-				optional = append(optional, src.Plugin)
-			}
-		}
-		if len(optional) == 0 {
-			return nil
-		}
-		for _, name := range optional {
-			if out[name] != "" {
-				out[name] += "; "
-			}
-			out[name] += p.Message
-		}
-	}
-	return out
+	return contribution.Isolate(problems, func(name string) bool {
+		m := b.members[name]
+		return m != nil && !m.Required && b.declarations(name) != nil
+	})
 }
 
 // failureWarning is the warning of an optional member that does not run.
