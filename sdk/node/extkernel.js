@@ -6,7 +6,7 @@
  * same semantics as the Go SDK (package sdk):
  *
  *   const { Plugin, Continue } = require('./extkernel');
- *   const p = new Plugin('redactor', '1.0.0');
+ *   const p = new Plugin(); // name and version: the manifest's, from the kernel
  *   p.intercept('tool.before', async (point, payload, signal) => Continue());
  *   p.serve();
  *
@@ -230,10 +230,16 @@ function checkVersion(host) {
 
 /** One plugin: its identity, declarations and handlers. */
 class Plugin {
+  /**
+   * name and version answer initialize; undefined (or empty) takes them from
+   * the environment the kernel sets, EXTKERNEL_PLUGIN_NAME and
+   * EXTKERNEL_PLUGIN_VERSION (the manifest's, docs/protocol.md §10). A value
+   * given wins; it should match the manifest's.
+   */
   constructor(name, version) {
-    this.name = name;
-    this.version = version;
-    this.log = new Logger(name);
+    this.name = name || process.env.EXTKERNEL_PLUGIN_NAME || '';
+    this.version = version || process.env.EXTKERNEL_PLUGIN_VERSION || '';
+    this.log = new Logger(this.name);
     this.decls = { provides: [], interceptors: [], strategies: [], providers: [], actions: [], contributions: [] };
     this.contributed = new Map(); // "kind key" -> handler, null for read only (protocol 1.1)
     this.handlers = { point: new Map(), slot: new Map(), provider: new Map(), action: new Map() };

@@ -5,7 +5,7 @@ semantics as the Go SDK (package sdk):
 
     import extkernel
 
-    p = extkernel.Plugin("redactor", "1.0.0")
+    p = extkernel.Plugin()  # name and version: the manifest's, from the kernel
 
     @p.intercept("tool.before")
     def before(point, payload, cancel):
@@ -82,6 +82,7 @@ fields.
 import collections
 import datetime
 import json
+import os
 import re
 import sys
 import threading
@@ -229,10 +230,14 @@ class _Call:
 class Plugin:
     """One plugin: its identity, declarations and handlers."""
 
-    def __init__(self, name, version):
-        self.name = name
-        self.version = version
-        self.log = Logger(name)
+    def __init__(self, name=None, version=None):
+        """name and version answer initialize; None (or empty) takes them
+        from the environment the kernel sets, EXTKERNEL_PLUGIN_NAME and
+        EXTKERNEL_PLUGIN_VERSION (the manifest's, docs/protocol.md §10).
+        A value given wins; it should match the manifest's."""
+        self.name = name or os.environ.get("EXTKERNEL_PLUGIN_NAME", "")
+        self.version = version or os.environ.get("EXTKERNEL_PLUGIN_VERSION", "")
+        self.log = Logger(self.name)
         self._provides = []
         self._interceptors = []  # declarations, in registration order
         self._strategies = []
