@@ -77,7 +77,9 @@ func TestReportGood(t *testing.T) {
 	want := []string{"manifest", "handshake", "declarations", "ping",
 		"call/intercept/tool.before", "call/strategy/context.compactor",
 		"call/provider/block", "call/provider/echo", "call/provider/env", "call/provider/fail", "call/provider/notify", "call/provider/progress",
-		"call/action/greet", "callbacks", "cancel", "unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
+		"call/action/greet", "callbacks", "cancel",
+		"stream/provider/block", "stream/provider/echo", "stream/provider/env", "stream/provider/fail", "stream/provider/notify", "stream/provider/progress",
+		"unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
 	var got []string
 	for _, c := range rep.Cases {
 		got = append(got, c.Name)

@@ -57,6 +57,8 @@ type session struct {
 	host    *stubHost // answers the plugin's capability/call
 	cbMu    sync.Mutex
 	cbCalls []callback // the plugin's calls into the host, under cbMu
+
+	streams streamTable // the streams the suite asked for (streams.go)
 }
 
 // answer is a response and when the reader read it.
@@ -163,6 +165,8 @@ func (s *session) route(m *wire.Message) {
 	default:
 		if !s.handshook() {
 			s.earlyMessage("notification %q", m.Method)
+		} else if m.Method == wire.MethodStreamChunk {
+			s.chunk(m)
 		}
 	}
 }
@@ -298,10 +302,20 @@ func (s *session) writeLine(line []byte) error {
 // request sends a request and returns its id and the channel its answer
 // arrives on.
 func (s *session) request(method string, params any) (string, chan answer, error) {
-	key := strconv.FormatInt(s.nextID.Add(1), 10)
+	key := s.nextKey()
+	ch, err := s.requestKey(key, method, params)
+	return key, ch, err
+}
+
+// nextKey returns the id of the next request.
+func (s *session) nextKey() string { return strconv.FormatInt(s.nextID.Add(1), 10) }
+
+// requestKey sends request key (from nextKey) and returns the channel its
+// answer arrives on.
+func (s *session) requestKey(key, method string, params any) (chan answer, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	ch := make(chan answer, 1)
 	s.mu.Lock()
@@ -309,9 +323,9 @@ func (s *session) request(method string, params any) (string, chan answer, error
 	s.mu.Unlock()
 	if err := s.write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(key), Method: method, Params: raw}); err != nil {
 		s.abandon(key)
-		return "", nil, err
+		return nil, err
 	}
-	return key, ch, nil
+	return ch, nil
 }
 
 // notify sends a notification.
