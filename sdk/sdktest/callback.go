@@ -20,15 +20,16 @@ const caseCallbacks = "callbacks"
 // stubHost answers a plugin's capability/call as the host would route it,
 // without a provider behind it: a call of a capability the manifest
 // requires is answered {"output": null}; one it does not require -32005,
-// as the host refuses it; malformed params -32602. It records what it saw
+// in the host's words (wire.NotAuthorized); malformed params -32602. It records what it saw
 // for the callbacks case.
 type stubHost struct {
+	plugin   string   // the plugin's name, as the host's refusals name it
 	requires []string // the manifest's required capability keys
 }
 
 // newStubHost returns the stub host of pkg's plugin.
 func newStubHost(pkg *pluginpkg.Package) *stubHost {
-	h := &stubHost{}
+	h := &stubHost{plugin: pkg.Name}
 	for _, r := range pkg.Manifest.Requires {
 		h.requires = append(h.requires, string(r.Key))
 	}
@@ -64,7 +65,7 @@ func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) boo
 	}
 	if !slices.Contains(h.requires, p.Capability) {
 		cb.refused = fmt.Sprintf("capability %q is not in the manifest's requires", p.Capability)
-		return cb, reply(nil, &protocol.Error{Code: protocol.CodeNotAuthorized, Message: "sdktest stub host: " + cb.refused})
+		return cb, reply(nil, wire.NotAuthorized(h.plugin, p.Capability, p.Method)) // the host's words
 	}
 	return cb, reply(json.RawMessage(`{"output":null}`), nil)
 }
