@@ -181,3 +181,33 @@ done
 	}
 	noChildren(t)
 }
+
+// TestDocConformanceExample holds docs/cli.md's example of `kernelctl
+// conformance` to what the binary prints (the conformance-memory golden
+// file): every line of the example but the elisions is a line of the
+// output, /src/memory standing for the package directory.
+func TestDocConformanceExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden", "conformance-memory.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## `kernelctl conformance --json`")
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !strings.HasPrefix(block, "conformance of memory") {
+		t.Fatalf("docs/cli.md: no example of kernelctl conformance's text output found")
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(strings.ReplaceAll(string(golden), "<pkg>", "/src/memory"), "\n") {
+		lines[l] = true
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if l != "…" && !lines[l] {
+			t.Errorf("docs/cli.md's conformance example shows a line the binary does not print:\n%s", l)
+		}
+	}
+}

@@ -701,8 +701,9 @@ class Session {
     if (!st || st.fault) return;
     if (params.seq !== st.received + 1) {
       st.fault = `chunk ${JSON.stringify(params.seq)} after chunk ${st.received}`;
-    } else if (st.chunks.length >= st.window) {
-      st.fault = `chunk ${params.seq} is beyond the window of ${st.window}`;
+    } else if (params.seq > st.acked + st.window || st.chunks.length >= st.window) {
+      // judged against the acks sent, when it arrives, however fast the chunks are taken
+      st.fault = `chunk ${params.seq} is beyond the window: ${st.acked} acknowledged, window ${st.window}`;
     } else {
       st.received = params.seq;
       st.chunks.push(params.data === undefined ? null : params.data);
@@ -718,7 +719,7 @@ class Session {
       throw new Error(`callStream: window ${JSON.stringify(window)} is not between 1 and ${MAX_STREAM_WINDOW}`);
     }
     const { id, signals, params } = this.openCall(name, capability, method, input, options.signal, { window });
-    const st = { window, chunks: [], received: 0, fault: null, final: null, ended: null, wake: () => {} };
+    const st = { window, chunks: [], received: 0, acked: 0, fault: null, final: null, ended: null, wake: () => {} };
     this.consuming.set(id, st);
     this.outgoing.set(id, { name, settle: (msg, err) => { st.final = msg; st.ended = err; st.wake(); } });
     const onAbort = () => st.wake();
@@ -730,10 +731,12 @@ class Session {
     try {
       this.write({ id, method: 'capability/call', params });
       for (;;) {
+        // first: no chunk is taken after the one that broke the flow control
+        if (st.fault) throw new ProtocolError(codes.INTERNAL_ERROR, `call ${name}: stream: ${st.fault}`);
         if (st.chunks.length) {
           const chunk = st.chunks.shift();
           if (++taken - acked >= every) {
-            acked = taken;
+            acked = st.acked = taken; // counted before the ack is sent
             this.write({ method: '$/stream/ack', params: { id, seq: acked } });
           }
           yield chunk;
