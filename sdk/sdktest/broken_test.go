@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -27,6 +28,8 @@ var helperPlugins = map[string]func(){
 	"tool-example":  func() { toolPlugin(map[string]any{"examples": []any{map[string]string{"q": "from the example"}}}) },
 	"stream-good":   streamGood,
 	"stream-ignore": streamIgnoringCredits,
+	"consumer":      consumer,
+	"consumer-deaf": consumerNeverAcking,
 }
 
 // runHelper plays the plugin helperEnv names, if any, and exits.
@@ -116,6 +119,65 @@ func streamIgnoringCredits() {
 	}
 }
 
+// consumer's provider tail consumes the stream of storage.kv's method
+// tail with the Go SDK, which acknowledges as it takes.
+func consumer() {
+	p := sdk.New("", "")
+	p.Provider("tail", "counts the chunks of storage.kv tail", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		n := 0
+		for _, err := range p.CallStream(ctx, "storage.kv", "tail", nil) {
+			if err != nil {
+				return nil, err
+			}
+			n++
+		}
+		return n, nil
+	})
+	p.Serve()
+}
+
+// consumerNeverAcking is a raw plugin that, once initialized, asks the
+// host for a stream with a window of 2 and never acknowledges a chunk;
+// its provider slow answers after 1.5 s, so that the run lasts past the
+// stub host's wait for an ack.
+func consumerNeverAcking() {
+	var mu sync.Mutex
+	out := wire.NewFrameWriter(os.Stdout)
+	write := func(m *wire.Message) {
+		mu.Lock()
+		defer mu.Unlock()
+		_ = out.WriteMessage(m)
+	}
+	reply := func(id json.RawMessage, result any) {
+		raw, _ := json.Marshal(result)
+		write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: id, Result: raw})
+	}
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 1<<20)
+	for in.Scan() {
+		var m wire.Message
+		if json.Unmarshal(in.Bytes(), &m) != nil || m.ID == nil || m.Method == "" {
+			continue
+		}
+		switch m.Method {
+		case wire.MethodInitialize:
+			reply(m.ID, protocol.InitializeResult{ProtocolVersion: protocol.Version, Name: os.Getenv(wire.EnvPluginName),
+				Version: os.Getenv(wire.EnvPluginVersion), Providers: []protocol.ProviderDecl{{Ref: "slow"}}})
+			raw, _ := json.Marshal(wire.CapabilityCallParams{Capability: "storage.kv", Method: "tail", Stream: &wire.StreamParams{Window: 2}})
+			write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(`"c1"`), Method: wire.MethodCapabilityCall, Params: raw})
+		case wire.MethodProviderInvoke:
+			go func(id json.RawMessage) {
+				time.Sleep(1500 * time.Millisecond)
+				reply(id, struct{}{})
+			}(m.ID)
+		case wire.MethodPing, wire.MethodShutdown:
+			reply(m.ID, struct{}{})
+		default:
+			write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: m.ID, Error: &protocol.Error{Code: protocol.CodeMethodNotFound, Message: "unknown method " + m.Method}})
+		}
+	}
+}
+
 // helperPackage writes a package directory whose runtime runs this test
 // binary as the helper plugin mode, with contributes as its manifest's
 // runtime.contributes.
@@ -130,6 +192,7 @@ func helperPackage(t *testing.T, mode, contributes string) string {
 		t.Fatal(err)
 	}
 	manifest := fmt.Sprintf(`{"format": 1, "name": "helper", "version": "1.0.0",
+  "requires": [{"capability": "storage.kv", "version": "^1.0"}],
   "runtime": {"command": "./plugin.sh", "env": {%q: %q}%s}}`, helperEnv, mode, contributes)
 	script := "#!/bin/sh\nexec '" + exe + "' \"$@\"\n"
 	for name, data := range map[string]string{"plugin.json": manifest, "plugin.sh": script} {
@@ -170,6 +233,12 @@ func TestBrokenContributions(t *testing.T) {
 			want: map[string]Status{"stream/provider/count": Fail, "call/provider/count": Pass},
 			reason: map[string]string{"stream/provider/count": `chunk seq 3 is beyond the window: 0 acknowledged, window 2, so at most seq 2` +
 				` until the next ack; a producer MUST NOT send a chunk beyond its credits or out of sequence, the host fails the stream (§5.12); the frame: "{\"jsonrpc\":\"2.0\",\"method\":\"$/stream/chunk\",\"params\":{\"id\":`}},
+		{name: "a consumer acknowledging as it takes", mode: "consumer",
+			want:   map[string]Status{"callbacks": Pass, "call/provider/tail": Pass, "stream/provider/tail": Pass},
+			reason: map[string]string{"callbacks": `"storage.kv.tail"`}},
+		{name: "a consumer that never acknowledges", mode: "consumer-deaf",
+			want:   map[string]Status{"callbacks": Warn},
+			reason: map[string]string{"callbacks": `a stream of the host's was not acknowledged: "storage.kv.tail" (a stream): its window of 2 chunks was full and no ack came within 1s`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -59,6 +59,7 @@ type session struct {
 	cbCalls []callback // the plugin's calls into the host, under cbMu
 
 	streams streamTable // the streams the suite asked for (streams.go)
+	feeds   feedTable   // the streams the stub host feeds (feed.go)
 }
 
 // answer is a response and when the reader read it.
@@ -153,6 +154,10 @@ func (s *session) route(m *wire.Message) {
 		}
 		if m.Method == wire.MethodCapabilityCall && s.host != nil {
 			cb, reply := s.host.answer(m, s.inFlight)
+			if cb.window > 0 && reply.Error == nil {
+				s.startFeed(m.ID, cb.window, cb)
+				return
+			}
 			s.cbMu.Lock()
 			s.cbCalls = append(s.cbCalls, cb)
 			s.cbMu.Unlock()
@@ -167,6 +172,8 @@ func (s *session) route(m *wire.Message) {
 			s.earlyMessage("notification %q", m.Method)
 		} else if m.Method == wire.MethodStreamChunk {
 			s.chunk(m)
+		} else if m.Method == wire.MethodStreamAck || m.Method == wire.MethodCancel {
+			s.feedNotification(m)
 		}
 	}
 }
