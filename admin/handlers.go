@@ -52,6 +52,9 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 	a.Plugins = make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
 		st := PluginStatus{Name: p.Plugin, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Crashes, Reason: p.Reason}
+		if m := g.Member(p.Plugin); m != nil && m.Package.Manifest.Version != nil {
+			st.Version = m.Package.Manifest.Version.String()
+		}
 		if p.PID != 0 && (p.State == observe.StateReady || p.State == observe.StateUnresponsive) {
 			up := seconds(now.Sub(p.Since))
 			st.UptimeSeconds = &up

@@ -77,6 +77,11 @@ type GenerationStatus struct {
 // PluginStatus is one plugin's supervision state in a StatusAnswer.
 type PluginStatus struct {
 	Name string `json:"name"`
+	// Version is its manifest's version in the current generation, the
+	// one the kernel reports whatever its handshake said (a different one
+	// is a warning of the generation); omitted for a plugin that is no
+	// member.
+	Version string `json:"version,omitempty"`
 	// State is a observe.PluginState: starting, ready, unresponsive,
 	// restarting or failed.
 	State string `json:"state"`

@@ -80,8 +80,7 @@ func (r routes) resolve(caller string, key capability.Key, method string) (route
 	rt, ok := r[caller][key]
 	switch {
 	case !ok:
-		return route{}, "", &protocol.Error{Code: protocol.CodeNotAuthorized, Message: fmt.Sprintf(
-			"plugin %q may not call %q: its manifest does not require capability %q", caller, what, key)}
+		return route{}, "", wire.NotAuthorized(caller, string(key), method)
 	case ident.ValidateDotted("method name", method) != nil:
 		return route{}, "", &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("plugin %q may not call %q: %v",
 			caller, what, ident.ValidateDotted("method name", method))}
@@ -103,8 +102,7 @@ func (r routes) resolve(caller string, key capability.Key, method string) (route
 
 // notAvailable is the -32006 answer to caller's call of method of key.
 func notAvailable(caller string, key capability.Key, method, why string) *protocol.Error {
-	return &protocol.Error{Code: protocol.CodeNotAvailable, Message: fmt.Sprintf("capability %q is not available to plugin %q (call of %q): %s",
-		key, caller, string(key)+"."+method, why)}
+	return wire.NotAvailable(caller, string(key), method, why)
 }
 
 // checkDepth refuses a call made from frame from that would nest deeper

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"testing"
 
+	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -103,5 +104,30 @@ func TestInitResultFields(t *testing.T) {
 		if n := reflect.TypeOf(tt.v).NumField(); n != tt.fields {
 			t.Errorf("%T has %d fields, registry.result encodes %d: update it (sdk/initresult.go) and this test", tt.v, n, tt.fields)
 		}
+	}
+}
+
+// TestNewIdentity checks that New takes an empty name or version from the
+// environment the kernel sets (EXTKERNEL_PLUGIN_NAME and
+// EXTKERNEL_PLUGIN_VERSION), and that a value given wins over it.
+func TestNewIdentity(t *testing.T) {
+	tests := []struct {
+		name, plugin, version string
+		wantName, wantVersion string
+	}{
+		{name: "from the environment", wantName: "envname", wantVersion: "2.3.4"},
+		{name: "given wins", plugin: "given", version: "9.9.9", wantName: "given", wantVersion: "9.9.9"},
+		{name: "version only", version: "1.0.1", wantName: "envname", wantVersion: "1.0.1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(wire.EnvPluginName, "envname")
+			t.Setenv(wire.EnvPluginVersion, "2.3.4")
+			h := serve(t, New(tt.plugin, tt.version))
+			res := h.initialize(1)
+			if res.Name != tt.wantName || res.Version != tt.wantVersion {
+				t.Errorf("initialize answered name %q version %q, want %q %q", res.Name, res.Version, tt.wantName, tt.wantVersion)
+			}
+		})
 	}
 }

@@ -53,12 +53,26 @@ type Plugin struct {
 }
 
 // New returns a plugin with the given name and version, which the SDK
-// answers initialize with; they should match the manifest's. Its logger
-// writes JSON lines in hclog's format (the host's) to stderr at info
-// level. That logger is created when first used (by Logger, or by a line
-// the SDK logs at info level or above), not by New: a plugin that never
-// logs does not pay for it at start.
+// answers initialize with. An empty name or version is taken from the
+// environment the kernel starts the plugin with (docs/protocol.md §10):
+// EXTKERNEL_PLUGIN_NAME and EXTKERNEL_PLUGIN_VERSION, the manifest's, so
+// New("", "") keeps one version number, the manifest's. A non-empty value
+// wins over the environment; it should match the manifest's (a different
+// name fails the handshake, a different version is a warning of the
+// generation). Outside a kernel, with neither given nor set, both stay
+// empty and the handshake fails.
+//
+// Its logger writes JSON lines in hclog's format (the host's) to stderr at
+// info level. That logger is created when first used (by Logger, or by a
+// line the SDK logs at info level or above), not by New: a plugin that
+// never logs does not pay for it at start.
 func New(name, version string) *Plugin {
+	if name == "" {
+		name = os.Getenv(wire.EnvPluginName)
+	}
+	if version == "" {
+		version = os.Getenv(wire.EnvPluginVersion)
+	}
 	p := &Plugin{name: name, version: version}
 	p.mu.reg = newRegistry()
 	return p

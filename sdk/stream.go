@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
 	"github.com/extkernel/extkernel/internal/wire"
@@ -363,14 +364,16 @@ func (p *Plugin) CallStream(ctx context.Context, capability, method string, inpu
 }
 
 // consumer is a stream the plugin consumes for one of its calls: the
-// chunks the reader received and the range has not taken. The reader
-// sends to chunks only while it has room, which the window guarantees
-// unless the host breaks the flow control: then broken closes.
+// chunks the reader received and the range has not taken, and the last
+// seq acknowledged. A chunk past acked plus the window (the host broke
+// the flow control) closes broken, found when it arrives, however fast
+// the range takes the chunks.
 type consumer struct {
 	chunks   chan json.RawMessage
 	broken   chan struct{}
-	received int64 // the last seq received; the reader's, under session.mu
-	fault    error // why broken closed; set before
+	received int64        // the last seq received; the reader's, under session.mu
+	acked    atomic.Int64 // the last seq acknowledged, stored before the ack is sent
+	fault    error        // why broken closed; set before
 }
 
 // callStream makes the stream call with params and window, yielding its
@@ -428,6 +431,13 @@ func (c *consumption) run(ctx context.Context, name string, yield func(json.RawM
 	for {
 		var chunk json.RawMessage
 		select {
+		case <-c.in.broken: // first: no chunk is taken after the one that broke it
+			c.withdraw()
+			yield(nil, Errorf(wire.CodeInternalError, "call %q: %v", name, c.in.fault))
+			return
+		default:
+		}
+		select {
 		case chunk = <-c.in.chunks:
 		default:
 			select {
@@ -460,6 +470,7 @@ func (c *consumption) run(ctx context.Context, name string, yield func(json.RawM
 		c.taken++
 		if c.taken-c.acked >= c.every {
 			c.acked = c.taken
+			c.in.acked.Store(c.acked) // before the ack: a chunk it allows may come at once
 			c.s.sendAck(c.id, c.acked)
 		}
 		if !yield(chunk, nil) {
@@ -533,6 +544,8 @@ func (s *session) streamChunk(params json.RawMessage) {
 	var fault error
 	if p.Seq != in.received+1 {
 		fault = fmt.Errorf("stream: chunk %d after chunk %d", p.Seq, in.received)
+	} else if acked := in.acked.Load(); p.Seq > acked+int64(cap(in.chunks)) {
+		fault = fmt.Errorf("stream: chunk %d is beyond the window: %d acknowledged, window %d", p.Seq, acked, cap(in.chunks))
 	} else {
 		select {
 		case in.chunks <- p.Data:

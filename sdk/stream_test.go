@@ -215,6 +215,32 @@ var streamScenarios = []callScenario{
 			t.Fatalf("got %s, want a -32603 naming chunk 3 after chunk 1", frame(m))
 		}
 	}},
+	{name: "a chunk past the acks sent fails the stream at once", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
+		// The consumer took chunk 1 (no ack yet: that comes after 8), so
+		// its queue has room for chunk 17; yet 17 is past the 16 credits
+		// of no ack, and is judged so when it arrives (§5.12).
+		relay(t, e, 10, "relay", `{"capability":"gen","method":"count","report":true,"delay_ms":300}`)
+		c := expectCall(t, e.next(), `{"capability":"gen","method":"count","parent":10,"stream":{"window":16}}`)
+		notifyHost(t, e, wire.MethodStreamChunk, chunkParams(string(c), 1, `1`))
+		if m := e.next(); m.Method != wire.MethodNotify || !jsonEqual(m.Params, `{"event":"took","data":{"n":1}}`) {
+			t.Fatalf("got %s, want the notify took 1", frame(m))
+		}
+		for seq := 2; seq <= 17; seq++ {
+			notifyHost(t, e, wire.MethodStreamChunk, chunkParams(string(c), seq, strconv.Itoa(seq)))
+		}
+		expectCancel(t, e.next(), c)
+		m := e.next()
+		var res struct {
+			Output struct {
+				Chunks []int
+				Error  *protocol.Error
+			}
+		}
+		if string(m.ID) != "10" || json.Unmarshal(m.Result, &res) != nil || len(res.Output.Chunks) != 1 || res.Output.Error == nil ||
+			res.Output.Error.Code != wire.CodeInternalError || !strings.Contains(res.Output.Error.Message, "chunk 17 is beyond the window: 0 acknowledged, window 16") {
+			t.Fatalf("got %s, want chunk 1 then a -32603 naming chunk 17 beyond the window", frame(m))
+		}
+	}},
 	{name: "a 1.0 host refuses a stream call locally", host: "1.0.0", run: func(t *testing.T, e hostEnd) {
 		relay(t, e, 10, "relay", `{"capability":"gen","method":"count"}`)
 		m := e.next() // nothing was sent before the answer

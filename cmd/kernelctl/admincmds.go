@@ -91,7 +91,7 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Long: `Ask the kernel running on the home (through its admin socket,
 <home>/run/admin.sock) for the process running it (pid, uptime, version,
 config file), its current generation (number and age), each
-plugin's state (starting, ready, unresponsive, restarting, failed), pid,
+plugin's manifest version, state (starting, ready, unresponsive, restarting, failed), pid,
 uptime, restarts in the crash window and reason, and the generation's
 warnings. When a running plugin is confined, a CONFINEMENT column shows the
 confinement each one got: its mode, the mechanism enforcing it and how many
@@ -133,7 +133,7 @@ func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 	}
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 4, 2, ' ', 0)
-	head := "PLUGIN\tACTIVATION\tSTATE\tPID\tUPTIME\tRESTARTS"
+	head := "PLUGIN\tVERSION\tACTIVATION\tSTATE\tPID\tUPTIME\tRESTARTS"
 	if calls {
 		head += "\tCALLS\tERRORS\tP50\tP99"
 	}
@@ -149,7 +149,7 @@ func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 		if p.UptimeSeconds != nil {
 			up = humanSeconds(*p.UptimeSeconds)
 		}
-		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d", p.Name, cmp.Or(p.Activation, "-"), p.State, pid, up, p.Restarts)
+		row := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%s\t%d", p.Name, cmp.Or(p.Version, "-"), cmp.Or(p.Activation, "-"), p.State, pid, up, p.Restarts)
 		if calls {
 			row += "\t" + callColumns(p.Calls)
 		}

@@ -111,7 +111,7 @@ func TestConformanceConfined(t *testing.T) {
 		if code != exitOK || !strings.Contains(out, "0 warned, 0 failed, 0 skipped") {
 			t.Errorf("exit code %d, want %d:\n%s", code, exitOK, out)
 		}
-		for _, want := range []string{"\nconfinement: require: landlock ABI ", "call/provider/work  PASS  answered with a result\n"} {
+		for _, want := range []string{"\nconfinement: require: landlock ABI ", "call/provider/work    PASS  answered with a result\n"} {
 			if !strings.Contains(out, want) {
 				t.Errorf("the report lacks %q:\n%s", want, out)
 			}
@@ -130,7 +130,7 @@ func TestConformanceConfined(t *testing.T) {
 		}
 		code, out := runConformance(t, "--confine", "--config", cfg, minimal)
 		denied := "denied: read " + secret + " (not in permissions.fs.read)"
-		want := "call/provider/work  FAIL  answered error -32000: \"open " + secret + ": permission denied\"; " + denied + "\n"
+		want := "call/provider/work    FAIL  answered error -32000: \"open " + secret + ": permission denied\"; " + denied + "\n"
 		if code != exitFailed || !strings.Contains(out, want) || !strings.Contains(out, "was denied (docs/security.md, \"Confinement\"):\n  "+denied+"\n") {
 			t.Errorf("exit code %d, want %d and %q listed:\n%s", code, exitFailed, want, out)
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,17 +30,19 @@ type conformanceOutput struct {
 }
 
 func newConformanceCmd(g *globals) *cobra.Command {
-	var confine string
+	var confine, inputs string
 	cmd := &cobra.Command{
 		Use: "conformance PKGDIR",
 		Example: `  kernelctl conformance ./hello
   kernelctl conformance ./hello --confine
+  kernelctl conformance ./hello --inputs inputs.json
   kernelctl conformance ./hello --config kernel.json --json`,
 		Short: "Check that a package's plugin speaks the protocol",
 		Long: `Start the plugin of the package directory PKGDIR as the kernel would and run the
 conformance suite on it (docs/conformance.md): the handshake, declarations, ping,
-a call to every declared interceptor, strategy, provider and action, $/cancel,
-an unknown method, malformed frames, the stop sequence, leftover processes, and
+a call to every declared interceptor, strategy, provider, action and
+contribution of a host kind, each provider asked for a stream and held to its
+credits, $/cancel, an unknown method, malformed frames, the stop sequence, leftover processes, and
 what the plugin writes on stdout and stderr. Each case prints PASS, WARN (a
 SHOULD of docs/protocol.md is broken), FAIL (a MUST is broken) or SKIP, with the
 reason. With --config, the plugin gets the config and environment the host
@@ -51,6 +55,11 @@ a rule this machine cannot enforce fails the handshake. What the plugin was
 denied, as its errors and stderr show it, is listed and ends the reason of a
 failed case ("denied: read /home/u/.ssh/id_ed25519 (not in
 permissions.fs.read)"); a call answered with an error showing a denial fails.
+
+Each declaration is called with the input --inputs FILE gives it (a JSON
+object keyed by "<kind>/<id>", as the case is named without "call/":
+{"provider/echo": {"q": 1}, "tool/search.web": {"q": "x"}}), else with the
+first example it declares, else null.
 
 The exit code is 1 if any case failed; warnings alone exit 0.`,
 		Args: cobra.ExactArgs(1),
@@ -70,6 +79,11 @@ The exit code is 1 if any case failed; warnings alone exit 0.`,
 					return &usageError{fmt.Errorf("conformance: --confine: %s", msg)}
 				}
 				opts.Confinement.Mode = confine
+			}
+			if inputs != "" {
+				if opts.Inputs, err = readInputs(inputs); err != nil {
+					return &usageError{err}
+				}
 			}
 			rep, err := sdktest.Run(cmd.Context(), dir, opts)
 			if err != nil {
@@ -91,7 +105,25 @@ The exit code is 1 if any case failed; warnings alone exit 0.`,
 	}
 	cmd.Flags().StringVar(&confine, "confine", "", "run the plugin confined to its permissions: require (the default of a bare --confine), best-effort or off")
 	cmd.Flags().Lookup("confine").NoOptDefVal = pluginpkg.ConfineRequire
+	cmd.Flags().StringVar(&inputs, "inputs", "", "a JSON file of the input to call each declaration with, keyed by <kind>/<id> (provider/echo, tool/search.web)")
 	return cmd
+}
+
+// readInputs reads --inputs FILE: a JSON object of inputs keyed by
+// "<kind>/<id>".
+func readInputs(path string) (map[string]json.RawMessage, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("conformance: --inputs: %w", err)
+	}
+	var in map[string]json.RawMessage
+	if err := json.Unmarshal(data, &in); err != nil || in == nil {
+		if err == nil {
+			err = errors.New("null is not an object")
+		}
+		return nil, fmt.Errorf("conformance: --inputs %s: not a JSON object keyed by <kind>/<id>: %w", path, err)
+	}
+	return in, nil
 }
 
 // outputOf is the output of the report rep, its cases counted.

@@ -126,3 +126,88 @@ done
 	}
 	noChildren(t)
 }
+
+// TestConformanceInputs checks that conformance invokes a contribution of
+// a host kind (a tool whose handler kills its process fails its case and
+// the run), with the input --inputs gives it (then it passes), and that a
+// file that is not a JSON object is a usage error.
+func TestConformanceInputs(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tools")
+	writeFile(t, filepath.Join(dir, "plugin.json"), `{"format": 1, "name": "tools", "version": "1.0.0",
+  "runtime": {"command": "sh", "args": ["plugin.sh"], "contributes": {"tool": ["search.web"]}}}`)
+	// Its tool search.web answers when given an input and exits otherwise.
+	writeFile(t, filepath.Join(dir, "plugin.sh"), `while IFS= read -r line; do
+	id=${line#*\"id\":}; id=${id%%,*}
+	case $line in
+	*'"method":"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocol_version":"1.3.0","name":"tools","version":"1.0.0","contributions":[{"kind":"tool","key":"search.web"}]}}\n' "$id" ;;
+	*'"method":"contribution/invoke"'*'"input":{'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"output":"found"}}\n' "$id" ;;
+	*'"method":"contribution/invoke"'*) echo "search.web: no query" >&2; exit 3 ;;
+	*'"method":"$/cancel"'*) ;;
+	*'"method":"ping"'*|*'"method":"shutdown"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{}}\n' "$id" ;;
+	*'"method":'*) printf '{"jsonrpc":"2.0","id":%s,"error":{"code":-32601,"message":"no"}}\n' "$id" ;;
+	esac
+done
+`)
+	inputs := filepath.Join(t.TempDir(), "inputs.json")
+	writeFile(t, inputs, `{"tool/search.web": {"q": "extkernel"}}`)
+	notObject := filepath.Join(t.TempDir(), "list.json")
+	writeFile(t, notObject, `[1]`)
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout string
+		stderr string
+	}{
+		{"without inputs", []string{"conformance", dir}, exitFailed,
+			"call/tool/search.web  FAIL  no answer within 2s, nor 1s after $/cancel; the plugin exited (exit status 3); its last stderr: search.web: no query", ""},
+		{"with inputs", []string{"conformance", "--inputs", inputs, dir}, exitOK, "call/tool/search.web  PASS  answered with a result", ""},
+		{"inputs not an object", []string{"conformance", "--inputs", notObject, dir}, exitUsage, "",
+			"kernelctl: conformance: --inputs " + notObject + ": not a JSON object keyed by <kind>/<id>: json: cannot unmarshal array"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			if code := run(tt.args, &stdout, &stderr); code != tt.code {
+				t.Errorf("exit code = %d, want %d; stderr:\n%s\nstdout:\n%s", code, tt.code, stderr.String(), stdout.String())
+			}
+			if !strings.Contains(stdout.String(), tt.stdout) {
+				t.Errorf("stdout lacks %q:\n%s", tt.stdout, stdout.String())
+			}
+			if !strings.HasPrefix(stderr.String(), tt.stderr) {
+				t.Errorf("stderr = %q, want prefix %q", stderr.String(), tt.stderr)
+			}
+		})
+	}
+	noChildren(t)
+}
+
+// TestDocConformanceExample holds docs/cli.md's example of `kernelctl
+// conformance` to what the binary prints (the conformance-memory golden
+// file): every line of the example but the elisions is a line of the
+// output, /src/memory standing for the package directory.
+func TestDocConformanceExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden, err := os.ReadFile(filepath.Join("testdata", "golden", "conformance-memory.golden"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(doc), "## `kernelctl conformance --json`")
+	_, block, _ := strings.Cut(section, "```\n")
+	block, _, _ = strings.Cut(block, "```")
+	if !strings.HasPrefix(block, "conformance of memory") {
+		t.Fatalf("docs/cli.md: no example of kernelctl conformance's text output found")
+	}
+	lines := map[string]bool{}
+	for _, l := range strings.Split(strings.ReplaceAll(string(golden), "<pkg>", "/src/memory"), "\n") {
+		lines[l] = true
+	}
+	for _, l := range strings.Split(strings.TrimSuffix(block, "\n"), "\n") {
+		if l != "…" && !lines[l] {
+			t.Errorf("docs/cli.md's conformance example shows a line the binary does not print:\n%s", l)
+		}
+	}
+}

@@ -41,6 +41,9 @@ func TestNewPlugin(t *testing.T) {
 					return stdout.String()
 				}
 				created = kernelctl("new", "hello", "--lang", lang)
+				if src, err := os.ReadFile(filepath.Join("hello", languages[lang].source)); err != nil || bytes.Contains(src, []byte(newVersion)) {
+					t.Errorf("the scaffold's %s repeats the manifest's version %s (err %v): the SDK reads it from the environment", languages[lang].source, newVersion, err)
+				}
 				kernelctl("validate", "hello")
 				if report := kernelctl("conformance", "hello"); !strings.Contains(report, "0 warned, 0 failed, 0 skipped") {
 					t.Errorf("conformance:\n%s", report)

@@ -22,6 +22,7 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 			for _, w := range reg.Warnings() {
 				b.warnings = append(b.warnings, w.Message)
 			}
+			b.warnings = append(b.warnings, b.versionWarnings()...)
 			return reg, true
 		}
 		var be *contribution.RegistryError
@@ -42,6 +43,24 @@ func (b *build) register(ctx context.Context) (*contribution.Registry, bool) {
 			return nil, false
 		}
 	}
+}
+
+// versionWarnings returns a warning for each running member whose
+// handshake answered a version other than its manifest's
+// (docs/protocol.md §4.2: a SHOULD, so the plugin is kept), in member
+// order. The manifest's version is the one the kernel reports.
+func (b *build) versionWarnings() []string {
+	var out []string
+	for _, name := range b.closure.Members {
+		d, m := b.declarations(name), b.members[name]
+		if d == nil || m == nil {
+			continue
+		}
+		if want := m.Package.Manifest.Version.String(); d.Version != want {
+			out = append(out, fmt.Sprintf("plugin %q: its handshake says version %q, its manifest %q (the manifest's is the one reported)", name, d.Version, want))
+		}
+	}
+	return out
 }
 
 // buildRegistry builds the registry from the members that run.

@@ -6,7 +6,7 @@
  * same semantics as the Go SDK (package sdk):
  *
  *   const { Plugin, Continue } = require('./extkernel');
- *   const p = new Plugin('redactor', '1.0.0');
+ *   const p = new Plugin(); // name and version: the manifest's, from the kernel
  *   p.intercept('tool.before', async (point, payload, signal) => Continue());
  *   p.serve();
  *
@@ -230,10 +230,16 @@ function checkVersion(host) {
 
 /** One plugin: its identity, declarations and handlers. */
 class Plugin {
+  /**
+   * name and version answer initialize; undefined (or empty) takes them from
+   * the environment the kernel sets, EXTKERNEL_PLUGIN_NAME and
+   * EXTKERNEL_PLUGIN_VERSION (the manifest's, docs/protocol.md §10). A value
+   * given wins; it should match the manifest's.
+   */
   constructor(name, version) {
-    this.name = name;
-    this.version = version;
-    this.log = new Logger(name);
+    this.name = name || process.env.EXTKERNEL_PLUGIN_NAME || '';
+    this.version = version || process.env.EXTKERNEL_PLUGIN_VERSION || '';
+    this.log = new Logger(this.name);
     this.decls = { provides: [], interceptors: [], strategies: [], providers: [], actions: [], contributions: [] };
     this.contributed = new Map(); // "kind key" -> handler, null for read only (protocol 1.1)
     this.handlers = { point: new Map(), slot: new Map(), provider: new Map(), action: new Map() };
@@ -695,8 +701,9 @@ class Session {
     if (!st || st.fault) return;
     if (params.seq !== st.received + 1) {
       st.fault = `chunk ${JSON.stringify(params.seq)} after chunk ${st.received}`;
-    } else if (st.chunks.length >= st.window) {
-      st.fault = `chunk ${params.seq} is beyond the window of ${st.window}`;
+    } else if (params.seq > st.acked + st.window || st.chunks.length >= st.window) {
+      // judged against the acks sent, when it arrives, however fast the chunks are taken
+      st.fault = `chunk ${params.seq} is beyond the window: ${st.acked} acknowledged, window ${st.window}`;
     } else {
       st.received = params.seq;
       st.chunks.push(params.data === undefined ? null : params.data);
@@ -712,7 +719,7 @@ class Session {
       throw new Error(`callStream: window ${JSON.stringify(window)} is not between 1 and ${MAX_STREAM_WINDOW}`);
     }
     const { id, signals, params } = this.openCall(name, capability, method, input, options.signal, { window });
-    const st = { window, chunks: [], received: 0, fault: null, final: null, ended: null, wake: () => {} };
+    const st = { window, chunks: [], received: 0, acked: 0, fault: null, final: null, ended: null, wake: () => {} };
     this.consuming.set(id, st);
     this.outgoing.set(id, { name, settle: (msg, err) => { st.final = msg; st.ended = err; st.wake(); } });
     const onAbort = () => st.wake();
@@ -724,10 +731,12 @@ class Session {
     try {
       this.write({ id, method: 'capability/call', params });
       for (;;) {
+        // first: no chunk is taken after the one that broke the flow control
+        if (st.fault) throw new ProtocolError(codes.INTERNAL_ERROR, `call ${name}: stream: ${st.fault}`);
         if (st.chunks.length) {
           const chunk = st.chunks.shift();
           if (++taken - acked >= every) {
-            acked = taken;
+            acked = st.acked = taken; // counted before the ack is sent
             this.write({ method: '$/stream/ack', params: { id, seq: acked } });
           }
           yield chunk;

@@ -5,7 +5,7 @@ semantics as the Go SDK (package sdk):
 
     import extkernel
 
-    p = extkernel.Plugin("redactor", "1.0.0")
+    p = extkernel.Plugin()  # name and version: the manifest's, from the kernel
 
     @p.intercept("tool.before")
     def before(point, payload, cancel):
@@ -82,6 +82,7 @@ fields.
 import collections
 import datetime
 import json
+import os
 import re
 import sys
 import threading
@@ -229,10 +230,14 @@ class _Call:
 class Plugin:
     """One plugin: its identity, declarations and handlers."""
 
-    def __init__(self, name, version):
-        self.name = name
-        self.version = version
-        self.log = Logger(name)
+    def __init__(self, name=None, version=None):
+        """name and version answer initialize; None (or empty) takes them
+        from the environment the kernel sets, EXTKERNEL_PLUGIN_NAME and
+        EXTKERNEL_PLUGIN_VERSION (the manifest's, docs/protocol.md §10).
+        A value given wins; it should match the manifest's."""
+        self.name = name or os.environ.get("EXTKERNEL_PLUGIN_NAME", "")
+        self.version = version or os.environ.get("EXTKERNEL_PLUGIN_VERSION", "")
+        self.log = Logger(self.name)
         self._provides = []
         self._interceptors = []  # declarations, in registration order
         self._strategies = []
@@ -839,8 +844,9 @@ class _Session:
             seq = params.get("seq")
             if seq != consumer.received + 1:
                 consumer.fault = "chunk %r after chunk %d" % (seq, consumer.received)
-            elif len(consumer.chunks) >= consumer.window:
-                consumer.fault = "chunk %d is beyond the window of %d" % (seq, consumer.window)
+            elif seq > consumer.acked + consumer.window or len(consumer.chunks) >= consumer.window:
+                consumer.fault = "chunk %d is beyond the window: %d acknowledged, window %d" % (
+                    seq, consumer.acked, consumer.window)
             else:
                 consumer.received = seq
                 consumer.chunks.append(params.get("data"))
@@ -929,14 +935,16 @@ class _Producer:
 
 class _Consumer:
     """A stream one of the plugin's calls consumes: the chunks received and
-    not taken (under the session's cond), at most window unless the host
-    breaks the flow control (fault)."""
-    __slots__ = ("window", "chunks", "received", "fault")
+    not taken (under the session's cond), and the last seq acknowledged:
+    a chunk past acked + window breaks the flow control (fault), found
+    when it arrives, however fast the chunks are taken."""
+    __slots__ = ("window", "chunks", "received", "acked", "fault")
 
     def __init__(self, window):
         self.window = window
         self.chunks = collections.deque()
         self.received = 0
+        self.acked = 0
         self.fault = None
 
 
@@ -984,11 +992,16 @@ class CallStream:
         ack = 0
         with s.cond:
             while True:
+                if consumer.fault is not None:  # first: no chunk after the one that broke it
+                    got = False
+                    break
                 if consumer.chunks:
                     chunk, got = consumer.chunks.popleft(), True
                     self._taken += 1
                     if self._taken - self._acked >= self._every:
-                        self._acked = ack = self._taken
+                        # counted before the ack is sent: a chunk it allows
+                        # may come as soon as the host reads it
+                        self._acked = consumer.acked = ack = self._taken
                     break
                 if consumer.fault is not None or out.done.is_set():
                     got = False

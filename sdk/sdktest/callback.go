@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/wire"
@@ -20,15 +21,16 @@ const caseCallbacks = "callbacks"
 // stubHost answers a plugin's capability/call as the host would route it,
 // without a provider behind it: a call of a capability the manifest
 // requires is answered {"output": null}; one it does not require -32005,
-// as the host refuses it; malformed params -32602. It records what it saw
+// in the host's words (wire.NotAuthorized); malformed params -32602. It records what it saw
 // for the callbacks case.
 type stubHost struct {
+	plugin   string   // the plugin's name, as the host's refusals name it
 	requires []string // the manifest's required capability keys
 }
 
 // newStubHost returns the stub host of pkg's plugin.
 func newStubHost(pkg *pluginpkg.Package) *stubHost {
-	h := &stubHost{}
+	h := &stubHost{plugin: pkg.Name}
 	for _, r := range pkg.Manifest.Requires {
 		h.requires = append(h.requires, string(r.Key))
 	}
@@ -40,6 +42,8 @@ type callback struct {
 	name    string // capability.method, quoted for reasons
 	problem string // a MUST the call broke, else ""
 	refused string // why the stub host refused it (not required), else ""
+	window  int    // the stream window it asked for, 0 for none
+	unacked string // a consumer's SHOULD its stream broke, else ""
 }
 
 // answer decodes the call m, records it and returns the stub host's answer.
@@ -58,13 +62,17 @@ func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) boo
 		cb.problem = fmt.Sprintf("method %q is not an identifier (§4.5)", p.Method)
 	case len(p.Parent) > 0 && string(p.Parent) != "null" && !inFlight(p.Parent):
 		cb.problem = fmt.Sprintf("parent %s names no host request in flight (§5.11)", p.Parent)
+	case p.Stream != nil && (p.Stream.Window < 1 || p.Stream.Window > wire.MaxStreamWindow):
+		cb.problem = fmt.Sprintf("stream window %d is not between 1 and %d (§5.12)", p.Stream.Window, wire.MaxStreamWindow)
+	case p.Stream != nil:
+		cb.window = p.Stream.Window
 	}
 	if cb.problem != "" {
 		return cb, reply(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: cb.problem})
 	}
 	if !slices.Contains(h.requires, p.Capability) {
 		cb.refused = fmt.Sprintf("capability %q is not in the manifest's requires", p.Capability)
-		return cb, reply(nil, &protocol.Error{Code: protocol.CodeNotAuthorized, Message: "sdktest stub host: " + cb.refused})
+		return cb, reply(nil, wire.NotAuthorized(h.plugin, p.Capability, p.Method)) // the host's words
 	}
 	return cb, reply(json.RawMessage(`{"output":null}`), nil)
 }
@@ -77,13 +85,15 @@ func (r *runner) callbacks() {
 	for _, s := range r.sessions {
 		calls = append(calls, s.callbacks()...)
 	}
-	var problems, refused, names []string
+	var problems, refused, unacked, names []string
 	for _, c := range calls {
 		switch {
 		case c.problem != "":
 			problems = append(problems, c.name+": "+c.problem)
 		case c.refused != "":
 			refused = append(refused, c.name+": "+c.refused)
+		case c.unacked != "":
+			unacked = append(unacked, c.name+" (a stream): "+c.unacked)
 		}
 		if !slices.Contains(names, c.name) {
 			names = append(names, c.name)
@@ -93,8 +103,15 @@ func (r *runner) callbacks() {
 	switch {
 	case len(problems) > 0:
 		r.add(Case{Name: caseCallbacks, Status: Fail, Reason: "a call into the host is malformed: " + joinLimited(problems, 3)})
-	case len(refused) > 0:
-		r.add(Case{Name: caseCallbacks, Status: Warn, Reason: "the host refuses a call (-32005): " + joinLimited(refused, 3)})
+	case len(refused) > 0 || len(unacked) > 0:
+		var warns []string
+		if len(refused) > 0 {
+			warns = append(warns, "the host refuses a call (-32005): "+joinLimited(refused, 3))
+		}
+		if len(unacked) > 0 {
+			warns = append(warns, "a stream of the host's was not acknowledged: "+joinLimited(unacked, 3))
+		}
+		r.add(Case{Name: caseCallbacks, Status: Warn, Reason: strings.Join(warns, "; ")})
 	case len(calls) == 0:
 		r.add(Case{Name: caseCallbacks, Status: Pass, Reason: "made no call into the host"})
 	default:

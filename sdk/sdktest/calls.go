@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -23,28 +24,41 @@ const unknownMethod = "sdktest/no-such-method"
 
 // A target is one declaration the suite calls.
 type target struct {
-	kind   string // intercept, strategy, provider or action
+	kind   string // intercept, strategy, provider, action, or a host kind
 	id     string
 	method string
 	params any
+	input  json.RawMessage // the input params carries
 }
 
 func (t target) name() string { return callPrefix + t.kind + "/" + t.id }
 
+// inputID is the target's key in Options.Inputs: "<kind>/<id>".
+func (t target) inputID() string { return t.kind + "/" + t.id }
+
 // targets lists the declarations of res as the suite calls them: kinds in
-// the order intercept, strategy, provider, action, IDs sorted, each once.
-// The input is null unless a provider's schema gives examples: then the
-// first one.
-func targets(res *protocol.InitializeResult) []target {
+// the order intercept, strategy, provider, action, then the host kinds of
+// contributions sorted, IDs sorted, each once. The input of each is
+// inputs' entry for "<kind>/<id>", else the first example its declaration
+// gives (a provider's schema examples; a contribution's data.examples, or
+// the examples of its data's input_schema or schema), else null.
+func targets(res *protocol.InitializeResult, inputs map[string]json.RawMessage) []target {
 	var ts []target
-	add := func(kind, method string, ids []string, params func(string) any) {
+	examples := map[string]json.RawMessage{}
+	add := func(kind, method string, ids []string, params func(id string, in json.RawMessage) any) {
 		slices.Sort(ids)
 		for _, id := range slices.Compact(ids) {
-			ts = append(ts, target{kind: kind, id: id, method: method, params: params(id)})
+			t := target{kind: kind, id: id, method: method, input: json.RawMessage("null")}
+			if in, ok := inputs[t.inputID()]; ok {
+				t.input = in
+			} else if ex, ok := examples[t.inputID()]; ok {
+				t.input = ex
+			}
+			t.params = params(id, t.input)
+			ts = append(ts, t)
 		}
 	}
 	var points, slots, refs, actions []string
-	examples := map[string]json.RawMessage{}
 	for _, d := range res.Interceptors {
 		points = append(points, d.Point)
 	}
@@ -53,22 +67,38 @@ func targets(res *protocol.InitializeResult) []target {
 	}
 	for _, d := range res.Providers {
 		refs = append(refs, d.Ref)
-		if _, ok := examples[d.Ref]; !ok {
-			examples[d.Ref] = schemaExample(d.Schema)
+		if ex := schemaExample(d.Schema); ex != nil {
+			if _, ok := examples["provider/"+d.Ref]; !ok {
+				examples["provider/"+d.Ref] = ex
+			}
 		}
 	}
 	for _, d := range res.Actions {
 		actions = append(actions, d.ID)
 	}
-	null := json.RawMessage("null")
-	add("intercept", wire.MethodIntercept, points, func(id string) any { return wire.InterceptParams{Point: id, Payload: null} })
-	add("strategy", wire.MethodStrategyInvoke, slots, func(id string) any { return wire.StrategyInvokeParams{Slot: id, Input: null} })
-	add("provider", wire.MethodProviderInvoke, refs, func(id string) any { return wire.ProviderInvokeParams{Ref: id, Input: examples[id]} })
-	add("action", wire.MethodActionRun, actions, func(id string) any { return wire.ActionRunParams{ID: id, Context: null} })
+	add("intercept", wire.MethodIntercept, points, func(id string, in json.RawMessage) any { return wire.InterceptParams{Point: id, Payload: in} })
+	add("strategy", wire.MethodStrategyInvoke, slots, func(id string, in json.RawMessage) any { return wire.StrategyInvokeParams{Slot: id, Input: in} })
+	add("provider", wire.MethodProviderInvoke, refs, func(id string, in json.RawMessage) any { return wire.ProviderInvokeParams{Ref: id, Input: in} })
+	add("action", wire.MethodActionRun, actions, func(id string, in json.RawMessage) any { return wire.ActionRunParams{ID: id, Context: in} })
+	keys := map[string][]string{}
+	for _, d := range res.Contributions {
+		keys[d.Kind] = append(keys[d.Kind], d.Key)
+		if ex := dataExample(d.Data); ex != nil {
+			if _, ok := examples[d.Kind+"/"+d.Key]; !ok {
+				examples[d.Kind+"/"+d.Key] = ex
+			}
+		}
+	}
+	kinds := slices.Sorted(maps.Keys(keys))
+	for _, kind := range kinds {
+		add(kind, wire.MethodContributionInvoke, keys[kind], func(key string, in json.RawMessage) any {
+			return wire.ContributionInvokeParams{Kind: kind, Key: key, Input: in}
+		})
+	}
 	return ts
 }
 
-// schemaExample returns the first of a JSON Schema's examples, or null.
+// schemaExample returns the first of a JSON Schema's examples, or nil.
 func schemaExample(schema json.RawMessage) json.RawMessage {
 	var s struct {
 		Examples []json.RawMessage `json:"examples"`
@@ -76,7 +106,26 @@ func schemaExample(schema json.RawMessage) json.RawMessage {
 	if json.Unmarshal(schema, &s) == nil && len(s.Examples) > 0 {
 		return s.Examples[0]
 	}
-	return json.RawMessage("null")
+	return nil
+}
+
+// dataExample returns the first example a contribution's data gives: its
+// examples, else its input_schema's or its schema's, or nil.
+func dataExample(data json.RawMessage) json.RawMessage {
+	if ex := schemaExample(data); ex != nil {
+		return ex
+	}
+	var d struct {
+		InputSchema json.RawMessage `json:"input_schema"`
+		Schema      json.RawMessage `json:"schema"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	if ex := schemaExample(d.InputSchema); ex != nil {
+		return ex
+	}
+	return schemaExample(d.Schema)
 }
 
 // ping checks that an idle ping is answered within the heartbeat timeout
@@ -113,9 +162,9 @@ func isObject(raw json.RawMessage) bool {
 // judges each answer. A call still running at the call timeout is
 // cancelled, as the host cancels it at its deadline.
 func (r *runner) calls(s *session, res *protocol.InitializeResult) error {
-	ts := targets(res)
+	ts := targets(res, r.opts.Inputs)
 	if len(ts) == 0 {
-		r.add(Case{Name: caseCalls, Status: Pass, Reason: "declares no interceptor, strategy, provider or action"})
+		r.add(Case{Name: caseCalls, Status: Pass, Reason: "declares no interceptor, strategy, provider, action or contribution"})
 		r.add(r.pingVerdict.result(casePing, "answered ping within "+heartbeatTimeout.String()))
 		return nil
 	}
@@ -216,7 +265,7 @@ func (r *runner) judgeCall(s *session, t target, a answer, ok, cancelled bool) C
 			return Case{Name: t.name(), Status: Pass, Reason: "answered with a decision" + after}
 		}
 	case !isObject(a.m.Result):
-		v.fail("the result is %s, not an object {\"output\": ...} (§5.3-§5.5)", quote(a.m.Result))
+		v.fail("the result is %s, not an object {\"output\": ...} (§5.3-§5.5, §5.14)", quote(a.m.Result))
 	}
 	return v.result(t.name(), "answered with a result"+after)
 }
@@ -258,7 +307,7 @@ func cancelTarget(ts []target) (target, bool) {
 func (r *runner) cancel(s *session, res *protocol.InitializeResult) error {
 	var v verdict
 	pass := "no declaration to call; a $/cancel for an unknown id was ignored"
-	if t, ok := cancelTarget(targets(res)); ok {
+	if t, ok := cancelTarget(targets(res, r.opts.Inputs)); ok {
 		key, ch, err := s.request(t.method, t.params)
 		if err == nil {
 			_ = s.notify(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(key)})

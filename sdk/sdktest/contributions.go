@@ -1,7 +1,9 @@
 package sdktest
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/extkernel/extkernel/contribution"
@@ -34,5 +36,20 @@ func checkContributions(v *verdict, m *pluginpkg.Manifest, ds []protocol.Contrib
 			continue
 		}
 		seen[k] = i
+	}
+}
+
+// checkInputs warns of each entry of Options.Inputs that names no
+// declaration of res: a typo would otherwise call the declaration with
+// its example or null, silently.
+func checkInputs(v *verdict, res *protocol.InitializeResult, inputs map[string]json.RawMessage) {
+	declared := map[string]bool{}
+	for _, t := range targets(res, nil) {
+		declared[t.inputID()] = true
+	}
+	for _, id := range slices.Sorted(maps.Keys(inputs)) {
+		if !declared[id] {
+			v.warn("inputs: %q names no declaration of the plugin (an id is <kind>/<id>, e.g. provider/echo or tool/search.web)", id)
+		}
 	}
 }

@@ -10,8 +10,9 @@
 //
 // docs/conformance.md lists every case with the rule of protocol.md it
 // checks. In short: manifest, handshake, declarations, ping, one
-// call/<kind>/<id> case per declaration (or calls), cancel,
-// unknown-method, malformed, shutdown, group, stdout and stderr. A case
+// call/<kind>/<id> case per declaration, host kinds included (or calls),
+// callbacks, cancel, one stream/provider/<ref> case per provider (or
+// streams), unknown-method, malformed, shutdown, group, stdout and stderr. A case
 // fails when the plugin breaks a MUST of protocol.md, and only warns when
 // it breaks a SHOULD; a report fails when any case failed.
 //
@@ -25,7 +26,9 @@
 //     directory as working directory, a process group of its own, the
 //     kernel's environment and a data directory) and speaks the protocol
 //     itself over the pipes: initialize, ping, a call to every
-//     declaration, $/cancel, an unknown method, then the host's stop
+//     declaration with its input (Options.Inputs), $/cancel, a stream
+//     asked of every provider and held to its credits, an unknown
+//     method, then the host's stop
 //     sequence (shutdown, end of stdin, SIGTERM, SIGKILL), and checks the
 //     process group;
 //  3. starts the plugin a second time and sends it malformed frames only,

@@ -199,6 +199,7 @@ func (r *runner) declarations(res *protocol.InitializeResult) {
 		checkOnce(&v, seen, path, "action:"+d.ID, d.ID, i)
 	}
 	checkContributions(&v, m, res.Contributions)
+	checkInputs(&v, res, r.opts.Inputs)
 	r.add(v.result(caseDeclarations, "name and version are the manifest's; "+declared(res)))
 }
 
@@ -212,6 +213,7 @@ func declared(res *protocol.InitializeResult) string {
 		{len(res.Interceptors), "interceptor", "interceptors"}, {len(res.Strategies), "strategy", "strategies"},
 		{len(res.Providers), "provider", "providers"}, {len(res.Actions), "action", "actions"},
 		{len(res.Provides), "capability", "capabilities"},
+		{len(res.Contributions), "contribution of a host kind", "contributions of host kinds"},
 	} {
 		if k.n > 0 {
 			parts = append(parts, plural(k.n, k.one, k.many))

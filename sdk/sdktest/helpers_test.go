@@ -25,6 +25,7 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	runHelper() // the test binary as a plugin (broken_test.go)
 	goleak.VerifyTestMain(m, goleak.Cleanup(func(int) {
 		if binDir != "" {
 			os.RemoveAll(binDir)

@@ -34,7 +34,7 @@ const (
 // caseCallbacks (callback.go) comes after the call cases.
 
 var caseOrder = []string{caseManifest, caseHandshake, caseDeclarations, casePing, caseCalls,
-	caseCallbacks, caseCancel, caseUnknown, caseMalformed, caseShutdown, caseGroup, caseStdout, caseStderr}
+	caseCallbacks, caseCancel, caseStreams, caseUnknown, caseMalformed, caseShutdown, caseGroup, caseStdout, caseStderr}
 
 // callPrefix starts the name of each declaration's call case.
 const callPrefix = "call/"
@@ -74,8 +74,8 @@ func (r *runner) report() Report {
 	have := map[string]bool{}
 	for _, c := range rep.Cases {
 		have[c.Name] = true
-		if strings.HasPrefix(c.Name, callPrefix) {
-			have[caseCalls] = true
+		if group := caseGroupOf(c.Name); group != c.Name {
+			have[group] = true
 		}
 	}
 	for _, name := range caseOrder {
@@ -83,14 +83,22 @@ func (r *runner) report() Report {
 			rep.Cases = append(rep.Cases, Case{Name: name, Status: Skip, Reason: "not run: an earlier case failed"})
 		}
 	}
-	rank := func(name string) int {
-		if strings.HasPrefix(name, callPrefix) {
-			name = caseCalls
-		}
-		return slices.Index(caseOrder, name)
-	}
+	rank := func(name string) int { return slices.Index(caseOrder, caseGroupOf(name)) }
 	slices.SortStableFunc(rep.Cases, func(a, b Case) int { return rank(a.Name) - rank(b.Name) })
 	return rep
+}
+
+// caseGroupOf returns the fixed case a per-declaration case stands in
+// for: "calls" for call/<kind>/<id>, "streams" for stream/provider/<ref>;
+// else name.
+func caseGroupOf(name string) string {
+	switch {
+	case strings.HasPrefix(name, callPrefix):
+		return caseCalls
+	case strings.HasPrefix(name, streamPrefix):
+		return caseStreams
+	}
+	return name
 }
 
 // run runs every case. Its error is ctx's.
@@ -135,7 +143,7 @@ func (r *runner) first() error {
 		return err
 	}
 	r.declarations(res)
-	steps := []func(*session, *protocol.InitializeResult) error{r.ping, r.calls, r.cancel, r.unknownMethod}
+	steps := []func(*session, *protocol.InitializeResult) error{r.ping, r.calls, r.cancel, r.streams, r.unknownMethod}
 	for _, step := range steps {
 		if err := step(s, res); err != nil {
 			return err

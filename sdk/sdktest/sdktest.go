@@ -108,6 +108,16 @@ type Options struct {
 	// Session is the session context sent in initialize, as a host
 	// config's session; its "workspace" is the permissions' ${workspace}.
 	Session map[string]string
+	// Inputs gives the input each declaration is called with, keyed by
+	// "<kind>/<id>" as its case is named without "call/":
+	// "provider/echo", "intercept/tool.before", "tool/search.web" (a
+	// contribution of host kind tool). A declaration without an entry
+	// is called with the first example it declares (a provider's
+	// schema.examples; a contribution's data.examples, or those of its
+	// data's input_schema or schema), else null. An entry naming no
+	// declaration is a warning of the declarations case. kernelctl
+	// conformance --inputs FILE reads it from a JSON object.
+	Inputs map[string]json.RawMessage
 }
 
 // defaultCallTimeout is Options.CallTimeout's zero value.

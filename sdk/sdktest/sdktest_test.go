@@ -77,7 +77,9 @@ func TestReportGood(t *testing.T) {
 	want := []string{"manifest", "handshake", "declarations", "ping",
 		"call/intercept/tool.before", "call/strategy/context.compactor",
 		"call/provider/block", "call/provider/echo", "call/provider/env", "call/provider/fail", "call/provider/notify", "call/provider/progress",
-		"call/action/greet", "callbacks", "cancel", "unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
+		"call/action/greet", "callbacks", "cancel",
+		"stream/provider/block", "stream/provider/echo", "stream/provider/env", "stream/provider/fail", "stream/provider/notify", "stream/provider/progress",
+		"unknown-method", "malformed", "shutdown", "group", "stdout", "stderr"}
 	var got []string
 	for _, c := range rep.Cases {
 		got = append(got, c.Name)
@@ -346,7 +348,7 @@ func TestStartsAsTheKernel(t *testing.T) {
 // manifest does not require -32005 (the callbacks case warns), and a
 // malformed one -32602 (the case fails).
 func TestCallbacksStubHost(t *testing.T) {
-	h := &stubHost{requires: []string{"storage.kv"}}
+	h := &stubHost{plugin: "memory", requires: []string{"storage.kv"}}
 	inFlight := func(id json.RawMessage) bool { return string(id) == "7" }
 	tests := []struct {
 		name, params string
@@ -371,6 +373,10 @@ func TestCallbacksStubHost(t *testing.T) {
 			}
 			if code != tt.code || (cb.problem != "") != tt.problem || (cb.refused != "") != tt.refused || string(reply.ID) != `"c1"` {
 				t.Errorf("answer %+v (code %d), callback %+v", reply, code, cb)
+			}
+			// The host's words (docs/protocol.md §5.11), not the stub's.
+			if want := `plugin "memory" may not call "billing.charge": its manifest does not require capability "billing"`; tt.refused && reply.Error.Message != want {
+				t.Errorf("refusal %q, want the host's %q", reply.Error.Message, want)
 			}
 		})
 	}

@@ -57,6 +57,9 @@ type session struct {
 	host    *stubHost // answers the plugin's capability/call
 	cbMu    sync.Mutex
 	cbCalls []callback // the plugin's calls into the host, under cbMu
+
+	streams streamTable // the streams the suite asked for (streams.go)
+	feeds   feedTable   // the streams the stub host feeds (feed.go)
 }
 
 // answer is a response and when the reader read it.
@@ -151,6 +154,10 @@ func (s *session) route(m *wire.Message) {
 		}
 		if m.Method == wire.MethodCapabilityCall && s.host != nil {
 			cb, reply := s.host.answer(m, s.inFlight)
+			if cb.window > 0 && reply.Error == nil {
+				s.startFeed(m.ID, cb.window, cb)
+				return
+			}
 			s.cbMu.Lock()
 			s.cbCalls = append(s.cbCalls, cb)
 			s.cbMu.Unlock()
@@ -163,6 +170,10 @@ func (s *session) route(m *wire.Message) {
 	default:
 		if !s.handshook() {
 			s.earlyMessage("notification %q", m.Method)
+		} else if m.Method == wire.MethodStreamChunk {
+			s.chunk(m)
+		} else if m.Method == wire.MethodStreamAck || m.Method == wire.MethodCancel {
+			s.feedNotification(m)
 		}
 	}
 }
@@ -298,10 +309,20 @@ func (s *session) writeLine(line []byte) error {
 // request sends a request and returns its id and the channel its answer
 // arrives on.
 func (s *session) request(method string, params any) (string, chan answer, error) {
-	key := strconv.FormatInt(s.nextID.Add(1), 10)
+	key := s.nextKey()
+	ch, err := s.requestKey(key, method, params)
+	return key, ch, err
+}
+
+// nextKey returns the id of the next request.
+func (s *session) nextKey() string { return strconv.FormatInt(s.nextID.Add(1), 10) }
+
+// requestKey sends request key (from nextKey) and returns the channel its
+// answer arrives on.
+func (s *session) requestKey(key, method string, params any) (chan answer, error) {
 	raw, err := json.Marshal(params)
 	if err != nil {
-		return "", nil, err
+		return nil, err
 	}
 	ch := make(chan answer, 1)
 	s.mu.Lock()
@@ -309,9 +330,9 @@ func (s *session) request(method string, params any) (string, chan answer, error
 	s.mu.Unlock()
 	if err := s.write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(key), Method: method, Params: raw}); err != nil {
 		s.abandon(key)
-		return "", nil, err
+		return nil, err
 	}
-	return key, ch, nil
+	return ch, nil
 }
 
 // notify sends a notification.

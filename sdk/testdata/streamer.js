@@ -44,6 +44,7 @@ p.provider('relay', 'consumes the stream its input names', async (input, signal)
   try {
     for await (const chunk of p.callStream(input.capability, input.method, input.input)) {
       res.chunks.push(chunk);
+      if (input.report) p.notify('took', { n: res.chunks.length });
       if (input.take && res.chunks.length === input.take) break;
       if (input.delay_ms) {
         await new Promise((resolve) => {

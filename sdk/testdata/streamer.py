@@ -53,6 +53,8 @@ def relay(input, cancel):
         with p.call_stream(input["capability"], input["method"], input.get("input")) as stream:
             for chunk in stream:
                 res["chunks"].append(chunk)
+                if input.get("report"):
+                    p.notify("took", {"n": len(res["chunks"])})
                 if take and len(res["chunks"]) == take:
                     break
                 if delay and cancel.wait(delay / 1000):

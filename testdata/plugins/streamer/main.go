@@ -19,9 +19,10 @@
 //     and returns.
 //   - "plain", a provider that answers {"plain": input}.
 //   - "relay", which consumes a stream through the host (CallStream): its
-//     input {"capability", "method", "input", "take": K, "delay_ms": D}
-//     names the call; it takes at most K chunks (all without take),
-//     waiting D ms after each, and answers {"chunks": [...]} with, when
+//     input {"capability", "method", "input", "take": K, "delay_ms": D,
+//     "report": R} names the call; it takes at most K chunks (all without
+//     take), with R the notify "took" {"n": N} after the Nth, waiting D ms
+//     after each, and answers {"chunks": [...]} with, when
 //     the stream failed, "error": {"code", "message"} (code 0 for a local
 //     failure).
 package main
@@ -53,6 +54,7 @@ type relayInput struct {
 	Input      json.RawMessage `json:"input,omitempty"`
 	Take       int             `json:"take"`
 	DelayMS    int             `json:"delay_ms"`
+	Report     bool            `json:"report"`
 }
 
 type relayError struct {
@@ -128,6 +130,9 @@ func main() {
 				break
 			}
 			res.Chunks = append(res.Chunks, chunk)
+			if in.Report {
+				_ = p.Notify("took", map[string]int{"n": len(res.Chunks)})
+			}
 			if in.Take > 0 && len(res.Chunks) == in.Take {
 				break
 			}
