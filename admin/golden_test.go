@@ -148,7 +148,7 @@ func TestGoldenStreams(t *testing.T) {
 		// depends on the plugins; the restart's start at its first line.
 		start := -1
 		for i, l := range lines {
-			if bytes.Contains(l, []byte(`"type":"plugin-state","plugin":"memory","state":"starting"`)) {
+			if bytes.Contains(l, []byte(`"type":"plugin-state","generation":2,"plugin":"memory","state":"starting"`)) {
 				start = i
 			}
 		}

@@ -88,7 +88,7 @@ func (k *Kernel) restart(ctx context.Context, plugin string) {
 // plugin and publishes it. It returns why the plugin could not be started.
 // It must be called with buildMu held.
 func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) error {
-	k.setState(plugin, observe.StateStarting, "", nil)
+	k.setStateIn(k.number+1, plugin, observe.StateStarting) // the generation the rebuild publishes
 	names := restartSet(l.gen, plugin)
 	in := k.lastInputs
 	var adopt []string
