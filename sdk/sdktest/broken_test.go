@@ -243,7 +243,7 @@ func TestBrokenContributions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := helperPackage(t, tt.mode, tt.contributes)
-			rep, err := Run(context.Background(), dir, Options{Inputs: tt.inputs, CallTimeout: time.Second})
+			rep, err := Run(context.Background(), dir, Options{Inputs: tt.inputs, CallTimeout: 5 * time.Second}) // room for a loaded CI machine
 			if err != nil {
 				t.Fatal(err)
 			}
