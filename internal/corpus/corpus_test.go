@@ -35,7 +35,9 @@ var corpusKinds = []string{"python-sdk-", "node-sdk-", "raw-python-", "raw-node-
 // temporary directory (the corpus is never written to), builds the Go
 // ones there, and runs the conformance suite on each against the current
 // kernel: every case must pass (no warning, no skip), and the handshake
-// must show the plugin answering exactly its directory's version.
+// must show the plugin answering exactly its directory's version. A
+// plugin with warnings only (all about time) is run once more, alone,
+// and judged by that run.
 func TestCorpus(t *testing.T) {
 	proctest.Interpreter(t, "python3")
 	proctest.Interpreter(t, "node")
@@ -53,11 +55,35 @@ func TestCorpus(t *testing.T) {
 	reports := runAll(t, work, dirs)
 	for _, d := range dirs {
 		t.Run(d, func(t *testing.T) {
-			for _, p := range judge(d, reports[d]) {
+			r := reports[d]
+			if onlyWarnings(r) {
+				// A warning is about time (a call or its cancel answered
+				// late), which a loaded machine running six plugins at
+				// once can cause: run the plugin again, alone.
+				t.Logf("warnings, run again alone: %s", strings.Join(judge(d, r), "; "))
+				r = runAll(t, work, []string{d})[d]
+			}
+			for _, p := range judge(d, r) {
 				t.Error(p)
 			}
 		})
 	}
+}
+
+// onlyWarnings reports whether r's cases are all passed or warned, with
+// at least one warning.
+func onlyWarnings(r result) bool {
+	warned := false
+	for _, c := range r.rep.Cases {
+		switch c.Status {
+		case sdktest.Pass:
+		case sdktest.Warn:
+			warned = true
+		default:
+			return false
+		}
+	}
+	return r.err == nil && warned
 }
 
 // judge returns what keeps the plugin of dir (version/name) from passing:
