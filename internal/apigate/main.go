@@ -141,7 +141,7 @@ func run(o options, w io.Writer) (ok bool, err error) {
 		fmt.Fprintf(w, "apigate: the exported API differs from api/%s and api/%s:\n%s", baseFile, nextFile, r)
 		return false, nil
 	}
-	fmt.Fprintf(w, "apigate: %d exported names of %d packages match api/ (%d added since %s)\n",
+	fmt.Fprintf(w, "apigate: the %d API lines of %d packages match api/ (%d added since %s)\n",
 		len(cur), len(o.pkgs), len(next.lines), baseFile)
 	return true, nil
 }
