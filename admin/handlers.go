@@ -51,7 +51,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 	ps := s.k.Plugins()
 	a.Plugins = make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
-		st := PluginStatus{Name: p.Plugin, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Crashes, Reason: p.Reason}
+		st := PluginStatus{Name: p.Name, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Restarts, Reason: p.Reason}
 		if p.PID != 0 && (p.State == observe.StateReady || p.State == observe.StateUnresponsive) {
 			up := seconds(now.Sub(p.Since))
 			st.UptimeSeconds = &up
@@ -91,7 +91,7 @@ func (s *Server) plugins(w http.ResponseWriter, _ *http.Request) {
 	}
 	states := map[string]string{}
 	for _, p := range s.k.Plugins() {
-		states[p.Plugin] = string(p.State)
+		states[p.Name] = string(p.State)
 	}
 	a := PluginsAnswer{Generation: g.Number(), Plugins: []Member{}}
 	for _, m := range g.Members() {

@@ -154,7 +154,7 @@ func ExampleKernel_Plugins() {
 	}
 	defer k.Close(ctx)
 	for _, p := range k.Plugins() {
-		fmt.Println(p.Plugin, p.State, p.PID != 0)
+		fmt.Println(p.Name, p.State, p.PID != 0)
 	}
 	// Output:
 	// audit ready true
