@@ -392,6 +392,7 @@ func (c *Client) readLoop() {
 	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.maxFrame)
 	fr.SetRedact(c.opts.Redact)
 	if c.tracing {
+		defer c.frameLimit.flush()
 		fr.SetTrace(func(line []byte) { c.traceFrame("recv", line) })
 	}
 	for {

@@ -30,8 +30,10 @@ type Client struct {
 	redact redactor    // Options.Redact: every plugin string passes it
 	limit  *logLimiter // rate limit of the plugin's log lines
 	// tracing is set when log was at trace level at Start: every frame
-	// sent and received is then logged, redacted (traceFrame).
-	tracing bool
+	// sent and received is then logged, redacted (traceFrame), those
+	// received limited by frameLimit (nil when not tracing).
+	tracing    bool
+	frameLimit *logLimiter
 
 	// Set by launch before any goroutine starts, then read-only.
 	proc        *process.Process
@@ -176,7 +178,9 @@ func newClient(p *pluginpkg.Package, opts Options) *Client {
 	c.out = newOutQueue(opts.queueBytes, c.startWriter)
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
-	c.tracing = c.log.IsTrace()
+	if c.tracing = c.log.IsTrace(); c.tracing {
+		c.frameLimit = newLogLimiter(c.log.Named("frames"), opts)
+	}
 	c.life, c.end = context.WithCancelCause(context.Background())
 	c.mu.pending = make(map[int64]pendingCall)
 	return c

@@ -11,10 +11,12 @@ const maxTracedFrame = 2 << 10
 // traceFrame logs one frame at trace level (dir "send" or "recv"), through
 // the redaction point every plugin string passes (redactor): the whole
 // frame is redacted before it is cut to maxTracedFrame, so a secret is
-// never shown in part. The frames the plugin sends pass its log limiter,
-// as its log lines do. Callers check c.tracing first.
+// never shown in part. The frames the plugin sends pass a limiter of
+// their own (frameLimit), with the limits of its log lines, whose summary
+// is logged under the name "frames": they do not take its log lines'
+// share. Callers check c.tracing first.
 func (c *Client) traceFrame(dir string, frame []byte) {
-	if dir == "recv" && !c.limit.allow() {
+	if dir == "recv" && !c.frameLimit.allow() {
 		return
 	}
 	text := c.redact.text(string(bytes.TrimRight(frame, "\r\n")))
