@@ -3,7 +3,6 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"runtime"
@@ -251,8 +250,7 @@ func (s *Server) dispatch(r *http.Request, req CallRequest, input json.RawMessag
 			interceptAnswer(a, res)
 		}
 	default:
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeBadRequest,
-			Message: fmt.Sprintf("call: kind %q is not provider, action, strategy or intercept", req.Kind)}
+		return s.invokeHostKind(ctx, a, req, input)
 	}
 	if err != nil {
 		return nil, kernelError(err)
