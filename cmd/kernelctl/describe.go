@@ -154,11 +154,15 @@ func completeCall(g *globals) func(*cobra.Command, []string, string) ([]string, 
 	return func(_ *cobra.Command, args []string, toComplete string) ([]string, cobra.ShellCompDirective) {
 		var out []string
 		switch len(args) {
-		case 0:
-			out = slices.Clone(callKinds)
+		case 0: // the built-in kinds in their order, then the host's
+			var host []string
 			for _, c := range runningCallables(g) {
-				out = append(out, c.Call)
+				if !slices.Contains(callKinds, c.Call) {
+					host = append(host, c.Call)
+				}
 			}
+			builtin := slices.DeleteFunc(slices.Clone(callKinds), func(k string) bool { return !strings.HasPrefix(k, toComplete) })
+			return append(builtin, prefixed(host, toComplete)...), cobra.ShellCompDirectiveNoFileComp
 		case 1:
 			for _, c := range runningCallables(g) {
 				if c.Call == args[0] {
