@@ -105,6 +105,17 @@ func (c *Client) Plugins(ctx context.Context) (*PluginsAnswer, error) {
 	return &a, c.do(ctx, http.MethodGet, "/v1/plugins", nil, &a)
 }
 
+// Contributions asks GET /v1/contributions; a non-empty plugin selects
+// that plugin's.
+func (c *Client) Contributions(ctx context.Context, plugin string) (*ContributionsAnswer, error) {
+	var a ContributionsAnswer
+	path := "/v1/contributions"
+	if plugin != "" {
+		path += "?plugin=" + url.QueryEscape(plugin)
+	}
+	return &a, c.do(ctx, http.MethodGet, path, nil, &a)
+}
+
 // Plan asks GET /v1/plan.
 func (c *Client) Plan(ctx context.Context) (*generation.Plan, error) {
 	var a generation.Plan

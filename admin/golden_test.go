@@ -35,6 +35,7 @@ func TestGoldenAnswers(t *testing.T) {
 		{name: "status", method: "GET", path: "/v1/status", want: 200},
 		{name: "plugins", method: "GET", path: "/v1/plugins", want: 200},
 		{name: "plan", method: "GET", path: "/v1/plan", want: 200},
+		{name: "contributions-plugin", method: "GET", path: "/v1/contributions?plugin=kvstore", want: 200},
 		{name: "call-provider", method: "POST", path: "/v1/call", want: 200,
 			body: `{"kind": "provider", "target": "plugin/kvstore/put", "input": {"key": "greeting", "value": "hello"}}`},
 		{name: "call-provider-get", method: "POST", path: "/v1/call", want: 200,

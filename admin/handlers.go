@@ -3,7 +3,6 @@ package admin
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
 	"os"
 	"runtime"
@@ -51,8 +50,8 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 	ps := s.k.Plugins()
 	a.Plugins = make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
-		st := PluginStatus{Name: p.Plugin, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Crashes, Reason: p.Reason}
-		if m := g.Member(p.Plugin); m != nil && m.Package.Manifest.Version != nil {
+		st := PluginStatus{Name: p.Name, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Restarts, Reason: p.Reason}
+		if m := g.Member(p.Name); m != nil && m.Package.Manifest.Version != nil {
 			st.Version = m.Package.Manifest.Version.String()
 		}
 		if p.PID != 0 && (p.State == observe.StateReady || p.State == observe.StateUnresponsive) {
@@ -94,7 +93,7 @@ func (s *Server) plugins(w http.ResponseWriter, _ *http.Request) {
 	}
 	states := map[string]string{}
 	for _, p := range s.k.Plugins() {
-		states[p.Plugin] = string(p.State)
+		states[p.Name] = string(p.State)
 	}
 	a := PluginsAnswer{Generation: g.Number(), Plugins: []Member{}}
 	for _, m := range g.Members() {
@@ -254,8 +253,7 @@ func (s *Server) dispatch(r *http.Request, req CallRequest, input json.RawMessag
 			interceptAnswer(a, res)
 		}
 	default:
-		return nil, &Error{Status: http.StatusBadRequest, Code: CodeBadRequest,
-			Message: fmt.Sprintf("call: kind %q is not provider, action, strategy or intercept", req.Kind)}
+		return s.invokeHostKind(ctx, a, req, input)
 	}
 	if err != nil {
 		return nil, kernelError(err)

@@ -72,6 +72,7 @@ func TestRoutes(t *testing.T) {
 		{method: "GET", path: "/v1/status", want: reply{status: 200}},
 		{method: "GET", path: "/v1/plugins", want: reply{status: 200}},
 		{method: "GET", path: "/v1/plan", want: reply{status: 200}},
+		{method: "GET", path: "/v1/contributions", want: reply{status: 200}},
 		{method: "POST", path: "/v1/reload", want: reply{status: 200}},
 		{method: "POST", path: "/v1/plugins/memory/restart", want: reply{status: 200}},
 		{method: "POST", path: "/v1/plugins/nosuch/restart", want: reply{status: 404, code: admin.CodeUnknownPlugin,

@@ -268,6 +268,7 @@ func (s *Server) table() []route {
 		{method: http.MethodGet, path: "/v1/version", handle: s.version},
 		{method: http.MethodGet, path: "/v1/status", handle: s.status},
 		{method: http.MethodGet, path: "/v1/plugins", handle: s.plugins},
+		{method: http.MethodGet, path: "/v1/contributions", handle: s.contributions},
 		{method: http.MethodGet, path: "/v1/plan", handle: s.plan},
 		{method: http.MethodPost, path: "/v1/reload", handle: s.reload},
 		{method: http.MethodPost, path: "/v1/plugins/{name}/restart", handle: s.restart},

@@ -35,6 +35,10 @@ func targets(g *generation.Generation, kind string) []string {
 		add(contribution.KindProvider)
 	case KindAction:
 		add(contribution.KindAction)
+	default:
+		if k := contribution.Kind(kind); !k.Builtin() {
+			add(k)
+		}
 	}
 	slices.Sort(out)
 	return slices.Compact(out)

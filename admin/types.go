@@ -202,7 +202,9 @@ const (
 
 // CallRequest is the body of POST /v1/call.
 type CallRequest struct {
-	// Kind is KindProvider, KindAction, KindStrategy or KindIntercept.
+	// Kind is KindProvider, KindAction, KindStrategy or KindIntercept, or
+	// a kind the host declares (config.md, "Host-defined kinds"), whose
+	// contributions at Target are each invoked (CallAnswer.Answers).
 	Kind string `json:"kind"`
 	// Target is the provider or action ID ("plugin/<name>/<ref>"), the
 	// strategy slot, or the interception point.
@@ -231,6 +233,9 @@ type CallAnswer struct {
 	DeniedBy string          `json:"denied_by,omitempty"`
 	Reason   string          `json:"reason,omitempty"`
 	Steps    []Step          `json:"steps,omitempty"`
+	// Answers are the answers of the contributions of a host kind at the
+	// target, in the order they were invoked (kernel.Kernel.InvokeEach).
+	Answers []KindAnswer `json:"answers,omitempty"`
 	// Error is the failure of an optional plugin the kernel skipped (a
 	// strategy owner); the call itself succeeded.
 	Error string `json:"error,omitempty"`
@@ -240,13 +245,19 @@ type CallAnswer struct {
 }
 
 // Failed reports whether a plugin failed during the call although the call
-// succeeded: a strategy owner or an interceptor was skipped.
+// succeeded: a strategy owner, an interceptor or a host kind's
+// contribution was skipped.
 func (a *CallAnswer) Failed() bool {
 	if a.Error != "" {
 		return true
 	}
 	for _, s := range a.Steps {
 		if s.Error != "" {
+			return true
+		}
+	}
+	for _, ans := range a.Answers {
+		if ans.Error != "" {
 			return true
 		}
 	}

@@ -111,7 +111,7 @@ func pluginTimed(b *testing.B, k *Kernel, pid int, plugin, call string) {
 // pluginPID returns the PID of plugin's running sidecar.
 func pluginPID(b *testing.B, k *Kernel, plugin string) int {
 	for _, st := range k.Plugins() {
-		if st.Plugin == plugin && st.PID != 0 {
+		if st.Name == plugin && st.PID != 0 {
 			return st.PID
 		}
 	}

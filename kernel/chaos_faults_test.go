@@ -113,7 +113,7 @@ func (r *chaosRig) medic(ctx context.Context) {
 		}
 		for _, st := range r.k.Plugins() {
 			if st.State == observe.StateFailed && strings.HasPrefix(st.Reason, "crashed ") {
-				r.restart(ctx, st.Plugin)
+				r.restart(ctx, st.Name)
 			}
 		}
 	}

@@ -54,7 +54,7 @@ func TestWidenedNotStarted(t *testing.T) {
 		t.Errorf("warnings %q lack %q", g.Warnings(), want)
 	}
 	for _, p := range k.Plugins() {
-		switch p.Plugin {
+		switch p.Name {
 		case "plain":
 			if p.State != observe.StateReady || p.PID == 0 || p.Confinement == nil || p.Confinement.Mode != pluginpkg.ConfineOff {
 				t.Errorf("plain: %+v", p)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/kernel/observe"
@@ -51,6 +52,40 @@ func Example() {
 	// Output:
 	// generation 1: {"cmd":"curl -H [REDACTED]"}
 	// redactor modify
+}
+
+// Handlers serve the host capabilities plugins call (config.Config.Handlers,
+// docs/protocol.md §5.11): the demo's redactor logs each redaction through
+// host.log, which the host provides (its config lists it in capabilities)
+// and serves here, while the intercept that caused the call waits.
+func ExampleKernel_handlers() {
+	cfg := demoConfig()
+	cfg.Handlers = map[capability.Key]capability.Handler{
+		"host.log": func(_ context.Context, call *capability.Call) (json.RawMessage, error) {
+			fmt.Printf("%s called %s.%s: %s\n", call.Caller, call.Capability, call.Method, call.Input)
+			return json.RawMessage(`{}`), nil
+		},
+	}
+	k, err := kernel.New(cfg)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	ctx := context.Background()
+	if err := k.Start(ctx); err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer k.Close(ctx)
+	res, err := k.Intercept(ctx, "prompt.submit", json.RawMessage(`"my password=hunter2"`))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(string(res.Payload))
+	// Output:
+	// redactor called host.log.write: {"fields":{"point":"prompt.submit"},"level":"info","message":"redacted a secret"}
+	// "my [REDACTED]"
 }
 
 // Strategy calls the owner of a slot, or says that the host default applies.
@@ -154,7 +189,7 @@ func ExampleKernel_Plugins() {
 	}
 	defer k.Close(ctx)
 	for _, p := range k.Plugins() {
-		fmt.Println(p.Plugin, p.State, p.PID != 0)
+		fmt.Println(p.Name, p.State, p.PID != 0)
 	}
 	// Output:
 	// audit ready true

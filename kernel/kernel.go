@@ -320,6 +320,7 @@ func (k *Kernel) publish(r *builder.Running) {
 	}
 	k.current.Store(l)
 	k.published(l)
+	k.logMembers(g)
 	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number()})
 	for _, w := range g.Warnings() {
 		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Message: w})
@@ -352,6 +353,7 @@ func (k *Kernel) retire(l *live, keep []string) {
 				"drain_timeout", drain)
 		}
 		<-l.handed
+		k.log.Debug("stopping retired generation", "generation", l.gen.Number(), "adopted", keep)
 		if err := l.run.Close(context.Background()); err != nil {
 			k.log.Warn("stopping retired generation", "generation", l.gen.Number(), "error", err)
 		}

@@ -168,10 +168,10 @@ func (k *Kernel) lazyCrashed(plugin string, exhausted bool, reason string, stder
 // lazyStatus fills in a plugin's status from its slot in l, if it is a
 // lazy member there.
 func lazyStatus(l *live, st *observe.PluginStatus) {
-	if l == nil || l.gen.Member(st.Plugin) == nil {
+	if l == nil || l.gen.Member(st.Name) == nil {
 		return
 	}
-	z := l.run.Lazy(st.Plugin)
+	z := l.run.Lazy(st.Name)
 	if z == nil {
 		st.Activation = pluginpkg.ActivationEager
 		return

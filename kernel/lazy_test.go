@@ -70,7 +70,7 @@ func startLazyKernel(t *testing.T, cfg config.Config) *Kernel {
 func pluginState(t *testing.T, k *Kernel, plugin string) observe.PluginStatus {
 	t.Helper()
 	for _, p := range k.Plugins() {
-		if p.Plugin == plugin {
+		if p.Name == plugin {
 			return p
 		}
 	}
@@ -184,8 +184,8 @@ func TestLazyStartFailure(t *testing.T) {
 		if i == 3 {
 			want = observe.StateFailed
 		}
-		if st.State != want || st.Crashes != i {
-			t.Errorf("after call %d: state %q, %d crashes (%s); want %q, %d", i, st.State, st.Crashes, st.Reason, want, i)
+		if st.State != want || st.Restarts != i {
+			t.Errorf("after call %d: state %q, %d crashes (%s); want %q, %d", i, st.State, st.Restarts, st.Reason, want, i)
 		}
 	}
 	_, err := k.CallProvider(context.Background(), "plugin/broken/echo", nil)
@@ -435,8 +435,8 @@ func TestLazyPinChecked(t *testing.T) {
 	if n := spawns(t, pid); n != 0 {
 		t.Errorf("the mismatched binary ran %d times", n)
 	}
-	if st := pluginState(t, k, "pinned"); st.Crashes != 1 {
-		t.Errorf("%d crashes counted, want 1 (%s)", st.Crashes, st.Reason)
+	if st := pluginState(t, k, "pinned"); st.Restarts != 1 {
+		t.Errorf("%d crashes counted, want 1 (%s)", st.Restarts, st.Reason)
 	}
 }
 

@@ -140,11 +140,11 @@ func TestObserverAndCounters(t *testing.T) {
 	obs.mu.Unlock()
 	for _, p := range k.Plugins() {
 		wantErr := uint64(0)
-		if p.Plugin == "bad" {
+		if p.Name == "bad" {
 			wantErr = 3
 		}
 		if p.Calls.Calls != 3 || p.Calls.Errors != wantErr || p.Calls.InFlight != 0 || p.Calls.P50 == 0 {
-			t.Errorf("%s: calls %+v, want 3 calls, %d errors, none in flight, a p50", p.Plugin, p.Calls, wantErr)
+			t.Errorf("%s: calls %+v, want 3 calls, %d errors, none in flight, a p50", p.Name, p.Calls, wantErr)
 		}
 	}
 }
@@ -255,7 +255,7 @@ func TestObserverSeesPluginCalls(t *testing.T) {
 	}
 	calls := map[string]uint64{}
 	for _, p := range k.Plugins() {
-		calls[p.Plugin] = p.Calls.Calls
+		calls[p.Name] = p.Calls.Calls
 	}
 	if want := map[string]uint64{"memory": 2, "kvstore": 1}; !maps.Equal(calls, want) {
 		t.Errorf("calls counted = %v, want %v (the host's handler counted in no plugin's)", calls, want)

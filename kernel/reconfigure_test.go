@@ -13,7 +13,7 @@ import (
 func pidOfPlugin(t *testing.T, k *Kernel, plugin string) int {
 	t.Helper()
 	for _, p := range k.Plugins() {
-		if p.Plugin == plugin {
+		if p.Name == plugin {
 			return p.PID
 		}
 	}

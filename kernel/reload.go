@@ -90,6 +90,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	if err != nil {
 		return nil, fmt.Errorf("kernel: plan: %w", err)
 	}
+	k.logPlan("reload", plan)
 	if !plan.Changed() {
 		return &ReloadResult{Plan: plan, Generation: l.gen}, nil
 	}

@@ -90,6 +90,7 @@ func (k *Kernel) restart(ctx context.Context, plugin string) {
 func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) error {
 	k.setStateIn(k.number+1, plugin, observe.StateStarting) // the generation the rebuild publishes
 	names := restartSet(l.gen, plugin)
+	k.log.Debug("restart", "plugin", plugin, "restarting", names)
 	in := k.lastInputs
 	var adopt []string
 	adopt, in.KeepFailed = carryOver(l, names)
@@ -97,6 +98,7 @@ func (k *Kernel) restartLocked(ctx context.Context, l *live, plugin string) erro
 	if err != nil {
 		return fmt.Errorf("kernel: plan: %w", err)
 	}
+	k.logPlan("restart", plan)
 	in.Plan = plan
 	r, err := k.build(ctx, in, l, adopt)
 	if err != nil {

@@ -67,7 +67,7 @@ func TestRestartLeavesFailedNeighboursAlone(t *testing.T) {
 		}
 	}
 	st := k.Plugins()
-	if st[0].Plugin != "alpha" || st[0].State != observe.StateFailed || st[0].Reason != failed.Message {
+	if st[0].Name != "alpha" || st[0].State != observe.StateFailed || st[0].Reason != failed.Message {
 		t.Errorf("alpha's status = %+v, want it still failed with %q", st[0], failed.Message)
 	}
 	if st[1].State != observe.StateFailed || st[2].State != observe.StateReady {
@@ -99,7 +99,7 @@ func TestRestartPlugin(t *testing.T) {
 	if n := len(log.pids(t)); n != before+1 {
 		t.Errorf("%d starts after RestartPlugin, want %d", n, before+1)
 	}
-	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Crashes != 0 {
+	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Restarts != 0 {
 		t.Errorf("after RestartPlugin: %+v, want ready with no crashes", st)
 	}
 	k.Intercept(context.Background(), "tool.before", json.RawMessage(`[]`))
@@ -175,7 +175,7 @@ func TestFailedReloadLeavesNoStaleStates(t *testing.T) {
 	}
 	for _, s := range st {
 		if s.State != observe.StateReady {
-			t.Errorf("%s is %s after the rollback, want ready", s.Plugin, s.State)
+			t.Errorf("%s is %s after the rollback, want ready", s.Name, s.State)
 		}
 	}
 }

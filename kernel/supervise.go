@@ -52,14 +52,14 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 	for _, st := range s.status {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
-		cp.PID, cp.Confinement = runningProcess(l, st.Plugin)
+		cp.PID, cp.Confinement = runningProcess(l, st.Name)
 		lazyStatus(l, &cp)
-		if cs := k.stats.lookup(st.Plugin); cs != nil {
+		if cs := k.stats.lookup(st.Name); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
 		out = append(out, cp)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Plugin < out[j].Plugin })
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
@@ -108,8 +108,8 @@ func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, re
 		s.mu.Unlock()
 		return false
 	}
-	s.status[plugin] = &observe.PluginStatus{Plugin: plugin, State: st, Reason: reason, Stderr: stderr,
-		Crashes: len(s.crashes[plugin]), Since: time.Now()}
+	s.status[plugin] = &observe.PluginStatus{Name: plugin, State: st, Reason: reason, Stderr: stderr,
+		Restarts: len(s.crashes[plugin]), Since: time.Now()}
 	s.mu.Unlock()
 	if n == 0 {
 		n = k.currentNumber()

@@ -101,7 +101,7 @@ func TestCrashRestartsThroughANewGeneration(t *testing.T) {
 		snap.Plan.Packages[0].Reasons[0] != "not running in generation 1 (crashed)" {
 		t.Errorf("restart plan = %+v", snap.Plan)
 	}
-	if st := k.Plugins(); len(st) != 2 || st[0].Plugin != "crashy" || st[0].State != observe.StateReady || st[0].Crashes != 1 {
+	if st := k.Plugins(); len(st) != 2 || st[0].Name != "crashy" || st[0].State != observe.StateReady || st[0].Restarts != 1 {
 		t.Errorf("Plugins() = %+v", st)
 	}
 }
@@ -192,7 +192,7 @@ func TestReloadKeepsCrashLoopDown(t *testing.T) {
 			if n := len(loopLog.pids(t)); n != budget+1 {
 				t.Errorf("loop started %d times, want %d", n, budget+1)
 			}
-			if st := k.Plugins()[1]; st.Plugin != "loop" || st.State != observe.StateFailed || st.Reason != failed.Message {
+			if st := k.Plugins()[1]; st.Name != "loop" || st.State != observe.StateFailed || st.Reason != failed.Message {
 				t.Errorf("loop's status = %+v, want it failed with %q", st, failed.Message)
 			}
 			checkFailedCall(t, k, required)
@@ -273,7 +273,7 @@ func TestStaleCallbacksAreIgnored(t *testing.T) {
 	if k.Current() != g {
 		t.Error("a stale crash report replaced the generation")
 	}
-	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Crashes != 1 {
+	if st := k.Plugins()[0]; st.State != observe.StateReady || st.Restarts != 1 {
 		t.Errorf("after stale reports: %+v", st)
 	}
 	select {
@@ -287,7 +287,7 @@ func TestOptionalStartFailureIsFailedState(t *testing.T) {
 	cfg := testConfig(writeHome(t, plug{name: "broken", env: map[string]string{"SCRIPT_START": "exit"}}, plug{name: "fine"}))
 	k := startKernel(t, cfg)
 	st := k.Plugins()
-	if len(st) != 2 || st[0].Plugin != "broken" || st[0].State != observe.StateFailed || !strings.Contains(st[0].Reason, "exit status 3") ||
+	if len(st) != 2 || st[0].Name != "broken" || st[0].State != observe.StateFailed || !strings.Contains(st[0].Reason, "exit status 3") ||
 		st[1].State != observe.StateReady {
 		t.Errorf("Plugins() = %+v", st)
 	}
@@ -315,7 +315,7 @@ func TestPluginsReportPID(t *testing.T) {
 	k := startKernel(t, cfg)
 	byName := map[string]observe.PluginStatus{}
 	for _, st := range k.Plugins() {
-		byName[st.Plugin] = st
+		byName[st.Name] = st
 	}
 	tests := []struct {
 		plugin  string

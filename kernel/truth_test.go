@@ -142,9 +142,9 @@ func livePIDs(t *testing.T, k *Kernel) map[string]int {
 			continue
 		}
 		if !alive(st.PID) {
-			t.Errorf("%s: Plugins reports PID %d (state %s), which is not alive", st.Plugin, st.PID, st.State)
+			t.Errorf("%s: Plugins reports PID %d (state %s), which is not alive", st.Name, st.PID, st.State)
 		}
-		out[st.Plugin] = st.PID
+		out[st.Name] = st.PID
 		pids = append(pids, st.PID)
 	}
 	kids := children(t)
@@ -168,7 +168,7 @@ func TestPluginsTellTheTruth(t *testing.T) {
 	states := watchStates(t, k, "crashy")
 	state := func(name string) observe.PluginStatus {
 		for _, st := range k.Plugins() {
-			if st.Plugin == name {
+			if st.Name == name {
 				return st
 			}
 		}
@@ -221,7 +221,7 @@ func TestPluginsTellTheTruth(t *testing.T) {
 	}
 	for _, st := range k.Plugins() {
 		if st.State != observe.StateStopped || st.PID != 0 {
-			t.Errorf("after Close: %s is %s with PID %d, want stopped without a process", st.Plugin, st.State, st.PID)
+			t.Errorf("after Close: %s is %s with PID %d, want stopped without a process", st.Name, st.State, st.PID)
 		}
 	}
 	if pids := livePIDs(t, k); len(pids) != 0 {

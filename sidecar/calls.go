@@ -391,6 +391,10 @@ func (c *Client) readLoop() {
 	defer c.limit.flush()
 	fr := wire.NewFrameReader(c.proc.Stdout, c.opts.maxFrame)
 	fr.SetRedact(c.opts.Redact)
+	if c.tracing {
+		defer c.frameLimit.flush()
+		fr.SetTrace(func(line []byte) { c.traceFrame("recv", line) })
+	}
 	for {
 		var chunk wire.StreamChunkParams
 		m, err := fr.ReadChunkOrMessage(&chunk)

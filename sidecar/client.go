@@ -29,6 +29,11 @@ type Client struct {
 
 	redact redactor    // Options.Redact: every plugin string passes it
 	limit  *logLimiter // rate limit of the plugin's log lines
+	// tracing is set when log was at trace level at Start: every frame
+	// sent and received is then logged, redacted (traceFrame), those
+	// received limited by frameLimit (nil when not tracing).
+	tracing    bool
+	frameLimit *logLimiter
 
 	// Set by launch before any goroutine starts, then read-only.
 	proc        *process.Process
@@ -110,6 +115,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phaseSpawn, Err: context.Cause(ctx)}
 	}
 	c := newClient(p, opts)
+	began := time.Now()
 	dataDir, phase, err := c.launch()
 	if err != nil {
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err}
@@ -130,6 +136,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
+	c.log.Debug("handshake", "pid", c.proc.PID(), "elapsed", time.Since(began), "protocol", decl.ProtocolVersion)
 	return c, nil
 }
 
@@ -171,6 +178,9 @@ func newClient(p *pluginpkg.Package, opts Options) *Client {
 	c.out = newOutQueue(opts.queueBytes, c.startWriter)
 	c.redact = redactor(opts.Redact)
 	c.limit = newLogLimiter(c.log, opts)
+	if c.tracing = c.log.IsTrace(); c.tracing {
+		c.frameLimit = newLogLimiter(c.log.Named("frames"), opts)
+	}
 	c.life, c.end = context.WithCancelCause(context.Background())
 	c.mu.pending = make(map[int64]pendingCall)
 	return c

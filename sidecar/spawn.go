@@ -73,6 +73,8 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 		return "", phaseVerify, fmt.Errorf("executable %s was modified between its pin check and its exec; not started", path)
 	}
 	c.direct = process.NewDirectWriter(c.proc.Stdin)
+	c.log.Debug("spawn", "path", cfg.Path, "argv", c.redactArgs(cfg.Args), "dir", cfg.Dir,
+		"pid", c.proc.PID(), "confined", policy != nil)
 	return dataDir, "", nil
 }
 

@@ -276,6 +276,9 @@ func (c *Client) stop(ctx context.Context, polite bool) error {
 // terminate escalates from shutdown to SIGKILL until the process exited.
 // It returns an error when ctx ended the graceful steps early.
 func (c *Client) terminate(ctx context.Context, polite bool) error {
+	began := time.Now()
+	c.log.Debug("stop", "pid", c.proc.PID(), "shutdown", polite)
+	defer func() { c.log.Debug("stopped", "pid", c.proc.PID(), "elapsed", time.Since(began)) }()
 	gctx, cancel := context.WithTimeout(ctx, c.opts.shutdownGrace)
 	defer cancel()
 	if polite {

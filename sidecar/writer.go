@@ -19,6 +19,9 @@ import (
 // answer past the hard bound fails with errQueueFull. send fails with
 // ErrClosed once the queue is closed.
 func (c *Client) send(ctx context.Context, kind frameKind, id int64, frame []byte) error {
+	if c.tracing {
+		c.traceFrame("send", frame)
+	}
 	for {
 		mine, room, err := c.out.pushOrTake(kind, id, frame, c.direct != nil, 0)
 		switch {
@@ -43,6 +46,9 @@ func (c *Client) send(ctx context.Context, kind frameKind, id int64, frame []byt
 // waits and is never refused for the bound. It fails only with ErrClosed
 // once the queue is closed.
 func (c *Client) sendReserved(frame []byte, reserved int64) error {
+	if c.tracing {
+		c.traceFrame("send", frame)
+	}
 	mine, _, err := c.out.pushOrTake(frameAnswer, 0, frame, c.direct != nil, reserved)
 	if mine {
 		c.writeDirect(frame)

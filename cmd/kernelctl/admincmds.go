@@ -276,7 +276,7 @@ not a running member, or it fails to start again.`,
 		Example: `  kernelctl restart memory --config kernel.json
   kernelctl restart memory --home ~/.extkernel --json`,
 		Args:              cobra.ExactArgs(1),
-		ValidArgsFunction: completePackages(g, 1),
+		ValidArgsFunction: completeMembers(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return g.withKernel(cmd, false, func(ctx context.Context, c *admin.Client) error {
 				a, err := c.Restart(ctx, args[0])

@@ -8,12 +8,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/internal/ident"
 )
 
 // maxCallInput bounds the JSON input `call` reads from stdin: the admin
@@ -26,11 +28,13 @@ func newCallCmd(g *globals) *cobra.Command {
 	var once bool
 	cmd := &cobra.Command{
 		Use:   "call KIND TARGET [JSON]",
-		Short: "Call a provider, action, strategy or interception point",
+		Short: "Call a provider, action, strategy, interception point or host kind",
 		Long: `Call a contribution of the kernel running on the home: KIND is provider
 (TARGET its ID, plugin/<name>/<ref>), action (its ID; JSON is the UI
-context), strategy (the slot) or intercept (the point; JSON is the
-payload). JSON is the argument, else standard input when it is not a
+context), strategy (the slot), intercept (the point; JSON is the
+payload), or a kind the host declares (TARGET the contribution's key;
+each plugin's answer is printed under its name). 'kernelctl describe'
+lists what can be called, with input schemas. JSON is the argument, else standard input when it is not a
 terminal; none is null. Prints what the plugin returned (for intercept, the
 payload after every interceptor, then each step; for strategy, the owner or
 that the host default applies); --json prints the admin API's answer
@@ -43,13 +47,8 @@ starts the generation, calls, and stops it.`,
   echo '"k"' | kernelctl call provider plugin/kvstore/get --config kernel.json
   kernelctl call intercept tool.before '{"cmd": "ls"}' --json
   kernelctl call strategy context.compactor '[1, 2, 3, 4]' --once --config kernel.json`,
-		Args: cobra.RangeArgs(2, 3),
-		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]string, cobra.ShellCompDirective) {
-			if len(args) == 0 {
-				return callKinds, cobra.ShellCompDirectiveNoFileComp
-			}
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		},
+		Args:              cobra.RangeArgs(2, 3),
+		ValidArgsFunction: completeCall(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			req, err := callRequest(cmd, args)
 			if err != nil {
@@ -70,12 +69,8 @@ starts the generation, calls, and stops it.`,
 // callRequest builds the request from the arguments and stdin.
 func callRequest(cmd *cobra.Command, args []string) (admin.CallRequest, error) {
 	req := admin.CallRequest{Kind: args[0], Target: args[1]}
-	found := false
-	for _, k := range callKinds {
-		found = found || k == req.Kind
-	}
-	if !found {
-		return req, &usageError{fmt.Errorf("call: KIND %q is not %s", req.Kind, strings.Join(callKinds, ", "))}
+	if !slices.Contains(callKinds, req.Kind) && ident.ValidateDotted("kind", req.Kind) != nil {
+		return req, &usageError{fmt.Errorf("call: KIND %q is not %s or a host kind", req.Kind, strings.Join(callKinds, ", "))}
 	}
 	var input []byte
 	if len(args) == 3 {
@@ -161,7 +156,16 @@ func writeCall(g *globals, a *admin.CallAnswer) {
 		fmt.Fprintln(w, jsonIndent(a.Output))
 		fmt.Fprintf(w, "owner %s\n", a.Owner)
 	default:
-		fmt.Fprintln(w, jsonIndent(a.Output))
+		if len(a.Answers) == 0 {
+			fmt.Fprintln(w, jsonIndent(a.Output))
+		}
+		for _, ans := range a.Answers { // a host kind: each contribution's answer
+			if ans.Error != "" {
+				fmt.Fprintf(w, "%s failed (skipped): %s\n", ans.Plugin, ans.Error)
+				continue
+			}
+			fmt.Fprintf(w, "%s: %s\n", ans.Plugin, jsonIndent(ans.Output))
+		}
 	}
 }
 

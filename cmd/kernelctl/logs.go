@@ -33,7 +33,7 @@ lines until interrupted. --json prints one JSON object a line
   kernelctl logs audit -f --config kernel.json
   kernelctl logs --level warn --since 10m --json`,
 		Args:              cobra.MaximumNArgs(1),
-		ValidArgsFunction: completePackages(g, 1),
+		ValidArgsFunction: completeMembers(g),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 1 {
 				req.Plugin = args[0]

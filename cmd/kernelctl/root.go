@@ -46,7 +46,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newStateCmd(g, "enable"), newStateCmd(g, "disable"), newRunCmd(g),
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
 		newVersionCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newReloadCmd(g),
-		newCallCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g),
+		newCallCmd(g), newDescribeCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g),
 		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g), newAcceptPermissionsCmd(g))
 	for _, cmd := range root.Commands() {
 		if n, ok := packageArgs[cmd.Name()]; ok && cmd.ValidArgsFunction == nil {

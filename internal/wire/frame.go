@@ -72,6 +72,7 @@ type FrameReader struct {
 	buf   []byte
 
 	redact func(string) string // see SetRedact; nil means none
+	trace  func(line []byte)   // see SetTrace; nil means none
 }
 
 // NewFrameReader returns a reader of frames from r. max <= 0 means
@@ -116,6 +117,11 @@ func (fr *FrameReader) quote(a, b []byte) string {
 	return quote([]byte(fr.redact(string(a) + string(b))))
 }
 
+// SetTrace makes the reader give each frame it returns to trace, before it
+// is decoded: a host logging every frame at trace level sets it. The line
+// is valid only during the call. nil means none.
+func (fr *FrameReader) SetTrace(trace func(line []byte)) { fr.trace = trace }
+
 // ReadFrame returns the next non-empty line without its newline. The slice
 // is valid until the next call. At end of stream it returns io.EOF (an
 // unterminated last line is returned first). A line over the limit returns a
@@ -134,6 +140,9 @@ func (fr *FrameReader) ReadFrame() ([]byte, error) {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
+		}
+		if fr.trace != nil {
+			fr.trace(line)
 		}
 		return line, nil
 	}

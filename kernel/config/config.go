@@ -180,6 +180,8 @@ type Config struct {
 	// The call counters of observe.PluginStatus.Calls are kept either way.
 	Observer observe.Observer
 	// Logger receives all kernel and plugin logs; nil means hclog's default.
+	// A host that logs with log/slog gives SlogLogger(its *slog.Logger);
+	// SlogHandler turns an hclog.Logger into a slog.Handler the other way.
 	Logger hclog.Logger
 	// HandshakeTimeout bounds the handshake of each plugin whose manifest
 	// sets no runtime.handshake_timeout (config key handshake_timeout).

@@ -133,7 +133,7 @@ func (ck *checker) capabilities(provided []capability.Provided, handlers map[cap
 	for i, p := range provided {
 		ck.err(fmt.Sprintf("capabilities[%d].capability", i), p.Key.Validate())
 		if p.Version == nil {
-			ck.add(fmt.Sprintf("capabilities[%d].version", i), "missing")
+			ck.add(fmt.Sprintf("capabilities[%d].version", i), "missing or not a valid semver version")
 		}
 	}
 	for _, key := range slices.Sorted(maps.Keys(handlers)) {

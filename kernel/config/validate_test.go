@@ -98,7 +98,7 @@ func TestValidate(t *testing.T) {
 			c.Handlers = nil
 		}, want: []string{
 			`capabilities[1].capability: "Host.Fs" is not a valid capability key: segment 1 ("Host") contains an upper-case letter (identifiers are lower-case)`,
-			`capabilities[2].version: missing`,
+			`capabilities[2].version: missing or not a valid semver version`,
 		}},
 		{name: "handlers", edit: func(c *Config) { c.Handlers["host.fs"] = c.Handlers["host.log"]; c.Handlers["host.log"] = nil },
 			want: []string{

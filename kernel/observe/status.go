@@ -40,16 +40,22 @@ const (
 )
 
 // PluginStatus is one plugin's supervision state.
+//
+// Its field names are those of the JSON the admin API shows for it
+// (admin.PluginStatus: "name", "restarts").
 type PluginStatus struct {
-	Plugin string
-	State  PluginState
+	// Name is the plugin's package name.
+	Name  string
+	State PluginState
 	// Reason explains StateUnresponsive, StateRestarting and StateFailed.
 	Reason string
 	// Stderr holds the last stderr lines of a crashed plugin.
 	Stderr []string
-	// Crashes counts crashes within the current crash window.
-	Crashes int
-	Since   time.Time
+	// Restarts counts crashes within the current crash window: each was,
+	// or will be, followed by a restart while the crash budget lasts.
+	Restarts int
+	// Since is when it entered State.
+	Since time.Time
 	// PID is the process ID of the plugin's sidecar in the current
 	// generation, or zero when none is running there. The process is the
 	// kernel's: call the plugin through the kernel's dispatch methods.
