@@ -93,7 +93,7 @@ func (s *Server) plugins(w http.ResponseWriter, _ *http.Request) {
 	for _, p := range s.k.Plugins() {
 		states[p.Plugin] = string(p.State)
 	}
-	a := PluginsAnswer{Generation: g.Number(), Plugins: []Member{}}
+	a := PluginsAnswer{Generation: g.Number(), Hash: g.Hash(), Plugins: []Member{}}
 	for _, m := range g.Members() {
 		a.Plugins = append(a.Plugins, Member{Name: m.Package.Name, Version: versionOf(m), Status: string(m.Status),
 			Required: m.Required, Adopted: m.Adopted, State: states[m.Package.Name], Reason: m.Reason})
@@ -142,7 +142,7 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	s.answer(w, ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Plan: res.Plan})
+	s.answer(w, ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Hash: res.Generation.Hash(), Plan: res.Plan})
 }
 
 // restart answers POST /v1/plugins/{name}/restart.
