@@ -30,7 +30,7 @@ var noCreds = Options{PlainHTTP: true, Credential: auth.StaticCredential("", aut
 
 // writePackage writes a package whose runtime.platforms runs ./bin/plugin
 // on platform, and returns its directory.
-func writePackage(t *testing.T, version, platform string) string {
+func writePackage(t testing.TB, version, platform string) string {
 	t.Helper()
 	dir := t.TempDir()
 	manifest := `{"format": 1, "name": "hello", "version": "` + version + `", "runtime": {"platforms": {"` + platform + `": "./bin/plugin"}}}`

@@ -21,6 +21,16 @@
 // runtime.platforms names travels in the one layer. The same package
 // directory packs to the same bytes, so to the same manifest digest.
 //
+// # Signatures
+//
+// Sign adds a signature to an artifact in a layout: a Sigstore bundle
+// (BundleMediaType) of an ECDSA P-256 signature over the artifact's
+// manifest, stored as an OCI referrer whose subject is the artifact; Push
+// copies it. Fetch verifies signatures with sigstore-go under
+// Options.Policy (LoadPolicy of the host config's policy for the
+// reference: docs/security.md, "Artifact signatures") after it reads the
+// manifest and before it reads the config or the layer.
+//
 // # References
 //
 // A reference names an artifact (ParseReference):

@@ -68,6 +68,8 @@ type Fetched struct {
 	// Archive is the package archive, verified against its digest, in a
 	// temporary file Close removes.
 	Archive string
+	// Verified is what signature verification under Options.Policy found.
+	Verified *Verified
 }
 
 // Close removes the downloaded archive. It may be called more than once.
@@ -89,9 +91,12 @@ func (f *Fetched) Close() error {
 //  2. the manifest has ArtifactType, a ConfigMediaType config of at most
 //     pluginpkg.MaxManifestSize and exactly one LayerMediaType layer of
 //     at most MaxLayerBytes, none of them the manifest itself;
-//  3. the config is a valid plugin.json with a command for this host's
+//  3. under Options.Policy, a signature referrer of the manifest is
+//     signed by a trusted key (require refuses, warn warns, naming the
+//     keys found and the policy);
+//  4. the config is a valid plugin.json with a command for this host's
 //     platform (pluginpkg.HostPlatform);
-//  4. the layer is downloaded.
+//  5. the layer is downloaded.
 //
 // Every blob is verified against its digest and size as it is read: a
 // tampered blob is refused. Errors are *RefusedError, but for a reference
@@ -119,6 +124,9 @@ func Fetch(ctx context.Context, ref string, opts Options) (*Fetched, error) {
 		return nil, err
 	}
 	f := &Fetched{Reference: r, Digest: a.desc.Digest, Origin: r.Pinned(a.desc.Digest), ManifestBytes: a.config}
+	if f.Verified, err = verifyArtifact(ctx, src, a.desc, opts.Policy, refuse); err != nil {
+		return nil, err
+	}
 	f.Manifest, err = pluginpkg.Parse("plugin.json (the artifact's config)", a.config)
 	if err != nil {
 		return nil, refuse(err, "config: %v", err)

@@ -31,6 +31,10 @@ type Options struct {
 	// TempDir is where Fetch downloads an archive; the system's
 	// temporary directory when empty. It MUST NOT be inside a home.
 	TempDir string
+	// Policy is the signature policy Fetch verifies the artifact under
+	// (LoadPolicy of config.Config.SignaturePolicyFor the reference);
+	// nil verifies nothing.
+	Policy *Policy
 }
 
 // source is what Fetch reads from: a registry's repository or a layout.

@@ -14,7 +14,8 @@ import (
 // Push copies the package artifact in a layout to a registry and returns
 // its manifest descriptor, whose digest is the artifact's identity there
 // too. artifact is an oci-layout: reference, or a layout directory that
-// holds one artifact; dest is an oci:// reference by tag. The artifact is
+// holds one artifact; dest is an oci:// reference by tag. Its signature
+// referrers (Sign) are copied with it. The artifact is
 // checked first as Fetch checks it (but for this host's platform, and
 // without reading its layer): anything else is a *RefusedError and
 // nothing is pushed.
@@ -45,7 +46,7 @@ func Push(ctx context.Context, artifact, dest string, opts Options) (ocispec.Des
 	if err != nil {
 		return ocispec.Descriptor{}, err
 	}
-	desc, err := oras.Copy(ctx, store.(oras.ReadOnlyTarget), a.desc.Digest.String(), repo, dst.Tag, oras.DefaultCopyOptions)
+	desc, err := oras.ExtendedCopy(ctx, store.(oras.ReadOnlyGraphTarget), a.desc.Digest.String(), repo, dst.Tag, oras.DefaultExtendedCopyOptions)
 	if err != nil {
 		return ocispec.Descriptor{}, fmt.Errorf("push %s to %s: %w", artifact, dest, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/distribute"
+	"github.com/extkernel/extkernel/kernel/config"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -25,7 +26,7 @@ type packOutput struct {
 }
 
 func newPackCmd(g *globals) *cobra.Command {
-	var output, tag string
+	var output, tag, signKey string
 	cmd := &cobra.Command{
 		Use: "pack DIR",
 		Example: `  kernelctl pack ./hello
@@ -45,16 +46,17 @@ install oci-layout:PATH:TAG' installs it. Exit code 0 when packed, 1 on any
 error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return g.pack(cmd.Context(), args[0], output, tag)
+			return g.pack(cmd.Context(), args[0], output, tag, signKey)
 		},
 	}
+	cmd.Flags().StringVar(&signKey, "sign-key", "", "sign the artifact with this PEM private key (ECDSA P-256), stored beside it as a Sigstore bundle that push copies")
 	cmd.Flags().StringVarP(&output, "output", "o", "", "the OCI image layout directory to store the artifact in (default NAME-VERSION.oci)")
 	cmd.Flags().StringVar(&tag, "tag", "", "the tag of the artifact in the layout (default the package's version)")
 	return cmd
 }
 
 // pack runs `kernelctl pack`.
-func (g *globals) pack(ctx context.Context, dir, output, tag string) error {
+func (g *globals) pack(ctx context.Context, dir, output, tag, signKey string) error {
 	if output == "" {
 		m, err := pluginpkg.ParseFile(filepath.Join(dir, pluginpkg.ManifestFile))
 		if err != nil {
@@ -62,9 +64,21 @@ func (g *globals) pack(ctx context.Context, dir, output, tag string) error {
 		}
 		output = m.Name + "-" + m.Version.String() + ".oci"
 	}
+	var signer *distribute.Signer
+	if signKey != "" {
+		var err error
+		if signer, err = distribute.LoadSigner(signKey); err != nil {
+			return err
+		}
+	}
 	p, err := distribute.Pack(context.WithoutCancel(ctx), dir, output, tag)
 	if err != nil {
 		return err
+	}
+	if signer != nil {
+		if _, err := distribute.Sign(context.WithoutCancel(ctx), p.Layout, p.Tag, signer); err != nil {
+			return err
+		}
 	}
 	out := packOutput{Name: p.Name, Version: p.Version, Platforms: p.Platforms, Layout: p.Layout, Tag: p.Tag,
 		Reference: p.Reference(), Digest: p.Manifest.Digest.String(), Size: p.Layer.Size}
@@ -133,16 +147,38 @@ registry is the one pack printed. Exit code 0 when pushed, 1 on any error.`,
 // to install, the install options that record its origin and check its
 // manifest, and done, which removes the archive. A src that is not a
 // reference is returned as it is.
-func fetchArtifact(ctx context.Context, src string, f installFlags, opts pluginpkg.InstallOptions) (string, pluginpkg.InstallOptions, *distribute.Fetched, func(), error) {
+func fetchArtifact(ctx context.Context, src string, f installFlags, sig *config.SignaturePolicy, opts pluginpkg.InstallOptions) (string, pluginpkg.InstallOptions, *distribute.Fetched, func(), error) {
 	if !distribute.IsReference(src) {
 		return src, opts, nil, func() {}, nil
 	}
-	fetched, err := distribute.Fetch(ctx, src, distribute.Options{PlainHTTP: f.plainHTTP})
+	dopts := distribute.Options{PlainHTTP: f.plainHTTP}
+	if sig != nil {
+		p, err := distribute.LoadPolicy(*sig)
+		if err != nil {
+			return "", opts, nil, nil, err
+		}
+		dopts.Policy = p
+	}
+	fetched, err := distribute.Fetch(ctx, src, dopts)
 	if err != nil {
 		return "", opts, nil, nil, err
 	}
 	opts.Origin, opts.ExpectManifest = fetched.Origin, fetched.ManifestBytes
 	return fetched.Archive, opts, fetched, func() { fetched.Close() }, nil
+}
+
+// signatureText is install's signature line: what verification found,
+// "" when no policy applied.
+func signatureText(v *distribute.Verified) string {
+	switch {
+	case v == nil:
+		return ""
+	case v.Signed:
+		return "verified: signed by key " + v.Key + " (" + v.Hint + ")"
+	case v.Warning != "":
+		return "unverified: " + v.Warning
+	}
+	return ""
 }
 
 // sourceKind is install's source_kind of an artifact reference src.

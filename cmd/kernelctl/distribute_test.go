@@ -1,7 +1,12 @@
 package main
 
 import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
 	"encoding/json"
+	"encoding/pem"
 	"io"
 	"log"
 	"net/http/httptest"
@@ -92,5 +97,38 @@ func TestPackPushInstallRun(t *testing.T) {
 	}
 	if code, _, errOut := kctl("install", "oci://"+host+"/acme/none:1", "--plain-http", "--home", home); code != 1 || !strings.Contains(errOut, "not found") {
 		t.Errorf("install of a missing artifact: exit %d: %s", code, errOut)
+	}
+}
+
+// TestSignedInstall: pack --sign-key signs the artifact; under a require
+// policy in the host config, install verifies it and names the key, and
+// refuses an unsigned artifact without writing anything.
+func TestSignedInstall(t *testing.T) {
+	buildDemo(t)
+	work := t.TempDir()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, _ := x509.MarshalPKCS8PrivateKey(k)
+	pubDER, _ := x509.MarshalPKIXPublicKey(&k.PublicKey)
+	os.WriteFile(filepath.Join(work, "acme.key"), pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600)
+	os.WriteFile(filepath.Join(work, "acme.pub"), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pubDER}), 0o644)
+	cfg := filepath.Join(work, "kernel.json")
+	os.WriteFile(cfg, []byte(`{"format": 1, "home": "home",
+  "signatures": [{"prefix": "oci-layout:", "policy": "require", "keys": ["acme.pub"]}]}`), 0o644)
+	var signed, unsigned packOutput
+	kctlJSON(t, 0, &signed, "pack", kvPackage(t, "1.4.0"), "-o", filepath.Join(work, "signed.oci"), "--sign-key", filepath.Join(work, "acme.key"))
+	kctlJSON(t, 0, &unsigned, "pack", kvPackage(t, "1.5.0"), "-o", filepath.Join(work, "unsigned.oci"))
+	code, out, errOut := kctl("install", unsigned.Reference, "--config", cfg)
+	if code != 1 || !strings.Contains(errOut, "not signed (no signature referrer) (policy require for \"oci-layout:\" trusts key "+filepath.Join(work, "acme.pub")+")") {
+		t.Fatalf("unsigned install: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(work, "home", "packages")); err == nil {
+		t.Error("the refused install wrote to the home")
+	}
+	code, out, errOut = kctl("install", signed.Reference, "--config", cfg)
+	if code != 0 || !strings.Contains(out, "  signature verified: signed by key "+filepath.Join(work, "acme.pub")) {
+		t.Fatalf("signed install: exit %d\n%s%s", code, out, errOut)
 	}
 }

@@ -33,10 +33,13 @@ type installOutput struct {
 	SourceKind string `json:"source_kind,omitempty"`
 	// Origin is the artifact installed, by digest, for an oci:// or
 	// oci-layout: source: what the state file records.
-	Origin   string         `json:"origin,omitempty"`
-	Package  installedJSON  `json:"package"`
-	Previous *installedJSON `json:"previous"`
-	Changed  []string       `json:"changed_files"`
+	Origin string `json:"origin,omitempty"`
+	// Signature says what signature verification found, when a policy
+	// applied: "verified: …" or "unverified: <why> (policy warn …)".
+	Signature string         `json:"signature,omitempty"`
+	Package   installedJSON  `json:"package"`
+	Previous  *installedJSON `json:"previous"`
+	Changed   []string       `json:"changed_files"`
 	// WidensPermissions lists what the new version asks for beyond the
 	// permissions accepted before ("net.connect api.example.com:443");
 	// PermissionsAccepted says --accept-permissions accepted them (else
@@ -149,7 +152,7 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 	if err != nil {
 		return nil, err
 	}
-	archive, opts, fetched, fetchDone, err := fetchArtifact(context.Background(), src, f,
+	archive, opts, fetched, fetchDone, err := fetchArtifact(context.Background(), src, f, cfg.SignaturePolicyFor(src),
 		pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, OnStep: installStep})
 	if err != nil {
 		return nil, err
@@ -168,7 +171,7 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 		Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed,
 		WidensPermissions: res.PermissionsAccepted, PermissionsAccepted: res.PermissionsAccepted != nil && f.acceptPermissions}
 	if fetched != nil {
-		out.Origin = fetched.Origin
+		out.Origin, out.Signature = fetched.Origin, signatureText(fetched.Verified)
 	}
 	switch {
 	case res.Unchanged:
@@ -274,6 +277,9 @@ func writeInstall(w io.Writer, out *installOutput) {
 	fmt.Fprintf(w, "  digest %s\n", p.Digest)
 	if out.Origin != "" {
 		fmt.Fprintf(w, "  artifact %s\n", out.Origin)
+	}
+	if out.Signature != "" {
+		fmt.Fprintf(w, "  signature %s\n", out.Signature)
 	}
 	if out.Previous != nil {
 		if len(out.Changed) > 0 {
