@@ -50,10 +50,8 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 	ps := s.k.Plugins()
 	a.Plugins = make([]PluginStatus, 0, len(ps))
 	for _, p := range ps {
-		st := PluginStatus{Name: p.Name, State: string(p.State), PID: p.PID, Since: p.Since, Restarts: p.Restarts, Reason: p.Reason}
-		if m := g.Member(p.Name); m != nil && m.Package.Manifest.Version != nil {
-			st.Version = m.Package.Manifest.Version.String()
-		}
+		st := PluginStatus{Name: p.Name, Version: p.Version, State: string(p.State), PID: p.PID, Since: p.Since,
+			Restarts: p.Restarts, Reason: p.Reason}
 		if p.PID != 0 && (p.State == observe.StateReady || p.State == observe.StateUnresponsive) {
 			up := seconds(now.Sub(p.Since))
 			st.UptimeSeconds = &up
@@ -95,7 +93,7 @@ func (s *Server) plugins(w http.ResponseWriter, _ *http.Request) {
 	for _, p := range s.k.Plugins() {
 		states[p.Name] = string(p.State)
 	}
-	a := PluginsAnswer{Generation: g.Number(), Plugins: []Member{}}
+	a := PluginsAnswer{Generation: g.Number(), Hash: g.Hash(), Plugins: []Member{}}
 	for _, m := range g.Members() {
 		a.Plugins = append(a.Plugins, Member{Name: m.Package.Name, Version: versionOf(m), Status: string(m.Status),
 			Required: m.Required, Adopted: m.Adopted, State: states[m.Package.Name], Reason: m.Reason})
@@ -144,7 +142,7 @@ func (s *Server) reload(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, e)
 		return
 	}
-	s.answer(w, ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Plan: res.Plan})
+	s.answer(w, ReloadAnswer{Published: res.Published, Generation: res.Generation.Number(), Hash: res.Generation.Hash(), Plan: res.Plan})
 }
 
 // restart answers POST /v1/plugins/{name}/restart.

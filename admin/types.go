@@ -71,7 +71,10 @@ type GenerationStatus struct {
 	Created time.Time `json:"created"`
 	// AgeSeconds is how long ago it was published, in seconds.
 	AgeSeconds float64 `json:"age_seconds"`
-	Hash       string  `json:"hash"`
+	// Hash is the generation's identity (generation.Generation.Hash):
+	// equal on two hosts exactly when they were built from the same
+	// inputs, whatever their paths.
+	Hash string `json:"hash"`
 }
 
 // PluginStatus is one plugin's supervision state in a StatusAnswer.
@@ -152,6 +155,8 @@ type Confinement struct {
 // members.
 type PluginsAnswer struct {
 	Generation uint64 `json:"generation"`
+	// Hash is the current generation's hash (generation.Generation.Hash).
+	Hash string `json:"hash"`
 	// Plugins holds every member, sorted by name.
 	Plugins []Member `json:"plugins"`
 }
@@ -178,8 +183,10 @@ type ReloadAnswer struct {
 	// Published is false when the plan had no change: nothing was started
 	// or stopped and no generation was published.
 	Published bool `json:"published"`
-	// Generation is the number of the generation serving after the reload.
+	// Generation is the number of the generation serving after the
+	// reload, and Hash its hash (generation.Generation.Hash).
 	Generation uint64 `json:"generation"`
+	Hash       string `json:"hash"`
 	// Plan is what the reload found and applied.
 	Plan *generation.Plan `json:"plan"`
 }
@@ -290,13 +297,16 @@ type LogLine struct {
 type EventLine struct {
 	Time time.Time `json:"time"`
 	// Type is a observe.EventType.
-	Type       string  `json:"type"`
-	Generation uint64  `json:"generation,omitempty"`
-	Plugin     string  `json:"plugin,omitempty"`
-	State      string  `json:"state,omitempty"`
-	ElapsedMS  float64 `json:"elapsed_ms,omitempty"`
-	Message    string  `json:"message,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	Type       string `json:"type"`
+	Generation uint64 `json:"generation,omitempty"`
+	// Hash is the generation's hash (observe.Event.Hash), for an event
+	// about a published generation.
+	Hash      string  `json:"hash,omitempty"`
+	Plugin    string  `json:"plugin,omitempty"`
+	State     string  `json:"state,omitempty"`
+	ElapsedMS float64 `json:"elapsed_ms,omitempty"`
+	Message   string  `json:"message,omitempty"`
+	Error     string  `json:"error,omitempty"`
 	// Name and Data are a notify event's name and data.
 	Name string          `json:"name,omitempty"`
 	Data json.RawMessage `json:"data,omitempty"`
@@ -312,7 +322,7 @@ type EventLine struct {
 // redacted by the kernel. The line never shares the event's data, which
 // is the host's.
 func eventLine(e observe.Event, r redact.Func) EventLine {
-	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Plugin: e.Plugin, State: e.State,
+	l := EventLine{Time: e.Time, Type: string(e.Type), Generation: e.Generation, Hash: e.Hash, Plugin: e.Plugin, State: e.State,
 		ElapsedMS: ms(e.Elapsed), Message: e.Message, Name: e.Name, Capability: e.Capability, Method: e.Method, Target: e.Target}
 	if e.Err != nil {
 		l.Error = e.Err.Error()
@@ -332,7 +342,7 @@ func eventLine(e observe.Event, r redact.Func) EventLine {
 
 // size is what a line is counted for in the event ring and a follower.
 func (l EventLine) size() int64 {
-	return int64(lineOverhead + len(l.Type) + len(l.Plugin) + len(l.State) + len(l.Message) + len(l.Error) +
+	return int64(lineOverhead + len(l.Type) + len(l.Hash) + len(l.Plugin) + len(l.State) + len(l.Message) + len(l.Error) +
 		len(l.Name) + len(l.Data) + len(l.Capability) + len(l.Method) + len(l.Target))
 }
 

@@ -138,8 +138,12 @@ func (g *Generation) Registry() *contribution.Registry { return g.registry }
 // points or slots in lenient mode, overridden slot claims, load warnings.
 func (g *Generation) Warnings() []string { return append([]string(nil), g.warnings...) }
 
-// Hash is the hex sha256 of the generation's inputs: every member's
-// manifest, package files and command (by content), effective config and
-// policy, and the host's spec. Two generations with equal hashes were built
-// from the same inputs.
+// Hash is the generation's identity: the hex sha256 of its inputs, every
+// member's name, version, manifest, package files and command (by
+// content), launch value (config, environment with secrets as digests,
+// limits, confinement) and policy, and the host's spec (capabilities,
+// points, slots, owners, roots, strict mode, kinds). It holds no path,
+// time or generation number: hosts with the same inputs get the same
+// hash wherever their homes lie (docs/snapshot.md, "Generation hash").
+// Two generations with equal hashes were built from the same inputs.
 func (g *Generation) Hash() string { return g.hash }

@@ -321,9 +321,9 @@ func (k *Kernel) publish(r *builder.Running) {
 	k.current.Store(l)
 	k.published(l)
 	k.logMembers(g)
-	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number()})
+	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number(), Hash: g.Hash()})
 	for _, w := range g.Warnings() {
-		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Message: w})
+		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Hash: g.Hash(), Message: w})
 	}
 	if old != nil {
 		k.retire(old, keep)

@@ -165,11 +165,19 @@ func (k *Kernel) lazyCrashed(plugin string, exhausted bool, reason string, stder
 	return true
 }
 
-// lazyStatus fills in a plugin's status from its slot in l, if it is a
-// lazy member there.
-func lazyStatus(l *live, st *observe.PluginStatus) {
-	if l == nil || l.gen.Member(st.Name) == nil {
+// memberStatus fills in what a plugin's status says of its membership of
+// l: its version, its activation and, for a lazy member, its slot's
+// activity.
+func memberStatus(l *live, st *observe.PluginStatus) {
+	if l == nil {
 		return
+	}
+	m := l.gen.Member(st.Name)
+	if m == nil {
+		return
+	}
+	if v := m.Package.Manifest.Version; v != nil {
+		st.Version = v.String()
 	}
 	z := l.run.Lazy(st.Name)
 	if z == nil {

@@ -53,7 +53,7 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 		cp := *st
 		cp.Stderr = append([]string(nil), st.Stderr...)
 		cp.PID, cp.Confinement = runningProcess(l, st.Name)
-		lazyStatus(l, &cp)
+		memberStatus(l, &cp)
 		if cs := k.stats.lookup(st.Name); cs != nil {
 			cp.Calls = cs.snapshot()
 		}

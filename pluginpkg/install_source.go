@@ -61,6 +61,17 @@ type InstallOptions struct {
 	AcceptPermissions bool
 	// Limits bound what is read from the source.
 	Limits Limits
+	// Origin, when set, is recorded as the package's Origin: the
+	// artifact the source was fetched from, by digest
+	// ("oci://ghcr.io/acme/hello@sha256:…"); an install without it
+	// records none. It MUST end in "@sha256:" and 64 lower-case hex
+	// digits, or InstallSource fails before anything is written.
+	Origin string
+	// ExpectManifest, when set, is the plugin.json the source MUST hold,
+	// byte for byte (an artifact's config, which was checked before its
+	// archive was fetched); a source holding another is refused with
+	// RuleManifest before anything is written.
+	ExpectManifest []byte
 	// OnStep, when set, is called at each InstallStep reached, on the
 	// calling goroutine, with the home lock held: it MUST NOT call this
 	// package's functions on the same home. It exists for progress
@@ -298,7 +309,10 @@ func (in *installer) entry(st *state, digest string) stateEntry {
 	if in.exists {
 		e = st.entry(in.name)
 	}
-	e.Digest, e.Accepted = digest, in.accepted
+	if in.exists && e.Digest != digest {
+		e.PreviousOrigin = e.Origin
+	}
+	e.Digest, e.Accepted, e.Origin = digest, in.accepted, in.opts.Origin
 	return e
 }
 
@@ -513,12 +527,21 @@ func cleanLeftoversLocked(home string) error {
 // package it would replace. InstallSource and PreviewInstall both start
 // with it, so that a preview refuses what an install refuses.
 func checkedSource(home, src string, opts InstallOptions) (string, *source, error) {
+	if opts.Origin != "" && !validOrigin(opts.Origin) {
+		return "", nil, fmt.Errorf("install %s: origin %q is not a reference by digest (…@sha256:<64 hex>)", src, opts.Origin)
+	}
 	s, err := openSource(src, opts.Limits.withDefaults())
 	if err != nil {
 		return "", nil, err
 	}
 	if home, err = filepath.Abs(home); err != nil {
 		return "", nil, err
+	}
+	if opts.ExpectManifest != nil && sha256Hex(opts.ExpectManifest) != s.manifestSHA256 {
+		return "", nil, s.refuse(ManifestFile, RuleManifest, "the manifest differs from the one the artifact's config holds")
+	}
+	if msg := s.manifest.Runtime.NoPlatform(); msg != "" {
+		return "", nil, s.refuse(ManifestFile, RulePlatform, "%s", msg)
 	}
 	if err := s.checkHome(home); err != nil {
 		return "", nil, err

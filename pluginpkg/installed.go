@@ -193,6 +193,9 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	if m.Name != name {
 		return nil, warn(mpath, fmt.Sprintf("manifest name %q does not match directory name %q; the package is not loaded", m.Name, name), nil)
 	}
+	if msg := m.Runtime.NoPlatform(); msg != "" {
+		return nil, warn(mpath, msg+"; the package is not loaded", nil)
+	}
 	sha := sha256Hex(data)
 	if cache != nil && st.Size == int64(len(data)) {
 		cache.store(file, st, readAt, m, sha)

@@ -35,7 +35,8 @@ type jsonNet struct {
 }
 
 type jsonRuntime struct {
-	Command          string              `json:"command"`
+	Command          string              `json:"command,omitempty"`
+	Platforms        map[string]string   `json:"platforms,omitempty"`
 	Args             []string            `json:"args,omitempty"`
 	Env              map[string]string   `json:"env,omitempty"`
 	Required         bool                `json:"required,omitempty"`
@@ -72,8 +73,11 @@ func (m *Manifest) MarshalJSON() ([]byte, error) {
 		j.Kernel = m.Kernel.String()
 	}
 	if rt := m.Runtime; rt != nil {
-		jr := &jsonRuntime{Command: rt.Command, Args: rt.Args, Env: maps.Clone(rt.Env),
+		jr := &jsonRuntime{Command: rt.Command, Platforms: maps.Clone(rt.Platforms), Args: rt.Args, Env: maps.Clone(rt.Env),
 			Required: rt.Required, Priority: rt.Priority, Activation: rt.Activation}
+		if len(rt.Platforms) > 0 {
+			jr.Command = rt.DefaultCommand
+		}
 		for _, p := range rt.Intercepts {
 			jr.Intercepts = append(jr.Intercepts, string(p))
 		}

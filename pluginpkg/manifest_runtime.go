@@ -11,12 +11,13 @@ import (
 func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 	rt := &Runtime{}
 	ok := p.object(f, n, []field{
-		{name: "command", required: true, check: func(f fieldPath, n *jsonfile.Node) {
+		{name: "command", check: func(f fieldPath, n *jsonfile.Node) {
 			if s, ok := p.str(f, n); ok {
 				p.rule(f, checkCommand(s))
-				rt.Command = s
+				rt.DefaultCommand = s
 			}
 		}},
+		{name: "platforms", check: func(f fieldPath, n *jsonfile.Node) { rt.Platforms = p.platforms(f, n) }},
 		{name: "args", check: func(f fieldPath, n *jsonfile.Node) {
 			args, _ := p.strings(f, n)
 			for i, a := range args {
@@ -54,9 +55,28 @@ func (p *manifestParser) runtime(f fieldPath, n *jsonfile.Node) {
 			}
 		}},
 	})
-	if ok {
-		p.m.Runtime = rt
+	if !ok {
+		return
 	}
+	if !hasMember(n, "command") && !hasMember(n, "platforms") {
+		p.add(f.child("command"), "required field is missing")
+	}
+	if rt.Platforms == nil {
+		rt.Command, rt.DefaultCommand = rt.DefaultCommand, ""
+	} else {
+		rt.selectCommand()
+	}
+	p.m.Runtime = rt
+}
+
+// hasMember reports whether object n has a member named key.
+func hasMember(n *jsonfile.Node, key string) bool {
+	for _, m := range n.Members {
+		if m.Key == key {
+			return true
+		}
+	}
+	return false
 }
 
 // env walks runtime.env: an object of string values keyed by valid,

@@ -48,6 +48,7 @@ var brokenManifests = []struct {
 	{rule: "bad-kernel", schema: parseOnly, want: `bad-kernel/plugin.json: kernel: ">= one" is not a valid semver constraint`},
 	{rule: "bad-method-name", schema: schema, want: `bad-method-name/plugin.json: provides[0].methods.Put: "Put" is not a valid method name: segment 1 ("Put") contains an upper-case letter (identifiers are lower-case)`},
 	{rule: "bad-name", schema: schema, want: `bad-name/plugin.json: name: "My Plugin" is not a valid package name (use 1-64 characters of a-z, 0-9, '.', '_' and '-', starting with a letter or digit)`},
+	{rule: "bad-platform", schema: schema, want: `bad-platform/plugin.json: runtime.platforms["linux/x86_64"]: platform "linux/x86_64": unknown arch "x86_64"`},
 	{rule: "bad-point", schema: schema, want: `bad-point/plugin.json: runtime.intercepts[1]: "Tool.After" is not a valid point: segment 1 ("Tool") contains an upper-case letter (identifiers are lower-case)`},
 	{rule: "bad-provide-version", schema: schema, want: `bad-provide-version/plugin.json: provides[0].version: "v1.0.0" is not a valid semantic version: drop the leading "v"`},
 	{rule: "bad-requires-constraint", schema: parseOnly, want: `bad-requires-constraint/plugin.json: requires[1].version: "~2.x.y" is not a valid semver constraint`},

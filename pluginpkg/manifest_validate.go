@@ -112,7 +112,7 @@ func (m *Manifest) validateRequires(v *validator, provided map[capability.Key]in
 
 func (rt *Runtime) validate(v *validator, rule func(fieldPath, string)) {
 	f := fieldPath("runtime")
-	rule(f.child("command"), checkCommand(rt.Command))
+	rt.validatePlatforms(f, rule)
 	for i, a := range rt.Args {
 		rule(f.child("args").index(i), checkText(a))
 	}

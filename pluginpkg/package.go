@@ -52,6 +52,9 @@ func (p *Package) checkRuntime() error {
 	if p.Manifest == nil || p.Manifest.Runtime == nil {
 		return fmt.Errorf("package %q: %w", p.Name, ErrNoRuntime)
 	}
+	if msg := p.Manifest.Runtime.NoPlatform(); msg != "" {
+		return fmt.Errorf("package %q: %s", p.Name, msg)
+	}
 	if msg := checkCommand(p.Manifest.Runtime.Command); msg != "" {
 		return fmt.Errorf("package %q: runtime.command: %s", p.Name, msg)
 	}

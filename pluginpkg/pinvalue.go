@@ -2,6 +2,7 @@ package pluginpkg
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
@@ -57,4 +58,20 @@ func (p *Package) CheckPackagePin() (*PinCheck, error) {
 		return nil, err
 	}
 	return (*PinCheck)(c), nil
+}
+
+// validOrigin reports whether o names an artifact by digest: at most 4096
+// bytes of printable text ending in "@sha256:" and 64 lower-case hex
+// digits (Package.Origin).
+func validOrigin(o string) bool {
+	at := strings.LastIndex(o, "@sha256:")
+	if at <= 0 || len(o) > 4096 || !pkgfiles.ValidSHA256(o[at+len("@sha256:"):]) {
+		return false
+	}
+	for _, r := range o {
+		if r < 0x21 || r == 0x7f {
+			return false
+		}
+	}
+	return true
 }

@@ -65,6 +65,7 @@ func Rollback(home, name string) (*InstallResult, error) {
 	}
 	e := st.entry(name)
 	e.Digest = digest.Sum
+	e.Origin, e.PreviousOrigin = e.PreviousOrigin, e.Origin
 	st.Packages[name] = e
 	if err := writeStateLocked(home, st); err != nil {
 		return nil, errors.Join(fmt.Errorf("rollback %s: %w", name, err), r.unswap())

@@ -112,6 +112,10 @@ const (
 	// RuleManifest: no plugin.json at the top of the source (or of its one
 	// top-level directory), or it is not a regular file.
 	RuleManifest SourceRule = "manifest"
+	// RulePlatform: the manifest's runtime.platforms has no command for
+	// this host's platform (HostPlatform) and it has no runtime.command
+	// to fall back to.
+	RulePlatform SourceRule = "platform"
 	// RuleFormat: the source is not a directory, a tar.gz or a zip; the
 	// archive is corrupt, truncated or encrypted; or it changed while it
 	// was read.

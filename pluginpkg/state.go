@@ -29,16 +29,20 @@ const MaxStateSize = 4 << 20
 // Digest is the FileDigest sum InstallSource recorded (recorded, never
 // enforced: that is what a pin is for). Accepted is the permissions the
 // operator accepted (Package.Accepted); nil when none is recorded.
+// Origin is the artifact the package was installed from (Package.Origin),
+// PreviousOrigin that of the version kept for Rollback.
 type stateEntry struct {
-	Enabled  bool
-	Pin      string
-	Digest   string
-	Accepted *Permissions
+	Enabled        bool
+	Pin            string
+	Digest         string
+	Accepted       *Permissions
+	Origin         string
+	PreviousOrigin string
 }
 
 // apply sets p's state fields from e.
 func (e stateEntry) apply(p *Package) {
-	p.Enabled, p.Pin, p.Digest, p.Accepted = e.Enabled, e.Pin, e.Digest, e.Accepted.Clone()
+	p.Enabled, p.Pin, p.Digest, p.Accepted, p.Origin = e.Enabled, e.Pin, e.Digest, e.Accepted.Clone(), e.Origin
 }
 
 // stateEntryJSON is a stateEntry in the state file.
@@ -47,11 +51,14 @@ type stateEntryJSON struct {
 	Pin      string           `json:"pin,omitempty"`
 	Digest   string           `json:"digest,omitempty"`
 	Accepted *permissionsJSON `json:"accepted_permissions,omitempty"`
+	Origin   string           `json:"origin,omitempty"`
+	Previous string           `json:"previous_origin,omitempty"`
 }
 
 // MarshalJSON writes e as the state file holds it.
 func (e stateEntry) MarshalJSON() ([]byte, error) {
-	return json.Marshal(stateEntryJSON{Enabled: e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: toPermissionsJSON(e.Accepted)})
+	return json.Marshal(stateEntryJSON{Enabled: e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: toPermissionsJSON(e.Accepted),
+		Origin: e.Origin, Previous: e.PreviousOrigin})
 }
 
 // permissionsJSON is Permissions in the manifest's grammar, as the state
@@ -144,6 +151,8 @@ type rawState struct {
 		Pin      string           `json:"pin"`
 		Digest   string           `json:"digest"`
 		Accepted *permissionsJSON `json:"accepted_permissions"`
+		Origin   string           `json:"origin"`
+		Previous string           `json:"previous_origin"`
 	} `json:"packages"`
 }
 
@@ -179,7 +188,13 @@ func decodeState(path string, data []byte) (*state, error) {
 		if err := accepted.Validate(); errors.As(err, &ve) {
 			return nil, corrupt("packages[%q].accepted_permissions.%s", name, ve.Problems[0])
 		}
-		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: accepted}
+		for f, o := range map[string]string{"origin": e.Origin, "previous_origin": e.Previous} {
+			if o != "" && !validOrigin(o) {
+				return nil, corrupt("packages[%q].%s: %q is not a reference by digest", name, f, o)
+			}
+		}
+		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: accepted,
+			Origin: e.Origin, PreviousOrigin: e.Previous}
 	}
 	return st, nil
 }

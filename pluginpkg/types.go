@@ -59,9 +59,23 @@ type Manifest struct {
 
 // Runtime says how to start a package's sidecar process.
 type Runtime struct {
-	// Command is the executable as written in the manifest. Use
-	// Package.CommandPath for the resolved path.
+	// Command is the executable this host runs, as written in the
+	// manifest: the runtime.platforms entry for HostPlatform when there is
+	// one, else runtime.command (DefaultCommand); empty when neither (the
+	// package cannot run here: NoPlatform says why, loading and
+	// installing refuse it). Use Package.CommandPath for the resolved
+	// path.
 	Command string
+	// DefaultCommand is runtime.command as written when the manifest also
+	// gives runtime.platforms: the command of every platform they do not
+	// name; empty when it gives platforms alone, and when it gives no
+	// platforms (Command is then runtime.command).
+	DefaultCommand string
+	// Platforms maps a platform ("linux/amd64", GOOS/GOARCH) to the
+	// command run there (runtime.platforms), under runtime.command's
+	// rules; nil when the manifest gives none. A package packs the
+	// executables of several platforms this way (kernelctl pack).
+	Platforms map[string]string
 	// Args are passed to the command as they are; there is no shell.
 	Args []string
 	// Env holds extra environment variables for the sidecar, merged over the
@@ -133,6 +147,13 @@ type Package struct {
 	// check: compare it with FilesDigest to see whether the files changed
 	// since; only a pin stops a changed package from starting.
 	Digest string
+	// Origin is the artifact InstallSource fetched the package from, by
+	// digest, as InstallOptions.Origin gave it
+	// ("oci://ghcr.io/acme/hello@sha256:…", "oci-layout:/srv/mirror@sha256:…"),
+	// recorded in the state file; empty for a package installed from a
+	// directory or an archive, or placed otherwise. Rollback restores the
+	// origin of the version it restores.
+	Origin string
 	// Accepted is what the operator accepted that the package may reach
 	// when it runs confined, from the state file: what its manifest asked
 	// for (Manifest.RequestedPermissions) when it was first installed,

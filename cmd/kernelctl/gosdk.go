@@ -22,6 +22,31 @@ type goSDK struct {
 	SDKVersion string
 	SDKDir     string // absolute, or "" for a published version
 	GoVersion  string // the go directive, the SDK module's
+	// Replace is SDKDir relative to the new package's directory
+	// ("../extkernel"), which go.mod's replace names: a go.mod with an
+	// absolute path builds on one machine only (relativeReplace).
+	Replace string
+}
+
+// relativeReplace sets sdk.Replace to the SDK checkout relative to the
+// package directory dir, as a replace directive needs it ("./" or "../"
+// first); the absolute path only where there is no relative one (another
+// volume on Windows).
+func (sdk *goSDK) relativeReplace(dir string) {
+	sdk.Replace = sdk.SDKDir
+	abs, err := filepath.Abs(dir)
+	if err != nil || sdk.SDKDir == "" {
+		return
+	}
+	rel, err := filepath.Rel(abs, sdk.SDKDir)
+	if err != nil {
+		return
+	}
+	rel = filepath.ToSlash(rel)
+	if !strings.HasPrefix(rel, "../") && rel != ".." {
+		rel = "./" + rel
+	}
+	sdk.Replace = rel
 }
 
 // findGoSDK finds the SDK for a new Go plugin: the checkout dir when

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -25,14 +26,20 @@ var installStep func(pluginpkg.InstallStep)
 // (docs/cli.md).
 type installOutput struct {
 	// Action is "installed", "upgraded", "unchanged" or "rolled back".
-	Action     string         `json:"action"`
-	DryRun     bool           `json:"dry_run"`
-	Home       string         `json:"home"`
-	Source     string         `json:"source,omitempty"`
-	SourceKind string         `json:"source_kind,omitempty"`
-	Package    installedJSON  `json:"package"`
-	Previous   *installedJSON `json:"previous"`
-	Changed    []string       `json:"changed_files"`
+	Action     string `json:"action"`
+	DryRun     bool   `json:"dry_run"`
+	Home       string `json:"home"`
+	Source     string `json:"source,omitempty"`
+	SourceKind string `json:"source_kind,omitempty"`
+	// Origin is the artifact installed, by digest, for an oci:// or
+	// oci-layout: source: what the state file records.
+	Origin string `json:"origin,omitempty"`
+	// Signature says what signature verification found, when a policy
+	// applied: "verified: …" or "unverified: <why> (policy warn …)".
+	Signature string         `json:"signature,omitempty"`
+	Package   installedJSON  `json:"package"`
+	Previous  *installedJSON `json:"previous"`
+	Changed   []string       `json:"changed_files"`
 	// WidensPermissions lists what the new version asks for beyond the
 	// permissions accepted before ("net.connect api.example.com:443");
 	// PermissionsAccepted says --accept-permissions accepted them (else
@@ -58,7 +65,7 @@ func toInstalledJSON(p *pluginpkg.Package, digest string) installedJSON {
 
 // installFlags are the flags of install and upgrade.
 type installFlags struct {
-	upgrade, dryRun, acceptPermissions bool
+	upgrade, dryRun, acceptPermissions, plainHTTP bool
 }
 
 // addFlags adds the flags install and upgrade share.
@@ -66,6 +73,7 @@ func (f *installFlags) addFlags(cmd *cobra.Command, dryRun string) {
 	cmd.Flags().BoolVar(&f.dryRun, "dry-run", false, dryRun)
 	cmd.Flags().BoolVar(&f.acceptPermissions, "accept-permissions", false,
 		"accept the permissions the new version asks for beyond those accepted before (else such an upgrade is refused)")
+	cmd.Flags().BoolVar(&f.plainHTTP, "plain-http", false, "reach an oci:// registry over plain HTTP (a local test registry)")
 }
 
 func newInstallCmd(g *globals) *cobra.Command {
@@ -144,7 +152,13 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 	if err != nil {
 		return nil, err
 	}
-	res, planHome, done, err := installOrPreview(cfg.Home, src, f)
+	archive, opts, fetched, fetchDone, err := fetchArtifact(context.Background(), src, f, cfg.SignaturePolicyFor(src),
+		pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, OnStep: installStep})
+	if err != nil {
+		return nil, err
+	}
+	defer fetchDone()
+	res, planHome, done, err := installOrPreview(cfg.Home, archive, opts, f.dryRun)
 	if err != nil {
 		return nil, err
 	}
@@ -153,9 +167,12 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 	if err != nil {
 		return nil, err
 	}
-	out := &installOutput{Action: "installed", DryRun: f.dryRun, Home: home, Source: src, SourceKind: string(res.Source),
+	out := &installOutput{Action: "installed", DryRun: f.dryRun, Home: home, Source: src, SourceKind: sourceKind(src, res),
 		Package: toInstalledJSON(res.Package, res.Digest), Changed: res.Changed,
 		WidensPermissions: res.PermissionsAccepted, PermissionsAccepted: res.PermissionsAccepted != nil && f.acceptPermissions}
+	if fetched != nil {
+		out.Origin, out.Signature = fetched.Origin, signatureText(fetched.Verified)
+	}
 	switch {
 	case res.Unchanged:
 		out.Action = "unchanged"
@@ -188,12 +205,12 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 	return out, err
 }
 
-// installOrPreview installs src into home, or with f.dryRun previews it
-// (accepting permissions, so that a widening shows: install refuses it
-// once printed) in a copy of the home, planHome; done removes the copy.
-func installOrPreview(home, src string, f installFlags) (res *pluginpkg.InstallResult, planHome string, done func(), err error) {
-	opts := pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, OnStep: installStep}
-	if !f.dryRun {
+// installOrPreview installs src into home with opts, or with dryRun
+// previews it (accepting permissions, so that a widening shows: install
+// refuses it once printed) in a copy of the home, planHome; done removes
+// the copy.
+func installOrPreview(home, src string, opts pluginpkg.InstallOptions, dryRun bool) (res *pluginpkg.InstallResult, planHome string, done func(), err error) {
+	if !dryRun {
 		res, err = pluginpkg.InstallSource(home, src, opts)
 		return res, home, func() {}, installRefused(err)
 	}
@@ -258,6 +275,12 @@ func writeInstall(w io.Writer, out *installOutput) {
 		fmt.Fprintf(w, "%s %s: %sinstalled%s\n", p.Name, p.Version, would, from)
 	}
 	fmt.Fprintf(w, "  digest %s\n", p.Digest)
+	if out.Origin != "" {
+		fmt.Fprintf(w, "  artifact %s\n", out.Origin)
+	}
+	if out.Signature != "" {
+		fmt.Fprintf(w, "  signature %s\n", out.Signature)
+	}
 	if out.Previous != nil {
 		if len(out.Changed) > 0 {
 			fmt.Fprintf(w, "  files changed: %s\n", strings.Join(out.Changed, ", "))

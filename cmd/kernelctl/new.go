@@ -120,6 +120,7 @@ func (g *globals) newPlugin(name, lang, dir, sdkDir string) error {
 		if sc.goSDK, err = findGoSDK(sdkDir); err != nil {
 			return err
 		}
+		sc.relativeReplace(dir)
 	}
 	parent := filepath.Dir(filepath.Clean(dir))
 	if err := os.MkdirAll(parent, 0o755); err != nil {
@@ -170,7 +171,7 @@ func printNew(g *globals, out newOutput) error {
 	for _, f := range out.Files {
 		fmt.Fprintf(g.stdout, "  %s\n", filepath.Join(out.Dir, f))
 	}
-	fmt.Fprintf(g.stdout, "next: kernelctl validate %s && kernelctl conformance %s\n", out.Dir, out.Dir)
+	fmt.Fprintf(g.stdout, "next: kernelctl validate %s && kernelctl conformance %s && kernelctl pack %s\n", out.Dir, out.Dir, out.Dir)
 	return nil
 }
 

@@ -97,7 +97,7 @@ func scaffoldText(t *testing.T, created, work, dir string) []byte {
 			continue
 		case "go.mod": // its indirect requirements follow the SDK's: not golden
 			for _, want := range []string{"module hello\n", "\nrequire github.com/extkernel/extkernel v0.0.0\n",
-				"\nreplace github.com/extkernel/extkernel => " + repoRoot(t) + "\n"} {
+				"\nreplace github.com/extkernel/extkernel => " + relTo(t, filepath.Join(work, "hello"), repoRoot(t)) + "\n"} {
 				if !bytes.Contains(data, []byte(want)) {
 					t.Errorf("go.mod lacks %q:\n%s", want, data)
 				}
@@ -185,4 +185,14 @@ func TestNewRefuses(t *testing.T) {
 	if data, _ := os.ReadFile(filepath.Join(full, "keep.txt")); string(data) != "mine" {
 		t.Errorf("keep.txt = %q", data)
 	}
+}
+
+// relTo is target relative to dir, as a go.mod replace writes it.
+func relTo(t *testing.T, dir, target string) string {
+	t.Helper()
+	rel, err := filepath.Rel(dir, target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return filepath.ToSlash(rel)
 }

@@ -71,8 +71,9 @@ func writeSnapshots(home string, g *generation.Generation) error {
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
-		Use: "plan",
+	var plainHTTP bool
+	cmd := &cobra.Command{
+		Use: "plan [SOURCE]",
 		Example: `  kernelctl plan --config kernel.json
   kernelctl plan --config kernel.json --json`,
 		Short: "Show what a reload would change",
@@ -86,11 +87,17 @@ confined one whose manifest asks for permissions not accepted). Then, per
 plugin, its confinement on this machine: the mode and, when confined, the
 permissions requested, granted, denied and effective, what is enforced and
 what is not, with the Landlock ABI found; under "require", a plugin this
-machine cannot confine is marked "would not start". Exit code: 0 no
+machine cannot confine is marked "would not start". With SOURCE (a package
+directory, archive, oci://REGISTRY/REPOSITORY:TAG or @sha256:…, or
+oci-layout:PATH:TAG), print what 'kernelctl upgrade SOURCE --dry-run' prints
+instead, the resolved artifact digest included. Exit code: 0 no
 changes, 2 changes that will apply, 1 error or problems that would fail the
 build.`,
-		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if len(args) == 1 {
+				return g.planArtifact(args[0], plainHTTP)
+			}
 			cfg, err := g.configWithHome()
 			if err != nil {
 				return err
@@ -113,6 +120,8 @@ build.`,
 			return g.printPlan(p, "plan", confinements(cfg, inst))
 		},
 	}
+	cmd.Flags().BoolVar(&plainHTTP, "plain-http", false, "reach an oci:// registry over plain HTTP (a local test registry)")
+	return cmd
 }
 
 func newDiffCmd(g *globals) *cobra.Command {

@@ -47,7 +47,8 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		newPlanCmd(g), newDiffCmd(g), newDoctorCmd(g), newPinCmd(g),
 		newVersionCmd(g), newStatusCmd(g), newStopCmd(g), newRestartCmd(g), newReloadCmd(g),
 		newCallCmd(g), newDescribeCmd(g), newLogsCmd(g), newEventsCmd(g), newNewCmd(g), newConformanceCmd(g),
-		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g), newAcceptPermissionsCmd(g))
+		newInstallCmd(g), newUpgradeCmd(g), newRollbackCmd(g), newRemoveCmd(g), newAcceptPermissionsCmd(g),
+		newPackCmd(g), newPushCmd(g))
 	for _, cmd := range root.Commands() {
 		if n, ok := packageArgs[cmd.Name()]; ok && cmd.ValidArgsFunction == nil {
 			cmd.ValidArgsFunction = completePackages(g, n)

@@ -20,6 +20,7 @@ const hostName = "(host)"
 type runOutput struct {
 	Home          string            `json:"home"`
 	Generation    uint64            `json:"generation"`
+	Hash          string            `json:"hash"`
 	Members       []memberJSON      `json:"members"`
 	Contributions contributionsJSON `json:"contributions"`
 	Warnings      []string          `json:"warnings"`
@@ -96,7 +97,7 @@ type actionJSON struct {
 // toRunOutput describes a published generation, with its routes
 // (kernel.Routes); every list is sorted.
 func toRunOutput(home string, g *generation.Generation, routes []capability.Route) runOutput {
-	out := runOutput{Home: home, Generation: g.Number(), Members: []memberJSON{}, Warnings: g.Warnings()}
+	out := runOutput{Home: home, Generation: g.Number(), Hash: g.Hash(), Members: []memberJSON{}, Warnings: g.Warnings()}
 	if out.Warnings == nil {
 		out.Warnings = []string{}
 	}

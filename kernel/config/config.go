@@ -167,6 +167,11 @@ type Config struct {
 	// the host's grants and denies (config key confinement;
 	// ConfinementOf); the zero value confines nothing.
 	Confinement Confinement
+	// Signatures are the policies artifacts are verified under before
+	// kernelctl installs them, by reference prefix (config key
+	// signatures; SignaturePolicyFor). The kernel itself installs
+	// nothing and does not read them.
+	Signatures []SignaturePolicy
 	// Activation says when each plugin starts (eager or lazy, over its
 	// manifest's runtime.activation) and when an idle lazy one stops
 	// (config keys activation, idle_timeout and idle_timeouts;

@@ -58,6 +58,7 @@ type fileConfig struct {
 	DataRoot              string                           `json:"data_root"`
 	ValidateProviderInput bool                             `json:"validate_provider_input"`
 	MaxCallDepth          int                              `json:"max_call_depth"`
+	Signatures            []fileSignature                  `json:"signatures"`
 }
 
 type fileHost struct {
@@ -326,6 +327,7 @@ func (fc *fileConfig) convert(dir string) (Config, []jsonfile.Problem) {
 		Activation:       convertActivation(fc),
 		HandshakeTimeout: time.Duration(fc.HandshakeTimeout), Session: convertSession(fc.Session, &ck),
 		ValidateProviderInput: fc.ValidateProviderInput, MaxCallDepth: fc.MaxCallDepth,
+		Signatures: convertSignatures(fc.Signatures, dir),
 	}
 	d := fc.Deadlines
 	cfg.Deadlines = Deadlines{Intercept: time.Duration(d.Intercept), Strategy: time.Duration(d.Strategy),

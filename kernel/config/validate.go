@@ -97,6 +97,7 @@ func (c Config) problems() []jsonfile.Problem {
 	ck.notNegative("max_call_depth", c.MaxCallDepth, "must be at least 1, got %d")
 	ck.confinement(c.Confinement)
 	ck.activation(c.Activation)
+	ck.signatures(c.Signatures)
 	return ck.problems
 }
 

@@ -56,7 +56,13 @@ type Event struct {
 	// notification was read).
 	Time       time.Time
 	Generation uint64
-	Plugin     string
+	// Hash is the generation's identity, generation.Generation.Hash (the
+	// hex sha256 of its inputs, the same on every host with the same
+	// inputs: docs/snapshot.md, "Generation hash"), for an event about a
+	// published generation: EventGenerationPublished and its
+	// EventWarning events; empty for the others.
+	Hash   string
+	Plugin string
 	// State is the plugin's start state (a generation.StartState), for
 	// EventPlugin, its supervision state (a PluginState), for
 	// EventPluginState, or the outcome of an audited action (AuditAllowed,

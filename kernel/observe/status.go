@@ -67,6 +67,10 @@ type PluginStatus struct {
 	// (sidecar.Client.Confinement: Mode "off" when it is not); nil when
 	// none runs there. It is shared: MUST NOT be modified.
 	Confinement *pluginpkg.ConfinementReport
+	// Version is the plugin's version in the current generation, its
+	// manifest's (a handshake answering another is one of the
+	// generation's warnings); empty for a plugin that is no member.
+	Version string
 	// Activation is "eager" (started with its generation) or "lazy"
 	// (started on first use); empty for a plugin that is no member of the
 	// current generation.
