@@ -47,7 +47,7 @@ import (
 // module): every package outside internal/ but the commands, benchmarks
 // and the SDKs of other languages.
 var publicPackages = []string{
-	"admin", "capability", "contribution", "generation", "kernel",
+	"admin", "capability", "contribution", "distribute", "generation", "kernel",
 	"kernel/config", "kernel/hostcap", "kernel/observe", "pluginpkg",
 	"protocol", "sdk", "sdk/sdktest", "sidecar",
 }
