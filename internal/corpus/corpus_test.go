@@ -48,6 +48,9 @@ func TestCorpus(t *testing.T) {
 		names := corpusPlugins(t, v)
 		for _, name := range names {
 			copyDir(t, filepath.Join(root, "testdata", "corpus", v, name), filepath.Join(work, v, name))
+			if strings.Contains(name, "-sdk-") { // the version's SDK file, kept once in _sdk
+				copyDir(t, filepath.Join(root, "testdata", "corpus", v, "_sdk"), filepath.Join(work, v, name))
+			}
 			dirs = append(dirs, v+"/"+name)
 		}
 		buildGo(t, v, names, filepath.Join(work, v))
@@ -160,7 +163,7 @@ func corpusPlugins(t *testing.T, version string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if e.IsDir() {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), "_") { // _sdk holds the version's SDK files
 			names = append(names, e.Name())
 		}
 	}
