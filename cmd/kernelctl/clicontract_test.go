@@ -151,6 +151,8 @@ func TestCLIContractTable(t *testing.T) {
 		{"new", "hello", "--lang", "python", "--dir", filepath.Join(dir, "hello")},
 		{"conformance", filepath.Join(home, "packages", "kvstore")},
 		{"install", src}, {"upgrade", src2}, {"rollback", "notes"}, {"accept-permissions", "notes"}, {"remove", "notes"},
+		{"pack", src, "-o", filepath.Join(dir, "notes.oci")},
+		{"push", filepath.Join(dir, "notes.oci"), registryHost(t) + "/acme/notes:1.0.0", "--plain-http"},
 	}
 	seen := map[string]bool{}
 	for _, args := range offline {
@@ -169,7 +171,7 @@ func TestCLIContractTable(t *testing.T) {
 
 	_, _, _, exited := startKernelctl(t, "run", "--config", cfg)
 	for _, args := range [][]string{
-		{"status"}, {"call", "provider", "plugin/kvstore/put", `{"key": "k", "value": 1}`},
+		{"status"}, {"describe"}, {"call", "provider", "plugin/kvstore/put", `{"key": "k", "value": 1}`},
 		{"call", "intercept", "tool.before", `{"cmd": "curl -H sk-abcdefghijkl"}`}, {"restart", "memory"},
 		{"reload"}, {"logs"}, {"events"}, {"stop"},
 	} {

@@ -132,3 +132,13 @@ func TestSignedInstall(t *testing.T) {
 		t.Fatalf("signed install: exit %d\n%s%s", code, out, errOut)
 	}
 }
+
+// registryHost serves an in-process OCI registry for the test and returns
+// its host:port, with no docker credentials of this machine in the way.
+func registryHost(t *testing.T) string {
+	t.Helper()
+	srv := httptest.NewServer(registry.New(registry.Logger(log.New(io.Discard, "", 0))))
+	t.Cleanup(srv.Close)
+	t.Setenv("DOCKER_CONFIG", t.TempDir())
+	return strings.TrimPrefix(srv.URL, "http://")
+}
