@@ -416,15 +416,18 @@ func (k *Kernel) acquire() (*live, error) {
 }
 
 // progress forwards the start events of the build of generation n to
-// subscribers and the observer, and tracks the starting state.
+// subscribers and the observer, and tracks the starting state. One event
+// per change: a start beginning is the plugin-state event "starting"; its
+// outcome (ready or failed, with how long it took) is a plugin event, the
+// build's progress; the state it leaves the plugin in is announced when
+// the generation is published.
 func (k *Kernel) progress(n uint64, e builder.Event) {
-	switch e.State {
-	case builder.Starting:
+	if e.State == builder.Starting {
 		k.setStateIn(n, e.Plugin, observe.StateStarting)
-	case builder.Ready, builder.Failed:
-		if obs := k.config().Observer; obs != nil {
-			obs.Start(observe.StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
-		}
+		return
+	}
+	if obs := k.config().Observer; obs != nil {
+		obs.Start(observe.StartInfo{Plugin: e.Plugin, Duration: e.Elapsed, Err: e.Err})
 	}
 	k.events.emit(observe.Event{Type: observe.EventPlugin, Generation: n, Plugin: e.Plugin, State: string(e.State), Elapsed: e.Elapsed, Err: e.Err})
 }

@@ -187,7 +187,7 @@ func (p *printer) show(e observe.Event) {
 	line, ok := p.eventLine(e)
 	switch {
 	case !ok:
-	case p.tty && e.Type == observe.EventPlugin:
+	case p.tty && (e.Type == observe.EventPlugin || e.Type == observe.EventPluginState && e.State == string(observe.StateStarting)):
 		p.setLive(e.Plugin, line)
 	default:
 		p.line(line)
@@ -225,9 +225,10 @@ func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
 }
 
-// stateLine formats a supervision state change. Starting and ready are
-// shown by the progress events, except "ready" after "unresponsive";
-// failures at the first start are shown by progress too.
+// stateLine formats a supervision state change: "starting" as a start's
+// first line (its outcome comes as a progress event); "ready" only after
+// "unresponsive" (a start's is shown by its progress event); failures at
+// the first start are shown by progress too.
 func (p *printer) stateLine(e observe.Event) (string, bool) {
 	prev := p.states[e.Plugin]
 	if p.states == nil {
@@ -235,6 +236,8 @@ func (p *printer) stateLine(e observe.Event) (string, bool) {
 	}
 	p.states[e.Plugin] = e.State
 	switch observe.PluginState(e.State) {
+	case observe.StateStarting:
+		return "starting " + e.Plugin, true
 	case observe.StateUnresponsive, observe.StateRestarting:
 		return fmt.Sprintf("%s %s: %s", e.State, e.Plugin, e.Message), true
 	case observe.StateFailed:

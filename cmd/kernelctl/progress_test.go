@@ -19,9 +19,12 @@ func TestPrinter(t *testing.T) {
 	plugin := func(name, state string, elapsed time.Duration, err error) observe.Event {
 		return observe.Event{Type: observe.EventPlugin, Plugin: name, State: state, Elapsed: elapsed, Err: err}
 	}
+	starting := func(name string) observe.Event {
+		return observe.Event{Type: observe.EventPluginState, Plugin: name, State: string(observe.StateStarting)}
+	}
 	steps := []func(p *printer){
-		func(p *printer) { p.event(plugin("redactor", "starting", 0, nil)) },
-		func(p *printer) { p.event(plugin("audit", "starting", 0, nil)) },
+		func(p *printer) { p.event(starting("redactor")) },
+		func(p *printer) { p.event(starting("audit")) },
 		func(p *printer) { p.event(plugin("redactor", "ready", 12345*time.Microsecond, nil)) },
 		func(p *printer) {
 			p.event(observe.Event{Type: observe.EventPluginCrashed, Plugin: "memory", Err: errors.New("gone\nfor good")})

@@ -10,8 +10,12 @@ type EventType string
 
 // Event types.
 const (
-	// EventPlugin reports a plugin's start progress: State is starting,
-	// ready, failed or skipped.
+	// EventPlugin reports the outcome of a plugin's start, the progress of
+	// a build (or a lazy member's activation): State is ready or failed,
+	// Elapsed how long the start took. That it starts is the
+	// EventPluginState "starting"; the state the start leaves it in is
+	// announced as an EventPluginState when its generation is published:
+	// each state change is one event.
 	EventPlugin EventType = "plugin"
 	// EventGenerationPublished reports a new current generation.
 	EventGenerationPublished EventType = "generation-published"
