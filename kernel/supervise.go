@@ -188,13 +188,14 @@ func (k *Kernel) health(c *sidecar.Client, responsive bool) {
 // left failed past the crash budget.
 func (k *Kernel) crashed(c *sidecar.Client, err *sidecar.CrashError) {
 	plugin := c.Name()
+	l := k.current.Load()
 	var n uint64
-	if l := k.current.Load(); l != nil {
+	if l != nil {
 		n = l.gen.Number()
 	}
 	// The sidecar has logged the crash, with the plugin's name: one line.
 	k.events.emit(observe.Event{Type: observe.EventPluginCrashed, Generation: n, Plugin: plugin, Err: err})
-	if l := k.current.Load(); l != nil {
+	if l != nil {
 		if z := l.run.Lazy(plugin); z != nil {
 			z.Crashed(c) // a lazy member's process: declared again, its crash counted
 			k.recordCrash(plugin, c.ID(), err, err.Stderr)

@@ -9,16 +9,14 @@
 package lazy_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -26,6 +24,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/extkernel/extkernel/internal/pkgfiles"
+	"github.com/extkernel/extkernel/internal/procstat"
 	"github.com/extkernel/extkernel/internal/proctest"
 	"github.com/extkernel/extkernel/kernel"
 	"github.com/extkernel/extkernel/kernel/config"
@@ -149,25 +148,13 @@ func rss(tb testing.TB) int64 {
 	}
 	var total int64
 	for _, pid := range append(pids, os.Getpid()) {
-		total += vmRSS(pid)
+		n, err := procstat.RSS(pid)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		total += n
 	}
 	return total
-}
-
-func vmRSS(pid int) int64 {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // median returns the median of xs (sorted in place).
@@ -274,7 +261,7 @@ func BenchmarkFirstCall(b *testing.B) {
 			took := time.Since(began)
 			b.StopTimer()
 			defer b.StartTimer()
-			return took, errorsJoin(err, c.Close(ctx))
+			return took, errors.Join(err, c.Close(ctx))
 		},
 		func() (time.Duration, error) { // lazy: the first call starts it
 			b.StopTimer()
@@ -291,7 +278,7 @@ func BenchmarkFirstCall(b *testing.B) {
 			took := time.Since(began)
 			b.StopTimer()
 			defer b.StartTimer()
-			return took, errorsJoin(err, k.Close(ctx))
+			return took, errors.Join(err, k.Close(ctx))
 		},
 	}
 	times := make([][]time.Duration, len(sides))
@@ -311,11 +298,4 @@ func BenchmarkFirstCall(b *testing.B) {
 	b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns/op")
 	b.ReportMetric(float64(lazy.Nanoseconds()), "lazy-ns/op")
 	b.ReportMetric(float64(lazy)/float64(cold), "lazy/cold")
-}
-
-func errorsJoin(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -19,6 +18,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/internal/procstat"
 )
 
 // fSetPipeSize is Linux's F_SETPIPE_SZ fcntl.
@@ -231,7 +231,7 @@ func sampleRSS(pid int) *rssSampler {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if v, ok := vmRSS(pid); ok {
+			if v, err := procstat.RSS(pid); err == nil {
 				peak, n = max(peak, v), n+1
 			}
 			select {
@@ -249,21 +249,4 @@ func (s *rssSampler) stop() (peak, samples int64) {
 	close(s.quit)
 	r := <-s.done
 	return r[0], r[1]
-}
-
-// vmRSS reads the VmRSS line of /proc/<pid>/status, in bytes.
-func vmRSS(pid int) (int64, bool) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			return kb << 10, err == nil
-		}
-	}
-	return 0, false
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 
@@ -126,13 +125,11 @@ func (c DeclCache) store(name, key string, d *protocol.InitializeResult) error {
 	return nil
 }
 
-// forget removes name's entry, if any.
+// forget removes name's entry, if any. A file it cannot remove is left:
+// its key no longer matches, or the next successful start replaces it.
 func (c DeclCache) forget(name string) {
-	if c.Dir == "" {
-		return
-	}
-	if err := os.Remove(c.path(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return
+	if c.Dir != "" {
+		_ = os.Remove(c.path(name))
 	}
 }
 

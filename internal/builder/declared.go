@@ -3,6 +3,7 @@ package builder
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -46,13 +47,7 @@ func manifestDeclarations(p *pluginpkg.Package) *protocol.InitializeResult {
 	for _, sl := range rt.Replaces {
 		d.Strategies = append(d.Strategies, protocol.StrategyDecl{Slot: string(sl)})
 	}
-	for _, kind := range slices.Sorted(func(yield func(contribution.Kind) bool) {
-		for k := range rt.Contributes {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, kind := range slices.Sorted(maps.Keys(rt.Contributes)) {
 		for _, key := range rt.Contributes[kind] {
 			switch kind {
 			case contribution.KindProvider:

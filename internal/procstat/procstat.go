@@ -1,7 +1,7 @@
 // Package procstat reads a process's /proc/<pid>/stat (Linux's proc(5)
-// format): one parser for the process helpers, the leak checks of the tests
-// and the benchmark reports. Elsewhere Read fails, as /proc/<pid>/stat does
-// not exist.
+// format) and the VmRSS line of its /proc/<pid>/status: one parser for the
+// process helpers, the leak checks of the tests and the benchmark
+// reports. Elsewhere Read and RSS fail, as those files do not exist.
 package procstat
 
 import (
