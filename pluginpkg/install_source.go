@@ -61,6 +61,11 @@ type InstallOptions struct {
 	AcceptPermissions bool
 	// Limits bound what is read from the source.
 	Limits Limits
+	// Bake, when set, puts the upgrade on probation (Bake): the state
+	// file records it with the version it replaces, for a running kernel
+	// to watch. It needs an installed version to replace; an install of
+	// the files already installed records none.
+	Bake *Bake
 	// Origin, when set, is recorded as the package's Origin: the
 	// artifact the source was fetched from, by digest
 	// ("oci://ghcr.io/acme/hello@sha256:…"); an install without it
@@ -260,6 +265,9 @@ func (in *installer) run() (*InstallResult, error) {
 	if in.exists && !in.opts.Upgrade && (in.cur == nil || in.cur.ManifestSHA256 != in.src.manifestSHA256) {
 		return nil, alreadyInstalled(in.home, in.cur, in.src.manifest)
 	}
+	if err := in.checkBake(); err != nil {
+		return nil, err
+	}
 	// A manifest other than the installed one is checked for consent
 	// before anything is written; the installed manifest itself only once
 	// its files are known to differ (it may ask for more than was
@@ -312,7 +320,7 @@ func (in *installer) entry(st *state, digest string) stateEntry {
 	if in.exists && e.Digest != digest {
 		e.PreviousOrigin = e.Origin
 	}
-	e.Digest, e.Accepted, e.Origin = digest, in.accepted, in.opts.Origin
+	e.Digest, e.Accepted, e.Origin, e.Bake = digest, in.accepted, in.opts.Origin, in.bakeFor(digest)
 	return e
 }
 

@@ -27,13 +27,20 @@ var ErrNoPrevious = errors.New("no previous version kept")
 // in place, between which the package is absent (a crash there loses the
 // version rolled back from, never the one restored; running Rollback
 // again completes it). If writing the state fails, the directories are
-// put back.
+// put back. It ends a bake in progress (Package.Bake).
 //
 // It returns the error wrapping ErrNoPrevious, or ErrNotInstalled when
 // name cannot be a package. In the result, Package is the restored
 // version and Previous the one rolled back from (nil when none was
 // installed).
 func Rollback(home, name string) (*InstallResult, error) {
+	return rollback(home, name, nil)
+}
+
+// rollback is Rollback; check, when set, is called with the package's
+// state entry under the lock, and its error stops the rollback before
+// anything changes.
+func rollback(home, name string, check func(stateEntry) error) (*InstallResult, error) {
 	home, unlock, err := lockForPackage(home, name)
 	if err != nil {
 		return nil, err
@@ -45,6 +52,11 @@ func Rollback(home, name string) (*InstallResult, error) {
 	st, err := readState(home)
 	if err != nil {
 		return nil, err
+	}
+	if check != nil {
+		if err := check(st.entry(name)); err != nil {
+			return nil, err
+		}
 	}
 	r := &roller{installer: installer{home: home, name: name, dest: filepath.Join(home, PackagesDir, name)}, prev: previousPath(home, name)}
 	if _, err := os.Lstat(r.prev); err != nil {
@@ -66,6 +78,7 @@ func Rollback(home, name string) (*InstallResult, error) {
 	e := st.entry(name)
 	e.Digest = digest.Sum
 	e.Origin, e.PreviousOrigin = e.PreviousOrigin, e.Origin
+	e.Bake = nil // a rollback ends a bake
 	st.Packages[name] = e
 	if err := writeStateLocked(home, st); err != nil {
 		return nil, errors.Join(fmt.Errorf("rollback %s: %w", name, err), r.unswap())

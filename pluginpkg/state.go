@@ -30,7 +30,8 @@ const MaxStateSize = 4 << 20
 // enforced: that is what a pin is for). Accepted is the permissions the
 // operator accepted (Package.Accepted); nil when none is recorded.
 // Origin is the artifact the package was installed from (Package.Origin),
-// PreviousOrigin that of the version kept for Rollback.
+// PreviousOrigin that of the version kept for Rollback. Bake is the
+// upgrade's bake in progress (Package.Bake), nil when none is.
 type stateEntry struct {
 	Enabled        bool
 	Pin            string
@@ -38,11 +39,16 @@ type stateEntry struct {
 	Accepted       *Permissions
 	Origin         string
 	PreviousOrigin string
+	Bake           *Bake
 }
 
 // apply sets p's state fields from e.
 func (e stateEntry) apply(p *Package) {
 	p.Enabled, p.Pin, p.Digest, p.Accepted, p.Origin = e.Enabled, e.Pin, e.Digest, e.Accepted.Clone(), e.Origin
+	p.Bake = nil
+	if e.Bake != nil && e.Bake.Digest == e.Digest {
+		p.Bake = e.Bake.clone()
+	}
 }
 
 // stateEntryJSON is a stateEntry in the state file.
@@ -53,12 +59,13 @@ type stateEntryJSON struct {
 	Accepted *permissionsJSON `json:"accepted_permissions,omitempty"`
 	Origin   string           `json:"origin,omitempty"`
 	Previous string           `json:"previous_origin,omitempty"`
+	Bake     *bakeJSON        `json:"bake,omitempty"`
 }
 
 // MarshalJSON writes e as the state file holds it.
 func (e stateEntry) MarshalJSON() ([]byte, error) {
 	return json.Marshal(stateEntryJSON{Enabled: e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: toPermissionsJSON(e.Accepted),
-		Origin: e.Origin, Previous: e.PreviousOrigin})
+		Origin: e.Origin, Previous: e.PreviousOrigin, Bake: toBakeJSON(e.Bake)})
 }
 
 // permissionsJSON is Permissions in the manifest's grammar, as the state
@@ -153,6 +160,7 @@ type rawState struct {
 		Accepted *permissionsJSON `json:"accepted_permissions"`
 		Origin   string           `json:"origin"`
 		Previous string           `json:"previous_origin"`
+		Bake     *bakeJSON        `json:"bake"`
 	} `json:"packages"`
 }
 
@@ -193,8 +201,12 @@ func decodeState(path string, data []byte) (*state, error) {
 				return nil, corrupt("packages[%q].%s: %q is not a reference by digest", name, f, o)
 			}
 		}
+		bake, err := e.Bake.bake()
+		if err != nil {
+			return nil, corrupt("packages[%q].%v", name, err)
+		}
 		st.Packages[name] = stateEntry{Enabled: e.Enabled == nil || *e.Enabled, Pin: e.Pin, Digest: e.Digest, Accepted: accepted,
-			Origin: e.Origin, PreviousOrigin: e.Previous}
+			Origin: e.Origin, PreviousOrigin: e.Previous, Bake: bake}
 	}
 	return st, nil
 }

@@ -162,6 +162,11 @@ type Package struct {
 	// before extkernel recorded acceptances): it counts as having
 	// accepted what it asks for now. WidenedPermissions compares.
 	Accepted *Permissions
+	// Bake is the bake this version is on (an upgrade with
+	// InstallOptions.Bake), from the state file; nil when none is in
+	// progress. A running kernel watches it and returns to the previous
+	// version when it fails (docs/operations.md, "Bake").
+	Bake *Bake
 }
 
 // Warning is a per-package problem found while loading a home. One broken
