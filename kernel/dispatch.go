@@ -145,15 +145,53 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
-	ctx = dispatchContext(sp.ctx, l, m, k.config().Deadlines.Intercept)
-	if c, release, rerr := l.use(ctx, m.Package.Name, func() string { return "call to interception point " + string(point) + " by host" }); rerr != nil {
-		err = rerr
-	} else {
+	ctx, c, release, err := k.reach(sp.ctx, l, m, k.config().Deadlines.Intercept, func() string {
+		return "call to interception point " + string(point) + " by host"
+	})
+	if err == nil {
 		out, err = c.Intercept(ctx, string(point), payload)
 		release()
 	}
 	sp.end(err)
 	return out, err
+}
+
+// reach returns m's process in l for one host request under ctx bounded
+// by d, with the request's context (dispatchContext) and the release the
+// caller MUST call when the request ended (see live.use). While m's failed
+// bake is being rolled back (bake.go), the request waits for that, at
+// most d and within ctx, and reaches the plugin in the generation the
+// rollback published, whose lease the release then also ends; so does a
+// request that found the plugin down as its bake failed.
+func (k *Kernel) reach(ctx context.Context, l *live, m *generation.Member, d time.Duration,
+	by func() string) (context.Context, *sidecar.Client, func(), error) {
+	name := m.Package.Name
+	if k.bakes.returns.Load() > 0 {
+		if l2, m2, ok := k.afterReturn(ctx, name, d); ok {
+			return reachIn(ctx, l2, m2, d, by)
+		}
+	}
+	cctx := dispatchContext(ctx, l, m, d)
+	c, release, err := l.use(cctx, name, by)
+	if err == nil || !errors.Is(err, ErrPluginDown) {
+		return cctx, c, release, err
+	}
+	if l2, m2, ok := k.afterReturn(ctx, name, d); ok {
+		return reachIn(ctx, l2, m2, d, by)
+	}
+	return cctx, nil, release, err
+}
+
+// reachIn is reach's use of m in l2, a generation leased for the request.
+func reachIn(ctx context.Context, l2 *live, m2 *generation.Member, d time.Duration,
+	by func() string) (context.Context, *sidecar.Client, func(), error) {
+	cctx := dispatchContext(ctx, l2, m2, d)
+	c, release, err := l2.use(cctx, m2.Package.Name, by)
+	if err != nil {
+		l2.release()
+		return cctx, nil, release, err
+	}
+	return cctx, c, func() { release(); l2.release() }, nil
 }
 
 // dispatchContext is the context of the host's request to m: bounded by d
@@ -304,8 +342,7 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 	f := l.root(m.Package.Name)
 	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
-	ctx = dispatchContext(sp.ctx, l, m, d)
-	c, release, err := l.use(ctx, m.Package.Name, func() string { return fmt.Sprintf("call to %s %s by host", kind, key) })
+	ctx, c, release, err := k.reach(sp.ctx, l, m, d, func() string { return fmt.Sprintf("call to %s %s by host", kind, key) })
 	if err == nil {
 		out, err = c.Invoke(ctx, method, traced(params, wire.Traceparent(sp.ctx)))
 		release()

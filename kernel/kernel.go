@@ -56,6 +56,7 @@ type Kernel struct {
 	redact     atomic.Pointer[func(string) string] // nil when no secret is configured
 	skips      skipLog                             // optional interceptors' skips, logged once per state
 	stats      statsTable                          // every plugin's call counters
+	bakes      bakeTable                           // the bakes watched (bake.go)
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -320,6 +321,7 @@ func (k *Kernel) publish(r *builder.Running) {
 	}
 	k.current.Store(l)
 	k.published(l)
+	k.watchBakes(l)
 	k.logMembers(g)
 	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number(), Hash: g.Hash()})
 	for _, w := range g.Warnings() {
@@ -372,6 +374,7 @@ func (k *Kernel) Close(ctx context.Context) error {
 	// quickly once its context is cancelled.
 	k.builds.cancelAll()
 	k.super.stop()
+	k.stopBakes()
 	k.buildMu.Lock()
 	defer k.buildMu.Unlock()
 	if k.closed.Swap(true) {

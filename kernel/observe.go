@@ -45,6 +45,9 @@ type callStats struct {
 	calls, errors atomic.Uint64
 	inFlight      atomic.Int64
 	latency       [latencyBuckets]atomic.Uint64
+	// bake is the watch of the plugin's version under bake, told of every
+	// call that ends; nil when none runs (bake.go).
+	bake atomic.Pointer[bakeWatch]
 }
 
 // bucket returns the histogram bucket of d.
@@ -151,6 +154,9 @@ func (sp *callSpan) end(err error) {
 			st.errors.Add(1)
 		}
 		st.latency[bucket(d)].Add(1)
+		if w := st.bake.Load(); w != nil {
+			w.callEnded()
+		}
 	}
 	if sp.done != nil {
 		sp.done(observe.CallOutcome{Duration: d, Err: err, ErrorType: errorType(err)})

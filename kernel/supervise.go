@@ -54,6 +54,7 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 		cp.Stderr = append([]string(nil), st.Stderr...)
 		cp.PID, cp.Confinement = runningProcess(l, st.Name)
 		memberStatus(l, &cp)
+		cp.Bake = k.bakeOf(st.Name)
 		if cs := k.stats.lookup(st.Name); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
@@ -243,6 +244,7 @@ func (k *Kernel) recordCrash(plugin string, client uint64, cause error, stderr [
 		if !k.lazyCrashed(plugin, true, reason, stderr) {
 			k.setState(plugin, observe.StateFailed, reason, stderr)
 		}
+		k.bakeCrashed(plugin, fmt.Sprintf("crashed %d times within %v (budget %d): %v", len(recent), sup.CrashWindow, sup.CrashBudget, cause))
 		return
 	}
 	if k.lazyCrashed(plugin, false, fmt.Sprintf("crash %d of %d allowed within %v: %v", len(recent), sup.CrashBudget, sup.CrashWindow, cause), stderr) {
@@ -287,6 +289,22 @@ func (k *Kernel) schedule(plugin string, delay time.Duration) {
 		}
 		k.restart(s.ctx, plugin)
 	}()
+}
+
+// spawn runs f in a goroutine supervision owns (stop waits for it),
+// unless supervision stopped; it reports whether f runs.
+func (s *supervisor) spawn(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.ctx.Err() != nil {
+		return false
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+	return true
 }
 
 // down reports whether the named member exists but does not run: it

@@ -51,6 +51,13 @@ const (
 	// kernel/hostcap record one for every call. It is delivered from the
 	// goroutine running the handler.
 	EventAudit EventType = "audit"
+	// EventBake reports a step of a bake (pluginpkg.Bake,
+	// docs/operations.md, "Bake"): State is BakeWatching when the kernel
+	// starts watching the version under bake, BakePassed, BakeRollingBack
+	// (Message says why the bake failed), BakeRolledBack (the previous
+	// version serves, Elapsed since the failure) or BakeRollbackFailed
+	// (Err says why).
+	EventBake EventType = "bake"
 )
 
 // Event is something a host may want to show or log.

@@ -77,6 +77,52 @@ type PluginStatus struct {
 	Activation string
 	// Lazy is a lazy member's activity, nil for an eager one.
 	Lazy *LazyStatus
+	// Bake is the bake of its version (pluginpkg.Bake): in progress, or
+	// how the last one ended; nil when none was watched since the kernel
+	// started.
+	Bake *BakeStatus
+}
+
+// Bake states (BakeStatus.State and the State of EventBake).
+const (
+	// BakeWatching: the version under bake runs and is watched.
+	BakeWatching = "baking"
+	// BakePassed: it ran its bake out; it stays.
+	BakePassed = "passed"
+	// BakeRollingBack: it failed its bake; the kernel is returning to the
+	// version it replaced.
+	BakeRollingBack = "rolling-back"
+	// BakeRolledBack: the kernel returned to the previous version, which
+	// serves.
+	BakeRolledBack = "rolled-back"
+	// BakeRollbackFailed: returning failed (Reason says why); the failed
+	// version stays installed, held down as past its crash budget or
+	// serving with its errors.
+	BakeRollbackFailed = "rollback-failed"
+)
+
+// BakeStatus is a bake the kernel watched (docs/operations.md, "Bake").
+type BakeStatus struct {
+	// State is one of BakeWatching, BakePassed, BakeRollingBack,
+	// BakeRolledBack and BakeRollbackFailed.
+	State string
+	// Version and Digest are the version under bake; FromVersion and
+	// FromDigest the version it replaced.
+	Version, Digest, FromVersion, FromDigest string
+	// Started is when the kernel first ran the version under bake; Until
+	// when the bake passes if nothing fails it.
+	Started, Until time.Time
+	// MaxErrorRate and MinCalls are the error rate watched (zero: the
+	// crash budget alone).
+	MaxErrorRate float64
+	MinCalls     int
+	// Calls and Errors count the calls that ended during the bake, and
+	// those of them that failed.
+	Calls, Errors uint64
+	// Reason says why the bake failed, for the states after it; Ended is
+	// when it passed or failed (zero while it runs).
+	Reason string
+	Ended  time.Time
 }
 
 // LazyStatus is what a lazy member has done: VS Code's startup table with

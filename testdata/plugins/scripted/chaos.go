@@ -72,6 +72,13 @@ func chaos(ctx context.Context) string {
 // misbehave carries out a provider's or an action's behaviour: nil to
 // answer normally, or the error to answer with. It may not return at all.
 func misbehave(ctx context.Context, behaviour string) error {
+	switch behaviour {
+	case "fail":
+		return &protocol.Error{Code: protocol.CodePluginError, Message: "failed on purpose"}
+	case "crash":
+		fmt.Fprintln(os.Stderr, "scripted: crashing on a call as told")
+		os.Exit(7)
+	}
 	if behaviour != "chaos" {
 		return nil
 	}

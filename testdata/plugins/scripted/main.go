@@ -10,7 +10,8 @@
 //	SCRIPT_SLOTS      "slot,..." claimed; the strategy echoes
 //	                  {"owner": name, "input": input}
 //	SCRIPT_PROVIDERS  "ref[=behaviour],..." each echoing its input;
-//	                  behaviour is echo (the default) or chaos
+//	                  behaviour is echo (the default), fail (an error
+//	                  answer), crash (exits 7) or chaos
 //	SCRIPT_ACTIONS    "id[=behaviour],..." each answering {"ran": id};
 //	                  behaviour is run (the default) or chaos
 //	SCRIPT_FAULTS     "fault,..." more faults chaos may pick: hostile
