@@ -60,7 +60,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 		if c := p.Confinement; c != nil {
 			st.Confinement = &Confinement{Mode: c.Mode, Mechanism: c.Mechanism, LandlockABI: c.LandlockABI, NotEnforced: c.NotEnforced}
 		}
-		st.Activation, st.Lazy = p.Activation, lazyActivity(p.Lazy)
+		st.Activation, st.Lazy, st.Bake = p.Activation, lazyActivity(p.Lazy), bakeOf(p.Bake)
 		a.Plugins = append(a.Plugins, st)
 	}
 	return a, nil
@@ -301,6 +301,20 @@ func kernelError(err error) *Error {
 		e.Problems = berr.Problems
 	}
 	return e
+}
+
+// bakeOf is a bake as the API shows it, nil for none.
+func bakeOf(b *observe.BakeStatus) *Bake {
+	if b == nil {
+		return nil
+	}
+	out := &Bake{State: b.State, Version: b.Version, Digest: b.Digest, FromVersion: b.FromVersion, FromDigest: b.FromDigest,
+		Started: b.Started, Until: b.Until, MaxErrorRate: b.MaxErrorRate, MinCalls: b.MinCalls, Calls: b.Calls, Errors: b.Errors, Reason: b.Reason}
+	if !b.Ended.IsZero() {
+		ended := b.Ended
+		out.Ended = &ended
+	}
+	return out
 }
 
 // lazyActivity is a lazy member's activity as the API shows it, nil for

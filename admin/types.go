@@ -112,6 +112,39 @@ type PluginStatus struct {
 	Activation string `json:"activation,omitempty"`
 	// Lazy is a lazy member's activity, omitted for an eager one.
 	Lazy *LazyActivity `json:"lazy,omitempty"`
+	// Bake is the bake of its version: in progress, or how the last one
+	// ended; omitted when none was watched since the kernel started.
+	Bake *Bake `json:"bake,omitempty"`
+}
+
+// Bake is an upgrade's bake (observe.BakeStatus; docs/operations.md,
+// "Bake").
+type Bake struct {
+	// State is "baking", "passed", "rolling-back", "rolled-back" or
+	// "rollback-failed".
+	State string `json:"state"`
+	// Version and Digest are the version under bake, FromVersion and
+	// FromDigest the one it replaced.
+	Version     string `json:"version"`
+	Digest      string `json:"digest"`
+	FromVersion string `json:"from_version"`
+	FromDigest  string `json:"from_digest,omitempty"`
+	// Started is when the kernel first ran the version under bake, Until
+	// when the bake passes unless it fails first, Ended when it passed or
+	// failed (omitted while it runs).
+	Started time.Time  `json:"started"`
+	Until   time.Time  `json:"until"`
+	Ended   *time.Time `json:"ended,omitempty"`
+	// MaxErrorRate and MinCalls are the error rate watched (0: the crash
+	// budget alone).
+	MaxErrorRate float64 `json:"max_error_rate"`
+	MinCalls     int     `json:"min_calls"`
+	// Calls and Errors count the calls that ended during the bake and
+	// those of them that failed.
+	Calls  uint64 `json:"calls"`
+	Errors uint64 `json:"errors"`
+	// Reason says why the bake failed.
+	Reason string `json:"reason,omitempty"`
 }
 
 // LazyActivity is what a lazy member has done (observe.LazyStatus).

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -172,6 +173,7 @@ func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 		list(w, "confinement not enforced", rules)
 	}
 	list(w, "lazy members", lazyLines(st.Plugins))
+	list(w, "bakes", bakeLines(st.Plugins))
 	list(w, plural(len(st.Warnings), "warning", "warnings"), st.Warnings)
 }
 
@@ -193,6 +195,34 @@ func lazyLines(ps []admin.PluginStatus) []string {
 		out = append(out, fmt.Sprintf("%s: activated by %s; start %gms, first call %gms; %s, %s; last used %s ago", p.Name,
 			z.ActivatedBy, z.StartMS, z.FirstCallMS, count(z.Activations, "start", "starts"), count(z.IdleStops, "idle stop", "idle stops"),
 			humanSeconds(time.Since(z.LastUsed).Round(time.Second).Seconds())))
+	}
+	return out
+}
+
+// bakeLines says, per plugin whose bake the kernel watched, where it
+// stands: "svc 2.0.0 (from 1.4.0): baking, 3m12s left; 120 calls, 2
+// errors (at most 5% once 20 ended)" or "svc 2.0.0 (from 1.4.0): rolled
+// back: crashed 4 times within 1m (budget 3): …". Sorted as the plugins
+// are.
+func bakeLines(ps []admin.PluginStatus) []string {
+	var out []string
+	for _, p := range ps {
+		b := p.Bake
+		if b == nil {
+			continue
+		}
+		line := fmt.Sprintf("%s %s (from %s): %s", p.Name, b.Version, b.FromVersion, strings.ReplaceAll(b.State, "-", " "))
+		if b.State == observe.BakeWatching {
+			line += fmt.Sprintf(", %s left", humanSeconds(time.Until(b.Until).Round(time.Second).Seconds()))
+		}
+		line += fmt.Sprintf("; %s, %s", count(int(b.Calls), "call", "calls"), count(int(b.Errors), "error", "errors"))
+		if b.MaxErrorRate > 0 {
+			line += fmt.Sprintf(" (at most %g%% once %d ended)", b.MaxErrorRate*100, b.MinCalls)
+		}
+		if b.Reason != "" {
+			line += ": " + b.Reason
+		}
+		out = append(out, line)
 	}
 	return out
 }

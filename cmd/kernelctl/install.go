@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,9 +45,19 @@ type installOutput struct {
 	// permissions accepted before ("net.connect api.example.com:443");
 	// PermissionsAccepted says --accept-permissions accepted them (else
 	// the upgrade is refused).
-	WidensPermissions   []string         `json:"widens_permissions,omitempty"`
-	PermissionsAccepted bool             `json:"permissions_accepted,omitempty"`
-	Plan                *generation.Plan `json:"plan"`
+	WidensPermissions   []string `json:"widens_permissions,omitempty"`
+	PermissionsAccepted bool     `json:"permissions_accepted,omitempty"`
+	// Bake is the bake an upgrade --bake recorded, omitted without one.
+	Bake *bakeJSON        `json:"bake,omitempty"`
+	Plan *generation.Plan `json:"plan"`
+}
+
+// bakeJSON is an upgrade's bake in installOutput.
+type bakeJSON struct {
+	Duration     string  `json:"duration"`
+	MaxErrorRate float64 `json:"max_error_rate"`
+	MinCalls     int     `json:"min_calls"`
+	FromVersion  string  `json:"from_version"`
 }
 
 // installedJSON is one version of a package in installOutput.
@@ -66,6 +77,30 @@ func toInstalledJSON(p *pluginpkg.Package, digest string) installedJSON {
 // installFlags are the flags of install and upgrade.
 type installFlags struct {
 	upgrade, dryRun, acceptPermissions, plainHTTP bool
+	// bake, when positive, is upgrade --bake (with bakeRate and
+	// bakeCalls): the upgrade goes on probation (pluginpkg.Bake).
+	bake      time.Duration
+	bakeRate  float64
+	bakeCalls int
+	bakeOpt   *pluginpkg.Bake // from them (bakeOption)
+}
+
+// bakeOption is the pluginpkg.Bake the flags ask for, nil without --bake.
+// The rate flags need --bake.
+func (f *installFlags) bakeOption(cmd *cobra.Command) (*pluginpkg.Bake, error) {
+	if f.bake == 0 {
+		for _, name := range []string{"bake-max-error-rate", "bake-min-calls"} {
+			if cmd.Flags().Changed(name) {
+				return nil, &usageError{fmt.Errorf("--%s needs --bake", name)}
+			}
+		}
+		return nil, nil
+	}
+	b := &pluginpkg.Bake{Duration: f.bake, MaxErrorRate: f.bakeRate, MinCalls: f.bakeCalls}
+	if err := b.Validate(); err != nil {
+		return nil, &usageError{fmt.Errorf("--%w", err)}
+	}
+	return b, nil
 }
 
 // addFlags adds the flags install and upgrade share.
@@ -134,13 +169,22 @@ code 0 when upgraded (or, with --dry-run, upgradable) and when SOURCE holds
 exactly the installed files (nothing is written; --json's "action" is
 "unchanged"), 1 on any error.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			f.upgrade = true
-			_, err := g.install(args[0], f, "upgrade")
+			var err error
+			if f.bakeOpt, err = f.bakeOption(cmd); err != nil {
+				return err
+			}
+			_, err = g.install(args[0], f, "upgrade")
 			return err
 		},
 	}
 	f.addFlags(cmd, "check the source and print the upgrade and the plan; write nothing")
+	cmd.Flags().DurationVar(&f.bake, "bake", 0,
+		"keep the version replaced ready to return to: a running kernel watches the new one this long and rolls back on its own if it fails")
+	cmd.Flags().Float64Var(&f.bakeRate, "bake-max-error-rate", 0,
+		"with --bake: also roll back when more than this share of calls (0 to 1) fails during the bake")
+	cmd.Flags().IntVar(&f.bakeCalls, "bake-min-calls", 20, "with --bake-max-error-rate: judge the rate once this many calls ended")
 	return cmd
 }
 
@@ -153,7 +197,7 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 		return nil, err
 	}
 	archive, opts, fetched, fetchDone, err := fetchArtifact(context.Background(), src, f, cfg.SignaturePolicyFor(src),
-		pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, OnStep: installStep})
+		pluginpkg.InstallOptions{Upgrade: f.upgrade, AcceptPermissions: f.acceptPermissions, Bake: f.bakeOpt, OnStep: installStep})
 	if err != nil {
 		return nil, err
 	}
@@ -172,6 +216,9 @@ func (g *globals) install(src string, f installFlags, verb string) (*installOutp
 		WidensPermissions: res.PermissionsAccepted, PermissionsAccepted: res.PermissionsAccepted != nil && f.acceptPermissions}
 	if fetched != nil {
 		out.Origin, out.Signature = fetched.Origin, signatureText(fetched.Verified)
+	}
+	if b := res.Package.Bake; b != nil {
+		out.Bake = &bakeJSON{Duration: b.Duration.String(), MaxErrorRate: b.MaxErrorRate, MinCalls: b.MinCalls, FromVersion: b.FromVersion}
 	}
 	switch {
 	case res.Unchanged:
@@ -298,6 +345,14 @@ func writeInstall(w io.Writer, out *installOutput) {
 		}
 		fmt.Fprintf(w, "  %s %skept in %s ('kernelctl rollback %s' %s)\n", out.Previous.Version, would,
 			filepath.Join(out.Home, pluginpkg.PackagesDir, pluginpkg.PreviousDir, p.Name), p.Name, restores)
+		if b := out.Bake; b != nil {
+			rate := ""
+			if b.MaxErrorRate > 0 {
+				rate = fmt.Sprintf(", or fails more than %g%% of its calls once %d ended", b.MaxErrorRate*100, b.MinCalls)
+			}
+			fmt.Fprintf(w, "  on bake for %s: a running kernel returns to %s on its own if %s crashes past its budget, fails to start%s\n",
+				b.Duration, b.FromVersion, p.Version, rate)
+		}
 		if p.Pin != "" {
 			fmt.Fprintf(w, "  %s is pinned: it will not start until pinned again ('kernelctl pin %s')\n", p.Name, p.Name)
 		}
