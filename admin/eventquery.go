@@ -10,7 +10,7 @@ import (
 
 // eventTypes are the observe.EventType names GET /v1/events filters by.
 var eventTypes = []observe.EventType{
-	observe.EventAudit, observe.EventBuildFailed, observe.EventGenerationPublished, observe.EventNotify,
+	observe.EventAudit, observe.EventBake, observe.EventBuildFailed, observe.EventGenerationPublished, observe.EventNotify,
 	observe.EventPlugin, observe.EventPluginCrashed, observe.EventPluginState, observe.EventWarning,
 }
 

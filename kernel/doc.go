@@ -69,6 +69,17 @@
 // A build that fails gives every plugin it set starting its state from
 // before.
 //
+// # Bakes
+//
+// An upgrade on bake (pluginpkg.Bake, `kernelctl upgrade --bake`) is
+// watched from the first generation that runs its version: when that
+// version crashes past its budget, fails to start, or fails more of its
+// calls than the bake's max error rate, the kernel returns to the version
+// it replaced on its own (pluginpkg.RollbackBake, then a Reload), and a
+// host call made meanwhile waits for that and is served by the previous
+// version. Each step is an observe.EventBake; observe.PluginStatus.Bake
+// shows the bake (docs/operations.md, "Bake").
+//
 // # Plugin calls
 //
 // A plugin calls the methods of the capabilities its manifest requires

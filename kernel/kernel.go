@@ -321,12 +321,12 @@ func (k *Kernel) publish(r *builder.Running) {
 	}
 	k.current.Store(l)
 	k.published(l)
-	k.watchBakes(l)
 	k.logMembers(g)
 	k.events.emit(observe.Event{Type: observe.EventGenerationPublished, Generation: g.Number(), Hash: g.Hash()})
 	for _, w := range g.Warnings() {
 		k.events.emit(observe.Event{Type: observe.EventWarning, Generation: g.Number(), Hash: g.Hash(), Message: w})
 	}
+	k.watchBakes(l)
 	if old != nil {
 		k.retire(old, keep)
 	}

@@ -152,6 +152,7 @@ func newUpgradeCmd(g *globals) *cobra.Command {
 		Example: `  kernelctl upgrade hello-1.1.0.tar.gz --dry-run
   kernelctl upgrade ./hello --config kernel.json
   kernelctl upgrade hello-1.2.0.tar.gz --accept-permissions
+  kernelctl upgrade oci://ghcr.io/acme/hello:1.3.0 --bake 10m --bake-max-error-rate 0.05
   kernelctl upgrade hello.zip --json`,
 		Short: "Replace an installed package with a new version",
 		Long: `Upgrade the package to the one at SOURCE, with install's checks and steps:
@@ -164,7 +165,11 @@ A package that is not installed is installed. An upgrade whose manifest asks
 for permissions beyond those accepted before (the state file records them: a
 first install accepts what it asks for) is refused, naming each one ("widens
 permissions: + net.connect api.example.com:443"), unless --accept-permissions;
---dry-run shows it, and exits 1 without the flag. --dry-run writes nothing. Exit
+--dry-run shows it, and exits 1 without the flag. With --bake D the upgrade
+goes on probation: a running kernel watches the new version for D and returns
+to the one replaced on its own if it crashes past its budget, fails to start
+or (--bake-max-error-rate) fails too many calls (docs/operations.md, "Bake").
+--dry-run writes nothing. Exit
 code 0 when upgraded (or, with --dry-run, upgradable) and when SOURCE holds
 exactly the installed files (nothing is written; --json's "action" is
 "unchanged"), 1 on any error.`,

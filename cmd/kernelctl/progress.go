@@ -221,6 +221,15 @@ func (p *printer) eventLine(e observe.Event) (line string, ok bool) {
 		return p.stateLine(e)
 	case observe.EventNotify:
 		return fmt.Sprintf("notify %s: %s", e.Plugin, e.Name), true
+	case observe.EventBake:
+		line := fmt.Sprintf("bake %s: %s", e.Plugin, e.Message)
+		if e.State == observe.BakeRolledBack {
+			line += fmt.Sprintf(", serving again %s after it failed", roundDuration(e.Elapsed))
+		}
+		if e.Err != nil {
+			line += fmt.Sprintf(": %v", e.Err)
+		}
+		return line, true
 	}
 	return fmt.Sprintf("%s %s: %s", e.Type, e.Plugin, e.Message), true
 }
