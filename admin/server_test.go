@@ -267,9 +267,9 @@ func TestEventsFilter(t *testing.T) {
 		want  reply
 	}{
 		{"type=crash", reply{status: 400, code: admin.CodeBadRequest,
-			message: `type="crash" is not an event type (types: audit, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
+			message: `type="crash" is not an event type (types: audit, bake, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
 		{"type=warnings", reply{status: 400, code: admin.CodeBadRequest,
-			message: `type="warnings" is not an event type (did you mean "warning"?) (types: audit, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
+			message: `type="warnings" is not an event type (did you mean "warning"?) (types: audit, bake, build-failed, generation-published, notify, plugin, plugin-crashed, plugin-state, warning)`}},
 		{"plugin=memroy", reply{status: 404, code: admin.CodeUnknownPlugin,
 			message: `unknown plugin "memroy": no member of generation 1, and no events kept for it (did you mean "memory"?)`}},
 		{"plugin=kernel&type=generation-published", reply{status: 200}},
