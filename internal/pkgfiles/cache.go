@@ -50,6 +50,7 @@ var fileDigests digestCache
 type digestCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedDigest // by path; guarded by mu
+	dirs    dirListings             // the walks' directory listings (walk.go)
 
 	now    func() time.Time // nil means time.Now; tests move the clock
 	reads  atomic.Int64     // files whose content was read (a test hook)

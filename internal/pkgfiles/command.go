@@ -101,6 +101,36 @@ func (r Ref) checkInside(cmd, path string) error {
 	return &commandOutsideError{plugin: r.Name, cmd: cmd, target: target, dir: dir}
 }
 
+// plainCommand is CommandPath's answer for its common case, a relative
+// command naming an executable regular file of the package reached through
+// no symbolic link, in one lstat per component of the command and one
+// access check (where CommandPath stats, lstats and stats again): the
+// path, as CommandPath returns it, and the file's lstat. ok is false in
+// every other case, where CommandPath decides and words the error.
+func (r Ref) plainCommand() (path string, fi os.FileInfo, ok bool) {
+	if !IsRelativeCommand(r.Command) || !filepath.IsAbs(r.Dir) {
+		return "", nil, false
+	}
+	path = r.Dir
+	for _, part := range strings.Split(filepath.Clean(r.Command), string(filepath.Separator)) {
+		switch part {
+		case "..":
+			return "", nil, false
+		case ".", "":
+			continue
+		}
+		path = filepath.Join(path, part)
+		var err error
+		if fi, err = os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, false
+		}
+	}
+	if fi == nil || !fi.Mode().IsRegular() || !executable(path, fi) {
+		return "", nil, false
+	}
+	return path, fi, true
+}
+
 // noLinks reports whether no component of the relative command cmd is a
 // symbolic link under dir, with one lstat per component of cmd rather than
 // per component of the whole path. A validated cmd stays lexically inside

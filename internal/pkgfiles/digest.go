@@ -72,12 +72,14 @@ func (r Ref) FilesDigest() (*FileDigest, error) {
 // caches files. Two lookups that lead to files with the same content give
 // the same sum, wherever they are.
 func (r Ref) CommandDigest() (path, sum string, err error) {
-	if path, err = r.CommandPath(); err != nil {
-		return "", "", err
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		return "", "", fmt.Errorf("package %q: %w", r.Name, err)
+	path, fi, ok := r.plainCommand()
+	if !ok {
+		if path, err = r.CommandPath(); err != nil {
+			return "", "", err
+		}
+		if fi, err = os.Stat(path); err != nil {
+			return "", "", fmt.Errorf("package %q: %w", r.Name, err)
+		}
 	}
 	s, err := fileDigests.sum(path, fi, MaxPackageBytes)
 	if err != nil {
@@ -94,7 +96,7 @@ func skipped(rel string, e fs.DirEntry) bool { return Skipped(rel, e.IsDir()) }
 // With copyTo set, it copies what it digests there (see CopyFiles).
 func (c *digestCache) files(name, dir, copyTo string) (*FileDigest, error) {
 	w := &digestWalk{cache: c, name: name, dir: dir, copyTo: copyTo, sum: sha256.New(), out: &FileDigest{Files: map[string]string{}}}
-	if err := filepath.WalkDir(dir, w.visit); err != nil {
+	if err := c.walkDir(dir, w.visit); err != nil {
 		return nil, err
 	}
 	w.out.Sum = hex.EncodeToString(w.sum.Sum(nil))

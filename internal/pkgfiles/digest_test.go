@@ -301,3 +301,64 @@ func writeFile(t testing.TB, root, rel, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestDirListingCache: a walk of an unchanged package lists its
+// directories from the cache; a file added, removed or renamed, in the
+// top directory or below, is seen at the next walk (the directory's
+// version changed), and a listing taken within RacyWindow of the
+// directory's change is not trusted.
+func TestDirListingCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("listings are cached only where versions carry the change time")
+	}
+	dir := scriptPackage(t)
+	clock := time.Now().Add(time.Hour)
+	c := &digestCache{now: func() time.Time { return clock }}
+	walk := func() *FileDigest {
+		t.Helper()
+		d, err := c.files("x", dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := walk()
+	if len(c.dirs.entries) != 2 {
+		t.Fatalf("cached listings %d, want 2 (the package and lib)", len(c.dirs.entries))
+	}
+	if d := walk(); d.Sum != first.Sum {
+		t.Fatal("a second walk of unchanged files differs")
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"add at the top", func() { writeFile(t, dir, "new.sh", "x\n") }, "[new.sh]"},
+		{"add below", func() { writeFile(t, dir, "lib/more.sh", "x\n") }, "[lib/more.sh new.sh]"},
+		{"remove", func() { rm(t, dir, "lib/more.sh") }, "[new.sh]"},
+		{"rename", func() {
+			if err := os.Rename(filepath.Join(dir, "new.sh"), filepath.Join(dir, "renamed.sh")); err != nil {
+				t.Fatal(err)
+			}
+		}, "[renamed.sh]"},
+	}
+	for _, s := range steps {
+		s.change()
+		if got := fmt.Sprint(changedFiles(first, walk())); got != s.want {
+			t.Errorf("%s: changed %s, want %s", s.name, got, s.want)
+		}
+	}
+	racy := &digestCache{now: func() time.Time { return time.Unix(0, 0) }}
+	if _, err := racy.files("x", dir, ""); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, dir, "late.sh", "x\n")
+	d, err := racy.files("x", dir, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.Files["late.sh"]; !ok {
+		t.Error("a file added after a racy listing was missed")
+	}
+}
