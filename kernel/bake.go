@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/pluginpkg"
+	"github.com/extkernel/extkernel/sidecar"
 )
 
 // Bakes (docs/operations.md, "Bake"): an upgrade with a bake
@@ -97,6 +99,42 @@ func (k *Kernel) watchBakes(l *live) {
 	}
 	for _, w := range fail {
 		w.fail(fmt.Sprintf("failed to start: %s", l.gen.Member(w.name).Reason))
+	}
+}
+
+// bakesFailedToStart fails the bake of every version under bake that
+// failed to start in a build that failed because of it (a required
+// plugin): the current generation keeps running the previous version,
+// and the kernel puts its files back too, so that the home and what runs
+// agree again (and the next start does not fail the same way). It is
+// called with buildMu held.
+func (k *Kernel) bakesFailedToStart(in generation.Inputs, err error) {
+	var be *generation.BuildError
+	if in.Installed == nil || !errors.As(err, &be) {
+		return
+	}
+	for _, e := range be.Errs {
+		var se *sidecar.StartError
+		if !errors.As(e, &se) {
+			continue
+		}
+		for _, p := range in.Installed.Packages {
+			if p.Name != se.Plugin || p.Bake == nil || p.Bake.Digest != p.Digest {
+				continue
+			}
+			t := &k.bakes
+			t.mu.Lock()
+			w := t.m[p.Name]
+			if w == nil || w.bake.Digest != p.Bake.Digest {
+				w = k.newBakeWatch(p, *p.Bake)
+				if t.m == nil {
+					t.m = map[string]*bakeWatch{}
+				}
+				t.m[p.Name] = w
+			}
+			t.mu.Unlock()
+			w.fail(fmt.Sprintf("failed to start: %v", se))
+		}
 	}
 }
 

@@ -264,3 +264,40 @@ func TestBakeEndsWithTheVersion(t *testing.T) {
 		t.Errorf("RollbackBake after the return: %v", err)
 	}
 }
+
+// TestBakeRequiredFailsToStart: a required plugin's version under bake
+// that fails to start fails the reload (the previous version keeps
+// running), and the kernel puts the previous version's files back, so
+// that the home runs what it holds and the next start does not fail.
+func TestBakeRequiredFailsToStart(t *testing.T) {
+	v1 := plug{name: "svc", version: "1.0.0", required: true, env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}
+	home := writeHome(t, v1)
+	k := startKernel(t, testConfig(home))
+	events := bakeEvents(t, k)
+	v2 := v1
+	v2.version, v2.env = "2.0.0", map[string]string{"SCRIPT_START": "exit"}
+	if _, err := pluginpkg.InstallSource(home, packageDir(t, v2), pluginpkg.InstallOptions{Upgrade: true,
+		Bake: &pluginpkg.Bake{Duration: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := k.Reload(context.Background()); err == nil {
+		t.Fatal("a reload whose required plugin fails to start succeeded")
+	}
+	if e := waitBake(t, events, observe.BakeRollingBack); !strings.Contains(e.Message, "failed to start") {
+		t.Errorf("rolling-back event: %q", e.Message)
+	}
+	waitBake(t, events, observe.BakeRolledBack)
+	inst, err := pluginpkg.LoadInstalled(home)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := inst.Packages[0]; p.Manifest.Version.String() != "1.0.0" || p.Bake != nil {
+		t.Errorf("home after the return: %s bake %+v", p.Manifest.Version, p.Bake)
+	}
+	if st := k.Plugins()[0]; st.Version != "1.0.0" || st.State != observe.StateReady || st.Bake == nil || st.Bake.State != observe.BakeRolledBack {
+		t.Errorf("status: %+v bake %+v", st, st.Bake)
+	}
+	if _, err := k.CallProvider(context.Background(), "plugin/svc/echo", json.RawMessage(`1`)); err != nil {
+		t.Errorf("a call after the return: %v", err)
+	}
+}

@@ -104,6 +104,7 @@ func (k *Kernel) apply(ctx context.Context, l *live, from *generation.Snapshot, 
 	in.Plan = plan
 	r, err := k.build(ctx, in, l, adopt)
 	if err != nil {
+		k.bakesFailedToStart(in, err)
 		return nil, err
 	}
 	// What the reload starts, it starts with a fresh crash budget.
