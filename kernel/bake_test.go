@@ -176,20 +176,34 @@ func TestBakeReturnsOnItsOwn(t *testing.T) {
 	}
 }
 
+// bakeKernel starts a kernel on a home holding v1, subscribed to its bake
+// events.
+func bakeKernel(t *testing.T, v1 plug) (home string, k *Kernel, events <-chan observe.Event) {
+	t.Helper()
+	home = writeHome(t, v1)
+	k = startKernel(t, testConfig(home))
+	return home, k, bakeEvents(t, k)
+}
+
+// upgradeOnBake installs v2 over the home's version with bake and reloads
+// k, returning the reload's error.
+func upgradeOnBake(t *testing.T, k *Kernel, home string, v2 plug, bake pluginpkg.Bake) error {
+	t.Helper()
+	if _, err := pluginpkg.InstallSource(home, packageDir(t, v2), pluginpkg.InstallOptions{Upgrade: true, Bake: &bake}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := k.Reload(context.Background())
+	return err
+}
+
 // TestBakePasses: a bake that runs its duration out passes: the state
 // file no longer records it, the version stays, status says passed.
 func TestBakePasses(t *testing.T) {
 	v1 := plug{name: "svc", version: "1.0.0", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}
-	home := writeHome(t, v1)
-	k := startKernel(t, testConfig(home))
-	events := bakeEvents(t, k)
+	home, k, events := bakeKernel(t, v1)
 	v2 := v1
 	v2.version = "2.0.0"
-	if _, err := pluginpkg.InstallSource(home, packageDir(t, v2), pluginpkg.InstallOptions{Upgrade: true,
-		Bake: &pluginpkg.Bake{Duration: 50 * time.Millisecond, MaxErrorRate: 0.1}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.Reload(context.Background()); err != nil {
+	if err := upgradeOnBake(t, k, home, v2, pluginpkg.Bake{Duration: 50 * time.Millisecond, MaxErrorRate: 0.1}); err != nil {
 		t.Fatal(err)
 	}
 	waitBake(t, events, observe.BakePassed)
@@ -219,16 +233,10 @@ func TestBakePasses(t *testing.T) {
 // version that fails to start is rolled back at once.
 func TestBakeEndsWithTheVersion(t *testing.T) {
 	v1 := plug{name: "svc", version: "1.0.0", env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}
-	home := writeHome(t, v1)
-	k := startKernel(t, testConfig(home))
-	events := bakeEvents(t, k)
+	home, k, events := bakeKernel(t, v1)
 	v2 := v1
 	v2.version = "2.0.0"
-	if _, err := pluginpkg.InstallSource(home, packageDir(t, v2), pluginpkg.InstallOptions{Upgrade: true,
-		Bake: &pluginpkg.Bake{Duration: time.Hour}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.Reload(context.Background()); err != nil {
+	if err := upgradeOnBake(t, k, home, v2, pluginpkg.Bake{Duration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	waitBake(t, events, observe.BakeWatching)
@@ -245,11 +253,7 @@ func TestBakeEndsWithTheVersion(t *testing.T) {
 	v3 := v1
 	v3.version = "3.0.0"
 	v3.env = map[string]string{"SCRIPT_START": "exit"}
-	if _, err := pluginpkg.InstallSource(home, packageDir(t, v3), pluginpkg.InstallOptions{Upgrade: true,
-		Bake: &pluginpkg.Bake{Duration: time.Hour}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.Reload(context.Background()); err != nil {
+	if err := upgradeOnBake(t, k, home, v3, pluginpkg.Bake{Duration: time.Hour}); err != nil {
 		t.Fatal(err)
 	}
 	e := waitBake(t, events, observe.BakeRollingBack)
@@ -271,16 +275,10 @@ func TestBakeEndsWithTheVersion(t *testing.T) {
 // that the home runs what it holds and the next start does not fail.
 func TestBakeRequiredFailsToStart(t *testing.T) {
 	v1 := plug{name: "svc", version: "1.0.0", required: true, env: map[string]string{"SCRIPT_PROVIDERS": "echo"}}
-	home := writeHome(t, v1)
-	k := startKernel(t, testConfig(home))
-	events := bakeEvents(t, k)
+	home, k, events := bakeKernel(t, v1)
 	v2 := v1
 	v2.version, v2.env = "2.0.0", map[string]string{"SCRIPT_START": "exit"}
-	if _, err := pluginpkg.InstallSource(home, packageDir(t, v2), pluginpkg.InstallOptions{Upgrade: true,
-		Bake: &pluginpkg.Bake{Duration: time.Hour}}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := k.Reload(context.Background()); err == nil {
+	if err := upgradeOnBake(t, k, home, v2, pluginpkg.Bake{Duration: time.Hour}); err == nil {
 		t.Fatal("a reload whose required plugin fails to start succeeded")
 	}
 	if e := waitBake(t, events, observe.BakeRollingBack); !strings.Contains(e.Message, "failed to start") {
