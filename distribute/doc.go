@@ -25,11 +25,17 @@
 //
 // Sign adds a signature to an artifact in a layout: a Sigstore bundle
 // (BundleMediaType) of an ECDSA P-256 signature over the artifact's
-// manifest, stored as an OCI referrer whose subject is the artifact; Push
-// copies it. Fetch verifies signatures with sigstore-go under
-// Options.Policy (LoadPolicy of the host config's policy for the
+// manifest, naming the key (NewSigner) or carrying its certificate
+// (NewCertificateSigner), stored as an OCI referrer whose subject is the
+// artifact; Push copies it. Fetch verifies signatures with sigstore-go
+// under Options.Policy (LoadPolicy of the host config's policy for the
 // reference: docs/security.md, "Artifact signatures") after it reads the
-// manifest and before it reads the config or the layer.
+// manifest and before it reads the config or the layer: a key's against
+// the policy's keys; a certificate's against its identities (issuer and
+// subject) and its trusted root file, with the checks the root calls for
+// (a transparency log entry, a timestamp, an SCT; or, when the root
+// holds no log and no timestamp authority, the certificate valid at the
+// time of verification). Nothing is fetched online.
 //
 // # References
 //

@@ -31,13 +31,17 @@ import (
 const BundleMediaType = "application/vnd.dev.sigstore.bundle.v0.3+json"
 
 // Signer signs package artifacts with an ECDSA P-256 private key
-// (LoadSigner): a Sigstore bundle of a message signature, which
+// (LoadSigner, NewSigner), or with a certificate of one
+// (NewCertificateSigner): a Sigstore bundle of a message signature, which
 // sigstore-go verifies (sigstore-go's sign package is not used: it
 // imports golang.org/x/crypto/openpgp, which the x/crypto this module
 // needs no longer has).
 type Signer struct {
 	key  *ecdsa.PrivateKey
 	hint []byte
+	// cert is the DER certificate of key the bundle carries; nil for a
+	// key's signature, named by hint.
+	cert []byte
 }
 
 // LoadSigner reads a PEM private key (PKCS#8 or SEC 1 "EC PRIVATE KEY",
@@ -77,6 +81,24 @@ func NewSigner(key *ecdsa.PrivateKey) (*Signer, error) {
 	return &Signer{key: key, hint: []byte(hint)}, nil
 }
 
+// NewCertificateSigner returns a Signer of key whose bundles carry cert,
+// a certificate of key's public key (keyless signing with a private
+// certificate authority, or with a certificate Fulcio issued): a host
+// verifies it against a policy's identities and trusted root, which MUST
+// hold cert's issuing chain (a v0.3 bundle carries the leaf only). key
+// must be ECDSA P-256.
+func NewCertificateSigner(key *ecdsa.PrivateKey, cert *x509.Certificate) (*Signer, error) {
+	s, err := NewSigner(key)
+	if err != nil {
+		return nil, err
+	}
+	if pub, ok := cert.PublicKey.(*ecdsa.PublicKey); !ok || !pub.Equal(&key.PublicKey) {
+		return nil, errors.New("signing certificate: not a certificate of the signing key")
+	}
+	s.cert = cert.Raw
+	return s, nil
+}
+
 // KeyHint names a public key as signatures and messages do: the standard
 // base64 of the sha256 of its PKIX DER encoding.
 func KeyHint(pub crypto.PublicKey) (string, error) {
@@ -89,17 +111,22 @@ func KeyHint(pub crypto.PublicKey) (string, error) {
 }
 
 // signBundle signs data: a Sigstore bundle (v0.3) of a message
-// signature over its sha256 by the signer's key, named by its hint.
+// signature over its sha256 by the signer's key, named by its hint or
+// carrying its certificate.
 func (s *Signer) signBundle(data []byte) (*bundle.Bundle, error) {
 	sum := sha256.Sum256(data)
 	sig, err := ecdsa.SignASN1(rand.Reader, s.key, sum[:])
 	if err != nil {
 		return nil, err
 	}
+	material := &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
+		PublicKey: &protocommon.PublicKeyIdentifier{Hint: string(s.hint)}}}
+	if s.cert != nil {
+		material.Content = &protobundle.VerificationMaterial_Certificate{Certificate: &protocommon.X509Certificate{RawBytes: s.cert}}
+	}
 	return bundle.NewBundle(&protobundle.Bundle{
-		MediaType: BundleMediaType,
-		VerificationMaterial: &protobundle.VerificationMaterial{Content: &protobundle.VerificationMaterial_PublicKey{
-			PublicKey: &protocommon.PublicKeyIdentifier{Hint: string(s.hint)}}},
+		MediaType:            BundleMediaType,
+		VerificationMaterial: material,
 		Content: &protobundle.Bundle_MessageSignature{MessageSignature: &protocommon.MessageSignature{
 			MessageDigest: &protocommon.HashOutput{Algorithm: protocommon.HashAlgorithm_SHA2_256, Digest: sum[:]},
 			Signature:     sig}},

@@ -31,18 +31,33 @@ const (
 	maxBundleBytes = 1 << 20
 )
 
-// Policy is a signature policy with its keys loaded (LoadPolicy).
+// Policy is a signature policy with its keys and trusted root loaded
+// (LoadPolicy). It is immutable: one Policy may verify any number of
+// artifacts concurrently.
 type Policy struct {
 	// Prefix and Mode are config.SignaturePolicy's Prefix and Policy.
 	Prefix, Mode string
 	// keys maps each trusted key's KeyHint to it; names its file.
 	keys     map[string]*root.ExpiringKey
 	keyNames map[string]string
+	// keyless verifies certificates; nil when p trusts no identity.
+	keyless *keyless
 }
 
-// LoadPolicy loads the keys of p (PEM public keys).
+// LoadPolicy loads the keys of p (PEM public keys) and, when p lists
+// identities, its trusted root (Sigstore's trusted_root.json, read from
+// p.TrustedRoot, never fetched), from which it derives the checks a
+// certificate's signature must pass (docs/security.md, "Artifact
+// signatures"). An error names the policy and the file.
 func LoadPolicy(p config.SignaturePolicy) (*Policy, error) {
 	out := &Policy{Prefix: p.Prefix, Mode: p.Policy, keys: map[string]*root.ExpiringKey{}, keyNames: map[string]string{}}
+	if len(p.Identities) > 0 {
+		k, err := loadKeyless(p)
+		if err != nil {
+			return nil, fmt.Errorf("signature policy %q: %w", p.Prefix, err)
+		}
+		out.keyless = k
+	}
 	for _, path := range p.Keys {
 		data, err := os.ReadFile(path)
 		if err != nil {
@@ -75,10 +90,14 @@ func (p *Policy) add(pub crypto.PublicKey, name string) error {
 
 // Verified is what verification found.
 type Verified struct {
-	// Signed is true when a trusted key signed the artifact; Key names
-	// that key (its file) and Hint its KeyHint.
-	Signed    bool
+	// Signed is true when a trusted key or identity signed the artifact.
+	Signed bool
+	// Key names the trusted key that signed it (its file) and Hint its
+	// KeyHint; both are empty for a keyless signature.
 	Key, Hint string
+	// Issuer and Subject are the trusted identity whose certificate
+	// signed it (keyless); both are empty for a key's signature.
+	Issuer, Subject string
 	// Warning, under SignaturesWarn, says why an artifact was accepted
 	// unverified.
 	Warning string
@@ -98,10 +117,9 @@ func verifyArtifact(ctx context.Context, src source, desc ocispec.Descriptor, p 
 	v := &Verified{}
 	var problems []string
 	for _, b := range found {
-		hint, err := p.check(b, desc)
+		signed, err := p.check(b, desc)
 		if err == nil {
-			v.Signed, v.Hint, v.Key = true, hint, p.keyNames[hint]
-			return v, nil
+			return signed, nil
 		}
 		problems = append(problems, err.Error())
 	}
@@ -117,45 +135,56 @@ func verifyArtifact(ctx context.Context, src source, desc ocispec.Descriptor, p 
 	return v, nil
 }
 
-// trusted names the trusted keys, for messages.
+// trusted names the trusted keys and identities, for messages.
 func (p *Policy) trusted() string {
 	var names []string
 	for _, n := range p.keyNames {
 		names = append(names, n)
 	}
-	if len(names) == 0 {
+	var out []string
+	if len(names) > 0 {
+		slices.Sort(names)
+		out = append(out, "key "+strings.Join(names, ", "))
+	}
+	if p.keyless != nil {
+		out = append(out, p.keyless.trusted()+" (trusted root "+p.keyless.rootPath+")")
+	}
+	if len(out) == 0 {
 		return "no key"
 	}
-	slices.Sort(names)
-	return "key " + strings.Join(names, ", ")
+	return strings.Join(out, " and ")
 }
 
-// check verifies bundle b as a signature of the manifest desc, returning
-// the signing key's hint.
-func (p *Policy) check(b *bundle.Bundle, desc ocispec.Descriptor) (string, error) {
+// check verifies bundle b as a signature of the manifest desc: a
+// certificate's against the policy's identities, a key's against its
+// keys.
+func (p *Policy) check(b *bundle.Bundle, desc ocispec.Descriptor) (*Verified, error) {
 	vc, err := b.VerificationContent()
 	if err != nil {
-		return "", err
+		return nil, err
+	}
+	digestBytes, err := hex.DecodeString(desc.Digest.Encoded())
+	if err != nil {
+		return nil, err
+	}
+	if cert := vc.Certificate(); cert != nil {
+		return p.keyless.check(b, cert, desc.Digest.String(), digestBytes)
 	}
 	hint := ""
 	if pk := vc.PublicKey(); pk != nil {
 		hint = pk.Hint()
 	}
 	if _, ok := p.keys[hint]; !ok {
-		return "", fmt.Errorf("signed by the untrusted key %s", hintOr(hint))
+		return nil, fmt.Errorf("signed by the untrusted key %s", hintOr(hint))
 	}
 	verifier, err := verify.NewVerifier(root.NewTrustedPublicKeyMaterialFromMapping(p.keys), verify.WithNoObserverTimestamps())
 	if err != nil {
-		return "", err
-	}
-	digestBytes, err := hex.DecodeString(desc.Digest.Encoded())
-	if err != nil {
-		return "", err
+		return nil, err
 	}
 	if _, err := verifier.Verify(b, verify.NewPolicy(verify.WithArtifactDigest("sha256", digestBytes), verify.WithKey())); err != nil {
-		return "", fmt.Errorf("the signature by key %s does not verify for %s: %v", hintOr(hint), desc.Digest, err)
+		return nil, fmt.Errorf("the signature by key %s does not verify for %s: %v", hintOr(hint), desc.Digest, err)
 	}
-	return hint, nil
+	return &Verified{Signed: true, Key: p.keyNames[hint], Hint: hint}, nil
 }
 
 // findSignatures reads the bundles of desc's signature referrers.
@@ -185,13 +214,28 @@ func findSignatures(ctx context.Context, src source, desc ocispec.Descriptor, re
 		if err != nil {
 			return nil, err
 		}
-		var b bundle.Bundle
-		if err := b.UnmarshalJSON(bdata); err != nil {
-			continue
+		if b := parseBundle(bdata); b != nil {
+			out = append(out, b)
 		}
-		out = append(out, &b)
 	}
 	return out, nil
+}
+
+// parseBundle parses a Sigstore bundle, nil when it is not one. A v0.3
+// bundle's verification material may be an X.509 certificate chain (the
+// leaf and its intermediates), which sigstore-go accepts only when asked
+// to, and refuses when asked to in an older bundle.
+func parseBundle(data []byte) *bundle.Bundle {
+	var b bundle.Bundle
+	if b.UnmarshalJSON(data) == nil {
+		return &b
+	}
+	b = bundle.Bundle{}
+	bundle.AllowCertificateChain()(&b)
+	if b.UnmarshalJSON(data) == nil {
+		return &b
+	}
+	return nil
 }
 
 // hintOr is hint, or "(none)" for a signature that names no key.

@@ -173,6 +173,8 @@ func signatureText(v *distribute.Verified) string {
 	switch {
 	case v == nil:
 		return ""
+	case v.Signed && v.Issuer != "":
+		return "verified: signed by issuer " + v.Issuer + " subject " + v.Subject
 	case v.Signed:
 		return "verified: signed by key " + v.Key + " (" + v.Hint + ")"
 	case v.Warning != "":

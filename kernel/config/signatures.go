@@ -8,7 +8,7 @@ import (
 // Signature policies (SignaturePolicy.Policy).
 const (
 	// SignaturesRequire refuses an artifact that is not signed by one of
-	// the policy's keys, before anything is written.
+	// the policy's keys or identities, before anything is written.
 	SignaturesRequire = "require"
 	// SignaturesWarn installs it, with a warning naming what was found.
 	SignaturesWarn = "warn"
@@ -30,10 +30,19 @@ type SignaturePolicy struct {
 	// Keys are the PEM public keys whose signatures are trusted, absolute
 	// (a file's relative paths are resolved against its directory).
 	Keys []string
-	// Identities are the keyless signers trusted (an OIDC issuer and the
-	// certificate's subject). This build verifies keys only: a policy
-	// that lists identities is refused by Validate.
+	// Identities are the keyless signers trusted: a signature whose
+	// certificate a certificate authority of TrustedRoot issued to one of
+	// them (its OIDC issuer and subject) verifies. A policy MAY list both
+	// Keys and Identities; a signature verifying with either is accepted.
 	Identities []SignatureIdentity
+	// TrustedRoot is the Sigstore trusted root file (trusted_root.json:
+	// the certificate authorities, and the transparency, certificate
+	// transparency and timestamp logs, trusted) that Identities'
+	// certificates are verified against, absolute like Keys. Validate
+	// requires it when Identities are listed and refuses it without
+	// them; it is read by whoever verifies (distribute.LoadPolicy), never
+	// fetched online. Empty when the policy has no identities.
+	TrustedRoot string
 }
 
 // SignatureIdentity is a keyless signer: the OIDC issuer of its
@@ -65,14 +74,15 @@ type fileSignature struct {
 		Issuer  string `json:"issuer"`
 		Subject string `json:"subject"`
 	} `json:"identities"`
+	TrustedRoot string `json:"trusted_root"`
 }
 
-// convertSignatures converts the file's signatures, keys resolved
-// against dir.
+// convertSignatures converts the file's signatures, keys and trusted
+// roots resolved against dir.
 func convertSignatures(fs []fileSignature, dir string) []SignaturePolicy {
 	var out []SignaturePolicy
 	for _, f := range fs {
-		p := SignaturePolicy{Prefix: f.Prefix, Policy: f.Policy}
+		p := SignaturePolicy{Prefix: f.Prefix, Policy: f.Policy, TrustedRoot: absolute(f.TrustedRoot, dir)}
 		for _, k := range f.Keys {
 			p.Keys = append(p.Keys, absolute(k, dir))
 		}
@@ -85,8 +95,9 @@ func convertSignatures(fs []fileSignature, dir string) []SignaturePolicy {
 }
 
 // signatures checks each policy: a prefix of a reference scheme, unique;
-// a known policy; under require or warn, at least one key; no identities
-// (keyless verification is not in this build).
+// a known policy; under require or warn, at least one key or identity;
+// no empty key; identities with an issuer and a subject, and a trusted
+// root with them and only with them.
 func (ck *checker) signatures(ps []SignaturePolicy) {
 	seen := map[string]int{}
 	for i, p := range ps {
@@ -102,7 +113,7 @@ func (ck *checker) signatures(ps []SignaturePolicy) {
 		switch p.Policy {
 		case SignaturesRequire, SignaturesWarn:
 			if len(p.Keys) == 0 && len(p.Identities) == 0 {
-				ck.add(at+".keys", "policy %q needs at least one key", p.Policy)
+				ck.add(at+".keys", "policy %q needs at least one key or identity", p.Policy)
 			}
 		case SignaturesOff:
 		default:
@@ -113,8 +124,24 @@ func (ck *checker) signatures(ps []SignaturePolicy) {
 				ck.add(fmt.Sprintf("%s.keys[%d]", at, j), "must not be empty")
 			}
 		}
-		if len(p.Identities) > 0 {
-			ck.add(at+".identities", "keyless verification (issuer and subject) is not supported by this build yet: trust keys")
+		ck.identities(at, p)
+	}
+}
+
+// identities checks p's identities and trusted root (at is p's path).
+func (ck *checker) identities(at string, p SignaturePolicy) {
+	for j, id := range p.Identities {
+		if id.Issuer == "" {
+			ck.add(fmt.Sprintf("%s.identities[%d].issuer", at, j), "missing")
 		}
+		if id.Subject == "" {
+			ck.add(fmt.Sprintf("%s.identities[%d].subject", at, j), "missing")
+		}
+	}
+	switch {
+	case len(p.Identities) > 0 && p.TrustedRoot == "":
+		ck.add(at+".trusted_root", "missing: identities are verified against a Sigstore trusted root file (trusted_root.json) that the policy names")
+	case len(p.Identities) == 0 && p.TrustedRoot != "":
+		ck.add(at+".trusted_root", "a trusted root verifies identities only, and the policy lists none: add identities (issuer and subject) or remove it (keys need no trusted root)")
 	}
 }
