@@ -38,7 +38,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		return
 	}
 	id := c.nextID.Add(1)
-	frame, err := encodeRequest(id, method, params)
+	frame, err := encodeRequest(id, method, c.untraced(params))
 	if err != nil {
 		done(nil, c.named(method, err))
 		return
@@ -57,6 +57,9 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 	case err != nil:
 		done(nil, c.named(method, err))
 		return
+	}
+	if method == wire.MethodContributionInvoke {
+		c.used(wire.HasContributions)
 	}
 	if timed {
 		a.timer = time.AfterFunc(d, a.timedOut)

@@ -88,6 +88,7 @@ func (c *Client) progress(raw []byte) error {
 		}
 	}
 	c.mu.Unlock()
+	c.used(wire.HasProgress)
 	if !ok {
 		c.log.Debug("dropping late progress", "id", id)
 		return nil

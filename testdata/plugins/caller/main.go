@@ -157,7 +157,8 @@ func initialize(m *wire.Message) {
 		version = protocol.Version
 	}
 	res := protocol.InitializeResult{ProtocolVersion: version, Name: p.Plugin.Name, Version: p.Plugin.Version,
-		Providers: []protocol.ProviderDecl{{Ref: "run", Description: "runs its input as a script"}}}
+		Providers: []protocol.ProviderDecl{{Ref: "run", Description: "runs its input as a script"}},
+		Features:  p.Features} // every feature the host serves (protocol 1.4)
 	for _, ref := range list("CALLER_PROVIDERS") {
 		res.Providers = append(res.Providers, protocol.ProviderDecl{Ref: ref})
 	}
