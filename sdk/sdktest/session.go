@@ -220,7 +220,12 @@ func (s *session) response(m *wire.Message) {
 	case pending:
 		delete(s.mu.pending, key)
 		s.mu.answered[key] = true
-		s.mu.handshook = true // initialize is always the first request
+		if !s.mu.handshook && s.host != nil && m.Error == nil {
+			// The answer to initialize, always the first request: its
+			// features judge the plugin's next messages (§4.6).
+			s.host.takeFeatures(m.Result)
+		}
+		s.mu.handshook = true
 		ch <- a
 	case s.mu.abandoned[key]:
 		s.mu.answered[key] = true // a late answer, dropped as the host drops it
