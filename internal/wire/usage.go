@@ -23,10 +23,10 @@ const knownMinors = 5
 // ProtocolUse returns the usage key of a handshake answered with the
 // protocol version answered, which the host accepted (major 1):
 // "protocol/1.<minor>", or UseProtocolLater for a minor it does not
-// know.
+// know (or cannot read).
 func ProtocolUse(answered string) string {
-	_, minor, _ := majorMinor(answered)
-	if minor >= knownMinors {
+	_, minor, ok := majorMinor(answered)
+	if !ok || minor >= knownMinors {
 		return UseProtocolLater
 	}
 	return "protocol/1." + strconv.FormatUint(minor, 10)
