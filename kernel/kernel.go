@@ -56,6 +56,7 @@ type Kernel struct {
 	redact     atomic.Pointer[func(string) string] // nil when no secret is configured
 	skips      skipLog                             // optional interceptors' skips, logged once per state
 	stats      statsTable                          // every plugin's call counters
+	usage      usageTable                          // every plugin's usage counters (usage.go)
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -240,6 +241,7 @@ func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
 			OnNotify:          k.notified,
 			OnCall:            k.serveCall,
 			OnCallAsync:       k.serveCallAsync,
+			OnUse:             k.used,
 		}}
 	if prev != nil {
 		o.Previous = prev.run
