@@ -67,6 +67,10 @@ type callback struct {
 	unacked string // a consumer's SHOULD its stream broke, else ""
 }
 
+// uses reports whether the plugin uses (announced, or before 1.4 is
+// taken to use) the feature f.
+func (h *stubHost) uses(f wire.Features) bool { return wire.Features(h.features.Load()).Has(f) }
+
 // answer decodes the call m, records it and returns the stub host's answer.
 func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) bool) (callback, *wire.Message) {
 	reply := func(res json.RawMessage, e *protocol.Error) *wire.Message {

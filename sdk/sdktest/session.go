@@ -170,6 +170,8 @@ func (s *session) route(m *wire.Message) {
 	default:
 		if !s.handshook() {
 			s.earlyMessage("notification %q", m.Method)
+		} else if m.Method == wire.MethodProgress && s.host != nil && !s.host.uses(wire.HasProgress) {
+			s.violation("$/progress without announcing the %q feature in initialize; the host ignores it (§4.6)", wire.FeatureProgress)
 		} else if m.Method == wire.MethodStreamChunk {
 			s.chunk(m)
 		} else if m.Method == wire.MethodStreamAck || m.Method == wire.MethodCancel {
