@@ -112,6 +112,17 @@ type PluginStatus struct {
 	Activation string `json:"activation,omitempty"`
 	// Lazy is a lazy member's activity, omitted for an eager one.
 	Lazy *LazyActivity `json:"lazy,omitempty"`
+	// Protocol is the protocol version its process answered in
+	// initialize, and Features the optional protocol features that
+	// process uses (announced from 1.4 on, else those of 1.3,
+	// docs/protocol.md §4.6); both omitted when none runs.
+	Protocol string   `json:"protocol,omitempty"`
+	Features []string `json:"features,omitempty"`
+	// Usage counts its uses of optional protocol features and its
+	// handshakes by protocol minor, by usage key, since the kernel
+	// started (observe.PluginStatus.Usage; docs/admin.md, "Usage");
+	// omitted when none was counted.
+	Usage map[string]uint64 `json:"usage,omitempty"`
 }
 
 // LazyActivity is what a lazy member has done (observe.LazyStatus).
