@@ -58,9 +58,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		done(nil, c.named(method, err))
 		return
 	}
-	if method == wire.MethodContributionInvoke {
-		c.used(wire.HasContributions)
-	}
+	c.invoking(method)
 	if timed {
 		a.timer = time.AfterFunc(d, a.timedOut)
 	}

@@ -66,9 +66,7 @@ func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMe
 // and returns the output, nil when absent. It fails as Call does.
 func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	var res wire.OutputResult
-	if method == wire.MethodContributionInvoke {
-		c.used(wire.HasContributions)
-	}
+	c.invoking(method)
 	if err := c.roundTrip(ctx, method, c.untraced(params), &res, callNormal); err != nil {
 		return nil, c.named(method, err)
 	}
@@ -501,20 +499,12 @@ func (c *Client) handle(m *wire.Message) (bad, violation error) {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return fmt.Errorf("%s params: %w", wire.MethodCancel, c.redact.err(err)), nil
 		}
-		if !c.uses(wire.HasCancel) {
-			c.unannounced(wire.HasCancel, "its $/cancel is ignored")
-		} else if c.cancelCall(p.ID) {
-			c.used(wire.HasCancel)
-		}
+		c.pluginCancel(p.ID)
 	case m.Method == wire.MethodStreamChunk:
 		return c.streamChunk(m.Params), nil
 	case m.Method == wire.MethodStreamAck:
 		return c.streamAck(m.Params), nil
 	case m.Method == wire.MethodProgress:
-		if !c.uses(wire.HasProgress) {
-			c.unannounced(wire.HasProgress, "its $/progress is ignored: it extends no deadline")
-			return nil, nil
-		}
 		return c.progress(m.Params), nil
 	default:
 		c.log.Debug("ignoring unknown notification", "method", c.opts.Redact(m.Method))

@@ -106,6 +106,24 @@ func (c *Client) featureProblems(res *protocol.InitializeResult) []string {
 	return nil
 }
 
+// pluginCancel handles the plugin's $/cancel of its call id: ignored
+// from a plugin that did not announce the "cancel" feature.
+func (c *Client) pluginCancel(id json.RawMessage) {
+	if !c.uses(wire.HasCancel) {
+		c.unannounced(wire.HasCancel, "its $/cancel is ignored")
+	} else if c.cancelCall(id) {
+		c.used(wire.HasCancel)
+	}
+}
+
+// invoking reports the use of a request about to be sent: a
+// contribution/invoke is a use of "contributions".
+func (c *Client) invoking(method string) {
+	if method == wire.MethodContributionInvoke {
+		c.used(wire.HasContributions)
+	}
+}
+
 // untraced returns params without a traceparent when the plugin does not
 // use trace context: the host sends it none.
 func (c *Client) untraced(params any) any {
