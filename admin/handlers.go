@@ -61,6 +61,7 @@ func (s *Server) statusAnswer(now time.Time) (*StatusAnswer, *Error) {
 			st.Confinement = &Confinement{Mode: c.Mode, Mechanism: c.Mechanism, LandlockABI: c.LandlockABI, NotEnforced: c.NotEnforced}
 		}
 		st.Activation, st.Lazy, st.Bake = p.Activation, lazyActivity(p.Lazy), bakeOf(p.Bake)
+		st.Protocol, st.Features, st.Usage = p.Protocol, p.Features, p.Usage
 		a.Plugins = append(a.Plugins, st)
 	}
 	return a, nil

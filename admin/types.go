@@ -115,6 +115,17 @@ type PluginStatus struct {
 	// Bake is the bake of its version: in progress, or how the last one
 	// ended; omitted when none was watched since the kernel started.
 	Bake *Bake `json:"bake,omitempty"`
+	// Protocol is the protocol version its process answered in
+	// initialize, and Features the optional protocol features that
+	// process uses (announced from 1.4 on, else those of 1.3,
+	// docs/protocol.md §4.6); both omitted when none runs.
+	Protocol string   `json:"protocol,omitempty"`
+	Features []string `json:"features,omitempty"`
+	// Usage counts its uses of optional protocol features and its
+	// handshakes by protocol minor, by usage key, since the kernel
+	// started (observe.PluginStatus.Usage; docs/admin.md, "Usage");
+	// omitted when none was counted.
+	Usage map[string]uint64 `json:"usage,omitempty"`
 }
 
 // Bake is an upgrade's bake (observe.BakeStatus; docs/operations.md,

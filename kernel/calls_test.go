@@ -137,14 +137,14 @@ func TestPluginCalls(t *testing.T) {
 			`plugin "memory" may not call "storage.kv.put": its provider "kvstore" implements no method "put" of capability "storage.kv" (provides[].methods) (code -32601)`},
 		{"method that is no identifier", "memory", callScript("storage.kv", "Get", ``, true),
 			`plugin "memory" may not call "storage.kv.Get": "Get" is not a valid method name: segment 1 ("Get") contains an upper-case letter (identifiers are lower-case) (code -32602)`},
-		{"a 1.0 plugin is served, and sent 1.3.0", "old", `{"init":true}`, ``},
+		{"a 1.0 plugin is served, and sent 1.4.0", "old", `{"init":true}`, ``},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if tt.want == "" { // the init script answers no call outcome
 				out, err := k.CallProvider(ctx, "plugin/"+tt.caller+"/run", json.RawMessage(tt.script))
-				if err != nil || string(out) != `"`+protocol.Version+`"` || protocol.Version != "1.3.0" {
-					t.Errorf("init = %s, %v; want %q (protocol.Version %s)", out, err, "1.3.0", protocol.Version)
+				if err != nil || string(out) != `"`+protocol.Version+`"` || protocol.Version != "1.4.0" {
+					t.Errorf("init = %s, %v; want %q (protocol.Version %s)", out, err, "1.4.0", protocol.Version)
 				}
 				return
 			}

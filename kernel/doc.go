@@ -107,6 +107,18 @@
 // chain of plugins. A callee that crashes fails the call at once (-32006,
 // with the crash); its own error answer is forwarded with its code.
 //
+// # Features and usage counters
+//
+// The kernel serves a plugin the optional protocol features it announced
+// in initialize (protocol 1.4, docs/protocol.md §4.6; a plugin answering
+// an earlier version is served every feature of 1.3, as before), and
+// counts, per plugin and for the kernel's lifetime, each use of a feature
+// it served and each handshake by protocol minor: a fixed key set
+// (Plugins' observe.PluginStatus.Usage, an observe.UsageObserver). A
+// deprecated feature is warned about at its first use by each plugin
+// process, in the log and as an observe.EventWarning naming the plugin;
+// none is deprecated today.
+//
 // # Concurrency
 //
 // The current generation sits behind an atomic pointer: Current and every

@@ -57,6 +57,7 @@ type Kernel struct {
 	skips      skipLog                             // optional interceptors' skips, logged once per state
 	stats      statsTable                          // every plugin's call counters
 	bakes      bakeTable                           // the bakes watched (bake.go)
+	usage      usageTable                          // every plugin's usage counters (usage.go)
 }
 
 // New returns an idle Kernel for cfg. It validates cfg but starts nothing.
@@ -241,6 +242,7 @@ func (k *Kernel) buildOptions(prev *live, adopt []string) builder.Options {
 			OnNotify:          k.notified,
 			OnCall:            k.serveCall,
 			OnCallAsync:       k.serveCallAsync,
+			OnUse:             k.used,
 		}}
 	if prev != nil {
 		o.Previous = prev.run

@@ -198,8 +198,8 @@ func TestStreamProvider(t *testing.T) {
 								t.Fatalf("sent %s, want %d", e.Data, i)
 							}
 						}
-						if b := s.Buffered(); b != 3 {
-							t.Errorf("the host holds %d chunks with the producer at its window, want 3", b)
+						if b := peakChunks(s); b < 3 {
+							t.Errorf("the host held at most %d chunks with the producer at its window, want at least 3", b)
 						}
 					}
 					_ = data

@@ -58,6 +58,8 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 		if cs := k.stats.lookup(st.Name); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
+		cp.Protocol, cp.Features = protocolStatus(l, st.Name)
+		cp.Usage = k.usage.snapshot(st.Name)
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })

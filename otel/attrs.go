@@ -27,6 +27,9 @@ const (
 	// keyCause says why a plugin started: "build" (a generation's build or
 	// a supervised restart) or "activation" (a lazy member's first use).
 	keyCause = attribute.Key("extkernel.start.cause")
+	// keyUse is a usage key of extkernel.plugin.uses: a feature
+	// ("calls", "progress", ...) or a protocol minor ("protocol/1.4").
+	keyUse = attribute.Key("extkernel.use")
 )
 
 // rpcSystem is rpc.system for every call: the plugin protocol is JSON-RPC

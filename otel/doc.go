@@ -62,7 +62,12 @@
 //     after its first one seen by this observer (supervised restarts and
 //     reloads; a lazy member's activations are not restarts);
 //   - extkernel.plugin.start.duration (histogram, s), with
-//     extkernel.start.cause.
+//     extkernel.start.cause;
+//   - extkernel.plugin.uses (counter, {use}), with extkernel.use: the
+//     kernel's usage counters (observe.UsageObserver; docs/admin.md,
+//     "Usage"), one per use of an optional protocol feature the host
+//     served ("calls", "progress", ...) and per handshake by protocol
+//     minor ("protocol/1.4"): a fixed set of values.
 //
 // # Traces
 //

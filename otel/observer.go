@@ -40,12 +40,13 @@ type Options struct {
 type Observer struct {
 	tracer                    trace.Tracer
 	calls, starts, restarts   metric.Int64Counter
+	uses                      metric.Int64Counter
 	inFlight                  metric.Int64UpDownCounter
 	callDuration, startDurate metric.Float64Histogram
 	seen                      sync.Map // plugin name -> struct{}: started once
 }
 
-var _ observe.Observer = (*Observer)(nil)
+var _ observe.UsageObserver = (*Observer)(nil)
 
 // NewObserver returns an Observer on the providers of opts. It fails only
 // when the meter refuses to create an instrument.
@@ -60,7 +61,7 @@ func NewObserver(opts Options) (*Observer, error) {
 	version := scopeVersion()
 	m := mp.Meter(scope, metric.WithInstrumentationVersion(version), metric.WithSchemaURL(semconv.SchemaURL))
 	o := &Observer{tracer: tp.Tracer(scope, trace.WithInstrumentationVersion(version), trace.WithSchemaURL(semconv.SchemaURL))}
-	var errs [6]error
+	var errs [7]error
 	o.calls, errs[0] = m.Int64Counter("extkernel.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls the kernel sent to plugins, and plugins' calls a host handler served, that ended."))
 	o.inFlight, errs[1] = m.Int64UpDownCounter("extkernel.calls.in_flight", metric.WithUnit("{call}"),
@@ -75,6 +76,8 @@ func NewObserver(opts Options) (*Observer, error) {
 	o.startDurate, errs[5] = m.Float64Histogram("extkernel.plugin.start.duration", metric.WithUnit("s"),
 		metric.WithDescription("Duration of plugin starts, from spawn to the end of the handshake."),
 		metric.WithExplicitBucketBoundaries(startBuckets...))
+	o.uses, errs[6] = m.Int64Counter("extkernel.plugin.uses", metric.WithUnit("{use}"),
+		metric.WithDescription("Uses of optional protocol features the host served, and handshakes by protocol minor, per plugin (the kernel's usage counters)."))
 	if err := errors.Join(errs[:]...); err != nil {
 		return nil, fmt.Errorf("kernelotel: create instrument: %w", err)
 	}
@@ -147,6 +150,12 @@ func (o *Observer) Dispatch(ctx context.Context, info observe.DispatchInfo) (con
 		}
 		span.End()
 	}
+}
+
+// Use counts one use of the usage key key by plugin (observe.UsageObserver):
+// extkernel.plugin.uses with extkernel.plugin and extkernel.use.
+func (o *Observer) Use(plugin, key string) {
+	o.uses.Add(context.Background(), 1, metric.WithAttributes(keyPlugin.String(plugin), keyUse.String(key)))
 }
 
 // Start counts a plugin start, its duration, and a restart when the

@@ -100,7 +100,7 @@ func TestDispatchSpan(t *testing.T) {
 }
 
 // TestMetrics: calls by outcome, in flight back to zero, durations, starts
-// and a restart for a plugin started twice.
+// and a restart for a plugin started twice, and the usage counters.
 func TestMetrics(t *testing.T) {
 	o, _, reader := newTestObserver(t)
 	info := observe.CallInfo{Plugin: "audit", Kind: "action", Key: "plugin/audit/show", Generation: 1}
@@ -112,6 +112,9 @@ func TestMetrics(t *testing.T) {
 	o.Start(observe.StartInfo{Plugin: "audit", Duration: 6 * time.Millisecond, Err: errors.New("exited")})
 	o.Start(observe.StartInfo{Plugin: "lazy", Duration: 4 * time.Millisecond, ActivatedBy: "call to provider plugin/lazy/x by host"})
 	o.Start(observe.StartInfo{Plugin: "lazy", Duration: 4 * time.Millisecond, ActivatedBy: "call to provider plugin/lazy/x by host"})
+	for _, key := range []string{"protocol/1.4", "calls", "calls"} {
+		o.Use("audit", key)
+	}
 
 	var rm metricdata.ResourceMetrics
 	if err := reader.Collect(context.Background(), &rm); err != nil {
@@ -128,6 +131,9 @@ func TestMetrics(t *testing.T) {
 					if cause, ok := p.Attributes.Value(keyCause); ok {
 						got[m.Name+"/"+cause.AsString()] += p.Value
 					}
+					if use, ok := p.Attributes.Value(keyUse); ok {
+						got[m.Name+"/"+use.AsString()] += p.Value
+					}
 				}
 			case metricdata.Histogram[float64]:
 				for _, p := range d.DataPoints {
@@ -140,6 +146,7 @@ func TestMetrics(t *testing.T) {
 		"extkernel.calls/ok": 2, "extkernel.calls/error": 1, "extkernel.calls.in_flight/": 0, "extkernel.call.duration": 3,
 		"extkernel.plugin.starts/ready": 3, "extkernel.plugin.starts/failed": 1, "extkernel.plugin.restarts/": 1,
 		"extkernel.plugin.starts/build": 2, "extkernel.plugin.starts/activation": 2, "extkernel.plugin.start.duration": 4,
+		"extkernel.plugin.uses/calls": 2, "extkernel.plugin.uses/protocol/1.4": 1,
 	}
 	for k, v := range want {
 		if got[k] != v {

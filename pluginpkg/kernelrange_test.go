@@ -21,7 +21,8 @@ func TestKernelConstraint(t *testing.T) {
 		{">=1.1.0", ""}, // a plugin that calls (protocol 1.1)
 		{">=1.2.0", ""}, // a producer that honours window_bytes (protocol 1.2)
 		{">=1.3.0", ""}, // a plugin that reports progress (protocol 1.3)
-		{">1.3.0", "host"},
+		{">=1.4.0", ""}, // a plugin that announces its features (protocol 1.4)
+		{">1.4.0", "host"},
 		{"~0.9", "plugin"},
 		{"<1.0.0", "plugin"},
 	}

@@ -24,12 +24,21 @@ type InitializeParams struct {
 	Plugin          PluginInfo        `json:"plugin"`
 	Config          json.RawMessage   `json:"config,omitempty"`
 	Session         map[string]string `json:"session,omitempty"`
+	// Features (protocol 1.4) names the optional protocol features the
+	// host serves ("calls", "cancel", "contributions", "progress",
+	// "streams", "trace"; docs/protocol.md §4.6): a plugin uses one only
+	// when it is listed. A host before 1.4 sends none; its features are
+	// those its version implies.
+	Features []string `json:"features,omitempty"`
 }
 
 // InitializeResult is the plugin's answer to initialize: its identity and
 // its declarations. Declarations outside what the manifest authorizes are a
 // handshake error. Contributions (protocol 1.1) is sent only to a host whose
 // protocol_version is 1.1.0 or later; a 1.0 plugin never sends it.
+// Features (protocol 1.4) names the optional protocol features the plugin
+// uses (docs/protocol.md §4.6); the host reads it only from an answer of
+// 1.4.0 or later, and takes an earlier one to use every feature of 1.3.
 type InitializeResult struct {
 	ProtocolVersion string             `json:"protocol_version"`
 	Name            string             `json:"name"`
@@ -40,6 +49,7 @@ type InitializeResult struct {
 	Providers       []ProviderDecl     `json:"providers,omitempty"`
 	Actions         []ActionDecl       `json:"actions,omitempty"`
 	Contributions   []ContributionDecl `json:"contributions,omitempty"`
+	Features        []string           `json:"features,omitempty"`
 }
 
 // CapabilityDecl is a capability version the plugin actually provides.

@@ -4,7 +4,7 @@ import "fmt"
 
 // Version is the protocol version this package implements. It is checked
 // against a manifest's "kernel" constraint and sent in initialize.
-const Version = "1.3.0"
+const Version = "1.4.0"
 
 // VersionError reports that a plugin and this host speak incompatible
 // protocol versions, and says which side to upgrade. It is returned both

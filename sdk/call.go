@@ -36,11 +36,12 @@ import (
 //     stopped reading (after shutdown or the end of input), and when it
 //     stops before the host answers;
 //   - an error wrapping ErrHandshakeIncomplete before initialize has been
-//     answered, and one wrapping ErrCallsUnsupported when the host speaks
-//     protocol 1.0;
+//     answered, and one wrapping ErrCallsUnsupported when the host does
+//     not support FeatureCalls (a host of protocol 1.0);
 //   - an error wrapping ctx.Err() when ctx is done first; Call then sends
-//     $/cancel for the call and drops its answer (a call reading its own
-//     answer returns once the host answered the $/cancel, at once);
+//     $/cancel for the call (to a host that supports FeatureCancel) and
+//     drops its answer (a call reading its own answer returns once the
+//     host answered the $/cancel, at once, or the call);
 //   - the *protocol.Error the host answered with, not wrapped: one of
 //     CodeNotAuthorized, CodeNotAvailable, CodeMethodNotFound,
 //     CodeRequestCancelled, -32007 (call depth exceeded), -32008 (stale
@@ -217,7 +218,7 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 		h.run.pause()
 		defer h.run.resume()
 	}
-	params.Traceparent = Traceparent(ctx)
+	params.Traceparent = s.traceparent(ctx)
 	id, key, answer := s.startCall()
 	reads := h != nil && s.sched.claimRead(h.episode)
 	if !reads {
@@ -320,8 +321,8 @@ func (s *session) callable() error {
 	if !initd {
 		return ErrHandshakeIncomplete
 	}
-	if !s.hostCalls {
-		return fmt.Errorf("host speaks protocol %s: %w", s.hostVersion, ErrCallsUnsupported)
+	if !s.host().Has(wire.HasCalls) {
+		return fmt.Errorf("host speaks protocol %s without the %q feature: %w", s.hostVersion, wire.FeatureCalls, ErrCallsUnsupported)
 	}
 	select {
 	case <-s.readDone:
@@ -374,8 +375,13 @@ func (s *session) answered(m *wire.Message) {
 	answer <- m // buffered, and the only send
 }
 
-// cancelOut sends $/cancel for the plugin's request id.
+// cancelOut sends $/cancel for the plugin's request id, to a host that
+// supports FeatureCancel (to another, nothing: its answer, when it
+// comes, is dropped).
 func (s *session) cancelOut(id json.RawMessage) {
+	if !s.host().Has(wire.HasCancel) {
+		return
+	}
 	m, err := wire.NewNotification(wire.MethodCancel, wire.CancelParams{ID: id})
 	if err == nil {
 		s.write(m)

@@ -202,8 +202,8 @@ var callScenarios = []callScenario{
 		var res struct {
 			Output relayReport `json:"output"`
 		}
-		if string(m.ID) != "12" || m.Error != nil || json.Unmarshal(m.Result, &res) != nil || !strings.Contains(res.Output.Refused, "1.1") {
-			t.Fatalf("got %s, want a refusal naming protocol 1.1", frame(m))
+		if string(m.ID) != "12" || m.Error != nil || json.Unmarshal(m.Result, &res) != nil || !strings.Contains(res.Output.Refused, `without the "calls" feature`) {
+			t.Fatalf("got %s, want a refusal naming the calls feature", frame(m))
 		}
 	}},
 	{name: "a call outside any handler has no parent", host: "1.1.0", run: func(t *testing.T, e hostEnd) {

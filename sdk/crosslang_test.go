@@ -225,7 +225,8 @@ func TestCrossLanguageExamples(t *testing.T) {
 					{Ref: "wordcount", Description: "counts the words of a string"},
 					{Ref: "slow", Description: "waits until cancelled (at most 30 s)"},
 					{Ref: "recall", Description: "recalls the note on a topic from storage.kv"}},
-				Actions: []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+				Actions:  []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+				Features: wire.AllFeatures.Names(),
 			}
 			if !reflect.DeepEqual(res, wantDecl) {
 				t.Errorf("initialize result\n got %+v\nwant %+v", res, wantDecl)
@@ -249,8 +250,8 @@ func TestCrossLanguageExamples(t *testing.T) {
 
 			// A 1.0 host: the call is refused before anything is sent.
 			p.send(11, wire.MethodProviderInvoke, wire.ProviderInvokeParams{Ref: "recall", Input: json.RawMessage(`{"topic":"build"}`)})
-			if m := p.expect(11, "", protocol.CodePluginError); !strings.Contains(m.Error.Message, "1.1.0") {
-				t.Errorf("refusal %q does not name protocol 1.1.0", m.Error.Message)
+			if m := p.expect(11, "", protocol.CodePluginError); !strings.Contains(m.Error.Message, `without the "calls" feature`) {
+				t.Errorf("refusal %q does not name the calls feature", m.Error.Message)
 			}
 
 			p.send(9, wire.MethodActionRun, wire.ActionRunParams{ID: "hello", Context: json.RawMessage(`"ann"`)})

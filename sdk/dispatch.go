@@ -113,8 +113,9 @@ func (s *session) initialize(m *wire.Message) {
 		s.replyError(m.ID, err)
 		return
 	}
-	s.hostVersion, s.hostCalls = params.ProtocolVersion, acceptsCalls(params.ProtocolVersion)
-	if !s.hostCalls {
+	s.hostVersion = params.ProtocolVersion
+	s.hostFeats.Store(uint32(hostFeatures(params)))
+	if !s.host().Has(wire.HasContributions) {
 		// A 1.0 host knows no contributions of host kinds: declare none.
 		s.reg.decls.Contributions = nil
 	}
@@ -136,9 +137,10 @@ func (s *session) initialize(m *wire.Message) {
 
 // protocolVersion is the protocol version the SDK implements and answers
 // initialize with: 1.1 adds capability/call, 1.2 a stream's window_bytes,
-// which its producers honour, 1.3 $/progress (Progress). Any host of the
-// same major accepts it (docs/protocol.md §8).
-const protocolVersion = "1.3.0"
+// which its producers honour, 1.3 $/progress (Progress), 1.4 features
+// (HostSupports). Any host of the same major accepts it (docs/protocol.md
+// §8).
+const protocolVersion = "1.4.0"
 
 // checkVersion refuses a host whose protocol major version differs from
 // protocolVersion's, saying which side to upgrade.
@@ -157,21 +159,6 @@ func checkVersion(host string) *protocol.Error {
 			"host speaks protocol %s, this plugin speaks %s: upgrade the host", host, protocolVersion)
 	}
 	return nil
-}
-
-// acceptsCalls reports whether a host speaking protocol version host (of
-// protocolVersion's major, see checkVersion) accepts capability/call: its
-// minor is 1 or more. A version without a readable minor does not.
-func acceptsCalls(host string) bool {
-	_, rest, ok := strings.Cut(strings.TrimPrefix(host, "v"), ".")
-	if !ok {
-		return false
-	}
-	if i := strings.IndexAny(rest, ".-+"); i >= 0 {
-		rest = rest[:i]
-	}
-	n, err := strconv.Atoi(rest)
-	return err == nil && n >= 1
 }
 
 // major returns the major number of a semantic version ("1.2.3", "v1.2").

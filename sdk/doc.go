@@ -130,5 +130,22 @@
 // CodeMethodNotFound or the callee's own code); returned by a handler, it answers the handler's
 // request with the same code. Call refuses without sending anything with
 // errors wrapping ErrNotServing, ErrHandshakeIncomplete or
-// ErrCallsUnsupported (a host older than protocol 1.1).
+// ErrCallsUnsupported (a host that does not serve capability/call: one
+// older than protocol 1.1).
+//
+// # Features
+//
+// The plugin answers initialize with protocol 1.4.0 and announces every
+// optional protocol feature the SDK implements (docs/protocol.md §4.6):
+// FeatureCalls, FeatureCancel, FeatureContributions, FeatureProgress,
+// FeatureStreams and FeatureTrace. It uses of each only what the host
+// supports, which HostSupports reports: the features a host of 1.4 or
+// later announced in initialize, or those an older host's version
+// implies (none for 1.0; all but progress for 1.1 and 1.2; all six for
+// 1.3). Without FeatureCalls, Call and CallStream refuse locally; without
+// FeatureStreams, CallStream does; without FeatureContributions, the
+// plugin declares no contributions; without FeatureProgress, Progress
+// sends nothing; without FeatureCancel, a call given up is not cancelled
+// (its late answer is dropped); without FeatureTrace, calls carry no
+// traceparent. A plugin tests HostSupports, not the host's version.
 package sdk

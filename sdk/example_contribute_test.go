@@ -39,6 +39,6 @@ func ExamplePlugin_Contribute() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.3.0","name":"words","version":"1.0.0","contributions":[{"kind":"tool","key":"word.count","title":"Count words","data":{"input_schema":{"type":"string"}}}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.4.0","name":"words","version":"1.0.0","contributions":[{"kind":"tool","key":"word.count","title":"Count words","data":{"input_schema":{"type":"string"}}}],"features":["calls","cancel","contributions","progress","streams","trace"]}}
 	// {"jsonrpc":"2.0","id":2,"result":{"output":3}}
 }

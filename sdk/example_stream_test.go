@@ -45,7 +45,7 @@ func ExamplePlugin_StreamProvider() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.3.0","name":"words","version":"1.0.0","providers":[{"ref":"split","description":"streams the words of a string"}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.4.0","name":"words","version":"1.0.0","providers":[{"ref":"split","description":"streams the words of a string"}],"features":["calls","cancel","contributions","progress","streams","trace"]}}
 	// {"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":1,"data":"make"}}
 	// {"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":2,"data":"it"}}
 	// {"jsonrpc":"2.0","method":"$/stream/chunk","params":{"id":2,"seq":3,"data":"so"}}
@@ -109,7 +109,7 @@ func ExamplePlugin_CallStream() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.3.0","name":"summary","version":"1.0.0","providers":[{"ref":"summarize","description":"joins the tokens of text.generate"}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.4.0","name":"summary","version":"1.0.0","providers":[{"ref":"summarize","description":"joins the tokens of text.generate"}],"features":["calls","cancel","contributions","progress","streams","trace"]}}
 	// {"jsonrpc":"2.0","id":"c1","method":"capability/call","params":{"capability":"text.generate","method":"tokens","input":{"prompt":"hi"},"parent":2,"stream":{"window":16}}}
 	// {"jsonrpc":"2.0","id":2,"result":{"output":"Hello!"}}
 }

@@ -49,7 +49,7 @@ func Example() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.3.0","name":"redactor","version":"1.0.0","provides":[{"capability":"text.redact","version":"1.0.0"}],"interceptors":[{"point":"tool.before"}],"providers":[{"ref":"wordcount","description":"counts the words of a string"}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.4.0","name":"redactor","version":"1.0.0","provides":[{"capability":"text.redact","version":"1.0.0"}],"interceptors":[{"point":"tool.before"}],"providers":[{"ref":"wordcount","description":"counts the words of a string"}],"features":["calls","cancel","contributions","progress","streams","trace"]}}
 	// {"jsonrpc":"2.0","id":2,"result":{"decision":"modify","payload":{"command":"[redacted]"}}}
 }
 
@@ -89,7 +89,7 @@ func ExamplePlugin_Call() {
 		fmt.Println("serve:", err)
 	}
 	// Output:
-	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.3.0","name":"memory","version":"1.0.0","providers":[{"ref":"recall","description":"recalls the note on a topic"}]}}
+	// {"jsonrpc":"2.0","id":1,"result":{"protocol_version":"1.4.0","name":"memory","version":"1.0.0","providers":[{"ref":"recall","description":"recalls the note on a topic"}],"features":["calls","cancel","contributions","progress","streams","trace"]}}
 	// {"jsonrpc":"2.0","id":"c1","method":"capability/call","params":{"capability":"storage.kv","method":"get","input":{"key":"build"},"parent":2}}
 	// {"jsonrpc":"2.0","id":2,"result":{"output":{"recalled":"make -j8"}}}
 }

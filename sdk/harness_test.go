@@ -219,13 +219,19 @@ func (h *harness) initialize(id int) *protocol.InitializeResult {
 	return &res
 }
 
+// initParams returns the params of initialize from a host of version:
+// one of 1.4 or later announces every feature.
 func initParams(version string) protocol.InitializeParams {
-	return protocol.InitializeParams{
+	p := protocol.InitializeParams{
 		ProtocolVersion: version,
 		Host:            protocol.HostInfo{Name: "testhost", Version: "0.1.0"},
 		Plugin:          protocol.PluginInfo{Name: "tester", Version: "1.0.0", DataDir: "/tmp/data"},
 		Config:          json.RawMessage(`{"mode":"strict"}`),
 	}
+	if wire.Announces(version) {
+		p.Features = wire.AllFeatures.Names()
+	}
+	return p
 }
 
 func frame(m *wire.Message) string {

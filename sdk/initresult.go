@@ -3,6 +3,9 @@ package sdk
 import (
 	"encoding/json"
 	"strconv"
+	"strings"
+
+	"github.com/extkernel/extkernel/internal/wire"
 
 	"github.com/extkernel/extkernel/internal/jsonscan"
 )
@@ -104,8 +107,17 @@ func (r *registry) result(name, version string) any {
 	if !ok {
 		return r.initResult(name, version)
 	}
+	b = append(b, `,"features":`...)
+	b = append(b, announcedJSON...)
 	return encoded(append(b, '}'))
 }
+
+// announced are the features the SDK announces (docs/protocol.md §4.6):
+// every one it implements. announcedJSON is their JSON array.
+var (
+	announced     = wire.AllFeatures.Names()
+	announcedJSON = `["` + strings.Join(announced, `","`) + `"]`
+)
 
 func appendSep(b []byte, i int) []byte {
 	if i > 0 {

@@ -93,7 +93,7 @@ func TestInitResultFields(t *testing.T) {
 		v      any
 		fields int
 	}{
-		{protocol.InitializeResult{}, 9},
+		{protocol.InitializeResult{}, 10},
 		{protocol.CapabilityDecl{}, 2},
 		{protocol.InterceptorDecl{}, 2},
 		{protocol.StrategyDecl{}, 1},

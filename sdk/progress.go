@@ -14,8 +14,9 @@ import (
 // negative fraction sends none. A host of protocol 1.3 or later extends
 // the request's timeout with each progress, up to its maximum call
 // duration, so a handler that runs longer than the host's timeout
-// reports progress more often than that timeout; an older host ignores
-// it. It returns an error wrapping ErrNotServing when ctx is no handler's
+// reports progress more often than that timeout. To a host that does not
+// support FeatureProgress (one before 1.3, which would ignore it) nothing
+// is sent, and Progress returns nil. It returns an error wrapping ErrNotServing when ctx is no handler's
 // context of a serving plugin, and an error for a fraction above 1 (or
 // NaN) or a failed write.
 func Progress(ctx context.Context, message string, fraction float64) error {
@@ -35,6 +36,9 @@ func Progress(ctx context.Context, message string, fraction float64) error {
 	defer s.handshake.RUnlock()
 	if s.abort.Err() != nil {
 		return fmt.Errorf("progress: %w", ErrNotServing)
+	}
+	if !s.host().Has(wire.HasProgress) {
+		return nil // a host without it would ignore it
 	}
 	m, err := wire.NewNotification(wire.MethodProgress, p)
 	if err != nil {

@@ -67,6 +67,7 @@ func (r *registry) initResult(name, version string) protocol.InitializeResult {
 		Providers:       r.decls.Providers,
 		Actions:         r.decls.Actions,
 		Contributions:   r.decls.Contributions,
+		Features:        announced,
 	}
 }
 

@@ -126,7 +126,8 @@ func TestHandshake(t *testing.T) {
 		Providers: []protocol.ProviderDecl{
 			{Ref: "echo", Description: "echoes its input"}, {Ref: "fail"}, {Ref: "coded"}, {Ref: "panic"}, {Ref: "func"}, {Ref: "nil"},
 		},
-		Actions: []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+		Actions:  []protocol.ActionDecl{{ID: "hello", Title: "Say hello", Placement: "toolbar"}},
+		Features: wire.AllFeatures.Names(),
 	}
 	if !reflect.DeepEqual(res, want) {
 		t.Errorf("initialize result\n got %+v\nwant %+v", res, want)

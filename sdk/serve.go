@@ -42,10 +42,12 @@ var (
 	// Call, before initialize has been answered: a plugin may send nothing
 	// before the handshake completes.
 	ErrHandshakeIncomplete = errors.New("sdk: handshake not complete")
-	// ErrCallsUnsupported is returned (wrapped) by Call when the host's
-	// protocol_version in initialize is older than 1.1.0: such a host
-	// does not know capability/call, so nothing is sent.
-	ErrCallsUnsupported = errors.New("sdk: capability/call needs a host speaking protocol 1.1.0 or later")
+	// ErrCallsUnsupported is returned (wrapped) by Call and CallStream
+	// when the host does not serve capability/call (it does not support
+	// FeatureCalls: a host before protocol 1.1, or one of 1.4 or later
+	// that did not announce it), and by CallStream when it does not
+	// support FeatureStreams: nothing is sent.
+	ErrCallsUnsupported = errors.New("sdk: the host does not serve this capability/call")
 	// ErrAlreadyServing is returned by ServeIO when another ServeIO on the
 	// same Plugin is running.
 	ErrAlreadyServing = errors.New("sdk: plugin is already serving")
@@ -119,11 +121,12 @@ type session struct {
 	log    *slog.Logger // SetLogger's when the session started; nil: the plugin's default (logAt)
 	fw     *wire.FrameWriter
 	initd  atomic.Bool // initialize answered
-	// hostVersion is the host's protocol_version and hostCalls whether it
-	// accepts capability/call (1.1.0 or later); both are written before
-	// initd is set and never after.
+	// hostVersion is the host's protocol_version, written before initd is
+	// set and never after; hostFeats the wire.Features it serves
+	// (features.go), stored then too, and read by HostSupports at any
+	// time.
 	hostVersion string
-	hostCalls   bool
+	hostFeats   atomic.Uint32
 	nextOut     atomic.Uint64 // the number of the plugin's last request
 	readDone    chan struct{} // closed once the read loop ended
 	// handshake orders the initialize answer before any notify: initialize

@@ -388,8 +388,12 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 		fail(err)
 		return
 	}
+	if !s.host().Has(wire.HasStreams) {
+		fail(fmt.Errorf("host speaks protocol %s without the %q feature: %w", s.hostVersion, wire.FeatureStreams, ErrCallsUnsupported))
+		return
+	}
 	params.Parent = s.parentOf(ctx)
-	params.Traceparent = Traceparent(ctx)
+	params.Traceparent = s.traceparent(ctx)
 	params.Stream = &wire.StreamParams{Window: window}
 	id, key, answer := s.startCall()
 	in := &consumer{chunks: make(chan json.RawMessage, window), broken: make(chan struct{})}

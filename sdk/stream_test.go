@@ -244,8 +244,8 @@ var streamScenarios = []callScenario{
 	{name: "a 1.0 host refuses a stream call locally", host: "1.0.0", run: func(t *testing.T, e hostEnd) {
 		relay(t, e, 10, "relay", `{"capability":"gen","method":"count"}`)
 		m := e.next() // nothing was sent before the answer
-		if string(m.ID) != "10" || !strings.Contains(string(m.Result), "1.1") {
-			t.Fatalf("got %s, want a refusal naming protocol 1.1", frame(m))
+		if string(m.ID) != "10" || !strings.Contains(string(m.Result), `without the \"calls\" feature`) {
+			t.Fatalf("got %s, want a refusal naming the calls feature", frame(m))
 		}
 	}},
 }

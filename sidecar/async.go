@@ -38,7 +38,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		return
 	}
 	id := c.nextID.Add(1)
-	frame, err := encodeRequest(id, method, params)
+	frame, err := encodeRequest(id, method, c.untraced(params))
 	if err != nil {
 		done(nil, c.named(method, err))
 		return
@@ -58,6 +58,7 @@ func (c *Client) InvokeAsync(ctx context.Context, method string, params any, don
 		done(nil, c.named(method, err))
 		return
 	}
+	c.invoking(method)
 	if timed {
 		a.timer = time.AfterFunc(d, a.timedOut)
 	}

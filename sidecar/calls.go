@@ -50,7 +50,7 @@ func (c *Client) Call(ctx context.Context, method string, params, result any) er
 func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMessage) (protocol.InterceptResult, error) {
 	var res protocol.InterceptResult
 	params := wire.InterceptParams{Point: point, Payload: payload, Traceparent: wire.Traceparent(ctx)}
-	err := c.roundTrip(ctx, wire.MethodIntercept, params, &res, callNormal)
+	err := c.roundTrip(ctx, wire.MethodIntercept, c.untraced(params), &res, callNormal)
 	if err != nil {
 		return protocol.InterceptResult{}, c.named(wire.MethodIntercept, err)
 	}
@@ -66,7 +66,8 @@ func (c *Client) Intercept(ctx context.Context, point string, payload json.RawMe
 // and returns the output, nil when absent. It fails as Call does.
 func (c *Client) Invoke(ctx context.Context, method string, params any) (json.RawMessage, error) {
 	var res wire.OutputResult
-	if err := c.roundTrip(ctx, method, params, &res, callNormal); err != nil {
+	c.invoking(method)
+	if err := c.roundTrip(ctx, method, c.untraced(params), &res, callNormal); err != nil {
 		return nil, c.named(method, err)
 	}
 	return res.Output, nil
@@ -498,7 +499,7 @@ func (c *Client) handle(m *wire.Message) (bad, violation error) {
 		if err := json.Unmarshal(m.Params, &p); err != nil {
 			return fmt.Errorf("%s params: %w", wire.MethodCancel, c.redact.err(err)), nil
 		}
-		c.cancelCall(p.ID)
+		c.pluginCancel(p.ID)
 	case m.Method == wire.MethodStreamChunk:
 		return c.streamChunk(m.Params), nil
 	case m.Method == wire.MethodStreamAck:
@@ -556,6 +557,7 @@ func (c *Client) deliver(m *wire.Message) error {
 		return fmt.Errorf("a response with id %s, which the host never sent", quoteID(c.opts.Redact(string(m.ID))))
 	}
 	if id == c.initID.Load() {
+		c.takeFeatures(m.Result)
 		c.handshook.Store(true)
 	}
 	c.mu.Lock()

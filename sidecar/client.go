@@ -50,7 +50,11 @@ type Client struct {
 	// streamBytes is set by the handshake when the plugin speaks protocol
 	// 1.2 or later: it honours a stream's window_bytes.
 	streamBytes bool
-	epoch       time.Time // monotonic origin of lastHeard
+	// features are the wire.Features the plugin uses (features.go), set
+	// by the reader from the answer to initialize before it reads on;
+	// warned those whose unannounced use was logged.
+	features, warned atomic.Uint32
+	epoch            time.Time // monotonic origin of lastHeard
 	// misbehaved is the net count of malformed messages read (see
 	// malformed); only the reading goroutine touches it.
 	misbehaved int
@@ -136,6 +140,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err, Stderr: c.tail.snapshot()}
 	}
 	c.decl = decl
+	c.reportHandshake(decl)
 	c.log.Debug("handshake", "pid", c.proc.PID(), "elapsed", time.Since(began), "protocol", decl.ProtocolVersion)
 	return c, nil
 }

@@ -43,8 +43,9 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 			Version: c.version(),
 			DataDir: dataDir,
 		},
-		Config:  c.opts.Config,
-		Session: c.opts.Session,
+		Config:   c.opts.Config,
+		Session:  c.opts.Session,
+		Features: wire.AllFeatures.Names(),
 	}
 	res := new(protocol.InitializeResult)
 	if err := c.roundTrip(hctx, wire.MethodInitialize, params, res, callInit); err != nil {
@@ -69,7 +70,8 @@ func (c *Client) handshake(ctx context.Context, dataDir string) (*protocol.Initi
 		return nil, phaseVersion, err
 	}
 	c.streamBytes = !v.LessThan(windowBytesSince)
-	if problems := append(checkDeclarations(c.pkg, c.opts.Kinds, res), secretIDs...); len(problems) > 0 {
+	problems := append(checkDeclarations(c.pkg, c.opts.Kinds, res), c.featureProblems(res)...)
+	if problems = append(problems, secretIDs...); len(problems) > 0 {
 		return nil, phaseDeclarations, &declarationError{manifest: c.pkg.ManifestPath, problems: problems}
 	}
 	return res, "", nil

@@ -71,6 +71,12 @@ type inbound struct {
 // does not get more calls served: their answers (a host handler's copy of
 // its output, say) would be made only to be refused.
 func (c *Client) serveCall(m *wire.Message) {
+	if !c.uses(wire.HasCalls) {
+		c.unannounced(wire.HasCalls, "its capability/call is answered -32601")
+		c.reply(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf(
+			"capability/call: plugin %q did not announce the %q feature in initialize", c.Name(), wire.FeatureCalls)})
+		return
+	}
 	var p wire.CapabilityCallParams
 	if err := wire.Decode(m.Params, &p); err != nil || p.Capability == "" || p.Method == "" {
 		msg := "capability/call: params must name a capability and a method"
@@ -89,7 +95,7 @@ func (c *Client) serveCall(m *wire.Message) {
 	var stream *CallStream
 	if p.Stream != nil {
 		var perr *protocol.Error
-		if stream, perr = c.newCallStream(m.ID, p.Stream); perr != nil {
+		if stream, perr = c.callStream(m.ID, p.Stream); perr != nil {
 			c.reply(m.ID, perr)
 			return
 		}
@@ -102,11 +108,11 @@ func (c *Client) serveCall(m *wire.Message) {
 	}
 	call := Call{Client: c, Capability: p.Capability, Method: p.Method, Input: p.Input,
 		Parent: hasParent(p.Parent), Stream: stream}
-	if p.Traceparent != "" {
-		// The plugin's span: checked (wire.WithTraceparent keeps only a
-		// valid one) and carried to the handler and the observer.
-		ctx = wire.WithTraceparent(ctx, p.Traceparent)
+	c.used(wire.HasCalls)
+	if stream != nil {
+		c.used(wire.HasStreams)
 	}
+	ctx = c.callTrace(ctx, p.Traceparent)
 	if stream == nil && c.opts.OnCallAsync != nil {
 		id := m.ID
 		if c.opts.OnCallAsync(ctx, call, func(out json.RawMessage, err error) { c.answerCall(ctx, id, key, out, err) }) {
@@ -123,6 +129,34 @@ func (c *Client) serveCall(m *wire.Message) {
 		c.wg.Add(1) // from the reader, which wg counts: always before the supervisor waits
 		go c.callWorker(c.callJobs, j)
 	}
+}
+
+// callStream returns the stream a capability/call asks for with params
+// p, or the error that answers it: the plugin did not announce the
+// "streams" feature (-32602), or p is invalid.
+func (c *Client) callStream(id json.RawMessage, p *wire.StreamParams) (*CallStream, *protocol.Error) {
+	if !c.uses(wire.HasStreams) {
+		c.unannounced(wire.HasStreams, "its capability/call asking for a stream is answered -32602")
+		return nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf(
+			"capability/call: stream: plugin %q did not announce the %q feature in initialize", c.Name(), wire.FeatureStreams)}
+	}
+	return c.newCallStream(id, p)
+}
+
+// callTrace returns ctx carrying tp, the traceparent of a capability/call
+// (the plugin's span: checked, wire.WithTraceparent keeps only a valid
+// one, and carried to the handler and the observer), unless it is empty
+// or the plugin did not announce the "trace" feature.
+func (c *Client) callTrace(ctx context.Context, tp string) context.Context {
+	switch {
+	case tp == "":
+		return ctx
+	case !c.uses(wire.HasTrace):
+		c.unannounced(wire.HasTrace, "the traceparent of its capability/call is ignored")
+		return ctx
+	}
+	c.used(wire.HasTrace)
+	return wire.WithTraceparent(ctx, tp)
 }
 
 // maxIdleCallWorkers bounds the goroutines of one client that wait for
@@ -332,8 +366,8 @@ func (c *Client) finishCall(key string) bool {
 // context; the handler's own answer is dropped. A call with a stream is
 // only cancelled: its stream's end answers it (§5.12). Until its handler
 // returns, the call still counts against maxInboundCalls and its id
-// stays in use.
-func (c *Client) cancelCall(id json.RawMessage) {
+// stays in use. It reports whether the call was in flight.
+func (c *Client) cancelCall(id json.RawMessage) bool {
 	key := callKey(id)
 	c.mu.Lock()
 	rec := c.mu.inbound[key]
@@ -347,6 +381,7 @@ func (c *Client) cancelCall(id json.RawMessage) {
 		c.reply(json.RawMessage(key), &protocol.Error{Code: protocol.CodeRequestCancelled,
 			Message: c.redact("capability/call cancelled: " + errCallCancelled.Error())})
 	}
+	return rec != nil
 }
 
 // endChildren cancels the calls derived from the host request id, which

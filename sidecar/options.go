@@ -161,6 +161,20 @@ type Options struct {
 	// kernel relays a plugin's call to another plugin's provider this way
 	// (with Client.InvokeAsync), with no goroutine in between.
 	OnCallAsync func(ctx context.Context, call Call, done func(json.RawMessage, error)) bool
+	// OnUse, if set, is told of each use the plugin makes of an optional
+	// protocol feature that the host served (docs/protocol.md §4.6), and
+	// of the protocol version of its handshake: use is one of
+	// wire.UsageKeys, a fixed set, never a string of the plugin's. A use
+	// is a capability/call admitted ("calls", and "streams" when it asks
+	// for a stream, "trace" when it carries a traceparent), its $/cancel
+	// of one in flight ("cancel"), a well-formed $/progress ("progress"),
+	// a stream OpenStream asked of it ("streams"), a contribution/invoke
+	// sent to it or a handshake declaring contributions
+	// ("contributions"); after each handshake, "protocol/1.<minor>" of
+	// the version it answered. It is called from the goroutine that reads
+	// the plugin's output or makes the call, with no lock held: it MUST
+	// return quickly and MUST NOT call Close on c.
+	OnUse func(c *Client, use string)
 
 	// The bounds below have their defaults in every use but this
 	// package's tests, which shorten them.

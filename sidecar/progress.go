@@ -55,7 +55,8 @@ func (c *Client) extended(id int64) (time.Duration, bool) {
 	return left, true
 }
 
-// progress handles the plugin's $/progress. It returns why the
+// progress handles the plugin's $/progress, which is ignored from a
+// plugin that did not announce the "progress" feature. It returns why the
 // notification is malformed: params that do not decode, a fraction out
 // of [0, 1], or the id of a request the host never sent. A progress for a
 // request no longer in flight (answered, cancelled or timed out: the
@@ -63,6 +64,10 @@ func (c *Client) extended(id int64) (time.Duration, bool) {
 // whose context's deadline alone bounds it (the caller's, which is never
 // extended), or for a ping, extends nothing.
 func (c *Client) progress(raw []byte) error {
+	if !c.uses(wire.HasProgress) {
+		c.unannounced(wire.HasProgress, "its $/progress is ignored: it extends no deadline")
+		return nil
+	}
 	var p wire.ProgressParams
 	if err := wire.Decode(raw, &p); err != nil {
 		return fmt.Errorf("%s params: %w", wire.MethodProgress, c.redact.err(err))
@@ -88,6 +93,7 @@ func (c *Client) progress(raw []byte) error {
 		}
 	}
 	c.mu.Unlock()
+	c.used(wire.HasProgress)
 	if !ok {
 		c.log.Debug("dropping late progress", "id", id)
 		return nil

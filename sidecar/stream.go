@@ -68,8 +68,8 @@ func (o StreamOptions) window() int64 {
 // (or out of sequence) fails the stream with ErrFlowControl instead of
 // being kept.
 //
-// Next and Close are called by one goroutine, the consumer; Ack,
-// Buffered and Peak are safe from any.
+// Next and Close are called by one goroutine, the consumer; Ack and Peak
+// are safe from any.
 type Stream struct {
 	c      *Client
 	id     int64
@@ -112,7 +112,9 @@ type Stream struct {
 // OpenStream sends provider/invoke for the provider ref with input (nil
 // for none) and the traceparent ctx carries (docs/protocol.md §5.13), if
 // any, asking for a stream with the window of opts, and returns the host's
-// end of the stream. ctx bounds the whole stream as it bounds a
+// end of the stream. A plugin of protocol 1.4 or later that did not
+// announce the "streams" feature (§4.6) is asked for no stream, and
+// one that did not announce "trace" is sent no traceparent. ctx bounds the whole stream as it bounds a
 // Call (the call timeout when it has no deadline, or the timeout of
 // WithCallTimeout), counted from OpenStream: when it ends first, Next
 // fails with its cause and $/cancel is sent. A plugin that does not stream
@@ -134,12 +136,16 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 		s.timer = startTimer(d)
 		s.timeout = s.timer.C
 	}
-	params := wire.ProviderInvokeParams{Ref: ref, Input: input, Traceparent: wire.Traceparent(ctx),
-		Stream: &wire.StreamParams{Window: int(s.window), WindowBytes: c.opts.windowBytes}}
+	params := wire.ProviderInvokeParams{Ref: ref, Input: input, Traceparent: wire.Traceparent(ctx)}
+	streams := c.uses(wire.HasStreams)
+	if streams {
+		params.Stream = &wire.StreamParams{Window: int(s.window), WindowBytes: c.opts.windowBytes}
+		c.used(wire.HasStreams)
+	}
 	s.id = c.nextID.Add(1)
-	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, params)
+	frame, err := encodeRequest(s.id, wire.MethodProviderInvoke, c.untraced(params))
 	if err == nil {
-		if err = c.registerStream(s, pc); err == errDown {
+		if err = c.registerStream(s, pc, streams); err == errDown {
 			err = c.awaitTerminal(ctx, s.timeout)
 		} else if err == nil {
 			if err = c.send(ctx, frameWait, s.id, frame); err == nil {
@@ -154,10 +160,12 @@ func (c *Client) OpenStream(ctx context.Context, ref string, input json.RawMessa
 	return nil, c.named(wire.MethodProviderInvoke, err)
 }
 
-// registerStream records s as a pending call and a stream in flight
-// under one lock, so that its first chunk finds it: the refusals are
-// register's.
-func (c *Client) registerStream(s *Stream, p pendingCall) error {
+// registerStream records s as a pending call and, when the request asks
+// for a stream (streams), a stream in flight, under one lock, so that its
+// first chunk finds it: the refusals are register's. A request to a
+// plugin that does not use streams asks for none: its answer is the
+// stream's one item, and a chunk for it is malformed.
+func (c *Client) registerStream(s *Stream, p pendingCall, streams bool) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch st := c.mu.state.stage; {
@@ -166,10 +174,12 @@ func (c *Client) registerStream(s *Stream, p pendingCall) error {
 	case st.down():
 		return errDown
 	}
-	if c.mu.streams == nil {
-		c.mu.streams = map[int64]*Stream{}
+	if streams {
+		if c.mu.streams == nil {
+			c.mu.streams = map[int64]*Stream{}
+		}
+		c.mu.streams[s.id] = s
 	}
-	c.mu.streams[s.id] = s
 	c.mu.pending[s.id] = p
 	return nil
 }
@@ -428,9 +438,9 @@ func (s *Stream) sendAck(seq int64) {
 	_ = s.c.send(context.Background(), frameUrgent, 0, frame)
 }
 
-// Buffered returns how many chunks the stream holds, received and not
+// buffered returns how many chunks the stream holds, received and not
 // taken yet: at most its window.
-func (s *Stream) Buffered() int {
+func (s *Stream) buffered() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.mu.buf.len()

@@ -35,7 +35,7 @@ func TestStreamBuffers(t *testing.T) {
 				if err := s.push(int64(seq), chunk(seq), true); err != nil {
 					t.Fatal(err)
 				}
-				for s.Buffered() >= window-1 || (seq == 200 && s.Buffered() > 0) {
+				for s.buffered() >= window-1 || (seq == 200 && s.buffered() > 0) {
 					if lent != nil {
 						s.giveBack(lent)
 					}

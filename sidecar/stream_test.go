@@ -173,7 +173,7 @@ func TestStreamSlowConsumer(t *testing.T) {
 			t.Fatalf("sent %s, want chunk %d", got, i)
 		}
 	}
-	if b := s.Buffered(); b != window {
+	if b := s.buffered(); b != window {
 		t.Fatalf("Buffered = %d once the producer sent the window, want %d", b, window)
 	}
 	got, err := drain(s)

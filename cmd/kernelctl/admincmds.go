@@ -7,8 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -97,6 +99,10 @@ uptime, restarts in the crash window and reason, and the generation's
 warnings. When a running plugin is confined, a CONFINEMENT column shows the
 confinement each one got: its mode, the mechanism enforcing it and how many
 rules of its permissions this machine does not enforce; -v lists them.
+Under "protocol and usage", each plugin's protocol version (with -v the
+optional protocol features it uses) and its usage counters: how often it
+used each optional feature and which protocol minors its handshakes
+answered, since the kernel started.
 Exit 1 when no kernel runs on the home.`,
 		Example: `  kernelctl status --config kernel.json
   kernelctl status -v --config kernel.json
@@ -116,7 +122,7 @@ Exit 1 when no kernel runs on the home.`,
 			})
 		},
 	}
-	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list the rules of each plugin's confinement not enforced")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "list the rules of each plugin's confinement not enforced, and the features each plugin uses")
 	return cmd
 }
 
@@ -174,7 +180,35 @@ func writeStatus(w io.Writer, st *admin.StatusAnswer, verbose bool) {
 	}
 	list(w, "lazy members", lazyLines(st.Plugins))
 	list(w, "bakes", bakeLines(st.Plugins))
+	list(w, "protocol and usage", usageLines(st.Plugins, verbose))
 	list(w, plural(len(st.Warnings), "warning", "warnings"), st.Warnings)
+}
+
+// usageLines says, per plugin with a process or usage counters, the
+// protocol version its process answered and its usage counters by key
+// (docs/admin.md, "Usage"): "memory: protocol 1.4.0; calls 12, progress
+// 3, protocol/1.4 1"; verbose adds the features it uses ("protocol
+// 1.4.0, features calls, progress"). Sorted as the plugins are.
+func usageLines(ps []admin.PluginStatus, verbose bool) []string {
+	var out []string
+	for _, p := range ps {
+		if p.Protocol == "" && len(p.Usage) == 0 {
+			continue
+		}
+		line := p.Name + ": protocol " + cmp.Or(p.Protocol, "-")
+		if verbose && p.Protocol != "" {
+			line += ", features " + cmp.Or(strings.Join(p.Features, ", "), "none")
+		}
+		var counts []string
+		for _, k := range slices.Sorted(maps.Keys(p.Usage)) {
+			counts = append(counts, fmt.Sprintf("%s %d", k, p.Usage[k]))
+		}
+		if len(counts) > 0 {
+			line += "; " + strings.Join(counts, ", ")
+		}
+		out = append(out, line)
+	}
+	return out
 }
 
 // lazyLines says, per lazy member, where it stands: "search: declared

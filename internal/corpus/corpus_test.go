@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/internal/proctest"
+	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sdk/sdktest"
 )
 
@@ -21,7 +23,7 @@ var root = filepath.Join("..", "..")
 
 // releasedVersions are the protocol versions released so far: each has a
 // corpus directory. A new minor adds its own.
-var releasedVersions = []string{"1.0.0", "1.1.0", "1.2.0", "1.3.0"}
+var releasedVersions = []string{"1.0.0", "1.1.0", "1.2.0", "1.3.0", "1.4.0"}
 
 // minPerVersion is how many plugins each version's corpus has at least.
 const minPerVersion = 12
@@ -73,6 +75,29 @@ func TestCorpus(t *testing.T) {
 	}
 }
 
+// TestCorpusVersions holds that the corpus has a directory for each
+// released protocol version, the current one (protocol.Version) included,
+// and nothing else but current: a new protocol minor adds its directory
+// and its entry in releasedVersions.
+func TestCorpusVersions(t *testing.T) {
+	if last := releasedVersions[len(releasedVersions)-1]; last != protocol.Version {
+		t.Errorf("the last released version is %s, the host speaks %s: add testdata/corpus/%s", last, protocol.Version, protocol.Version)
+	}
+	entries, err := os.ReadDir(filepath.Join(root, "testdata", "corpus"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dirs []string
+	for _, e := range entries {
+		if e.IsDir() && e.Name() != "current" {
+			dirs = append(dirs, e.Name())
+		}
+	}
+	if !slices.Equal(dirs, releasedVersions) {
+		t.Errorf("corpus directories %q, released versions %q", dirs, releasedVersions)
+	}
+}
+
 // onlyWarnings reports whether r's cases are all passed or warned, with
 // at least one warning.
 func onlyWarnings(r result) bool {
@@ -105,6 +130,9 @@ func judge(dir string, r result) []string {
 		if c.Name == "handshake" && !strings.Contains(c.Reason, "protocol "+v) {
 			problems = append(problems, fmt.Sprintf("handshake: %s; want the plugin to answer protocol %s", c.Reason, v))
 		}
+		if c.Name == "handshake" && wire.Announces(v) && !strings.Contains(c.Reason, ", announcing ") {
+			problems = append(problems, fmt.Sprintf("handshake: %s; want the plugin to announce its features (protocol %s)", c.Reason, v))
+		}
 	}
 	if len(r.rep.Cases) == 0 {
 		problems = append(problems, "no case ran")
@@ -116,19 +144,24 @@ func judge(dir string, r result) []string {
 // plugin and the host no longer agree on what something means: copies of
 // a 1.0.0 corpus plugin changed as a new meaning would change them (an
 // interceptor decision spelled otherwise; another protocol major; the
-// version of the directory not the one answered) are judged failing.
+// version of the directory not the one answered; a 1.4 plugin that no
+// longer announces its features) are judged failing.
 func TestCorpusCatchesChangedMeaning(t *testing.T) {
 	proctest.Interpreter(t, "python3")
-	const src = "1.0.0/raw-python-interceptor"
-	tests := []struct{ name, old, new string }{
-		{"decision renamed", `{"decision": "continue"}`, `{"decision": "proceed"}`},
-		{"another major", `VERSION = "1.0.0"`, `VERSION = "2.0.0"`},
-		{"another minor", `VERSION = "1.0.0"`, `VERSION = "1.1.0"`},
+	tests := []struct{ name, version, old, new string }{
+		{"decision renamed", "1.0.0", `{"decision": "continue"}`, `{"decision": "proceed"}`},
+		{"another major", "1.0.0", `VERSION = "1.0.0"`, `VERSION = "2.0.0"`},
+		{"another minor", "1.0.0", `VERSION = "1.0.0"`, `VERSION = "1.1.0"`},
+		{"progress not announced", "1.4.0", `"features": ["progress"]`, `"features": []`},
 	}
 	work := t.TempDir()
 	var dirs []string
 	for _, tt := range tests {
-		dir := filepath.Join(work, "1.0.0", tt.name)
+		src := tt.version + "/raw-python-interceptor"
+		if tt.version == "1.4.0" {
+			src = tt.version + "/raw-python-provider"
+		}
+		dir := filepath.Join(work, tt.version, tt.name)
 		copyDir(t, filepath.Join(root, "testdata", "corpus", filepath.FromSlash(src)), dir)
 		script := filepath.Join(dir, "plugin.py")
 		data, err := os.ReadFile(script)
@@ -141,7 +174,7 @@ func TestCorpusCatchesChangedMeaning(t *testing.T) {
 		if err := os.WriteFile(script, []byte(strings.Replace(string(data), tt.old, tt.new, 1)), 0o755); err != nil {
 			t.Fatal(err)
 		}
-		dirs = append(dirs, "1.0.0/"+tt.name)
+		dirs = append(dirs, tt.version+"/"+tt.name)
 	}
 	reports := runAll(t, work, dirs)
 	for _, d := range dirs {

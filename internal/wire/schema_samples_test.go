@@ -57,13 +57,15 @@ func TestSchemaValidatesGoValues(t *testing.T) {
 		Actions:      []protocol.ActionDecl{{ID: "open", Title: "Open", Placement: "toolbar"}},
 		Contributions: []protocol.ContributionDecl{{Kind: "tool", Key: "search.web", Title: "Web search", Data: json.RawMessage(`{"schema":{"type":"string"}}`)},
 			{Kind: "hook", Key: "tool.before", Priority: &five}},
+		Features: AllFeatures.Names(),
 	}
 	valid := []struct {
 		def   string
 		value any
 	}{
 		{"InitializeParams", protocol.InitializeParams{ProtocolVersion: protocol.Version, Host: protocol.HostInfo{Name: "h", Version: "0.1.0"},
-			Plugin: protocol.PluginInfo{Name: "p", Version: "1.0.0", DataDir: "/d"}, Config: json.RawMessage(`{"k":1}`), Session: map[string]string{"user": "ann"}}},
+			Plugin: protocol.PluginInfo{Name: "p", Version: "1.0.0", DataDir: "/d"}, Config: json.RawMessage(`{"k":1}`), Session: map[string]string{"user": "ann"},
+			Features: AllFeatures.Names()}},
 		{"InitializeParams", protocol.InitializeParams{ProtocolVersion: "1.0.0", Plugin: protocol.PluginInfo{Name: "p", Version: "1.0.0"}}},
 		{"InitializeResult", full},
 		{"InitializeResult", protocol.InitializeResult{ProtocolVersion: "1.0.0", Name: "p", Version: "0.0.1"}},

@@ -109,3 +109,18 @@ type StartInfo struct {
 	// activations by it.
 	ActivatedBy string
 }
+
+// UsageObserver is an Observer that is also told of the plugins' usage
+// counters as they count (kernel.Kernel.Plugins' PluginStatus.Usage):
+// when config.Config.Observer implements it, the kernel calls Use for
+// each use a plugin makes of an optional protocol feature the host served
+// and for each handshake by its protocol minor, with the plugin's name
+// and the usage key ("calls", "progress", "protocol/1.3", ...: a fixed
+// set, docs/admin.md "Usage"; never a string of the plugin's). It is
+// called from the goroutine that reads the plugin's output or makes the
+// call, with no lock held: it must return quickly and must not block.
+// The OpenTelemetry adapter counts them as extkernel.plugin.uses.
+type UsageObserver interface {
+	Observer
+	Use(plugin, key string)
+}

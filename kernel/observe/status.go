@@ -81,6 +81,20 @@ type PluginStatus struct {
 	// how the last one ended; nil when none was watched since the kernel
 	// started.
 	Bake *BakeStatus
+	// Protocol is the protocol version its process in the current
+	// generation answered in initialize; empty when none runs there.
+	Protocol string
+	// Features are the optional protocol features that process uses
+	// (docs/protocol.md §4.6), sorted: those it announced (protocol 1.4
+	// or later), or, for an earlier answer, every feature of 1.3, which
+	// the host takes it to use; nil when none runs there.
+	Features []string
+	// Usage counts, since the kernel started and across reloads and
+	// restarts, the plugin's uses of optional protocol features the host
+	// served and its handshakes by protocol minor, by usage key
+	// (docs/admin.md, "Usage": "calls", "progress", "protocol/1.3", ...;
+	// a fixed set); only keys used at least once, nil when none was.
+	Usage map[string]uint64
 }
 
 // Bake states (BakeStatus.State and the State of EventBake).

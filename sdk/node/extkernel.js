@@ -40,7 +40,8 @@
  * a ProtocolError with its code (NOT_AUTHORIZED, NOT_AVAILABLE,
  * DEPTH_EXCEEDED, STALE_GENERATION, ...). CallRefused rejects, with nothing
  * sent, when the plugin is not serving, before the handshake, or when the
- * host speaks protocol 1.0, and when serving ends before the answer comes.
+ * host does not support the calls feature (a host of protocol 1.0), and
+ * when serving ends before the answer comes.
  * The plugin's request ids are "c1", "c2", ...; an answer to no call in
  * flight is ignored.
  *
@@ -50,7 +51,19 @@
  * manifest's runtime.contributes must list, and registers handler(input,
  * signal) -> output for the host's `contribution/invoke`; without a
  * handler the contribution is one the host only reads. It is declared
- * only to a host speaking protocol 1.1 or later.
+ * only to a host that supports the contributions feature (1.1 or later).
+ *
+ * Features (protocol 1.4, docs/protocol.md section 4.6): the plugin answers
+ * initialize with PROTOCOL_VERSION 1.4.0 and announces FEATURES, every
+ * optional feature the SDK implements. `plugin.hostSupports(feature)` says
+ * whether the host serves one (features.CALLS, CANCEL, CONTRIBUTIONS,
+ * PROGRESS, STREAMS, TRACE): what a host of 1.4 or later announced, or
+ * what an older host's version implies. The SDK uses only those: without
+ * calls, call() and callStream() reject with CallRefused (without streams,
+ * callStream() does); without progress, progress() sends nothing; without
+ * cancel, a call given up is not cancelled (its late answer is dropped);
+ * without trace, calls carry no traceparent. A plugin tests hostSupports,
+ * not the version.
  *
  * Streams (protocol 1.1, docs/protocol.md section 5.12):
  * `p.streamProvider(ref, description, async function* (input, signal) {...})`
@@ -77,7 +90,14 @@
 
 const { AsyncLocalStorage } = require('async_hooks');
 
-const PROTOCOL_VERSION = '1.3.0';
+const PROTOCOL_VERSION = '1.4.0';
+
+/** The optional protocol features (protocol 1.4, docs/protocol.md §4.6), by name. */
+const features = Object.freeze({
+  CALLS: 'calls', CANCEL: 'cancel', CONTRIBUTIONS: 'contributions', PROGRESS: 'progress', STREAMS: 'streams', TRACE: 'trace',
+});
+/** The features the plugin announces: every one the SDK implements. */
+const FEATURES = Object.freeze(Object.values(features));
 const MAX_FRAME = 4 << 20;
 const DRAIN_WAIT_MS = 1000;
 const CANCEL_WAIT_MS = 500;
@@ -154,7 +174,8 @@ function traceparent() {
  * is done; either may be undefined. A host of protocol 1.3 or later extends
  * the request's timeout with each progress, up to its maximum call duration,
  * so a handler that runs longer than the host's timeout reports progress more
- * often than that timeout; an older host ignores it. Throws outside a
+ * often than that timeout; to a host without the progress feature (one
+ * before 1.3, which would ignore it) nothing is sent. Throws outside a
  * handler's async context or before the handshake, and a RangeError for a
  * fraction out of [0, 1].
  */
@@ -168,7 +189,7 @@ function progress(message, fraction) {
   const params = { id: h.id };
   if (message !== undefined) params.message = String(message);
   if (fraction !== undefined) params.fraction = fraction;
-  h.session.write({ method: '$/progress', params });
+  if (h.session.hostFeatures.has(features.PROGRESS)) h.session.write({ method: '$/progress', params });
 }
 
 /** The decision that passes the payload on unchanged (also: return undefined). */
@@ -208,6 +229,22 @@ function major(version) {
 function minor(version) {
   const m = /^v?\d+\.(\d+)/.exec(typeof version === 'string' ? version : '');
   return m ? Number(m[1]) : 0;
+}
+
+/**
+ * The features of the host that sent initialize's params: those it
+ * announced when it speaks 1.4 or later, else those its version implies
+ * (docs/protocol.md §4.6).
+ */
+function hostFeaturesOf(params) {
+  const m = minor(params.protocol_version);
+  if (m >= 4) {
+    return new Set(Array.isArray(params.features) ? params.features.filter((f) => FEATURES.includes(f)) : []);
+  }
+  if (m === 0) return new Set();
+  const implied = [features.CALLS, features.CANCEL, features.CONTRIBUTIONS, features.STREAMS, features.TRACE];
+  if (m >= 3) implied.push(features.PROGRESS);
+  return new Set(implied);
 }
 
 function checkVersion(host) {
@@ -327,10 +364,24 @@ class Plugin {
     list.push(decl);
   }
 
-  declarations(host11 = true) {
+  declarations(hostFeatures = new Set(FEATURES)) {
     const res = { protocol_version: PROTOCOL_VERSION, name: this.name, version: this.version };
-    for (const [k, v] of Object.entries(this.decls)) if (v.length && (host11 || k !== 'contributions')) res[k] = v.slice();
+    const contributions = hostFeatures.has(features.CONTRIBUTIONS);
+    for (const [k, v] of Object.entries(this.decls)) if (v.length && (contributions || k !== 'contributions')) res[k] = v.slice();
+    res.features = FEATURES.slice();
     return res;
+  }
+
+  /**
+   * Whether the host the plugin serves supports the optional protocol
+   * feature named feature (features.CALLS, ...): one a host of protocol 1.4
+   * or later announced in initialize, or one an older host's version implies
+   * (none for 1.0; all but progress for 1.1 and 1.2; all six for 1.3). False
+   * when not serving or before initialize. A plugin tests this, not the
+   * host's version.
+   */
+  hostSupports(feature) {
+    return Boolean(this.session && this.session.hostFeatures.has(feature));
   }
 
   /** Sends a notify notification; throws before the handshake completed or when not serving. */
@@ -422,7 +473,7 @@ class Session {
     // the plugin's own requests in flight by id; ended once nothing more
     // is read.
     this.hostVersion = undefined;
-    this.hostCalls = false;
+    this.hostFeatures = new Set(); // protocol 1.4: what the host serves
     this.outgoing = new Map(); // id -> { name, settle(response, error) }
     this.nextCall = 0;
     this.ended = false;
@@ -549,8 +600,8 @@ class Session {
       return;
     }
     this.hostVersion = params.protocol_version;
-    this.hostCalls = minor(params.protocol_version) >= 1;
-    this.reply(id, this.p.declarations(this.hostCalls));
+    this.hostFeatures = hostFeaturesOf(params);
+    this.reply(id, this.p.declarations(this.hostFeatures));
     this.initialized = true;
   }
 
@@ -757,7 +808,7 @@ class Session {
     } finally {
       for (const sig of signals) sig.removeEventListener('abort', onAbort);
       this.consuming.delete(id);
-      if (this.outgoing.delete(id) && cancel) this.write({ method: '$/cancel', params: { id } });
+      if (this.outgoing.delete(id) && cancel) this.cancelOut(id);
     }
   }
 
@@ -768,8 +819,11 @@ class Session {
    */
   openCall(name, capability, method, input, signal, stream) {
     if (!this.initialized) throw new CallRefused(`call ${name}: handshake not complete`);
-    if (!this.hostCalls) {
-      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion}: capability/call needs a host speaking protocol 1.1.0 or later`);
+    if (!this.hostFeatures.has(features.CALLS)) {
+      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion} without the "calls" feature`);
+    }
+    if (stream && !this.hostFeatures.has(features.STREAMS)) {
+      throw new CallRefused(`call ${name}: host speaks protocol ${this.hostVersion} without the "streams" feature`);
     }
     if (this.ended) throw new CallRefused(`call ${name}: the plugin stopped serving`);
     const h = handlerContext.getStore();
@@ -779,7 +833,7 @@ class Session {
     if (aborted) throw abortReason(aborted, name);
     const params = { capability, method };
     if (input !== undefined) params.input = input;
-    if (handler && handler.traceparent) params.traceparent = handler.traceparent;
+    if (handler && handler.traceparent && this.hostFeatures.has(features.TRACE)) params.traceparent = handler.traceparent;
     if (handler) params.parent = handler.id;
     if (stream) params.stream = stream;
     return { id: `c${++this.nextCall}`, signals, params };
@@ -793,7 +847,7 @@ class Session {
       const onAbort = (ev) => {
         if (!this.outgoing.delete(id)) return;
         cleanup();
-        this.write({ method: '$/cancel', params: { id } });
+        this.cancelOut(id);
         reject(abortReason(ev.target, name));
       };
       const cleanup = () => { for (const sig of signals) sig.removeEventListener('abort', onAbort); };
@@ -814,6 +868,11 @@ class Session {
         reject(e);
       }
     });
+  }
+
+  /** Sends $/cancel for the plugin's call id, to a host that supports the cancel feature (another one's answer is dropped). */
+  cancelOut(id) {
+    if (this.hostFeatures.has(features.CANCEL)) this.write({ method: '$/cancel', params: { id } });
   }
 
   /** Routes the host's response to the call it answers; an answer to no call in flight is ignored. */
@@ -928,5 +987,5 @@ function checkDecision(res) {
 
 module.exports = {
   Plugin, ProtocolError, CallRefused, Logger, Continue, Modify, Deny, codes, traceparent, progress, PROTOCOL_VERSION, MAX_FRAME,
-  DEFAULT_STREAM_WINDOW, MAX_STREAM_WINDOW,
+  DEFAULT_STREAM_WINDOW, MAX_STREAM_WINDOW, FEATURES, features,
 };

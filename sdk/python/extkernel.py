@@ -35,8 +35,9 @@ thread the call is independent. An error answer raises ProtocolError with
 its code (NOT_AUTHORIZED, NOT_AVAILABLE, DEPTH_EXCEEDED, STALE_GENERATION,
 ...); ``timeout`` (seconds) passing first sends ``$/cancel`` and raises
 TimeoutError; CallRefused is raised, with nothing sent, when the plugin is
-not serving, before the handshake, or when the host speaks protocol 1.0,
-and when serving ends before the answer comes. The plugin's request ids are
+not serving, before the handshake, or when the host does not support the
+calls feature (a host of protocol 1.0), and when serving ends before the
+answer comes. The plugin's request ids are
 "c1", "c2", ...; an answer to no call in flight is ignored.
 
 Contributions of host-declared kinds (protocol 1.1):
@@ -46,7 +47,20 @@ as "tool") at key, which the manifest's runtime.contributes must list, and
 registers handler(input, cancel) -> output for the host's
 ``contribution/invoke``. Usable as a decorator; called without a handler
 (and not as a decorator) the contribution is one the host only reads. It is
-declared only to a host speaking protocol 1.1 or later.
+declared only to a host that supports the contributions feature (1.1 or
+later).
+
+Features (protocol 1.4, docs/protocol.md section 4.6): the plugin answers
+initialize with PROTOCOL_VERSION 1.4.0 and announces FEATURES, every
+optional feature the SDK implements. ``plugin.host_supports(feature)``
+says whether the host serves one (FEATURE_CALLS, FEATURE_CANCEL,
+FEATURE_CONTRIBUTIONS, FEATURE_PROGRESS, FEATURE_STREAMS, FEATURE_TRACE):
+what a host of 1.4 or later announced, or what an older host's version
+implies. The SDK uses only those: without calls, call() and
+call_stream() raise CallRefused (without streams, call_stream() does);
+without progress, progress() sends nothing; without cancel, a call given
+up is not cancelled (its late answer is dropped); without trace, calls
+carry no traceparent. A plugin tests host_supports, not the version.
 
 Streams (protocol 1.1, docs/protocol.md section 5.12): ``@p.stream_provider(ref)``
 registers a generator function ``handler(input, cancel)`` whose items are
@@ -88,8 +102,21 @@ import sys
 import threading
 import traceback
 
-PROTOCOL_VERSION = "1.3.0"
+PROTOCOL_VERSION = "1.4.0"
 MAX_FRAME = 4 << 20
+
+# Features (protocol 1.4, docs/protocol.md section 4.6): the optional
+# protocol features a host may serve. The plugin announces every one the
+# SDK implements (FEATURES) and uses of each only what the host supports
+# (Plugin.host_supports): what a host of 1.4 or later announced, or what
+# an older host's version implies.
+FEATURE_CALLS = "calls"
+FEATURE_CANCEL = "cancel"
+FEATURE_CONTRIBUTIONS = "contributions"
+FEATURE_PROGRESS = "progress"
+FEATURE_STREAMS = "streams"
+FEATURE_TRACE = "trace"
+FEATURES = (FEATURE_CALLS, FEATURE_CANCEL, FEATURE_CONTRIBUTIONS, FEATURE_PROGRESS, FEATURE_STREAMS, FEATURE_TRACE)
 
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
@@ -117,6 +144,8 @@ MAX_STREAM_WINDOW = 1024
 __all__ = [
     "Plugin", "ProtocolError", "CallRefused", "CallStream", "Logger", "continue_", "modify", "deny",
     "PROTOCOL_VERSION", "MAX_FRAME", "DEFAULT_STREAM_WINDOW", "MAX_STREAM_WINDOW",
+    "FEATURES", "FEATURE_CALLS", "FEATURE_CANCEL", "FEATURE_CONTRIBUTIONS", "FEATURE_PROGRESS",
+    "FEATURE_STREAMS", "FEATURE_TRACE",
 ]
 
 
@@ -354,15 +383,26 @@ class Plugin:
         self._handlers[kind][name] = fn
         decls.append(decl)
 
-    def _declarations(self, host_1_1=True):
+    def _declarations(self, host_features=FEATURES):
         res = {"protocol_version": PROTOCOL_VERSION, "name": self.name, "version": self.version}
+        contributions = self._contributions if FEATURE_CONTRIBUTIONS in host_features else []
         for key, decls in (("provides", self._provides), ("interceptors", self._interceptors),
                            ("strategies", self._strategies), ("providers", self._providers),
-                           ("actions", self._actions),
-                           ("contributions", self._contributions if host_1_1 else [])):
+                           ("actions", self._actions), ("contributions", contributions)):
             if decls:
                 res[key] = list(decls)
+        res["features"] = list(FEATURES)
         return res
+
+    def host_supports(self, feature):
+        """Whether the host the plugin serves supports the optional
+        protocol feature named feature (FEATURE_CALLS, ...): one a host of
+        protocol 1.4 or later announced in initialize, or one an older
+        host's version implies (none for 1.0; all but progress for 1.1 and
+        1.2; all six for 1.3). False when not serving or before
+        initialize. A plugin tests this, not the host's version."""
+        s = self._session
+        return s is not None and feature in s.host_features
 
     # -- serving --------------------------------------------------------
 
@@ -454,11 +494,11 @@ class _Session:
         self.calls = {}
         self.active = 0
         self.cond = threading.Condition()
-        # protocol 1.1 calls: the host's version, whether it accepts
-        # capability/call, and the plugin's own requests in flight by id
+        # protocol 1.1 calls: the host's version, the features it serves
+        # (protocol 1.4), and the plugin's own requests in flight by id
         # (under cond); ended once nothing more is read.
         self.host_version = None
-        self.host_calls = False
+        self.host_features = frozenset()
         self.outgoing = {}
         self.next_call = 0
         self.ended = False
@@ -570,9 +610,9 @@ class _Session:
             self.reply_error(id, _wire_error(e, self.log, "initialize"))
             return
         self.host_version = params.get("protocol_version")
-        self.host_calls = _minor(self.host_version) >= 1
+        self.host_features = _host_features(params)
         with self.handshake:
-            self.reply(id, self.p._declarations(self.host_calls))
+            self.reply(id, self.p._declarations(self.host_features))
             self.initialized = True
 
     def cancel(self, id):
@@ -657,13 +697,19 @@ class _Session:
                 out.finish(reason="timeout")
             self.forget_locked(out)
         if out.reason in ("cancelled", "timeout"):
-            self.write({"method": "$/cancel", "params": {"id": out.id}})
+            self.cancel_out(out)
             if out.reason == "timeout":
                 raise TimeoutError("call %r: no answer within %s s" % (name, timeout))
             raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
         if out.reason == "ended":
             raise CallRefused("call %r: serving ended before the host answered" % name)
         return _call_output(name, out.response)
+
+    def cancel_out(self, out):
+        """Sends $/cancel for the plugin's call out, to a host that
+        supports the cancel feature (another one's answer is dropped)."""
+        if FEATURE_CANCEL in self.host_features:
+            self.write({"method": "$/cancel", "params": {"id": out.id}})
 
     def open_call(self, name, capability, method, input, stream=None, consumer=None):
         """Sends the capability/call (asking for stream when given, whose
@@ -673,9 +719,10 @@ class _Session:
             initialized = self.initialized
         if not initialized:
             raise CallRefused("call %r: handshake not complete" % name)
-        if not self.host_calls:
-            raise CallRefused("call %r: host speaks protocol %s: capability/call needs a host "
-                              "speaking protocol 1.1.0 or later" % (name, self.host_version))
+        if FEATURE_CALLS not in self.host_features:
+            raise CallRefused("call %r: host speaks protocol %s without the \"calls\" feature" % (name, self.host_version))
+        if stream is not None and FEATURE_STREAMS not in self.host_features:
+            raise CallRefused("call %r: host speaks protocol %s without the \"streams\" feature" % (name, self.host_version))
         serving = getattr(_current, "serving", None)
         parent = serving[1] if serving is not None and serving[0] is self else None
         params = {"capability": capability, "method": method}
@@ -684,7 +731,7 @@ class _Session:
         if parent is not None:
             params["parent"] = parent.id
         tp = traceparent()
-        if tp is not None:
+        if tp is not None and FEATURE_TRACE in self.host_features:
             params["traceparent"] = tp
         if stream is not None:
             params["stream"] = stream
@@ -1027,7 +1074,7 @@ class CallStream:
         self._done = True
         s.end_stream(out)
         if out.reason in ("cancelled", "timeout"):
-            s.write({"method": "$/cancel", "params": {"id": out.id}})
+            s.cancel_out(out)
             if out.reason == "timeout":
                 raise TimeoutError("call %r: the stream did not end within %s s" % (self._name, self._timeout))
             raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (self._name, self._parent.method))
@@ -1049,7 +1096,7 @@ class CallStream:
             out.finish(reason="closed")
         s.end_stream(out)
         if not answered:
-            s.write({"method": "$/cancel", "params": {"id": out.id}})
+            s.cancel_out(out)
 
 
 def _close(items):
@@ -1086,8 +1133,9 @@ def progress(message=None, fraction=None):
     much is done; either may be None. A host of protocol 1.3 or later
     extends the request's timeout with each progress, up to its maximum
     call duration, so a handler that runs longer than the host's timeout
-    reports progress more often than that timeout; an older host ignores
-    it. Raises RuntimeError outside a handler thread or before the
+    reports progress more often than that timeout; to a host without the
+    progress feature (one before 1.3, which would ignore it) nothing is
+    sent. Raises RuntimeError outside a handler thread or before the
     handshake, ValueError for a fraction out of [0, 1]."""
     serving = getattr(_current, "serving", None)
     if serving is None:
@@ -1103,7 +1151,8 @@ def progress(message=None, fraction=None):
     with session.handshake:
         if not session.initialized:
             raise RuntimeError("progress: handshake not complete")
-        session.write({"method": "$/progress", "params": params})
+        if FEATURE_PROGRESS in session.host_features:
+            session.write({"method": "$/progress", "params": params})
 
 
 def _call_output(name, msg):
@@ -1165,6 +1214,27 @@ def _check_decision(res):
             out["reason"] = res["reason"]
         return out
     raise ProtocolError(PLUGIN_ERROR, "interceptor returned unknown decision %r (want continue, modify or deny)" % decision)
+
+
+def _host_features(params):
+    """The features of the host that sent initialize's params: those it
+    announced when it speaks 1.4 or later, else those its version implies
+    (docs/protocol.md section 4.6)."""
+    version = params.get("protocol_version")
+    if not isinstance(version, str):
+        return frozenset()
+    minor = _minor(version)
+    if minor >= 4:
+        announced = params.get("features")
+        if not isinstance(announced, list):
+            return frozenset()
+        return frozenset(f for f in announced if f in FEATURES)
+    if minor == 0:
+        return frozenset()
+    implied = {FEATURE_CALLS, FEATURE_CANCEL, FEATURE_CONTRIBUTIONS, FEATURE_STREAMS, FEATURE_TRACE}
+    if minor >= 3:
+        implied.add(FEATURE_PROGRESS)
+    return frozenset(implied)
 
 
 def _minor(version):

@@ -162,7 +162,8 @@ func consumerNeverAcking() {
 		switch m.Method {
 		case wire.MethodInitialize:
 			reply(m.ID, protocol.InitializeResult{ProtocolVersion: protocol.Version, Name: os.Getenv(wire.EnvPluginName),
-				Version: os.Getenv(wire.EnvPluginVersion), Providers: []protocol.ProviderDecl{{Ref: "slow"}}})
+				Version: os.Getenv(wire.EnvPluginVersion), Providers: []protocol.ProviderDecl{{Ref: "slow"}},
+				Features: []string{wire.FeatureCalls, wire.FeatureStreams}})
 			raw, _ := json.Marshal(wire.CapabilityCallParams{Capability: "storage.kv", Method: "tail", Stream: &wire.StreamParams{Window: 2}})
 			write(&wire.Message{JSONRPC: wire.JSONRPCVersion, ID: json.RawMessage(`"c1"`), Method: wire.MethodCapabilityCall, Params: raw})
 		case wire.MethodProviderInvoke:

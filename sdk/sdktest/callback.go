@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/wire"
@@ -26,6 +27,26 @@ const caseCallbacks = "callbacks"
 type stubHost struct {
 	plugin   string   // the plugin's name, as the host's refusals name it
 	requires []string // the manifest's required capability keys
+	// features are the wire.Features the plugin uses (§4.6), stored once
+	// its answer to initialize was read: as the kernel, the stub host
+	// refuses a call of a plugin that did not announce "calls" (-32601),
+	// or a stream it asks for without "streams" (-32602).
+	features atomic.Uint32
+}
+
+// takeFeatures records the features of the plugin's answer to
+// initialize, result: those it announced when it answered 1.4.0 or later,
+// else those of 1.3. The reader calls it before it reads on.
+func (h *stubHost) takeFeatures(result json.RawMessage) {
+	var res protocol.InitializeResult
+	if json.Unmarshal(result, &res) != nil {
+		return
+	}
+	f := wire.Features13
+	if wire.Announces(res.ProtocolVersion) {
+		f = wire.ParseFeatures(res.Features)
+	}
+	h.features.Store(uint32(f))
 }
 
 // newStubHost returns the stub host of pkg's plugin.
@@ -46,6 +67,10 @@ type callback struct {
 	unacked string // a consumer's SHOULD its stream broke, else ""
 }
 
+// uses reports whether the plugin uses (announced, or before 1.4 is
+// taken to use) the feature f.
+func (h *stubHost) uses(f wire.Features) bool { return wire.Features(h.features.Load()).Has(f) }
+
 // answer decodes the call m, records it and returns the stub host's answer.
 func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) bool) (callback, *wire.Message) {
 	reply := func(res json.RawMessage, e *protocol.Error) *wire.Message {
@@ -57,7 +82,13 @@ func (h *stubHost) answer(m *wire.Message, inFlight func(id json.RawMessage) boo
 		return cb, reply(nil, &protocol.Error{Code: protocol.CodeInvalidParams, Message: cb.problem})
 	}
 	cb := callback{name: strconv.Quote(p.Capability + "." + p.Method)}
+	uses := wire.Features(h.features.Load())
 	switch {
+	case !uses.Has(wire.HasCalls):
+		cb.problem = fmt.Sprintf("capability/call without announcing the %q feature in initialize (§4.6)", wire.FeatureCalls)
+		return cb, reply(nil, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: cb.problem})
+	case p.Stream != nil && !uses.Has(wire.HasStreams):
+		cb.problem = fmt.Sprintf("a stream asked for without announcing the %q feature in initialize (§4.6)", wire.FeatureStreams)
 	case contribution.ValidateProviderRef(p.Method) != nil:
 		cb.problem = fmt.Sprintf("method %q is not an identifier (§4.5)", p.Method)
 	case len(p.Parent) > 0 && string(p.Parent) != "null" && !inFlight(p.Parent):

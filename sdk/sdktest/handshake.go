@@ -42,7 +42,7 @@ func (r *runner) start(record bool) (*session, *protocol.InitializeResult, error
 	}
 	c := v.result(caseHandshake, "")
 	if res != nil {
-		c.Reason = fmt.Sprintf("answered initialize with protocol %s", res.ProtocolVersion)
+		c.Reason = fmt.Sprintf("answered initialize with protocol %s%s", res.ProtocolVersion, announcedFeatures(res))
 		if len(v.warns) > 0 {
 			c.Reason = strings.Join(v.warns, "; ")
 		}
@@ -77,6 +77,7 @@ func (r *runner) startAndGreet() (*session, *protocol.InitializeResult, verdict,
 		Plugin:          protocol.PluginInfo{Name: r.pkg.Name, Version: r.pkg.Manifest.Version.String(), DataDir: r.dataDir},
 		Config:          r.opts.Config,
 		Session:         r.opts.Session,
+		Features:        wire.AllFeatures.Names(), // as the kernel: every feature (§4.6)
 	}
 	key, ch, err := s.request(wire.MethodInitialize, params)
 	if err != nil {
@@ -199,6 +200,9 @@ func (r *runner) declarations(res *protocol.InitializeResult) {
 		checkOnce(&v, seen, path, "action:"+d.ID, d.ID, i)
 	}
 	checkContributions(&v, m, res.Contributions)
+	if len(res.Contributions) > 0 && wire.Announces(res.ProtocolVersion) && !wire.ParseFeatures(res.Features).Has(wire.HasContributions) {
+		v.fail("contributions: declared without announcing the %q feature (§4.6)", wire.FeatureContributions)
+	}
 	checkInputs(&v, res, r.opts.Inputs)
 	r.add(v.result(caseDeclarations, "name and version are the manifest's; "+declared(res)))
 }
@@ -272,4 +276,18 @@ func checkProvided(m *pluginpkg.Manifest, capability, version string) string {
 		}
 	}
 	return fmt.Sprintf("capability %q version %q is not the manifest's (%s)", capability, version, strings.Join(want, ", "))
+}
+
+// announcedFeatures describes the features the answer res announces
+// (§4.6), for the handshake case: "" for an answer before 1.4.0, which
+// announces none.
+func announcedFeatures(res *protocol.InitializeResult) string {
+	if !wire.Announces(res.ProtocolVersion) {
+		return ""
+	}
+	names := wire.ParseFeatures(res.Features).Names()
+	if len(names) == 0 {
+		return ", announcing no feature"
+	}
+	return ", announcing features " + strings.Join(names, ", ")
 }

@@ -349,6 +349,7 @@ func TestStartsAsTheKernel(t *testing.T) {
 // malformed one -32602 (the case fails).
 func TestCallbacksStubHost(t *testing.T) {
 	h := &stubHost{plugin: "memory", requires: []string{"storage.kv"}}
+	h.features.Store(uint32(wire.AllFeatures))
 	inFlight := func(id json.RawMessage) bool { return string(id) == "7" }
 	tests := []struct {
 		name, params string

@@ -170,6 +170,8 @@ func (s *session) route(m *wire.Message) {
 	default:
 		if !s.handshook() {
 			s.earlyMessage("notification %q", m.Method)
+		} else if m.Method == wire.MethodProgress && s.host != nil && !s.host.uses(wire.HasProgress) {
+			s.violation("$/progress without announcing the %q feature in initialize; the host ignores it (§4.6)", wire.FeatureProgress)
 		} else if m.Method == wire.MethodStreamChunk {
 			s.chunk(m)
 		} else if m.Method == wire.MethodStreamAck || m.Method == wire.MethodCancel {
@@ -220,7 +222,12 @@ func (s *session) response(m *wire.Message) {
 	case pending:
 		delete(s.mu.pending, key)
 		s.mu.answered[key] = true
-		s.mu.handshook = true // initialize is always the first request
+		if !s.mu.handshook && s.host != nil && m.Error == nil {
+			// The answer to initialize, always the first request: its
+			// features judge the plugin's next messages (§4.6).
+			s.host.takeFeatures(m.Result)
+		}
+		s.mu.handshook = true
 		ch <- a
 	case s.mu.abandoned[key]:
 		s.mu.answered[key] = true // a late answer, dropped as the host drops it

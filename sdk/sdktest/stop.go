@@ -189,7 +189,8 @@ func (r *runner) malformed() error {
 }
 
 // stdout reports what, over every start, was on stdout and is not a valid
-// frame answering a request in flight or a notification (§1, §2).
+// frame answering a request in flight or a notification (§1, §2), or is
+// one of a feature the plugin did not announce (§4.6).
 func (r *runner) stdout() {
 	var all []string
 	for _, s := range r.sessions {
@@ -203,7 +204,7 @@ func (r *runner) stdout() {
 		r.add(Case{Name: caseStdout, Status: Pass, Reason: "only JSON-RPC 2.0 frames, each response answering a request in flight"})
 		return
 	}
-	r.add(Case{Name: caseStdout, Status: Fail, Reason: "nothing but frames may go to stdout (§1): " + joinLimited(all, 3)})
+	r.add(Case{Name: caseStdout, Status: Fail, Reason: "nothing but frames the host expects may go to stdout (§1, §4.6): " + joinLimited(all, 3)})
 }
 
 // stderr reports the stderr lines, over every start, that are not log

@@ -8,7 +8,9 @@
 // ("ref,..."), which all behave alike, and provides the capabilities
 // CALLER_PROVIDES lists ("key@version,..."). It answers initialize with
 // protocol version CALLER_PROTOCOL (default protocol.Version): "1.0.0"
-// plays a plugin that predates calls.
+// plays a plugin that predates calls. It announces the features
+// (protocol 1.4) CALLER_FEATURES lists ("calls,progress", "none" for
+// none), by default every one the host announced.
 //
 // A provider's input is a script, an object whose members it acts on in
 // this order (all optional):
@@ -31,6 +33,11 @@
 //	                   "fanned-out" once all n are written, and answer
 //	                   the list of outcomes
 //	"cancel": true     with call: send $/cancel for it right after it
+//	"progress": n      send n $/progress for the request, then answer
+//	                   {"progressed": n}
+//	"chunks": n        answer a request that asked for a stream with n
+//	                   chunks (at most its window) and {}, one that did
+//	                   not with {"output": {"streamed": false}}
 //	"echo": any        otherwise: answer {"echo": any}, with
 //	                   "traceparent" too when the request carried one
 //
@@ -67,16 +74,18 @@ var (
 )
 
 type script struct {
-	Notify  string          `json:"notify"`
-	Crash   bool            `json:"crash"`
-	Init    bool            `json:"init"`
-	Block   bool            `json:"block"`
-	Fail    string          `json:"fail"`
-	Request string          `json:"request"`
-	Call    *callSpec       `json:"call"`
-	Fanout  int             `json:"fanout"`
-	Cancel  bool            `json:"cancel"`
-	Echo    json.RawMessage `json:"echo"`
+	Notify   string          `json:"notify"`
+	Crash    bool            `json:"crash"`
+	Init     bool            `json:"init"`
+	Block    bool            `json:"block"`
+	Fail     string          `json:"fail"`
+	Request  string          `json:"request"`
+	Call     *callSpec       `json:"call"`
+	Fanout   int             `json:"fanout"`
+	Cancel   bool            `json:"cancel"`
+	Progress int             `json:"progress"`
+	Chunks   int             `json:"chunks"`
+	Echo     json.RawMessage `json:"echo"`
 }
 
 type callSpec struct {
@@ -139,7 +148,7 @@ func handle(ctx context.Context, m *wire.Message) {
 			defer workers.Done()
 			defer serving.Delete(string(m.ID))
 			defer cancel()
-			run(rctx, m.ID, p.Input, p.Traceparent)
+			run(rctx, m.ID, p, p.Traceparent)
 		}()
 	case m.IsRequest():
 		fail(m.ID, &protocol.Error{Code: protocol.CodeMethodNotFound, Message: fmt.Sprintf("caller: no method %q", m.Method)})
@@ -157,7 +166,15 @@ func initialize(m *wire.Message) {
 		version = protocol.Version
 	}
 	res := protocol.InitializeResult{ProtocolVersion: version, Name: p.Plugin.Name, Version: p.Plugin.Version,
-		Providers: []protocol.ProviderDecl{{Ref: "run", Description: "runs its input as a script"}}}
+		Providers: []protocol.ProviderDecl{{Ref: "run", Description: "runs its input as a script"}},
+		Features:  p.Features} // every feature the host serves (protocol 1.4)
+	switch f := os.Getenv("CALLER_FEATURES"); f {
+	case "":
+	case "none":
+		res.Features = []string{}
+	default:
+		res.Features = strings.Split(f, ",")
+	}
 	for _, ref := range list("CALLER_PROVIDERS") {
 		res.Providers = append(res.Providers, protocol.ProviderDecl{Ref: ref})
 	}
@@ -175,8 +192,9 @@ func list(env string) []string {
 	return nil
 }
 
-// run acts on one script and answers the request id.
-func run(ctx context.Context, id, input json.RawMessage, traceparent string) {
+// run acts on the script of the request id, with params p, and answers it.
+func run(ctx context.Context, id json.RawMessage, p wire.ProviderInvokeParams, traceparent string) {
+	input := p.Input
 	var s script
 	if err := json.Unmarshal(input, &s); err != nil && len(input) > 0 {
 		fail(id, &protocol.Error{Code: protocol.CodeInvalidParams, Message: fmt.Sprintf("caller: input is not a script: %v", err)})
@@ -204,6 +222,19 @@ func run(ctx context.Context, id, input json.RawMessage, traceparent string) {
 		respond(id, wire.OutputResult{Output: mustJSON(request(ctx, s.Request, wire.Empty{}, false, func() {}))})
 	case s.Call != nil:
 		respond(id, wire.OutputResult{Output: mustJSON(callAll(ctx, id, s, traceparent))})
+	case s.Progress > 0:
+		for range s.Progress {
+			send(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: wire.MethodProgress, Params: mustJSON(wire.ProgressParams{ID: id})})
+		}
+		respond(id, wire.OutputResult{Output: mustJSON(map[string]int{"progressed": s.Progress})})
+	case s.Chunks > 0 && p.Stream == nil:
+		respond(id, wire.OutputResult{Output: mustJSON(map[string]bool{"streamed": false})})
+	case s.Chunks > 0:
+		for seq := 1; seq <= min(s.Chunks, p.Stream.Window); seq++ {
+			send(&wire.Message{JSONRPC: wire.JSONRPCVersion, Method: wire.MethodStreamChunk,
+				Params: mustJSON(wire.StreamChunkParams{ID: id, Seq: int64(seq), Data: mustJSON(seq)})})
+		}
+		respond(id, wire.Empty{})
 	case traceparent != "":
 		respond(id, wire.OutputResult{Output: mustJSON(map[string]any{"echo": s.Echo, "traceparent": traceparent})})
 	default:

@@ -223,7 +223,10 @@ func handshake() {
 	}
 	var p protocol.InitializeParams
 	_ = json.Unmarshal(m.Params, &p)
-	res := protocol.InitializeResult{ProtocolVersion: protocol.Version, Name: p.Plugin.Name, Version: p.Plugin.Version}
+	// It uses every feature the host serves (protocol 1.4), or those
+	// FAULTY_FEATURES lists ("none" for none).
+	res := protocol.InitializeResult{ProtocolVersion: protocol.Version, Name: p.Plugin.Name, Version: p.Plugin.Version,
+		Features: features(p.Features, os.Getenv("FAULTY_FEATURES"))}
 	if v := os.Getenv("FAULTY_PROTOCOL"); v != "" {
 		res.ProtocolVersion = v
 	}
@@ -510,4 +513,17 @@ func floodStream(m *wire.Message) {
 		return
 	}
 	respond(m.ID, wire.OutputResult{Output: p.Input})
+}
+
+// features returns what a test plugin announces in initialize: the
+// host's features, or those list names (comma-separated; "none" for
+// none).
+func features(host []string, list string) []string {
+	switch list {
+	case "":
+		return host
+	case "none":
+		return []string{}
+	}
+	return strings.Split(list, ",")
 }

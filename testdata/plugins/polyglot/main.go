@@ -29,6 +29,12 @@
 //	                   reporting progress every m milliseconds (none when
 //	                   0; protocol 1.3), then answer {"worked": lang};
 //	                   -32800 when cancelled first
+//	"features": true   answer {"host_features": [...], "lang": lang}: the
+//	                   names of the features (protocol 1.4) the SDK says
+//	                   the host supports, of the six and one unknown
+//	"progress": n      send n progress notifications (protocol 1.3; the
+//	                   SDK sends them only to a host that supports it),
+//	                   then answer {"progressed": n}
 //	"loop": n          with call (Go only): make the call n times in a
 //	                   row and answer {"ns": [...]}, the duration of each
 //	                   call in nanoseconds as the plugin measured it
@@ -55,13 +61,15 @@ const lang = "go"
 var name = os.Getenv("EXTKERNEL_PLUGIN_NAME")
 
 type script struct {
-	Notify string          `json:"notify"`
-	Block  bool            `json:"block"`
-	Call   *callSpec       `json:"call"`
-	Read   string          `json:"read"`
-	Work   *workSpec       `json:"work"`
-	Loop   int             `json:"loop"`
-	Echo   json.RawMessage `json:"echo"`
+	Notify   string          `json:"notify"`
+	Block    bool            `json:"block"`
+	Call     *callSpec       `json:"call"`
+	Read     string          `json:"read"`
+	Work     *workSpec       `json:"work"`
+	Loop     int             `json:"loop"`
+	Features bool            `json:"features"`
+	Progress int             `json:"progress"`
+	Echo     json.RawMessage `json:"echo"`
 }
 
 // workSpec is a script's work: its duration and the period of its
@@ -113,6 +121,22 @@ func run(ctx context.Context, p *sdk.Plugin, in json.RawMessage) (any, error) {
 		return map[string]string{"read": string(data)}, nil
 	case s.Work != nil:
 		return work(ctx, *s.Work)
+	case s.Features:
+		supported := []string{}
+		for _, f := range []string{sdk.FeatureCalls, sdk.FeatureCancel, sdk.FeatureContributions, sdk.FeatureProgress,
+			sdk.FeatureStreams, sdk.FeatureTrace, "telepathy"} {
+			if p.HostSupports(f) {
+				supported = append(supported, f)
+			}
+		}
+		return map[string]any{"host_features": supported, "lang": lang}, nil
+	case s.Progress > 0:
+		for range s.Progress {
+			if err := sdk.Progress(ctx, "step", -1); err != nil {
+				return nil, err
+			}
+		}
+		return map[string]int{"progressed": s.Progress}, nil
 	case s.Call != nil && s.Loop > 0:
 		return loop(ctx, p, s)
 	case s.Call != nil:

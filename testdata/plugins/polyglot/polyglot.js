@@ -4,7 +4,7 @@
 // extkernel.js is copied next to it): main.go describes the script its
 // provider "run" acts on; this one has no "loop".
 
-const { Plugin, ProtocolError, codes, progress } = require('./extkernel');
+const { Plugin, ProtocolError, codes, progress, features } = require('./extkernel');
 
 const LANG = 'node';
 const NAME = process.env.EXTKERNEL_PLUGIN_NAME;
@@ -60,6 +60,14 @@ p.provider('run', 'runs its input as a script', async (script, signal) => {
     }
   }
   if (script.work) return work(script.work.ms || 0, script.work.every || 0, signal);
+  if (script.features) {
+    const names = [...Object.values(features), 'telepathy'];
+    return { host_features: names.filter((f) => p.hostSupports(f)), lang: LANG };
+  }
+  if (script.progress) {
+    for (let i = 0; i < script.progress; i++) progress('step');
+    return { progressed: script.progress };
+  }
   if (script.call) {
     try {
       // In the handler's async context: the call's parent is this request.

@@ -54,6 +54,14 @@ def run(script, cancel):
                 return {"read": f.read()}
         except OSError as e:
             return {"read_error": "%s: %s" % (type(e).__name__, e)}
+    if script.get("features"):
+        names = [extkernel.FEATURE_CALLS, extkernel.FEATURE_CANCEL, extkernel.FEATURE_CONTRIBUTIONS,
+                 extkernel.FEATURE_PROGRESS, extkernel.FEATURE_STREAMS, extkernel.FEATURE_TRACE, "telepathy"]
+        return {"host_features": [f for f in names if p.host_supports(f)], "lang": LANG}
+    if script.get("progress"):
+        for _ in range(script["progress"]):
+            extkernel.progress("step")
+        return {"progressed": script["progress"]}
     work = script.get("work")
     if work is not None:
         return do_work(work.get("ms", 0), work.get("every", 0), cancel)
