@@ -357,19 +357,5 @@ func traced(params any, tp string) any {
 	if tp == "" {
 		return params
 	}
-	switch p := params.(type) {
-	case wire.StrategyInvokeParams:
-		p.Traceparent = tp
-		return p
-	case wire.ProviderInvokeParams:
-		p.Traceparent = tp
-		return p
-	case wire.ActionRunParams:
-		p.Traceparent = tp
-		return p
-	case wire.ContributionInvokeParams:
-		p.Traceparent = tp
-		return p
-	}
-	return params
+	return wire.SetTraceparent(params, tp)
 }

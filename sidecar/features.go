@@ -130,22 +130,5 @@ func (c *Client) untraced(params any) any {
 	if c.uses(wire.HasTrace) {
 		return params
 	}
-	switch p := params.(type) {
-	case wire.InterceptParams:
-		p.Traceparent = ""
-		return p
-	case wire.StrategyInvokeParams:
-		p.Traceparent = ""
-		return p
-	case wire.ProviderInvokeParams:
-		p.Traceparent = ""
-		return p
-	case wire.ActionRunParams:
-		p.Traceparent = ""
-		return p
-	case wire.ContributionInvokeParams:
-		p.Traceparent = ""
-		return p
-	}
-	return params
+	return wire.SetTraceparent(params, "")
 }

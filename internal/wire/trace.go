@@ -51,3 +51,28 @@ func allZeros(s string) bool {
 	}
 	return true
 }
+
+// SetTraceparent returns params, the params of a host request (intercept,
+// strategy/invoke, provider/invoke, action/run, contribution/invoke),
+// carrying tp as its traceparent; "" leaves none. Params of any other type
+// are returned as they are.
+func SetTraceparent(params any, tp string) any {
+	switch p := params.(type) {
+	case InterceptParams:
+		p.Traceparent = tp
+		return p
+	case StrategyInvokeParams:
+		p.Traceparent = tp
+		return p
+	case ProviderInvokeParams:
+		p.Traceparent = tp
+		return p
+	case ActionRunParams:
+		p.Traceparent = tp
+		return p
+	case ContributionInvokeParams:
+		p.Traceparent = tp
+		return p
+	}
+	return params
+}

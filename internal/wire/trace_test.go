@@ -2,6 +2,7 @@ package wire
 
 import (
 	"context"
+	"reflect"
 	"testing"
 )
 
@@ -27,5 +28,23 @@ func TestValidTraceparent(t *testing.T) {
 		if got := Traceparent(WithTraceparent(context.Background(), tt.tp)); (got != "") != tt.want {
 			t.Errorf("WithTraceparent(%q) carries %q", tt.tp, got)
 		}
+	}
+}
+
+// TestSetTraceparent sets and clears the traceparent of each host
+// request's params and leaves other values alone.
+func TestSetTraceparent(t *testing.T) {
+	const tp = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+	for _, p := range []any{InterceptParams{}, StrategyInvokeParams{}, ProviderInvokeParams{}, ActionRunParams{}, ContributionInvokeParams{}} {
+		set := SetTraceparent(p, tp)
+		if got := reflect.ValueOf(set).FieldByName("Traceparent").String(); got != tp {
+			t.Errorf("%T: traceparent %q after setting", p, got)
+		}
+		if got := reflect.ValueOf(SetTraceparent(set, "")).FieldByName("Traceparent").String(); got != "" {
+			t.Errorf("%T: traceparent %q after clearing", p, got)
+		}
+	}
+	if got := SetTraceparent(42, tp); got != 42 {
+		t.Errorf("SetTraceparent(42) = %v", got)
 	}
 }
