@@ -111,21 +111,8 @@ func (r Ref) plainCommand() (path string, fi os.FileInfo, ok bool) {
 	if !IsRelativeCommand(r.Command) || !filepath.IsAbs(r.Dir) {
 		return "", nil, false
 	}
-	path = r.Dir
-	for _, part := range strings.Split(filepath.Clean(r.Command), string(filepath.Separator)) {
-		switch part {
-		case "..":
-			return "", nil, false
-		case ".", "":
-			continue
-		}
-		path = filepath.Join(path, part)
-		var err error
-		if fi, err = os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
-			return "", nil, false
-		}
-	}
-	if fi == nil || !fi.Mode().IsRegular() || !executable(path, fi) {
+	path, fi, ok = linkFree(r.Dir, r.Command)
+	if !ok || fi == nil || !fi.Mode().IsRegular() || !executable(path, fi) {
 		return "", nil, false
 	}
 	return path, fi, true
@@ -137,21 +124,28 @@ func (r Ref) plainCommand() (path string, fi os.FileInfo, ok bool) {
 // the package, so dir/cmd then resolves inside whatever dir resolves to.
 // Any link, ".." or failure says false, and the full check decides.
 func noLinks(dir, cmd string) bool {
-	path := dir
+	_, _, ok := linkFree(dir, cmd)
+	return ok
+}
+
+// linkFree is noLinks, with dir joined with cmd's components and the
+// lstat of the last one (nil when cmd names no component, such as ".").
+func linkFree(dir, cmd string) (path string, fi os.FileInfo, ok bool) {
+	path = dir
 	for _, part := range strings.Split(filepath.Clean(cmd), string(filepath.Separator)) {
 		if part == ".." {
-			return false
+			return "", nil, false
 		}
 		if part == "." || part == "" {
 			continue
 		}
 		path = filepath.Join(path, part)
-		fi, err := os.Lstat(path)
-		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
-			return false
+		var err error
+		if fi, err = os.Lstat(path); err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			return "", nil, false
 		}
 	}
-	return true
+	return path, fi, true
 }
 
 // commandOutsideError is the error of a command that resolves outside its
