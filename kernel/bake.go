@@ -78,15 +78,13 @@ func (k *Kernel) watchBakes(l *live) {
 		}
 	}
 	for _, m := range l.gen.Members() {
-		b := m.Package.Bake
-		if b == nil || m.Status == generation.StatusDeclarative || (t.m[m.Package.Name] != nil && t.m[m.Package.Name].bake.Digest == b.Digest) {
+		if m.Package.Bake == nil || m.Status == generation.StatusDeclarative {
 			continue
 		}
-		w := k.newBakeWatch(m.Package, *b)
-		if t.m == nil {
-			t.m = map[string]*bakeWatch{}
+		w, started := k.watchLocked(m.Package)
+		if !started {
+			continue
 		}
-		t.m[m.Package.Name] = w
 		fresh = append(fresh, w)
 		if m.Status == generation.StatusFailed {
 			fail = append(fail, w)
@@ -122,20 +120,35 @@ func (k *Kernel) bakesFailedToStart(in generation.Inputs, err error) {
 			if p.Name != se.Plugin || p.Bake == nil || p.Bake.Digest != p.Digest {
 				continue
 			}
-			t := &k.bakes
-			t.mu.Lock()
-			w := t.m[p.Name]
-			if w == nil || w.bake.Digest != p.Bake.Digest {
-				w = k.newBakeWatch(p, *p.Bake)
-				if t.m == nil {
-					t.m = map[string]*bakeWatch{}
-				}
-				t.m[p.Name] = w
-			}
-			t.mu.Unlock()
+			k.bakes.mu.Lock()
+			w, _ := k.watchLocked(p)
+			k.bakes.mu.Unlock()
 			w.fail(fmt.Sprintf("failed to start: %v", se))
 		}
 	}
+}
+
+// watchLocked returns the watch of p's version under bake (p.Bake, not
+// nil), starting one when the table has none for that version (started).
+// It must be called with bakeTable.mu held.
+func (k *Kernel) watchLocked(p *pluginpkg.Package) (w *bakeWatch, started bool) {
+	t := &k.bakes
+	if w := t.m[p.Name]; w != nil && w.bake.Digest == p.Bake.Digest {
+		return w, false
+	}
+	w = k.newBakeWatch(p, *p.Bake)
+	if t.m == nil {
+		t.m = map[string]*bakeWatch{}
+	}
+	t.m[p.Name] = w
+	return w, true
+}
+
+// of returns plugin's watch, nil when it has none.
+func (t *bakeTable) of(plugin string) *bakeWatch {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.m[plugin]
 }
 
 // newBakeWatch starts watching p's version under bake b.
@@ -273,9 +286,7 @@ func (w *bakeWatch) snapshot() *observe.BakeStatus {
 
 // bakeOf returns plugin's bake status, nil when none was watched.
 func (k *Kernel) bakeOf(plugin string) *observe.BakeStatus {
-	k.bakes.mu.Lock()
-	w := k.bakes.m[plugin]
-	k.bakes.mu.Unlock()
+	w := k.bakes.of(plugin)
 	if w == nil {
 		return nil
 	}
@@ -285,9 +296,7 @@ func (k *Kernel) bakeOf(plugin string) *observe.BakeStatus {
 // bakeCrashed fails plugin's bake, if one runs, when it crashed past its
 // budget.
 func (k *Kernel) bakeCrashed(plugin, reason string) {
-	k.bakes.mu.Lock()
-	w := k.bakes.m[plugin]
-	k.bakes.mu.Unlock()
+	w := k.bakes.of(plugin)
 	if w != nil {
 		w.fail(reason)
 	}
@@ -296,9 +305,7 @@ func (k *Kernel) bakeCrashed(plugin, reason string) {
 // returning returns, while plugin's failed bake is being rolled back,
 // a channel closed when that ended; nil otherwise.
 func (k *Kernel) returning(plugin string) <-chan struct{} {
-	k.bakes.mu.Lock()
-	w := k.bakes.m[plugin]
-	k.bakes.mu.Unlock()
+	w := k.bakes.of(plugin)
 	if w == nil || !w.fired.Load() {
 		return nil
 	}

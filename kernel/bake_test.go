@@ -32,14 +32,7 @@ func packageDir(t *testing.T, p plug) string {
 // bakeEvents collects k's EventBake events.
 func bakeEvents(t *testing.T, k *Kernel) <-chan observe.Event {
 	t.Helper()
-	ch := make(chan observe.Event, 64)
-	unsub := k.Subscribe(func(e observe.Event) {
-		if e.Type == observe.EventBake {
-			ch <- e
-		}
-	})
-	t.Cleanup(unsub)
-	return ch
+	return eventsOfType(t, k, observe.EventBake)
 }
 
 // waitBake waits for the bake event of state on ch, failing on any other

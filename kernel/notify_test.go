@@ -19,9 +19,16 @@ import (
 // enough that a plugin's read goroutine never waits on it in these tests.
 func notifyEvents(t *testing.T, k *Kernel) <-chan observe.Event {
 	t.Helper()
+	return eventsOfType(t, k, observe.EventNotify)
+}
+
+// eventsOfType delivers k's events of type typ on a buffered channel
+// until the test ends.
+func eventsOfType(t *testing.T, k *Kernel, typ observe.EventType) <-chan observe.Event {
+	t.Helper()
 	ch := make(chan observe.Event, 64)
 	unsub := k.Subscribe(func(e observe.Event) {
-		if e.Type == observe.EventNotify {
+		if e.Type == typ {
 			ch <- e
 		}
 	})

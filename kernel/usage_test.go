@@ -16,18 +16,6 @@ import (
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
-// statusOf returns plugin's status in k.Plugins.
-func statusOf(t *testing.T, k *Kernel, plugin string) observe.PluginStatus {
-	t.Helper()
-	for _, st := range k.Plugins() {
-		if st.Name == plugin {
-			return st
-		}
-	}
-	t.Fatalf("no status of plugin %q", plugin)
-	return observe.PluginStatus{}
-}
-
 // gateWant is what a plugin of TestFeatureGating gets of each feature.
 type gateWant struct {
 	call     string // the outcome of its capability/call, as callOutcome prints it ("output" for one)
@@ -97,7 +85,7 @@ func TestFeatureGating(t *testing.T) {
 			if !slices.Equal(chunks, wantChunks) {
 				t.Errorf("stream: %q, want %q", chunks, wantChunks)
 			}
-			st := statusOf(t, k, "p")
+			st := pluginState(t, k, "p")
 			if st.Protocol != tt.protocol || !reflect.DeepEqual(st.Features, tt.want.features) {
 				t.Errorf("status: protocol %q, features %q; want %q, %q", st.Protocol, st.Features, tt.protocol, tt.want.features)
 			}
@@ -151,7 +139,7 @@ func TestOldPluginKeepsFeatures(t *testing.T) {
 				}
 				n++
 			}
-			st := statusOf(t, k, "old")
+			st := pluginState(t, k, "old")
 			want := map[string]uint64{"calls": 1, "progress": 2, "streams": 1, "protocol/" + v[:3]: 1}
 			if n != tt.chunks || !maps.Equal(st.Usage, want) || !reflect.DeepEqual(st.Features, allFeatures) {
 				t.Errorf("%d chunks, usage %v, features %q; want %d, %v, %q", n, st.Usage, st.Features, tt.chunks, want, allFeatures)
@@ -186,7 +174,7 @@ func TestFeatureFlagsAcrossLanguages(t *testing.T) {
 			if out, err := k.CallProvider(ctx, "plugin/"+plugin+"/run", json.RawMessage(`{"progress":2}`)); err != nil {
 				t.Errorf("progress: %s, %v", out, err)
 			}
-			st := statusOf(t, k, plugin)
+			st := pluginState(t, k, plugin)
 			wantUsage := map[string]uint64{"calls": 1, "progress": 2, "protocol/1.4": 1}
 			if st.Protocol != "1.4.0" || !reflect.DeepEqual(st.Features, allFeatures) || !maps.Equal(st.Usage, wantUsage) {
 				t.Errorf("status: protocol %q, features %q, usage %v; want 1.4.0, %q, %v", st.Protocol, st.Features, st.Usage, allFeatures, wantUsage)
@@ -252,7 +240,7 @@ func TestUsageObserverAndDeprecation(t *testing.T) {
 	if !slices.Equal(uses, want) {
 		t.Errorf("observer told %q, want %q", uses, want)
 	}
-	if st := statusOf(t, k, "p"); st.Usage["progress"] != 4 {
+	if st := pluginState(t, k, "p"); st.Usage["progress"] != 4 {
 		t.Errorf("usage %v, want progress 4", st.Usage)
 	}
 	// Events are delivered in order, each before the next call's answer
