@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	seccomp "github.com/elastic/go-seccomp-bpf"
@@ -24,16 +25,37 @@ const (
 // landlockABI returns the Landlock ABI of the running kernel, 0 for none,
 // capped at the newest go-landlock knows, and at abiCap when a test set it.
 func landlockABI() int {
-	v, err := ll.LandlockGetABIVersion()
-	if err != nil || v < 0 {
-		return 0
-	}
-	v = min(v, newestABI)
+	v := kernelABI()
 	if c := abiCap.Load(); c > 0 {
 		v = min(v, int(c)-1)
 	}
 	return v
 }
+
+// kernelABI probes the kernel's Landlock ABI once per host process (it
+// cannot change while the kernel runs), the way go-landlock does: a
+// kernel reporting ABI 6 or later without the fix of the signal-scoping
+// erratum counts as ABI 5, whose rules go-landlock then applies.
+var kernelABI = sync.OnceValue(func() int {
+	v, err := ll.LandlockGetABIVersion()
+	if err != nil || v < 0 {
+		return 0
+	}
+	if v >= abiScopes {
+		if errata, err := ll.LandlockGetErrata(); err != nil || errata&errataSignalScope == 0 {
+			v = abiScopes - 1
+		}
+	}
+	return min(v, newestABI)
+})
+
+// errataSignalScope is the Landlock erratum bit of the signal-scoping fix
+// (Linux 6.12 stable), without which go-landlock treats the kernel as ABI 5.
+const errataSignalScope = 0x2
+
+// seccompSupported reports, once per host process, whether the kernel
+// has seccomp filters.
+var seccompSupported = sync.OnceValue(seccomp.Supported)
 
 // abiCap is the ABI SimulateLandlockABI caps landlockABI at, plus one; 0
 // (never set outside tests) means no cap.
@@ -54,7 +76,7 @@ func SimulateLandlockABI(abi int) (restore func()) {
 func enforce(p *Policy, r *Report) {
 	abi := landlockABI()
 	p.ABI, r.ABI = abi, abi
-	sc := seccomp.Supported()
+	sc := seccompSupported()
 	var mech []string
 	need := func(ok bool, what string) {
 		if !ok {
@@ -97,7 +119,7 @@ func enforce(p *Policy, r *Report) {
 	mech = append(mech, "no_new_privs")
 	r.Enforced = append(r.Enforced, "no new privileges: setuid and file capabilities do not apply")
 	if os.Geteuid() == 0 {
-		r.Enforced = append(r.Enforced, "every capability dropped (the host runs as root)")
+		r.Enforced = append(r.Enforced, "no capabilities, none regained at exec (the host runs as root; securebits noroot, locked)")
 	}
 	r.Mechanism = strings.Join(mech, ", ")
 }

@@ -92,6 +92,15 @@ func probe(action string) string {
 		err = memfd(verb == "memfd-sealed")
 	case "unshare":
 		err = syscall.Unshare(syscall.CLONE_NEWUSER)
+	case "caps":
+		err = noCapabilities()
+	case "exec-caps": // the plugin's own command again, as root would regain capabilities
+		var out []byte
+		cmd := exec.Command("/proc/self/exe")
+		cmd.Env = []string{envProbe + "=caps"}
+		if out, err = cmd.Output(); err == nil && string(out) != "ok" {
+			err = errors.New(string(out))
+		}
 	default:
 		return "unknown action " + action
 	}
@@ -99,6 +108,44 @@ func probe(action string) string {
 		return err.Error()
 	}
 	return "ok"
+}
+
+// noCapabilities returns an error naming the capabilities the process
+// holds or could regain at execve: none of its sets may hold one, and a
+// process running as root must have the securebits noroot locked or an
+// empty bounding set. (It asks the kernel with capget and prctl: a
+// confined plugin cannot read /proc/self.)
+func noCapabilities() error {
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var data [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &data[0]); err != nil {
+		return err
+	}
+	var held []string
+	for i, d := range data {
+		if d.Effective|d.Permitted|d.Inheritable != 0 {
+			held = append(held, fmt.Sprintf("capabilities word %d: effective %#x, permitted %#x, inheritable %#x", i, d.Effective, d.Permitted, d.Inheritable))
+		}
+	}
+	bounding := 0
+	for c := 0; c <= unix.CAP_LAST_CAP; c++ {
+		if on, _ := unix.PrctlRetInt(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_IS_SET, uintptr(c), 0, 0); on == 1 {
+			held = append(held, fmt.Sprintf("ambient capability %d", c))
+		}
+		if on, _ := unix.PrctlRetInt(unix.PR_CAPBSET_READ, uintptr(c), 0, 0, 0); on == 1 {
+			bounding++
+		}
+	}
+	if os.Geteuid() == 0 && bounding > 0 {
+		bits, err := unix.PrctlRetInt(unix.PR_GET_SECUREBITS, 0, 0, 0, 0)
+		if err != nil || bits&confinedSecurebits != confinedSecurebits {
+			held = append(held, fmt.Sprintf("root with %d bounding capabilities and securebits %#x (%v)", bounding, bits, err))
+		}
+	}
+	if len(held) > 0 {
+		return errors.New(strings.Join(held, "; "))
+	}
+	return nil
 }
 
 // memfd copies the test binary into a memfd and runs it as a probe of
@@ -215,6 +262,8 @@ func TestStartConfines(t *testing.T) {
 		{"read the host's command line", minimal, fmt.Sprintf("read /proc/%d/cmdline", os.Getpid()), true},
 		{"read the host's status", minimal, fmt.Sprintf("read /proc/%d/status", os.Getpid()), true},
 		{"user namespace", minimal, "unshare", true},
+		{"no capabilities", minimal, "caps", false},
+		{"no capabilities after an exec", minimal, "exec-caps", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

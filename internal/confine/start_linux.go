@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"syscall"
 
-	seccomp "github.com/elastic/go-seccomp-bpf"
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 	"golang.org/x/sys/unix"
@@ -59,7 +58,7 @@ func restrictThread(p *Policy) error {
 			return err
 		}
 	}
-	if seccomp.Supported() {
+	if seccompSupported() {
 		if err := loadFilter(p); err != nil {
 			return err
 		}
@@ -69,7 +68,7 @@ func restrictThread(p *Policy) error {
 
 // restrictLandlock enforces p's Landlock ruleset on the calling thread.
 func restrictLandlock(p *Policy) error {
-	held := p.holdsSystemDirs()
+	held := p.holdsSystem()
 	rules, err := fsRules(p, held)
 	if err != nil {
 		return err
@@ -94,7 +93,7 @@ func restrictLandlock(p *Policy) error {
 	}
 	defer syscall.Close(fd)
 	if held {
-		if err := addSystemDirs(fd, dirRead&presets[p.ABI].HandledAccessFS); err != nil {
+		if err := addSystemHeld(fd, presets[p.ABI].HandledAccessFS); err != nil {
 			return fmt.Errorf("landlock: %w", err)
 		}
 	}
