@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/extkernel/extkernel/internal/confine"
 	"github.com/extkernel/extkernel/internal/pinexec"
 	"github.com/extkernel/extkernel/internal/process"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -39,7 +40,7 @@ type Client struct {
 	proc        *process.Process
 	direct      *process.DirectWriter        // stdin written by callers, or nil (see send)
 	confinement *pluginpkg.ConfinementReport // set by launch, then read-only
-	tmpDir      string                       // ${tmp} of a confined plugin, or ""; removed with files
+	tmp         *confine.Tmp                 // ${tmp} of a confined plugin, or nil; released with files
 	files       *pinexec.Copy                // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
 	id        uint64                     // unique in this host process, never reused

@@ -3,7 +3,6 @@ package sidecar
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -66,20 +65,20 @@ func (c *Client) lookPATH() string {
 	return ""
 }
 
-// confined plans the plugin's confinement for launch: it creates its
-// temporary directory, and returns the policy (nil when off) and the
-// report, which Confinement returns from then on.
+// confined plans the plugin's confinement for launch: it holds its
+// temporary directory (confine.HoldTmp), and returns the policy (nil
+// when off) and the report, which Confinement returns from then on.
 func (c *Client) confined(command, dataDir string) (*confine.Policy, error) {
 	if m := c.opts.Confinement.Mode; m == "" || m == pluginpkg.ConfineOff {
 		c.confinement = &pluginpkg.ConfinementReport{Mode: pluginpkg.ConfineOff}
 		return nil, nil
 	}
-	tmp, err := os.MkdirTemp("", "extkernel-tmp-"+c.pkg.Name+"-")
+	tmp, err := confine.HoldTmp(c.opts.DataRoot, c.pkg.Name)
 	if err != nil {
-		return nil, fmt.Errorf("create the plugin's temporary directory: %w", err)
+		return nil, fmt.Errorf("the plugin's temporary directory: %w", err)
 	}
-	c.tmpDir = tmp
-	p, r, err := confine.Plan(c.confineSpec(command, c.pluginDir(), dataDir, tmp))
+	c.tmp = tmp
+	p, r, err := confine.Plan(c.confineSpec(command, c.pluginDir(), dataDir, tmp.Path))
 	c.confinement = reportOf(r)
 	return p, err
 }
@@ -88,13 +87,14 @@ func (c *Client) confined(command, dataDir string) (*confine.Policy, error) {
 // enforces of it; nil before Start planned it.
 func (c *Client) Confinement() *pluginpkg.ConfinementReport { return c.confinement }
 
-// removeTmp removes the plugin's temporary directory, if any, once
-// nothing runs in it.
+// removeTmp empties or removes the plugin's temporary directory, if
+// any, once nothing runs in it (confine.Tmp.Release).
 func (c *Client) removeTmp() {
-	if c.tmpDir == "" {
+	if c.tmp == nil {
 		return
 	}
-	if err := os.RemoveAll(c.tmpDir); err != nil {
-		c.log.Warn("the plugin's temporary directory is left behind", "dir", c.tmpDir, "error", err)
+	dir := c.tmp.Path
+	if err := c.tmp.Release(); err != nil {
+		c.log.Warn("the plugin's temporary directory is left with files in it", "dir", dir, "error", err)
 	}
 }

@@ -46,7 +46,8 @@ func pluginEnv(t *testing.T, c *Client) (env []string, cwd string) {
 
 // TestConfinedStart starts the real good plugin confined under "require",
 // plain and executable-pinned: it serves, its TMPDIR is its private
-// temporary directory, which is gone once it stopped, the policy never
+// temporary directory (<data root>/.tmp/<name>), which is empty once it
+// stopped, the policy never
 // reaches its environment, and the report says what is enforced.
 func TestConfinedStart(t *testing.T) {
 	if landlockABIForTest() < 6 {
@@ -79,8 +80,11 @@ func TestConfinedStart(t *testing.T) {
 					t.Errorf("the policy reached the plugin: %s", kv[:40])
 				}
 			}
-			if tmp == "" || !strings.Contains(filepath.Base(tmp), "extkernel-tmp-confined-") {
-				t.Errorf("TMPDIR = %q, want the plugin's private directory", tmp)
+			if want := filepath.Join(opts.DataRoot, ".tmp", "confined"); tmp != want {
+				t.Errorf("TMPDIR = %q, want the plugin's private directory %s", tmp, want)
+			}
+			if err := os.WriteFile(filepath.Join(tmp, "left"), []byte("x"), 0o600); err != nil {
+				t.Fatal(err)
 			}
 			r := c.Confinement()
 			if r.Mode != pluginpkg.ConfineRequire || len(r.NotEnforced) > 0 || !strings.Contains(r.Mechanism, "landlock") {
@@ -90,8 +94,8 @@ func TestConfinedStart(t *testing.T) {
 				t.Errorf("effective write = %v, want the data directory", r.Effective.Write)
 			}
 			closeClient(t, c)
-			if _, err := os.Stat(tmp); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("the temporary directory is left: %v", err)
+			if left, err := os.ReadDir(tmp); err != nil || len(left) > 0 {
+				t.Errorf("the temporary directory holds %v after the stop (%v), want it empty", left, err)
 			}
 		})
 	}

@@ -135,13 +135,8 @@ func TestConfinedAllowed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer closeEscape(t, c)
-	tmp := ""
-	for _, d := range c.Confinement().Effective.Write {
-		if strings.HasPrefix(filepath.Base(d), "extkernel-tmp-escape-") {
-			tmp = d
-		}
-	}
-	if tmp == "" {
+	tmp := filepath.Join(w.opts.DataRoot, ".tmp", "escape")
+	if !slices.Contains(c.Confinement().Effective.Write, tmp) {
 		t.Fatalf("no ${tmp} among the effective writes %q", c.Confinement().Effective.Write)
 	}
 	data := func(name string) string { return filepath.Join(w.data, name) }

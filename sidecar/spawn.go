@@ -53,7 +53,7 @@ func (c *Client) launch() (dataDir, phase string, err error) {
 		return "", phaseConfine, err
 	}
 	if policy != nil {
-		confineConfig(&cfg, policy, c.tmpDir)
+		confineConfig(&cfg, policy, c.tmp.Path)
 	}
 	if beforeExec != nil {
 		beforeExec(path)
