@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
 func TestLoaderReusesUnchangedManifests(t *testing.T) {
@@ -36,9 +38,16 @@ func TestLoaderReusesUnchangedManifests(t *testing.T) {
 	}
 	var l Loader
 	write("1.0.0", time.Hour)
+	// Chtimes set the change time to now: a version changed within
+	// RacyWindow is read again at each load until the window has passed.
+	time.Sleep(RacyWindow)
 	first := load(&l)
 	if second := load(&l); second.Manifest != first.Manifest {
 		t.Error("an unchanged manifest was parsed again")
+	}
+	var other Loader // every Loader of the process shares the cache
+	if third := load(&other); third.Manifest != first.Manifest {
+		t.Error("another Loader parsed an unchanged manifest again")
 	}
 	// A same-size rewrite is noticed even within the same timestamp tick:
 	// a recently modified file is never trusted from the cache.
@@ -59,5 +68,22 @@ func TestLoaderReusesUnchangedManifests(t *testing.T) {
 		if err != nil || len(inst.Packages) != 0 || len(inst.Warnings) != 1 || !strings.Contains(inst.Warnings[0].Message, "version") {
 			t.Fatalf("invalid manifest: %v %+v", err, inst)
 		}
+	}
+}
+
+// TestLoaderCacheBounded: the process-wide manifest cache is emptied,
+// not grown, when the next manifest would take it past its bytes.
+func TestLoaderCacheBounded(t *testing.T) {
+	var l Loader
+	now := time.Now()
+	l.store("/bound/a/plugin.json", pkgfiles.Stat{Size: maxCachedManifestBytes - 5}, now, &Manifest{Name: "a"}, "")
+	l.store("/bound/b/plugin.json", pkgfiles.Stat{Size: 10}, now, &Manifest{Name: "b"}, "")
+	manifests.mu.Lock()
+	_, hasA := manifests.byPath["/bound/a/plugin.json"]
+	_, hasB := manifests.byPath["/bound/b/plugin.json"]
+	n, bytes := len(manifests.byPath), manifests.bytes
+	manifests.mu.Unlock()
+	if hasA || !hasB || n != 1 || bytes != 10 {
+		t.Errorf("after passing the bound: a cached %v, b cached %v, %d entries, %d bytes; want only b, 10 bytes", hasA, hasB, n, bytes)
 	}
 }
