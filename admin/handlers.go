@@ -324,8 +324,10 @@ func lazyActivity(z *observe.LazyStatus) *LazyActivity {
 	if z == nil {
 		return nil
 	}
-	a := &LazyActivity{Declarations: z.Declarations, ActivatedBy: z.ActivatedBy, StartMS: millis(z.StartDuration.Round(time.Microsecond)),
-		FirstCallMS: millis(z.FirstCall.Round(time.Microsecond)), LastUsed: z.LastUsed, Activations: z.Activations, IdleStops: z.IdleStops}
+	ms := func(d time.Duration) float64 { return millis(d.Round(time.Microsecond)) }
+	a := &LazyActivity{Declarations: z.Declarations, ActivatedBy: z.ActivatedBy, StartMS: ms(z.StartDuration),
+		SpawnMS: ms(z.SpawnDuration), HandshakeMS: ms(z.HandshakeDuration),
+		FirstCallMS: ms(z.FirstCall), LastUsed: z.LastUsed, Activations: z.Activations, IdleStops: z.IdleStops}
 	if !z.Activated.IsZero() {
 		at := z.Activated
 		a.Activated = &at

@@ -166,10 +166,13 @@ type LazyActivity struct {
 	// ActivatedBy says what started it last, omitted until something did.
 	ActivatedBy string `json:"activated_by,omitempty"`
 	// Activated is when that start began, omitted until then; StartMS the
-	// spawn and handshake, FirstCallMS from its beginning to the end of
-	// the use that caused it, in milliseconds.
+	// spawn and handshake, SpawnMS until its process ran, HandshakeMS from
+	// then until its initialize answer was checked, FirstCallMS from its
+	// beginning to the end of the use that caused it, in milliseconds.
 	Activated   *time.Time `json:"activated,omitempty"`
 	StartMS     float64    `json:"start_ms"`
+	SpawnMS     float64    `json:"spawn_ms"`
+	HandshakeMS float64    `json:"handshake_ms"`
 	FirstCallMS float64    `json:"first_call_ms"`
 	// LastUsed is when its last use ended (its publication, if never).
 	LastUsed time.Time `json:"last_used"`

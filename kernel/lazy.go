@@ -187,7 +187,7 @@ func memberStatus(l *live, st *observe.PluginStatus) {
 	st.Activation = pluginpkg.ActivationLazy
 	s := z.Stats()
 	st.Lazy = &observe.LazyStatus{Declarations: z.Origin(), ActivatedBy: s.Last.By, Activated: s.Last.At,
-		StartDuration: s.Last.Start, FirstCall: s.FirstCall, LastUsed: s.LastUsed, Activations: s.Starts, IdleStops: s.Stops}
+		StartDuration: s.Last.Start, SpawnDuration: s.Last.Spawn, HandshakeDuration: s.Last.Handshake, FirstCall: s.FirstCall, LastUsed: s.LastUsed, Activations: s.Starts, IdleStops: s.Stops}
 }
 
 // activate starts the lazy member name of l now, if it does not run: an

@@ -126,6 +126,9 @@ func TestLazyPublishesDeclaredAndStartsOnFirstUse(t *testing.T) {
 		st.Lazy.StartDuration <= 0 || st.Lazy.FirstCall < st.Lazy.StartDuration || st.Lazy.Declarations != builder.OriginManifest {
 		t.Errorf("beta's activation: %+v", *st.Lazy)
 	}
+	if z := st.Lazy; z.SpawnDuration <= 0 || z.HandshakeDuration <= 0 || z.SpawnDuration+z.HandshakeDuration != z.StartDuration {
+		t.Errorf("beta's start split: spawn %v + handshake %v, start %v", z.SpawnDuration, z.HandshakeDuration, z.StartDuration)
+	}
 	if s := k.Current().Snapshot(); s.Packages[1].Name != "beta" || s.Packages[1].Activation != "lazy" {
 		t.Errorf("snapshot: %+v", s.Packages[1])
 	}

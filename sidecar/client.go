@@ -40,6 +40,7 @@ type Client struct {
 	proc        *process.Process
 	direct      *process.DirectWriter        // stdin written by callers, or nil (see send)
 	confinement *pluginpkg.ConfinementReport // set by launch, then read-only
+	spawned     time.Time                    // when launch returned (Spawned); set before run
 	tmp         *confine.Tmp                 // ${tmp} of a confined plugin, or nil; released with files
 	files       *pinexec.Copy                // the verified copy the plugin runs in (a package pin), or nil; removed by supervise, or by launch when it fails
 
@@ -125,6 +126,7 @@ func Start(ctx context.Context, p *pluginpkg.Package, opts Options) (*Client, er
 	if err != nil {
 		return nil, &StartError{Plugin: p.Name, Phase: phase, Err: err}
 	}
+	c.spawned = time.Now()
 	c.run()
 	if err := c.applyLimits(); err != nil {
 		c.abort(false)
@@ -254,6 +256,11 @@ func (c *Client) Name() string { return c.pkg.Name }
 // version returns the manifest's version, sent in initialize and set as
 // EXTKERNEL_PLUGIN_VERSION.
 func (c *Client) version() string { return c.pkg.Manifest.Version.String() }
+
+// Spawned returns when the plugin's process was started (its exec
+// returned), before its handshake began: a start's spawn is from the call
+// to Start to Spawned, its handshake from Spawned to Start's return.
+func (c *Client) Spawned() time.Time { return c.spawned }
 
 // Declarations returns the plugin's answer to initialize, checked against
 // its manifest, with every string passed through Options.Redact. The

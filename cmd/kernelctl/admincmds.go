@@ -226,8 +226,8 @@ func lazyLines(ps []admin.PluginStatus) []string {
 			out = append(out, fmt.Sprintf("%s: declared from its %s, never started", p.Name, z.Declarations))
 			continue
 		}
-		out = append(out, fmt.Sprintf("%s: activated by %s; start %gms, first call %gms; %s, %s; last used %s ago", p.Name,
-			z.ActivatedBy, z.StartMS, z.FirstCallMS, count(z.Activations, "start", "starts"), count(z.IdleStops, "idle stop", "idle stops"),
+		out = append(out, fmt.Sprintf("%s: activated by %s; start %gms (spawn %gms, handshake %gms), first call %gms; %s, %s; last used %s ago", p.Name,
+			z.ActivatedBy, z.StartMS, z.SpawnMS, z.HandshakeMS, z.FirstCallMS, count(z.Activations, "start", "starts"), count(z.IdleStops, "idle stop", "idle stops"),
 			humanSeconds(time.Since(z.LastUsed).Round(time.Second).Seconds())))
 	}
 	return out

@@ -75,9 +75,11 @@ type Activation struct {
 	// By says what activated it.
 	By string
 	// At is when the start began; Start how long the spawn and the
-	// handshake took together.
-	At    time.Time
-	Start time.Duration
+	// handshake took together: Spawn until the process ran (the plan,
+	// the pin check, the confinement and the exec), Handshake from then
+	// until its initialize answer was checked.
+	At                      time.Time
+	Start, Spawn, Handshake time.Duration
 }
 
 // Lazy is the process slot of one lazy member: declared, not started, until
@@ -350,6 +352,10 @@ func (z *Lazy) run(f *flight, by string) {
 	c, err := sidecar.Start(ctx, z.pkg, z.opts)
 	cancel()
 	a.Start = time.Since(a.At)
+	if err == nil {
+		a.Spawn = c.Spawned().Sub(a.At)
+		a.Handshake = a.Start - a.Spawn
+	}
 	var drifted *DriftError
 	if err == nil {
 		if diffs := drift(z.declared, c.Declarations(), z.origin, z.priority()); len(diffs) > 0 {

@@ -150,11 +150,16 @@ type LazyStatus struct {
 	// plugin/x/echo by host"); empty until something did.
 	ActivatedBy string
 	// Activated is when that start began; StartDuration how long its spawn
-	// and handshake took; FirstCall the time from the start's beginning to
-	// the end of the use that caused it (zero until it ended).
-	Activated     time.Time
-	StartDuration time.Duration
-	FirstCall     time.Duration
+	// and handshake took, SpawnDuration until its process ran and
+	// HandshakeDuration from then until its initialize answer was checked
+	// (both zero when the start failed); FirstCall the time from the
+	// start's beginning to the end of the use that caused it (zero until
+	// it ended).
+	Activated         time.Time
+	StartDuration     time.Duration
+	SpawnDuration     time.Duration
+	HandshakeDuration time.Duration
+	FirstCall         time.Duration
 	// LastUsed is when its last use ended (or it was published, if never).
 	LastUsed time.Time
 	// Activations counts its starts, IdleStops its idle stops, since its
