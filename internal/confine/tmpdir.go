@@ -36,7 +36,7 @@ type Tmp struct {
 // HoldTmp returns the empty, held ${tmp} of the plugin name whose data
 // root is dataRoot ("" for none).
 func HoldTmp(dataRoot, name string) (*Tmp, error) {
-	if dataRoot != "" {
+	if dataRoot != "" && canKeep {
 		dir := filepath.Join(dataRoot, TmpRoot, name)
 		f, err := holdKept(dir)
 		if err == nil {
@@ -61,11 +61,11 @@ var errTmpBusy = errors.New("held by another instance of the plugin")
 // without waiting, and empties it.
 func holdKept(dir string) (*os.File, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("create the plugin's temporary directory: %w", err)
+		return nil, fmt.Errorf("create: %w", err)
 	}
 	f, err := openDir(dir)
 	if err != nil {
-		return nil, fmt.Errorf("open the plugin's temporary directory: %w", err)
+		return nil, fmt.Errorf("open: %w", err)
 	}
 	if err := lockDir(f); err != nil {
 		f.Close()
@@ -73,7 +73,7 @@ func holdKept(dir string) (*os.File, error) {
 	}
 	if err := emptyDir(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("empty the plugin's temporary directory: %w", err)
+		return nil, fmt.Errorf("empty: %w", err)
 	}
 	return f, nil
 }

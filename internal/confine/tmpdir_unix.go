@@ -10,6 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// canKeep: a kept ${tmp} can be locked here (flock), so HoldTmp tries it.
+const canKeep = true
+
 // openDir opens dir itself, not what a symbolic link there points to.
 func openDir(dir string) (*os.File, error) {
 	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -32,6 +35,6 @@ func lockDir(f *os.File) error {
 	case errors.Is(err, unix.ENOTSUP), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EINVAL):
 		return errors.ErrUnsupported // a file system without flock
 	default:
-		return fmt.Errorf("lock the plugin's temporary directory: %w", err)
+		return fmt.Errorf("lock: %w", err)
 	}
 }
