@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strconv"
 
-	"golang.org/x/sync/errgroup"
+	"github.com/extkernel/extkernel/internal/parallel"
 )
 
 // maxRecordedFiles is the most files whose digests a fingerprint records
@@ -89,15 +89,8 @@ func packageFingerprint(m *Member) Fingerprint {
 // a host of many packages waits on them at every build and plan.
 func fingerprints(members []*Member) map[string]Fingerprint {
 	fps := make([]Fingerprint, len(members))
-	var g errgroup.Group
-	g.SetLimit(fingerprintWorkers)
-	for i, m := range members {
-		g.Go(func() error {
-			fps[i] = packageFingerprint(m)
-			return nil
-		})
-	}
-	_ = g.Wait() // packageFingerprint records failures in the fingerprint
+	// packageFingerprint records failures in the fingerprint.
+	parallel.For(len(members), fingerprintWorkers, func(i int) { fps[i] = packageFingerprint(members[i]) })
 	out := make(map[string]Fingerprint, len(members))
 	for i, m := range members {
 		out[m.Package.Name] = fps[i]

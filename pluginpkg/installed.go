@@ -11,9 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/sync/errgroup"
-
 	"github.com/extkernel/extkernel/internal/homefile"
+	"github.com/extkernel/extkernel/internal/parallel"
 	"github.com/extkernel/extkernel/internal/pkgfiles"
 )
 
@@ -81,22 +80,19 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		pkg   *Package
 		warns []Warning
 	}
-	results := make([]loaded, len(entries))
-	var g errgroup.Group
-	g.SetLimit(loadWorkers)
-	for i, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") {
-			continue
+	var names []fs.DirEntry
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), ".") {
+			present[e.Name()] = true
+			names = append(names, e)
 		}
-		present[e.Name()] = true
-		o := opt
-		o.plainDir = e.IsDir() // a directory, not a symbolic link
-		g.Go(func() error {
-			results[i].pkg, results[i].warns = loadPackage(home, e.Name(), o)
-			return nil
-		})
 	}
-	_ = g.Wait() // loadPackage reports problems as warnings
+	results := make([]loaded, len(names))
+	parallel.For(len(names), loadWorkers, func(i int) { // loadPackage reports problems as warnings
+		o := opt
+		o.plainDir = names[i].IsDir() // a directory, not a symbolic link
+		results[i].pkg, results[i].warns = loadPackage(home, names[i].Name(), o)
+	})
 	for _, r := range results {
 		for _, w := range r.warns {
 			w.Disabled = !st.entry(w.Package).Enabled
