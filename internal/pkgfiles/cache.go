@@ -51,9 +51,11 @@ type digestCache struct {
 	mu      sync.Mutex
 	entries map[string]cachedDigest // by path; guarded by mu
 	dirs    dirListings             // the walks' directory listings (walk.go)
+	pkgs    packageDigests          // the packages' last digests (pkgcache.go)
 
 	now    func() time.Time // nil means time.Now; tests move the clock
 	reads  atomic.Int64     // files whose content was read (a test hook)
+	walks  atomic.Int64     // package directories walked, not taken from pkgs (a test hook)
 	copied func(string)     // nil, or (tests) run with the path after the system copied a file
 }
 

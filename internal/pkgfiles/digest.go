@@ -94,13 +94,30 @@ func skipped(rel string, e fs.DirEntry) bool { return Skipped(rel, e.IsDir()) }
 
 // files walks dir and digests what FileDigest describes, in path order.
 // With copyTo set, it copies what it digests there (see CopyFiles).
+// Without copyTo, an unchanged package's digest comes from the package
+// cache (packageDigests).
 func (c *digestCache) files(name, dir, copyTo string) (*FileDigest, error) {
+	if copyTo == "" {
+		if d, ok := c.pkgs.lookup(dir); ok {
+			return d, nil
+		}
+	}
+	c.walks.Add(1)
+	walkedAt := c.clock().UnixNano()
 	w := &digestWalk{cache: c, name: name, dir: dir, copyTo: copyTo, sum: sha256.New(), out: &FileDigest{Files: map[string]string{}}}
-	if err := c.walkDir(dir, w.visit); err != nil {
+	if err := c.walkDir(dir, w.visit, w.saw); err != nil {
 		return nil, err
 	}
 	w.out.Sum = hex.EncodeToString(w.sum.Sum(nil))
+	if copyTo == "" {
+		c.pkgs.store(dir, w.seen, walkedAt, w.out)
+	}
 	return w.out, nil
+}
+
+// saw records the lstat the walk took of path, for the package cache.
+func (w *digestWalk) saw(path string, fi os.FileInfo) {
+	w.seen = append(w.seen, seenStat{path: path, stat: StatOf(fi)})
 }
 
 // digestWalk is the state of one FilesDigest.
@@ -113,6 +130,7 @@ type digestWalk struct {
 	out    *FileDigest
 	count  int
 	bytes  int64
+	seen   []seenStat // every lstat taken, for the package cache
 }
 
 // visit digests one entry. WalkDir visits in lexical order and never
@@ -172,6 +190,7 @@ func (w *digestWalk) entry(file, rel string, e fs.DirEntry) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("package %q: %w", w.name, err)
 	}
+	w.saw(file, fi)
 	if !fi.Mode().IsRegular() {
 		return "", fmt.Errorf("package %q: %s is %s: %w", w.name, file, homefile.TypeName(fi.Mode()), ErrIrregularFile)
 	}

@@ -362,3 +362,98 @@ func TestDirListingCache(t *testing.T) {
 		t.Error("a file added after a racy listing was missed")
 	}
 }
+
+// TestPackageDigestCache: the digest of an unchanged package comes from
+// the package cache, without a walk, as a copy its caller may change;
+// every change a walk would see is seen (the digest then equals a fresh
+// cache's), and a package walked within RacyWindow of a change is not
+// cached.
+func TestPackageDigestCache(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("packages are cached only where versions carry the change time")
+	}
+	dir := scriptPackage(t)
+	writeFile(t, dir, "lib/deep/data.txt", "one\n")
+	if err := os.Symlink("helper.sh", filepath.Join(dir, "lib", "link")); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Now().Add(time.Hour)
+	c := &digestCache{now: func() time.Time { return clock }}
+	digest := func() *FileDigest {
+		t.Helper()
+		d, err := c.files("x", dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	first := digest()
+	second := digest()
+	if n := c.walks.Load(); n != 1 || second.Sum != first.Sum || len(changedFiles(first, second)) != 0 {
+		t.Fatalf("an unchanged package: %d walks (want 1), same sum %v", n, second.Sum == first.Sum)
+	}
+	for f := range second.Files {
+		second.Files[f] = "changed by the caller"
+	}
+	if third := digest(); len(changedFiles(first, third)) != 0 {
+		t.Fatal("a caller's change to a digest's Files reached the cache")
+	}
+	sameMtime := func(rel, content string) func() {
+		return func() {
+			path := filepath.Join(dir, rel)
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			writeFile(t, dir, rel, content)
+			if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	steps := []struct {
+		name   string
+		change func()
+		want   string
+	}{
+		{"same-size rewrite with the old mtime", sameMtime("plugin.sh", "echo v2\n"), "[plugin.sh]"},
+		{"deep rewrite with the old mtime", sameMtime("lib/deep/data.txt", "two\n"), "[lib/deep/data.txt]"},
+		{"made executable", func() { chmod(t, dir, "lib/deep/data.txt", 0o755) }, "[lib/deep/data.txt]"},
+		{"link retargeted", func() {
+			rm(t, dir, "lib/link")
+			if err := os.Symlink("elsewhere", filepath.Join(dir, "lib", "link")); err != nil {
+				t.Fatal(err)
+			}
+		}, "[lib/link]"},
+		{"added deep", func() { writeFile(t, dir, "lib/deep/new.txt", "x\n") }, "[lib/deep/new.txt]"},
+		{"file replaced by a directory", func() {
+			rm(t, dir, "lib/deep/new.txt")
+			writeFile(t, dir, "lib/deep/new.txt/inner", "x\n")
+		}, "[lib/deep/new.txt lib/deep/new.txt/inner]"},
+	}
+	prev := first
+	for _, s := range steps {
+		s.change()
+		got := digest()
+		fresh, err := (&digestCache{}).files("x", dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Sum != fresh.Sum {
+			t.Errorf("%s: the cached digest differs from a fresh walk's", s.name)
+		}
+		if changed := fmt.Sprint(changedFiles(prev, got)); changed != s.want {
+			t.Errorf("%s: changed %s, want %s", s.name, changed, s.want)
+		}
+		prev = got
+	}
+	racy := &digestCache{now: func() time.Time { return time.Unix(0, 0) }}
+	for range 2 {
+		if _, err := racy.files("x", dir, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := racy.walks.Load(); n != 2 {
+		t.Errorf("racily clean package: %d walks over two digests, want 2 (never cached)", n)
+	}
+}

@@ -65,13 +65,15 @@ func (d *dirListings) read(c *digestCache, dir string, fi fs.FileInfo) ([]fs.Dir
 
 // walkDir is filepath.WalkDir (lexical order, symbolic links never
 // followed, fs.SkipDir and fs.SkipAll as it treats them) listing each
-// directory through the listing cache.
-func (c *digestCache) walkDir(root string, fn fs.WalkDirFunc) error {
+// directory through the listing cache; saw is given the lstat of root and
+// of each directory listed.
+func (c *digestCache) walkDir(root string, fn fs.WalkDirFunc, saw func(string, fs.FileInfo)) error {
 	info, err := os.Lstat(root)
 	if err != nil {
 		err = fn(root, nil, err)
 	} else {
-		err = c.walk(root, fs.FileInfoToDirEntry(info), info, fn)
+		saw(root, info)
+		err = c.walk(root, fs.FileInfoToDirEntry(info), info, fn, saw)
 	}
 	if errors.Is(err, filepath.SkipDir) || errors.Is(err, filepath.SkipAll) {
 		return nil
@@ -81,7 +83,7 @@ func (c *digestCache) walkDir(root string, fn fs.WalkDirFunc) error {
 
 // walk visits path (entry d, lstat fi when d is a directory reached by
 // walkDir itself, else nil) and, for a directory, what it holds.
-func (c *digestCache) walk(path string, d fs.DirEntry, fi fs.FileInfo, fn fs.WalkDirFunc) error {
+func (c *digestCache) walk(path string, d fs.DirEntry, fi fs.FileInfo, fn fs.WalkDirFunc, saw func(string, fs.FileInfo)) error {
 	if err := fn(path, d, nil); err != nil || !d.IsDir() {
 		if errors.Is(err, filepath.SkipDir) && d.IsDir() {
 			err = nil // skipped the directory
@@ -93,6 +95,7 @@ func (c *digestCache) walk(path string, d fs.DirEntry, fi fs.FileInfo, fn fs.Wal
 		if fi, err = os.Lstat(path); err != nil {
 			return fn(path, d, err)
 		}
+		saw(path, fi)
 	}
 	entries, err := c.dirs.read(c, path, fi)
 	if err != nil {
@@ -105,7 +108,7 @@ func (c *digestCache) walk(path string, d fs.DirEntry, fi fs.FileInfo, fn fs.Wal
 		}
 	}
 	for _, e := range entries {
-		if err := c.walk(filepath.Join(path, e.Name()), e, nil, fn); err != nil {
+		if err := c.walk(filepath.Join(path, e.Name()), e, nil, fn, saw); err != nil {
 			if errors.Is(err, filepath.SkipDir) {
 				break
 			}
