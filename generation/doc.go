@@ -39,7 +39,10 @@
 //     is the runner's to say (the kernel reports it in kernel.Plugins and
 //     a crashed member's snapshot status).
 //   - A member's fingerprint hashes exactly its Launch value, so what runs
-//     and what a plan compares cannot drift apart.
+//     and what a plan compares cannot drift apart. It is computed once per
+//     member (Member.Fingerprint), by its first caller: a builder takes it
+//     before the member's spawn, so it describes the files the process
+//     was started from.
 //   - Results never depend on map or goroutine order: members, warnings,
 //     problems and plans are sorted.
 //

@@ -47,7 +47,32 @@ type Member struct {
 	Reason string
 	// Elapsed is how long its start took (zero when it did not start).
 	Elapsed time.Duration
-	launch  Launch // what its sidecar is given, as fingerprinted
+	launch  Launch           // what its sidecar is given, as fingerprinted
+	fp      *fingerprintOnce // its fingerprint, computed once; nil for a Member made without NewMember
+}
+
+// fingerprintOnce holds a member's fingerprint, computed at the first
+// call of Member.Fingerprint.
+type fingerprintOnce struct {
+	once sync.Once
+	fp   Fingerprint
+}
+
+// Fingerprint returns what identifies the member's inputs (Fingerprint):
+// its package's version, manifest, files and command by content, its
+// launch value and its policy, as the files are at the first call. For a
+// member made by NewMember it is computed once, by the first caller
+// (concurrent callers wait for it), and Assemble records that value: a
+// builder that calls it before the member's process starts records the
+// files the process was started from, and overlaps the file-system calls
+// with the start. A Member made otherwise computes it at every call. The
+// FileDigests map is shared: callers MUST NOT modify it.
+func (m *Member) Fingerprint() Fingerprint {
+	if m.fp == nil {
+		return packageFingerprint(m)
+	}
+	m.fp.once.Do(func() { m.fp.fp = packageFingerprint(m) })
+	return m.fp.fp
 }
 
 // NewMember returns the member for p under in: required as in's launch
@@ -60,7 +85,7 @@ func NewMember(in *Inputs, p *pluginpkg.Package) *Member {
 // newMember returns the member for p under in, with its launch value.
 func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	l := in.LaunchOf(p)
-	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l}
+	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l, fp: &fingerprintOnce{}}
 	if p.Manifest.Runtime == nil {
 		m.Status = StatusDeclarative
 	}

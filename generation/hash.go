@@ -90,7 +90,7 @@ func packageFingerprint(m *Member) Fingerprint {
 func fingerprints(members []*Member) map[string]Fingerprint {
 	fps := make([]Fingerprint, len(members))
 	// packageFingerprint records failures in the fingerprint.
-	parallel.For(len(members), fingerprintWorkers, func(i int) { fps[i] = packageFingerprint(members[i]) })
+	parallel.For(len(members), fingerprintWorkers, func(i int) { fps[i] = members[i].Fingerprint() })
 	out := make(map[string]Fingerprint, len(members))
 	for i, m := range members {
 		out[m.Package.Name] = fps[i]

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/sidecar"
 )
@@ -35,6 +36,10 @@ type spec struct {
 	// with an *AbortedError. Set for a required member: the build is
 	// discarded on its failure anyway, so nobody waits for the budget.
 	cancelBatchOnFailure bool
+	// member, when set, has its fingerprint taken (or waited for, when
+	// fingerprintAhead is taking it) before the process is spawned, so
+	// that the generation records the files it was started from.
+	member *generation.Member
 }
 
 // batchOptions configure startBatch.
@@ -177,6 +182,9 @@ func acquire(ctx context.Context, sem *semaphore.Weighted) error {
 func (b *batch) startOne(ctx context.Context, s *spec, o *outcome) {
 	name := s.pkg.Name
 	b.emit(Event{Plugin: name, State: Starting})
+	if s.member != nil {
+		s.member.Fingerprint()
+	}
 	begin := time.Now()
 	c, err := sidecar.Start(ctx, s.pkg, s.opts)
 	o.elapsed = time.Since(begin)

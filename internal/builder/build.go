@@ -57,6 +57,7 @@ func Build(ctx context.Context, in generation.Inputs, o Options) (*Running, erro
 	if !b.resolve() || !b.cascade(ctx) {
 		return nil, b.fail(ctx)
 	}
+	defer b.fingerprintAhead()()
 	b.start(ctx)
 	if !b.cascade(ctx) || !b.notCancelled(ctx) || !b.checkMethods(ctx) {
 		return nil, b.fail(ctx)
@@ -182,7 +183,7 @@ func (b *build) start(ctx context.Context) {
 		if lazy && b.declare(m, opts) {
 			continue
 		}
-		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required})
+		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required, member: m})
 	}
 	if refused {
 		return

@@ -5,6 +5,9 @@ package builder
 import (
 	"context"
 	"errors"
+	"maps"
+	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -120,5 +123,42 @@ func TestHostKinds(t *testing.T) {
 	}
 	if got := hostKinds(contribution.DefaultKinds()); got != nil {
 		t.Errorf("with the built-in kinds only, hostKinds = %q, want none", got)
+	}
+}
+
+// TestFingerprintBeforeStart: a member's fingerprint is taken before its
+// process is spawned, so a plugin that writes into its own package as it
+// starts leaves a generation recording the files it was started from, and
+// the next plan sees the change (before, the fingerprint was taken after
+// the start: the write was recorded as what runs, and a reload kept the
+// process).
+func TestFingerprintBeforeStart(t *testing.T) {
+	home := t.TempDir()
+	addPackage(t, home, "writer", strings.Replace(plugintest.GoodManifest("writer", true), "./good", "./start.sh", 1))
+	dir := filepath.Join(home, pluginpkg.PackagesDir, "writer")
+	script := "#!/bin/sh\nd=$(dirname \"$0\")\necho started >> \"$d/written\"\nexec \"$d/good\"\n"
+	if err := os.WriteFile(filepath.Join(dir, "start.sh"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	in := inputsOf(t, home)
+	r, err := Build(context.Background(), in, Options{Client: testOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close(context.Background())
+	if _, err := os.Stat(filepath.Join(dir, "written")); err != nil {
+		t.Fatalf("the plugin did not write as it started: %v", err)
+	}
+	snap := r.Generation().Snapshot()
+	fp := snap.Packages[0].Fingerprint
+	if _, ok := fp.FileDigests["written"]; ok || fp.FileDigests["start.sh"] == "" {
+		t.Fatalf("the generation records %v: want the files before the start (start.sh, no written)", slices.Sorted(maps.Keys(fp.FileDigests)))
+	}
+	plan, err := generation.NewPlan(snap, inputsOf(t, home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := plan.Packages[0]; c.Name != "writer" || c.Class != generation.ClassReloaded {
+		t.Errorf("the next plan: %s %s %v, want writer reloaded (its files changed)", c.Name, c.Class, c.Reasons)
 	}
 }

@@ -1,0 +1,48 @@
+package builder
+
+import (
+	"maps"
+	"slices"
+	"sync/atomic"
+
+	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/parallel"
+)
+
+// aheadWorkers bounds how many fingerprints fingerprintAhead computes at
+// once: they wait mostly on the file system (as generation's own bound).
+const aheadWorkers = 8
+
+// fingerprintAhead computes every member's fingerprint
+// (generation.Member.Fingerprint) in the background, from when the
+// closure is resolved, while the build starts the members and builds the
+// registry: generation.Assemble then finds them computed (or waits for
+// those still under way) instead of making every file-system call after
+// the rest of the build. A member started by the build takes its own
+// fingerprint (or waits for it) just before its spawn (spec.member), so a
+// generation records the files its processes were started from, not what
+// they became during the start.
+//
+// It returns stop, which Build defers so that no goroutine outlives the
+// build: after stop no member's fingerprint is begun, and stop returns
+// when those begun are done (each is bounded by the package size limits).
+func (b *build) fingerprintAhead() (stop func()) {
+	members := make([]*generation.Member, 0, len(b.members))
+	for _, name := range slices.Sorted(maps.Keys(b.members)) {
+		members = append(members, b.members[name])
+	}
+	var stopped atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		parallel.For(len(members), aheadWorkers, func(i int) {
+			if !stopped.Load() {
+				members[i].Fingerprint()
+			}
+		})
+	}()
+	return func() {
+		stopped.Store(true)
+		<-done
+	}
+}
