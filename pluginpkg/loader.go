@@ -64,7 +64,7 @@ func (l *Loader) lookup(path string) (m *Manifest, sha string, st pkgfiles.Stat,
 	manifests.mu.Lock()
 	defer manifests.mu.Unlock()
 	c, hit := manifests.byPath[path]
-	if !hit || c.stat != st || c.readAt.UnixNano()-max(st.Mtime, st.Ctime) < int64(RacyWindow) {
+	if !hit || c.stat != st || !st.SettledAt(c.readAt.UnixNano()) {
 		return nil, "", st, false
 	}
 	return c.manifest, c.sha, st, true

@@ -40,7 +40,7 @@ func sniffCached(f string) (interp, arg, elfInterp string, err error) {
 	sniffCache.mu.Lock()
 	e, ok := sniffCache.entries[f]
 	sniffCache.mu.Unlock()
-	if ok && e.st == st && e.at.UnixNano()-max(st.Mtime, st.Ctime) >= int64(pkgfiles.RacyWindow) {
+	if ok && e.st == st && st.SettledAt(e.at.UnixNano()) {
 		return e.interp, e.arg, e.elfInter, nil
 	}
 	at := time.Now()

@@ -59,6 +59,14 @@ type digestCache struct {
 	copied func(string)     // nil, or (tests) run with the path after the system copied a file
 }
 
+// SettledAt reports whether the version st, recorded (read, listed,
+// walked) at the unix-nanosecond time at, can be trusted from a cache: at
+// least RacyWindow after its last modification or change. Every cache of
+// file versions in the module decides with it.
+func (s Stat) SettledAt(at int64) bool {
+	return at-max(s.Mtime, s.Ctime) >= int64(RacyWindow)
+}
+
 type cachedDigest struct {
 	stat   Stat
 	readAt int64 // unix ns
@@ -106,7 +114,7 @@ func (c *digestCache) lookup(path string, st Stat) (sum [sha256.Size]byte, ok bo
 	c.mu.Lock()
 	e, hit := c.entries[path]
 	c.mu.Unlock()
-	if hit && e.stat == st && e.readAt-max(st.Mtime, st.Ctime) >= int64(RacyWindow) {
+	if hit && e.stat == st && st.SettledAt(e.readAt) {
 		return e.sum, true
 	}
 	return sum, false

@@ -66,7 +66,7 @@ func (p *packageDigests) lookup(dir string) (*FileDigest, bool) {
 // of the walk.
 func (p *packageDigests) store(dir string, seen []seenStat, walkedAt int64, d *FileDigest) {
 	for _, s := range seen {
-		if s.stat.Ctime == 0 || walkedAt-max(s.stat.Mtime, s.stat.Ctime) < int64(RacyWindow) {
+		if s.stat.Ctime == 0 || !s.stat.SettledAt(walkedAt) {
 			return
 		}
 	}

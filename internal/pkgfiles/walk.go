@@ -42,7 +42,7 @@ func (d *dirListings) read(c *digestCache, dir string, fi fs.FileInfo) ([]fs.Dir
 		d.mu.Lock()
 		e, hit := d.entries[dir]
 		d.mu.Unlock()
-		if hit && e.stat == st && e.listedAt-max(st.Mtime, st.Ctime) >= int64(RacyWindow) {
+		if hit && e.stat == st && st.SettledAt(e.listedAt) {
 			return e.entries, nil
 		}
 	}
