@@ -90,17 +90,13 @@ func packageFingerprint(m *Member) Fingerprint {
 func fingerprints(members []*Member) map[string]Fingerprint {
 	fps := make([]Fingerprint, len(members))
 	// packageFingerprint records failures in the fingerprint.
-	parallel.For(len(members), fingerprintWorkers, func(i int) { fps[i] = members[i].Fingerprint() })
+	parallel.For(len(members), parallel.FileWorkers, func(i int) { fps[i] = members[i].Fingerprint() })
 	out := make(map[string]Fingerprint, len(members))
 	for i, m := range members {
 		out[m.Package.Name] = fps[i]
 	}
 	return out
 }
-
-// fingerprintWorkers bounds how many fingerprints are computed at once:
-// they wait mostly on the file system.
-const fingerprintWorkers = 8
 
 // hashInputs hashes the member fingerprints and the host's side of the
 // inputs in a canonical order. Fields are written with separators that

@@ -47,9 +47,6 @@ func LoadInstalled(home string) (*Installed, error) {
 }
 
 // loadInstalled is LoadInstalled with an optional manifest cache.
-// loadWorkers bounds how many packages load at once.
-const loadWorkers = 8
-
 func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	home, err := filepath.Abs(home)
 	if err != nil {
@@ -88,7 +85,7 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		}
 	}
 	results := make([]loaded, len(names))
-	parallel.For(len(names), loadWorkers, func(i int) { // loadPackage reports problems as warnings
+	parallel.For(len(names), parallel.FileWorkers, func(i int) { // loadPackage reports problems as warnings
 		o := opt
 		o.plainDir = names[i].IsDir() // a directory, not a symbolic link
 		results[i].pkg, results[i].warns = loadPackage(home, names[i].Name(), o)

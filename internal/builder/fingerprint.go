@@ -9,10 +9,6 @@ import (
 	"github.com/extkernel/extkernel/internal/parallel"
 )
 
-// aheadWorkers bounds how many fingerprints fingerprintAhead computes at
-// once: they wait mostly on the file system (as generation's own bound).
-const aheadWorkers = 8
-
 // fingerprintAhead computes every member's fingerprint
 // (generation.Member.Fingerprint) in the background, from when the
 // closure is resolved, while the build starts the members and builds the
@@ -35,7 +31,7 @@ func (b *build) fingerprintAhead() (stop func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		parallel.For(len(members), aheadWorkers, func(i int) {
+		parallel.For(len(members), parallel.FileWorkers, func(i int) {
 			if !stopped.Load() {
 				members[i].Fingerprint()
 			}

@@ -13,6 +13,11 @@ import (
 	"sync/atomic"
 )
 
+// FileWorkers is the bound of the module's loops over packages whose tasks
+// wait mostly on the file system (loading manifests, computing
+// fingerprints): 8.
+const FileWorkers = 8
+
 // For calls fn(i) once for every i in [0, n), on at most workers
 // goroutines at once, and returns when every call has returned. The order
 // of the calls is unspecified; fn must be safe to call concurrently. With
