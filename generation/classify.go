@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // classify sorts every package of a and b into exactly one class, with the
@@ -73,7 +74,9 @@ func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down s
 	case fa.Manifest != fb.Manifest:
 		r = append(r, "manifest changed")
 	}
-	r = append(r, fileReasons(from, fa, fb)...)
+	if !declaredOnly(a) && !declaredOnly(b) {
+		r = append(r, fileReasons(from, fa, fb)...)
+	}
 	if fa.Config != fb.Config {
 		r = append(r, "config changed")
 	}
@@ -87,6 +90,15 @@ func directReasons(from uint64, a, b *SnapshotPackage) (changed []string, down s
 		down = fmt.Sprintf("not running in generation %d (%s)", from, a.Status)
 	}
 	return r, down
+}
+
+// declaredOnly reports whether p is a lazy member whose files were not
+// fingerprinted, for it has no process (Fingerprint.WithFiles): its files
+// are then no reason to reload it, on either side of a plan. It starts
+// from the files there are when it is used; a lazy member whose process
+// runs has its files in its snapshot entry, and they are compared.
+func declaredOnly(p *SnapshotPackage) bool {
+	return p.Activation == pluginpkg.ActivationLazy && p.Fingerprint.Files == ""
 }
 
 // activationName is a snapshot's activation as a plan says it.

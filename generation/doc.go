@@ -42,7 +42,9 @@
 //     and what a plan compares cannot drift apart. It is computed once per
 //     member (Member.Fingerprint), by its first caller: a builder takes it
 //     before the member's spawn, so it describes the files the process
-//     was started from.
+//     was started from. A lazy member's leaves its files and command out
+//     (they are read when it starts: Fingerprint.WithFiles, taken by its
+//     starter before each spawn), and so does the generation hash.
 //   - Results never depend on map or goroutine order: members, warnings,
 //     problems and plans are sorted.
 //

@@ -60,7 +60,8 @@ type fingerprintOnce struct {
 
 // Fingerprint returns what identifies the member's inputs (Fingerprint):
 // its package's version, manifest, files and command by content, its
-// launch value and its policy, as the files are at the first call. For a
+// launch value and its policy, as the files are at the first call; a lazy
+// member's leaves its files and command out (Fingerprint.WithFiles). For a
 // member made by NewMember it is computed once, by the first caller
 // (concurrent callers wait for it), and Assemble records that value: a
 // builder that calls it before the member's process starts records the

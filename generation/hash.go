@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/extkernel/extkernel/internal/parallel"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // maxRecordedFiles is the most files whose digests a fingerprint records
@@ -55,11 +56,28 @@ type Fingerprint struct {
 
 // packageFingerprint computes the fingerprint of one member under its
 // policy and launch value. Files are digested through pluginpkg's
-// process-wide cache: an unchanged file is stat'ed, not read.
+// process-wide cache: an unchanged file is stat'ed, not read. A lazy
+// member's files and command are left out (WithFiles): they are read when
+// its process starts, so a lazy member that is never used costs its host
+// no file read at all.
 func packageFingerprint(m *Member) Fingerprint {
 	p := m.Package
 	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required,
 		Config: launchDigest(m.launch)}
+	if m.launch.lazyName() != "" {
+		return f
+	}
+	return f.WithFiles(p)
+}
+
+// WithFiles returns f with the files and command of p, the package f is
+// the fingerprint of, as they are now: Files, FileDigests, Executable and
+// Interpreter (f itself for a declarative package). A lazy member's
+// fingerprint (Member.Fingerprint) leaves them out, for its files are read
+// only when its process starts: whoever starts it records WithFiles just
+// before the spawn, and a plan compares a lazy member's files only while
+// its process runs (docs/snapshot.md, "Lazy members").
+func (f Fingerprint) WithFiles(p *pluginpkg.Package) Fingerprint {
 	if p.Manifest.Runtime == nil {
 		return f
 	}

@@ -131,6 +131,7 @@ func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
 	if err != nil {
 		return nil, err
 	}
+	withRunningFiles(from, to, in)
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
 	p.Packages = classify(from, to, in.KeepFailed, in.Kept)
@@ -232,6 +233,26 @@ func desired(in Inputs, carry map[string]Fingerprint) (*Snapshot, *capability.Cl
 	maps.Copy(fps, carry)
 	s.Hash = hashInputs(fps, in)
 	return s, cl, nil
+}
+
+// withRunningFiles fingerprints the files of each lazy package of to
+// whose process runs in from (its entry there has its files): a reload
+// must restart it if they changed since it started. The input hash is not
+// changed: a lazy member's files count in its snapshot entry only while
+// it runs (Fingerprint.WithFiles).
+func withRunningFiles(from, to *Snapshot, in Inputs) {
+	for i := range to.Packages {
+		sp := &to.Packages[i]
+		if sp.Activation != pluginpkg.ActivationLazy || sp.Fingerprint.Files != "" {
+			continue
+		}
+		if pa := from.pkg(sp.Name); pa == nil || pa.Fingerprint.Files == "" {
+			continue
+		}
+		if j := slices.IndexFunc(in.Installed.Packages, func(p *pluginpkg.Package) bool { return p.Name == sp.Name }); j >= 0 {
+			sp.Fingerprint = sp.Fingerprint.WithFiles(in.Installed.Packages[j])
+		}
+	}
 }
 
 // predict fills to's contributions: unchanged plugins (and those kept

@@ -182,3 +182,39 @@ func TestPlanWarnsUndigested(t *testing.T) {
 		t.Errorf("audit: %+v", c)
 	}
 }
+
+// TestLazyFileReasons: a lazy member's files are compared only while its
+// process runs (its snapshot entry then has them); a lazy member without
+// a process, on either side, is reloaded for nothing its files say.
+func TestLazyFileReasons(t *testing.T) {
+	files := func(sum string) Fingerprint {
+		return Fingerprint{Version: "1.0.0", Manifest: "m", Files: "sha256:" + sum, Executable: "sha256:e",
+			FileDigests: map[string]string{"plugin": sum}}
+	}
+	declared := Fingerprint{Version: "1.0.0", Manifest: "m"}
+	pkg := func(activation string, fp Fingerprint) *SnapshotPackage {
+		return &SnapshotPackage{Name: "p", Version: "1.0.0", Status: StatusRunning, Activation: activation, Fingerprint: fp}
+	}
+	tests := []struct {
+		name string
+		a, b *SnapshotPackage
+		want []string
+	}{
+		{"lazy, declared on both sides", pkg("lazy", declared), pkg("lazy", declared), nil},
+		{"lazy, running from files that changed", pkg("lazy", files("1")), pkg("lazy", files("2")),
+			[]string{"package files changed (plugin)"}},
+		{"lazy, running from files that did not change", pkg("lazy", files("1")), pkg("lazy", files("1")), nil},
+		{"eager to lazy", pkg("", files("1")), pkg("lazy", declared), []string{"activation eager -> lazy"}},
+		{"lazy, declared, to eager", pkg("lazy", declared), pkg("", files("2")), []string{"activation lazy -> eager"}},
+		{"eager, files changed", pkg("", files("1")), pkg("", files("2")), []string{"package files changed (plugin)"}},
+		{"eager, files not recorded", pkg("", declared), pkg("", files("2")), []string{"package files not recorded in generation 3"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, down := directReasons(3, tt.a, tt.b)
+			if !reflect.DeepEqual(got, tt.want) || down != "" {
+				t.Errorf("reasons %q (down %q), want %q", got, down, tt.want)
+			}
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -484,5 +485,66 @@ func TestEventsCarryGeneration(t *testing.T) {
 	}
 	if n < 4 {
 		t.Errorf("%d plugin events, want the starts and states of both plugins", n)
+	}
+}
+
+// TestLazyFilesFingerprintedAtStart: a lazy member's files are not read
+// until its process starts (its generation fingerprint leaves them out,
+// so a member never used costs no file read); once it runs, a reload
+// compares them with the files it was started from: changed, its process
+// is stopped and the next use starts the new files; a member that never
+// started is unchanged whatever its files do.
+func TestLazyFilesFingerprintedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	usedPID, idlePID := filepath.Join(dir, "used.pid"), filepath.Join(dir, "idle.pid")
+	// learner declares nothing: its build starts it to learn what it
+	// contributes, and records the files it started from.
+	learner := lazyPlug("learner", filepath.Join(dir, "learner.pid"), "echo")
+	learner.contributes = nil
+	home := writeHome(t, lazyPlug("used", usedPID, "echo"), lazyPlug("idle", idlePID, "echo"), learner)
+	k := startLazyKernel(t, lazyConfig(home))
+	for _, p := range k.Current().Snapshot().Packages {
+		if f := p.Fingerprint; p.Name != "learner" && (f.Files != "" || f.Executable != "" || f.Manifest == "") {
+			t.Errorf("%s published with files %q, executable %q, manifest %q: want only the manifest",
+				p.Name, f.Files, f.Executable, f.Manifest)
+		}
+	}
+	if _, err := k.CallProvider(context.Background(), "plugin/used/echo", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := k.Plan(context.Background())
+	if err != nil || plan.Changed() {
+		t.Fatalf("plan with nothing changed: %v, %+v", err, plan)
+	}
+	for _, name := range []string{"used", "idle", "learner"} {
+		if err := os.WriteFile(filepath.Join(home, "packages", name, "data.txt"), []byte("v2"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	plan, err = k.Plan(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	classes := map[string]string{}
+	for _, c := range plan.Packages {
+		classes[c.Name] = string(c.Class) + ": " + strings.Join(c.Reasons, "; ")
+	}
+	want := map[string]string{"used": "reloaded: package files changed (data.txt)", "idle": "unchanged: ",
+		"learner": "reloaded: package files changed (data.txt)"}
+	if fmt.Sprint(classes) != fmt.Sprint(want) {
+		t.Fatalf("plan after both packages changed:\n got %v\nwant %v", classes, want)
+	}
+	before := pluginState(t, k, "used").PID
+	if res, err := k.Reload(context.Background()); err != nil || !res.Published {
+		t.Fatalf("reload: %v, %+v", err, res)
+	}
+	if st := pluginState(t, k, "used"); st.State != observe.StateDeclared {
+		t.Errorf("used after the reload: %q, want declared (its process %d started from other files)", st.State, before)
+	}
+	if _, err := k.CallProvider(context.Background(), "plugin/used/echo", json.RawMessage(`1`)); err != nil {
+		t.Fatal(err)
+	}
+	if n, m := spawns(t, usedPID), spawns(t, idlePID); n != 2 || m != 0 {
+		t.Errorf("spawns: used %d, idle %d; want 2 and 0", n, m)
 	}
 }

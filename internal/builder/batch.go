@@ -38,8 +38,11 @@ type spec struct {
 	cancelBatchOnFailure bool
 	// member, when set, has its fingerprint taken (or waited for, when
 	// fingerprintAhead is taking it) before the process is spawned, so
-	// that the generation records the files it was started from.
+	// that the generation records the files it was started from; a lazy
+	// one's leaves its files out, so they are fingerprinted on their own
+	// (outcome.files).
 	member *generation.Member
+	lazy   bool
 }
 
 // batchOptions configure startBatch.
@@ -63,6 +66,9 @@ type outcome struct {
 	client  *sidecar.Client
 	err     error
 	elapsed time.Duration
+	// files fingerprints a lazy member's files as they were just before
+	// its spawn (spec.lazy).
+	files *generation.Fingerprint
 }
 
 // AbortedError reports a plugin of a batch that was not launched, or whose
@@ -184,6 +190,9 @@ func (b *batch) startOne(ctx context.Context, s *spec, o *outcome) {
 	b.emit(Event{Plugin: name, State: Starting})
 	if s.member != nil {
 		s.member.Fingerprint()
+	}
+	if s.lazy {
+		o.files = startFiles(s.pkg)
 	}
 	begin := time.Now()
 	c, err := sidecar.Start(ctx, s.pkg, s.opts)

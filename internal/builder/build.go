@@ -183,7 +183,7 @@ func (b *build) start(ctx context.Context) {
 		if lazy && b.declare(m, opts) {
 			continue
 		}
-		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required, member: m})
+		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required, member: m, lazy: lazy})
 	}
 	if refused {
 		return
@@ -197,7 +197,7 @@ func (b *build) start(ctx context.Context) {
 		case Ready:
 			b.started = append(b.started, o.client)
 			if b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy {
-				b.learned(m, specs[i].opts, o.client)
+				b.learned(m, specs[i].opts, o)
 				continue
 			}
 			b.clients[o.plugin] = o.client
@@ -265,10 +265,10 @@ func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
 // learned makes the slot of a lazy member started by this build to learn
 // its declarations (it had none): ready, its handshake its published
 // declarations, cached for the next build.
-func (b *build) learned(m *generation.Member, opts sidecar.Options, c *sidecar.Client) {
-	key := cacheKey(m.Package, opts)
+func (b *build) learned(m *generation.Member, opts sidecar.Options, o outcome) {
+	c, key := o.client, cacheKey(m.Package, opts)
 	z := newLazy(m.Package, opts, c.Declarations(), OriginHandshake, key, b.opts)
-	z.adoptStarted(c)
+	z.adoptStarted(c, o.files)
 	b.lazy[m.Package.Name] = z
 	b.created = append(b.created, z)
 	_ = b.opts.Cache.store(m.Package.Name, key, c.Declarations())

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
@@ -121,6 +122,10 @@ type Lazy struct {
 	firstPending atomic.Bool
 	firstCall    atomic.Int64
 	startedAt    atomic.Int64 // UnixNano of the last start's beginning
+	// files fingerprints the files and command the current process (or
+	// the start in flight) was started from, taken just before its spawn
+	// (generation.Fingerprint.WithFiles); nil before the first start.
+	files atomic.Pointer[generation.Fingerprint]
 
 	ctx    context.Context // cancelled by Close: ends a start
 	cancel context.CancelFunc
@@ -348,6 +353,7 @@ func (z *Lazy) run(f *flight, by string) {
 		z.hooks.Starting(z.name, by)
 	}
 	a := Activation{By: by, At: time.Now()}
+	z.files.Store(startFiles(z.pkg))
 	ctx, cancel := context.WithTimeoutCause(z.ctx, z.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.budget))
 	c, err := sidecar.Start(ctx, z.pkg, z.opts)
 	cancel()
@@ -402,6 +408,26 @@ func (z *Lazy) run(f *flight, by string) {
 		z.hooks.Started(z.name, c, a, err)
 	}
 	close(f.done)
+}
+
+// startFiles fingerprints p's files and command before a lazy member's
+// spawn: a lazy member's generation fingerprint leaves them out, so that
+// one never used reads no file.
+func startFiles(p *pluginpkg.Package) *generation.Fingerprint {
+	fp := generation.Fingerprint{}.WithFiles(p)
+	return &fp
+}
+
+// RunningFiles returns the fingerprint of the files and command (the
+// Files, FileDigests, Executable and Interpreter fields) its process was
+// started from while one runs or starts, nil when none does: a plan
+// compares them with the files there are now (generation.Snapshot).
+func (z *Lazy) RunningFiles() *generation.Fingerprint {
+	switch z.State() {
+	case LazyStarting, LazyReady, LazyStopping:
+		return z.files.Load()
+	}
+	return nil
 }
 
 // priority is the manifest's runtime priority.
@@ -473,10 +499,12 @@ func (z *Lazy) checkIdle() {
 	}
 }
 
-// adoptStarted makes c, started by a build, the slot's ready process.
-func (z *Lazy) adoptStarted(c *sidecar.Client) {
+// adoptStarted makes c, started by a build from the files fingerprinted
+// in files, the slot's ready process.
+func (z *Lazy) adoptStarted(c *sidecar.Client, files *generation.Fingerprint) {
 	z.mu.Lock()
 	defer z.mu.Unlock()
+	z.files.Store(files)
 	z.cur.Store(c)
 	z.state.Store(int32(LazyReady))
 	z.mu.starts++

@@ -53,13 +53,20 @@ func (r *Running) Client(name string) *sidecar.Client {
 func (r *Running) Lazy(name string) *Lazy { return r.lazy[name] }
 
 // Snapshot returns the generation's snapshot with a member whose client
-// has exited since the build reported as generation.StatusCrashed.
+// has exited since the build reported as generation.StatusCrashed, and a
+// lazy member as its slot is now: its status, and while its process runs
+// the files it was started from (Lazy.RunningFiles), which a plan
+// compares.
 func (r *Running) Snapshot() *generation.Snapshot {
 	s := r.gen.Snapshot()
 	for i := range s.Packages {
 		p := &s.Packages[i]
 		if z := r.lazy[p.Name]; z != nil && p.Status != generation.StatusFailed {
 			p.Status = lazyStatus(z)
+			if f := z.RunningFiles(); f != nil {
+				p.Fingerprint.Files, p.Fingerprint.FileDigests = f.Files, f.FileDigests
+				p.Fingerprint.Executable, p.Fingerprint.Interpreter = f.Executable, f.Interpreter
+			}
 			continue
 		}
 		if c := r.clients[p.Name]; c != nil && p.Status == generation.StatusRunning {
