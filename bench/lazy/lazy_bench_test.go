@@ -17,6 +17,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -44,6 +46,9 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if home := os.Getenv(childHomeEnv); home != "" {
+		os.Exit(childStart(home))
+	}
 	code := m.Run()
 	if dir != "" {
 		os.RemoveAll(dir)
@@ -298,4 +303,61 @@ func BenchmarkFirstCall(b *testing.B) {
 	b.ReportMetric(float64(cold.Nanoseconds()), "cold-ns/op")
 	b.ReportMetric(float64(lazy.Nanoseconds()), "lazy-ns/op")
 	b.ReportMetric(float64(lazy)/float64(cold), "lazy/cold")
+}
+
+// childHomeEnv names, in the environment of this test binary run as a
+// child of BenchmarkHome64Use4Cold, the home it starts a host on.
+const childHomeEnv = "LAZY_BENCH_CHILD_HOME"
+
+// childStart is this binary as a child of BenchmarkHome64Use4Cold: a new
+// process, with none of the module's process-wide caches filled (file
+// digests, manifests, listings), as a host is when it starts. It starts a
+// kernel on home, calls each used plugin once, writes how long that took
+// (in ns) to stdout, closes the kernel and returns the exit code.
+func childStart(home string) int {
+	k, took, err := startAndUse(home)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := k.Close(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(took.Nanoseconds())
+	return 0
+}
+
+// BenchmarkHome64Use4Cold is BenchmarkHome64Use4 in a new process per
+// sample: each side's kernel starts in a child (this test binary,
+// childStart) whose caches are empty, as a host process starts; the time
+// is the child's own, from kernel.New to the 4 answers (not its exec).
+// The files are in the OS page cache. It reports each side's median and
+// the ratio lazy64/only4.
+func BenchmarkHome64Use4Cold(b *testing.B) {
+	homes := map[string]string{"only4": home(b, 4, false), "lazy64": home(b, 64, true)}
+	order := []string{"only4", "lazy64"}
+	times := map[string][]time.Duration{}
+	b.ResetTimer()
+	for i := range b.N {
+		for j := range order {
+			side := order[(i+j)%len(order)]
+			cmd := exec.Command(os.Args[0], "-test.run", "^$")
+			cmd.Env = append(os.Environ(), childHomeEnv+"="+homes[side])
+			out, err := cmd.Output()
+			if err != nil {
+				b.Fatalf("%s: child: %v", side, err)
+			}
+			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+			if err != nil {
+				b.Fatalf("%s: child wrote %q", side, out)
+			}
+			times[side] = append(times[side], time.Duration(ns))
+		}
+	}
+	b.StopTimer()
+	t4, t64 := median(times["only4"]), median(times["lazy64"])
+	b.ReportMetric(float64(t4.Nanoseconds()), "only4-ns/op")
+	b.ReportMetric(float64(t64.Nanoseconds()), "lazy64-ns/op")
+	b.ReportMetric(float64(t64)/float64(t4), "lazy64/only4")
 }
