@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/extkernel/extkernel/internal/parallel"
+	"github.com/extkernel/extkernel/internal/semverstr"
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -62,7 +63,7 @@ type Fingerprint struct {
 // no file read at all.
 func packageFingerprint(m *Member) Fingerprint {
 	p := m.Package
-	f := Fingerprint{Version: p.Manifest.Version.String(), Manifest: p.ManifestSHA256, Required: m.Required,
+	f := Fingerprint{Version: semverstr.String(p.Manifest.Version), Manifest: p.ManifestSHA256, Required: m.Required,
 		Config: launchDigest(m.launch)}
 	if m.launch.lazyName() != "" {
 		return f
@@ -139,7 +140,7 @@ func hashInputs(fps map[string]Fingerprint, in Inputs) string {
 	}
 	host := make([]string, 0, len(in.Host))
 	for _, c := range in.Host {
-		host = append(host, string(c.Key)+"@"+c.Version.String())
+		host = append(host, string(c.Key)+"@"+semverstr.String(c.Version))
 	}
 	owners := make([]string, 0, len(in.Spec.SlotOwners))
 	for s, o := range in.Spec.SlotOwners {

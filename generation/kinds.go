@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/semverstr"
 	"github.com/extkernel/extkernel/protocol"
 )
 
@@ -18,7 +19,7 @@ func Contributions(m *Member, d *protocol.InitializeResult) []contribution.Contr
 		return nil
 	}
 	p := m.Package
-	src := contribution.PluginSource(p.Name, p.Manifest.Version.String(), contribution.OriginHandshake)
+	src := contribution.PluginSource(p.Name, semverstr.String(p.Manifest.Version), contribution.OriginHandshake)
 	base := 0
 	if p.Manifest.Runtime != nil {
 		base = p.Manifest.Runtime.Priority

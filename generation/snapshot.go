@@ -11,6 +11,7 @@ import (
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/internal/homefile"
 	"github.com/extkernel/extkernel/internal/jsonfile"
+	"github.com/extkernel/extkernel/internal/semverstr"
 )
 
 // SnapshotFormat is the snapshot format version this build writes and
@@ -109,7 +110,7 @@ func (g *Generation) baseSnapshot() *Snapshot {
 
 func snapshotPackage(m *Member, fp Fingerprint, deps []string) SnapshotPackage {
 	p := m.Package
-	sp := SnapshotPackage{Name: p.Name, Version: p.Manifest.Version.String(), Status: m.Status, Required: m.Required,
+	sp := SnapshotPackage{Name: p.Name, Version: semverstr.String(p.Manifest.Version), Status: m.Status, Required: m.Required,
 		Reason: m.Reason, Fingerprint: fp, DependsOn: append([]string(nil), deps...), Activation: m.launch.lazyName()}
 	if rt := p.Manifest.Runtime; rt != nil {
 		for _, pt := range rt.Intercepts {

@@ -287,6 +287,15 @@ func (b *build) declarations(name string) *protocol.InitializeResult {
 	return nil
 }
 
+// fromManifest reports whether the named member is lazy and published
+// from its manifest's declarations (manifestDeclarations): what holds its
+// handshake to the manifest (its version, runtime.contributes) holds by
+// construction until it starts, and its start checks the rest (drift).
+func (b *build) fromManifest(name string) bool {
+	z := b.lazy[name]
+	return z != nil && z.origin == OriginManifest
+}
+
 // memberOptions returns the options m's client starts with: the build's
 // common ones with m's launch value and the host's kinds.
 func (b *build) memberOptions(m *generation.Member, kinds []contribution.Kind) sidecar.Options {

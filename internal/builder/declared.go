@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/semverstr"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
 )
@@ -40,7 +41,7 @@ func manifestDeclarations(p *pluginpkg.Package) *protocol.InitializeResult {
 	if rt == nil || len(rt.Contributes) == 0 {
 		return nil
 	}
-	d := &protocol.InitializeResult{Name: p.Name, Version: p.Manifest.Version.String()}
+	d := &protocol.InitializeResult{Name: p.Name, Version: semverstr.String(p.Manifest.Version)}
 	for _, pt := range rt.Intercepts {
 		d.Interceptors = append(d.Interceptors, protocol.InterceptorDecl{Point: string(pt)})
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
+	"github.com/extkernel/extkernel/internal/semverstr"
 )
 
 // register turns every running member's handshake declarations into
@@ -53,10 +54,10 @@ func (b *build) versionWarnings() []string {
 	var out []string
 	for _, name := range b.closure.Members {
 		d, m := b.declarations(name), b.members[name]
-		if d == nil || m == nil {
+		if d == nil || m == nil || b.fromManifest(name) {
 			continue
 		}
-		if want := m.Package.Manifest.Version.String(); d.Version != want {
+		if want := semverstr.String(m.Package.Manifest.Version); d.Version != want {
 			out = append(out, fmt.Sprintf("plugin %q: its handshake says version %q, its manifest %q (the manifest's is the one reported)", name, d.Version, want))
 		}
 	}
