@@ -10,7 +10,10 @@
 //     duplicate keys, each value's offsets and the first byte of any string
 //     literal that is not UTF-8. The manifest validator walks this tree,
 //     since it has the strictest rules (duplicate keys and non-UTF-8 text
-//     are problems there).
+//     are problems there). It checks the input with json.Valid and then
+//     builds the tree in one pass over the bytes (scan.go), decoding only
+//     strings with escapes or invalid UTF-8 with encoding/json, so values
+//     are what encoding/json makes of them.
 //   - Bind fills a tagged struct from a tree, the struct being the schema:
 //     keys its json tags do not name are reported as unknown, and values of
 //     the wrong JSON type as problems with their line and column, all at

@@ -91,20 +91,19 @@ func Parse(data []byte, lines *Lines) (*Node, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, ErrEmpty
 	}
-	// json.Unmarshal validates the whole input first, reporting the exact
-	// offset of the first syntax error (the streaming Decoder does not).
-	var raw json.RawMessage
-	if err := json.Unmarshal(data, &raw); err != nil {
+	if !json.Valid(data) {
+		// json.Unmarshal reports the exact offset of the first syntax
+		// error (the streaming Decoder does not).
+		var raw json.RawMessage
+		err := json.Unmarshal(data, &raw)
 		var se *json.SyntaxError
 		if !errors.As(err, &se) {
 			return nil, fmt.Errorf("invalid JSON: %w", err)
 		}
 		return nil, syntaxError(se, data, lines)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	r := &treeReader{dec: dec, data: data, checkUTF8: !utf8.Valid(data)}
-	n, err := r.node()
+	r := &treeScanner{data: data}
+	n, err := r.value()
 	if err != nil { // unreachable: the input was validated above
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
@@ -119,114 +118,6 @@ func syntaxError(se *json.SyntaxError, data []byte, lines *Lines) *SyntaxError {
 	}
 	line, col := lines.Position(off)
 	return &SyntaxError{Offset: off, Line: line, Column: col, Msg: syntaxMessage(se, data, off), Err: se}
-}
-
-// treeReader reads a tree of nodes from dec, which reads data. When
-// checkUTF8 is set (data is not valid UTF-8), each string literal is
-// checked in data, since encoding/json replaces invalid bytes in strings
-// with U+FFFD.
-type treeReader struct {
-	dec       *json.Decoder
-	data      []byte
-	checkUTF8 bool
-}
-
-// token reads the next token and returns the offset where its text starts
-// and, for a string whose literal is not valid UTF-8, its raw text and the
-// offset of its first invalid byte; otherwise raw is "" and bad is -1.
-// Outside strings, JSON is ASCII, so any invalid byte between the previous
-// token and this one is in this string.
-func (r *treeReader) token() (tok json.Token, start int, raw string, bad int, err error) {
-	start = int(r.dec.InputOffset())
-	if tok, err = r.dec.Token(); err != nil {
-		return tok, start, "", -1, err
-	}
-	for start < len(r.data) && strings.IndexByte(" \t\r\n,:", r.data[start]) >= 0 {
-		start++
-	}
-	if _, ok := tok.(string); !ok || !r.checkUTF8 {
-		return tok, start, "", -1, nil
-	}
-	end := int(r.dec.InputOffset())
-	lit := r.data[start+1 : end-1] // between the quotes
-	for i := 0; i < len(lit); {
-		c, size := utf8.DecodeRune(lit[i:])
-		if c == utf8.RuneError && size == 1 {
-			return tok, start, string(lit), start + 1 + i, nil
-		}
-		i += size
-	}
-	return tok, start, "", -1, nil
-}
-
-// node reads one value.
-func (r *treeReader) node() (*Node, error) {
-	tok, start, _, bad, err := r.token()
-	if err != nil {
-		return nil, err
-	}
-	var n *Node
-	switch t := tok.(type) {
-	case json.Delim:
-		if t == '[' {
-			n, err = r.array()
-		} else {
-			n, err = r.object()
-		}
-	case string:
-		n = &Node{Kind: KindString, Text: t, NotUTF8: bad}
-	case json.Number:
-		n = &Node{Kind: KindNumber, Text: string(t)}
-	case bool:
-		n = &Node{Kind: KindBool, Bool: t}
-	default:
-		n = &Node{Kind: KindNull}
-	}
-	if err != nil {
-		return nil, err
-	}
-	n.Start, n.End = start, int(r.dec.InputOffset())
-	return n, nil
-}
-
-func (r *treeReader) array() (*Node, error) {
-	n := &Node{Kind: KindArray}
-	for r.dec.More() {
-		e, err := r.node()
-		if err != nil {
-			return nil, err
-		}
-		n.Elems = append(n.Elems, e)
-	}
-	_, err := r.dec.Token() // ']'
-	return n, err
-}
-
-func (r *treeReader) object() (*Node, error) {
-	n := &Node{Kind: KindObject}
-	first := map[string]int{}
-	for r.dec.More() {
-		tok, _, raw, bad, err := r.token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		if bad >= 0 && !strings.Contains(raw, `\`) {
-			key = raw // without escapes, the raw text is the key as written
-		}
-		m := Member{Key: key, Offset: int(r.dec.InputOffset()), DupOf: -1, KeyNotUTF8: bad}
-		if i, ok := first[key]; ok {
-			m.DupOf = i
-		} else {
-			first[key] = len(n.Members)
-		}
-		if m.Val, err = r.node(); err != nil {
-			return nil, err
-		}
-		n.Members = append(n.Members, m)
-	}
-	_, err := r.dec.Token() // '}'
-	return n, err
 }
 
 // syntaxMessage returns the decoder's message, naming a non-ASCII offending
