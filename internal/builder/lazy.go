@@ -76,8 +76,9 @@ type Activation struct {
 	// By says what activated it.
 	By string
 	// At is when the start began; Start how long the spawn and the
-	// handshake took together: Spawn until the process ran (the plan,
-	// the pin check, the confinement and the exec), Handshake from then
+	// handshake took together: Spawn until the process ran (the files'
+	// fingerprint, the plan, the pin check, the confinement and the
+	// exec), Handshake from then
 	// until its initialize answer was checked.
 	At                      time.Time
 	Start, Spawn, Handshake time.Duration
