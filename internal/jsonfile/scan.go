@@ -140,47 +140,57 @@ func (r *treeScanner) next() byte {
 	return r.data[r.pos]
 }
 
-func (r *treeScanner) array() (*Node, error) {
-	n := &Node{Kind: KindArray}
-	r.pos++ // '['
-	if r.next() == ']' {
+// elements reads the elements of the array or object whose opening byte
+// is at pos, calling each for every one, and moves past its close.
+func (r *treeScanner) elements(close byte, each func() error) error {
+	r.pos++ // '[' or '{'
+	if r.next() == close {
 		r.pos++
-		return n, nil
+		return nil
 	}
 	for {
-		e, err := r.value()
-		if err != nil {
-			return nil, err
+		if err := each(); err != nil {
+			return err
 		}
-		n.Elems = append(n.Elems, e)
 		switch r.next() {
 		case ',':
 			r.pos++
-		case ']':
+		case close:
 			r.pos++
-			return n, nil
+			return nil
 		default:
-			return nil, errScan
+			return errScan
 		}
 	}
 }
 
+func (r *treeScanner) array() (*Node, error) {
+	n := &Node{Kind: KindArray}
+	err := r.elements(']', func() error {
+		e, err := r.value()
+		if err != nil {
+			return err
+		}
+		n.Elems = append(n.Elems, e)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
 func (r *treeScanner) object() (*Node, error) {
 	n := &Node{Kind: KindObject}
-	r.pos++ // '{'
-	if r.next() == '}' {
-		r.pos++
-		return n, nil
-	}
 	var first map[string]int
-	for {
+	err := r.elements('}', func() error {
 		if r.next() != '"' {
-			return nil, errScan
+			return errScan
 		}
 		keyStart := r.pos
 		key, bad, err := r.str()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if raw := r.data[keyStart+1 : r.pos-1]; bad >= 0 && bytes.IndexByte(raw, '\\') < 0 {
 			key = string(raw) // without escapes, the raw text is the key as written
@@ -195,21 +205,17 @@ func (r *treeScanner) object() (*Node, error) {
 			first[key] = len(n.Members)
 		}
 		if r.next() != ':' {
-			return nil, errScan
+			return errScan
 		}
 		r.pos++
 		if m.Val, err = r.value(); err != nil {
-			return nil, err
+			return err
 		}
 		n.Members = append(n.Members, m)
-		switch r.next() {
-		case ',':
-			r.pos++
-		case '}':
-			r.pos++
-			return n, nil
-		default:
-			return nil, errScan
-		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
+	return n, nil
 }
