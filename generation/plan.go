@@ -127,11 +127,10 @@ func NewPlan(from *Snapshot, in Inputs) (*Plan, error) {
 // newPlan is NewPlan; reclass, if not nil, may change the classes before
 // the contributions are predicted.
 func newPlan(from *Snapshot, in Inputs, reclass func([]Change)) (*Plan, error) {
-	to, cl, err := desired(in, carried(from, in))
+	to, cl, err := desired(in, carried(from, in), from)
 	if err != nil {
 		return nil, err
 	}
-	withRunningFiles(from, to, in)
 	p := &Plan{From: from.Generation, FromHash: from.Hash, ToHash: to.Hash,
 		Problems: []string{}, Warnings: []string{}, Pending: []string{}}
 	p.Packages = classify(from, to, in.KeepFailed, in.Kept)
@@ -211,8 +210,12 @@ func carried(from *Snapshot, in Inputs) map[string]Fingerprint {
 
 // desired resolves in into a snapshot of planned packages, without
 // contributions (predict fills them in); carry adds fingerprints of
-// packages kept outside in.Installed to the input hash.
-func desired(in Inputs, carry map[string]Fingerprint) (*Snapshot, *capability.Closure, error) {
+// packages kept outside in.Installed to the input hash. A lazy package
+// whose process runs in from (nil: none) has its files fingerprinted in
+// its entry (Fingerprint.WithFiles), so that a reload restarts it if
+// they changed since it started; the input hash leaves them out, as a
+// lazy member's fingerprint does.
+func desired(in Inputs, carry map[string]Fingerprint, from *Snapshot) (*Snapshot, *capability.Closure, error) {
 	cl, err := capability.Resolve(in.Installed.CapabilityRequest(in.Host, in.Roots))
 	if err != nil {
 		return nil, nil, err
@@ -228,31 +231,15 @@ func desired(in Inputs, carry map[string]Fingerprint) (*Snapshot, *capability.Cl
 	}
 	fps := fingerprints(members)
 	for _, m := range members {
-		s.Packages = append(s.Packages, snapshotPackage(m, fps[m.Package.Name], cl.DependsOn[m.Package.Name]))
+		fp := fps[m.Package.Name]
+		if m.launch.lazyName() != "" && from.runsFiles(m.Package.Name) {
+			fp = fp.WithFiles(m.Package)
+		}
+		s.Packages = append(s.Packages, snapshotPackage(m, fp, cl.DependsOn[m.Package.Name]))
 	}
 	maps.Copy(fps, carry)
 	s.Hash = hashInputs(fps, in)
 	return s, cl, nil
-}
-
-// withRunningFiles fingerprints the files of each lazy package of to
-// whose process runs in from (its entry there has its files): a reload
-// must restart it if they changed since it started. The input hash is not
-// changed: a lazy member's files count in its snapshot entry only while
-// it runs (Fingerprint.WithFiles).
-func withRunningFiles(from, to *Snapshot, in Inputs) {
-	for i := range to.Packages {
-		sp := &to.Packages[i]
-		if sp.Activation != pluginpkg.ActivationLazy || sp.Fingerprint.Files != "" {
-			continue
-		}
-		if pa := from.pkg(sp.Name); pa == nil || pa.Fingerprint.Files == "" {
-			continue
-		}
-		if j := slices.IndexFunc(in.Installed.Packages, func(p *pluginpkg.Package) bool { return p.Name == sp.Name }); j >= 0 {
-			sp.Fingerprint = sp.Fingerprint.WithFiles(in.Installed.Packages[j])
-		}
-	}
 }
 
 // predict fills to's contributions: unchanged plugins (and those kept

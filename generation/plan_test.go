@@ -82,7 +82,7 @@ func (h *planHome) inputs() Inputs {
 // contributions.
 func snapshotOf(t *testing.T, in Inputs) *Snapshot {
 	t.Helper()
-	s, _, err := desired(in, nil)
+	s, _, err := desired(in, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,6 +133,17 @@ func (s *Snapshot) pkg(name string) *SnapshotPackage {
 	return nil
 }
 
+// runsFiles reports whether the named package's entry in s (nil: none)
+// records the files its process was started from: for an eager member
+// with a runtime always, for a lazy one while its process runs.
+func (s *Snapshot) runsFiles(name string) bool {
+	if s == nil {
+		return false
+	}
+	p := s.pkg(name)
+	return p != nil && p.Fingerprint.Files != ""
+}
+
 // ParseSnapshot decodes a snapshot, tolerating unknown fields. path is used
 // in messages, which give the line and column of invalid JSON, of a value
 // of the wrong type and of data after the snapshot.
