@@ -77,18 +77,18 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		pkg   *Package
 		warns []Warning
 	}
-	var names []fs.DirEntry
+	var visible []fs.DirEntry
 	for _, e := range entries {
 		if !strings.HasPrefix(e.Name(), ".") {
 			present[e.Name()] = true
-			names = append(names, e)
+			visible = append(visible, e)
 		}
 	}
-	results := make([]loaded, len(names))
-	parallel.For(len(names), parallel.FileWorkers, func(i int) { // loadPackage reports problems as warnings
+	results := make([]loaded, len(visible))
+	parallel.For(len(visible), parallel.FileWorkers, func(i int) { // loadPackage reports problems as warnings
 		o := opt
-		o.plainDir = names[i].IsDir() // a directory, not a symbolic link
-		results[i].pkg, results[i].warns = loadPackage(home, names[i].Name(), o)
+		o.plainDir = visible[i].IsDir() // a directory, not a symbolic link
+		results[i].pkg, results[i].warns = loadPackage(home, visible[i].Name(), o)
 	})
 	for _, r := range results {
 		for _, w := range r.warns {
