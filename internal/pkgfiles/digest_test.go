@@ -312,16 +312,7 @@ func TestDirListingCache(t *testing.T) {
 		t.Skip("listings are cached only where versions carry the change time")
 	}
 	dir := scriptPackage(t)
-	clock := time.Now().Add(time.Hour)
-	c := &digestCache{now: func() time.Time { return clock }}
-	walk := func() *FileDigest {
-		t.Helper()
-		d, err := c.files("x", dir, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	c, walk := settledDigests(t, dir)
 	first := walk()
 	if len(c.dirs.entries) != 2 {
 		t.Fatalf("cached listings %d, want 2 (the package and lib)", len(c.dirs.entries))
@@ -377,16 +368,7 @@ func TestPackageDigestCache(t *testing.T) {
 	if err := os.Symlink("helper.sh", filepath.Join(dir, "lib", "link")); err != nil {
 		t.Fatal(err)
 	}
-	clock := time.Now().Add(time.Hour)
-	c := &digestCache{now: func() time.Time { return clock }}
-	digest := func() *FileDigest {
-		t.Helper()
-		d, err := c.files("x", dir, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return d
-	}
+	c, digest := settledDigests(t, dir)
 	first := digest()
 	second := digest()
 	if n := c.walks.Load(); n != 1 || second.Sum != first.Sum || len(changedFiles(first, second)) != 0 {
@@ -455,5 +437,21 @@ func TestPackageDigestCache(t *testing.T) {
 	}
 	if n := racy.walks.Load(); n != 2 {
 		t.Errorf("racily clean package: %d walks over two digests, want 2 (never cached)", n)
+	}
+}
+
+// settledDigests returns a digest cache whose clock is an hour ahead (every
+// file version settled, past RacyWindow) and a function digesting the
+// package dir through it.
+func settledDigests(t *testing.T, dir string) (*digestCache, func() *FileDigest) {
+	clock := time.Now().Add(time.Hour)
+	c := &digestCache{now: func() time.Time { return clock }}
+	return c, func() *FileDigest {
+		t.Helper()
+		d, err := c.files("x", dir, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
 	}
 }
