@@ -16,7 +16,6 @@
 package homefile
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -70,15 +69,35 @@ func Read(path string, limit int64) ([]byte, error) {
 	if fi.Size() > limit {
 		return nil, tooLarge(path, limit)
 	}
-	var buf bytes.Buffer
-	buf.Grow(int(min(fi.Size(), limit)) + 1)
-	if _, err := buf.ReadFrom(io.LimitReader(f, limit+1)); err != nil {
+	data, err := readAll(io.LimitReader(f, limit+1), int(min(fi.Size(), limit))+1)
+	if err != nil {
 		return nil, fmt.Errorf("read %s: %w", path, err)
 	}
-	if int64(buf.Len()) > limit {
+	if int64(len(data)) > limit {
 		return nil, tooLarge(path, limit)
 	}
-	return buf.Bytes(), nil
+	return data, nil
+}
+
+// readAll reads r to its end into a buffer of size bytes at first (a file
+// of its reported size, plus one byte to find the end), grown only when r
+// holds more (as os.ReadFile does, without its spare 512 bytes: a host
+// reads every manifest at each start).
+func readAll(r io.Reader, size int) ([]byte, error) {
+	data := make([]byte, 0, size)
+	for {
+		n, err := r.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
 }
 
 // Open opens the regular file at path for reading, following symbolic

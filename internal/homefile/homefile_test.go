@@ -1,6 +1,7 @@
 package homefile_test
 
 import (
+	"bytes"
 	"errors"
 	"io/fs"
 	"os"
@@ -84,6 +85,21 @@ func TestReadStopsAtLimitWhateverTheSize(t *testing.T) {
 	}
 	if _, err := homefile.Read(path, 16); !errors.Is(err, homefile.ErrTooLarge) {
 		t.Errorf("Read: %v, want ErrTooLarge", err)
+	}
+}
+
+// TestReadGrowsPastTheReportedSize reads a regular file whose reported
+// size (0) is smaller than its contents, which are under the limit: they
+// are read whole.
+func TestReadGrowsPastTheReportedSize(t *testing.T) {
+	const path = "/proc/self/cmdline" // size 0, contents the test's arguments
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Skip("no /proc")
+	}
+	got, err := homefile.Read(path, 1<<20)
+	if err != nil || !bytes.Equal(got, want) {
+		t.Errorf("Read = %q, %v; want %q", got, err, want)
 	}
 }
 

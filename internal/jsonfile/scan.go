@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
+	"sync"
 	"unicode/utf8"
 )
 
@@ -18,9 +20,65 @@ var errScan = errors.New("unexpected input")
 // encoding/json makes of it (an invalid byte becomes U+FFFD, and the
 // node records where it was). It replaces a reader over json.Decoder's
 // Token, which allocated per token and made parsing a manifest ~30 µs.
+//
+// It allocates little, for a host loads every installed manifest at each
+// start: nodes come from slabs (newNode), a literal without escapes is a
+// substring of one copy of the input (text: the tree's strings keep that
+// copy, no larger than the input, alive), and an object's members and
+// an array's elements are gathered on a stack shared by the whole tree
+// and copied once, at the exact size, when the container closes.
 type treeScanner struct {
 	data []byte
+	text string // data as a string
 	pos  int
+	// nodes is the current slab, left is an upper bound of the nodes
+	// still to come (a value begins the text, follows '[' or '{', or
+	// follows ','), so the slabs hold no more than the tree needs unless
+	// strings hold those bytes too.
+	nodes []Node
+	left  int
+	// elems and members are the stacks of the arrays' elements and the
+	// objects' members being read.
+	elems   []*Node
+	members []Member
+}
+
+// scanners keeps treeScanners for reuse, so that their stacks are not
+// grown again for every text.
+var scanners = sync.Pool{New: func() any { return new(treeScanner) }}
+
+// parseValid returns the tree of data, which json.Valid accepted.
+func parseValid(data []byte) (*Node, error) {
+	r := scanners.Get().(*treeScanner)
+	r.data, r.text, r.pos = data, string(data), 0
+	r.left = 1 + bytes.Count(data, []byte{','}) + bytes.Count(data, []byte{'['}) + bytes.Count(data, []byte{'{'})
+	n, err := r.value()
+	// Keep the stacks' capacity (their contents are copied out), not the
+	// text, the slab or what the stacks pointed to.
+	clear(r.elems[:cap(r.elems)])
+	clear(r.members[:cap(r.members)])
+	*r = treeScanner{elems: r.elems[:0], members: r.members[:0]}
+	if cap(r.elems)+cap(r.members) <= maxPooledStack {
+		scanners.Put(r)
+	}
+	return n, err
+}
+
+// maxPooledStack bounds the stack capacity a pooled treeScanner keeps: one
+// that read a huge text is dropped rather than kept.
+const maxPooledStack = 1 << 12
+
+// maxSlab bounds the nodes of one slab.
+const maxSlab = 256
+
+// newNode returns a new node of kind k from the current slab.
+func (r *treeScanner) newNode(k Kind) *Node {
+	if len(r.nodes) == cap(r.nodes) {
+		r.nodes = make([]Node, 0, min(max(r.left, 1), maxSlab))
+	}
+	r.left--
+	r.nodes = append(r.nodes, Node{Kind: k})
+	return &r.nodes[len(r.nodes)-1]
 }
 
 // skip moves past white space.
@@ -53,7 +111,8 @@ func (r *treeScanner) value() (*Node, error) {
 		var text string
 		var bad int
 		if text, bad, err = r.str(); err == nil {
-			n = &Node{Kind: KindString, Text: text, NotUTF8: bad}
+			n = r.newNode(KindString)
+			n.Text, n.NotUTF8 = text, bad
 		}
 	case c == 't' || c == 'f' || c == 'n':
 		n, err = r.literal(c)
@@ -62,7 +121,8 @@ func (r *treeScanner) value() (*Node, error) {
 		for end < len(r.data) && isNumberByte(r.data[end]) {
 			end++
 		}
-		n, r.pos = &Node{Kind: KindNumber, Text: string(r.data[r.pos:end])}, end
+		n = r.newNode(KindNumber)
+		n.Text, r.pos = r.text[r.pos:end], end
 	}
 	if err != nil {
 		return nil, err
@@ -77,17 +137,19 @@ func isNumberByte(c byte) bool {
 
 // literal reads true, false or null, whose first byte is c.
 func (r *treeScanner) literal(c byte) (*Node, error) {
-	word, n := "null", &Node{Kind: KindNull}
+	word, kind := "null", KindNull
 	switch c {
 	case 't':
-		word, n = "true", &Node{Kind: KindBool, Bool: true}
+		word, kind = "true", KindBool
 	case 'f':
-		word, n = "false", &Node{Kind: KindBool}
+		word, kind = "false", KindBool
 	}
-	if len(r.data)-r.pos < len(word) || string(r.data[r.pos:r.pos+len(word)]) != word {
+	if len(r.data)-r.pos < len(word) || r.text[r.pos:r.pos+len(word)] != word {
 		return nil, errScan
 	}
 	r.pos += len(word)
+	n := r.newNode(kind)
+	n.Bool = c == 't'
 	return n, nil
 }
 
@@ -123,12 +185,13 @@ func (r *treeScanner) str() (text string, bad int, err error) {
 		}
 	}
 	if !escaped && bad < 0 {
-		return string(lit), -1, nil
+		return r.text[start+1 : i], -1, nil
 	}
-	if err := json.Unmarshal(r.data[start:r.pos], &text); err != nil {
+	var decoded string // declared here: its address escapes
+	if err := json.Unmarshal(r.data[start:r.pos], &decoded); err != nil {
 		return "", -1, err
 	}
-	return text, bad, nil
+	return decoded, bad, nil
 }
 
 // next moves past white space and returns the byte there (0 at the end).
@@ -164,25 +227,37 @@ func (r *treeScanner) elements(close byte, each func() error) error {
 	}
 }
 
+// linearKeys is how many members an object may have before its
+// duplicate keys are found with a map rather than by comparing each key
+// with those before it.
+const linearKeys = 16
+
 func (r *treeScanner) array() (*Node, error) {
-	n := &Node{Kind: KindArray}
+	n := r.newNode(KindArray)
+	base := len(r.elems)
+	defer func() { r.elems = r.elems[:base] }()
 	err := r.elements(']', func() error {
 		e, err := r.value()
 		if err != nil {
 			return err
 		}
-		n.Elems = append(n.Elems, e)
+		r.elems = append(r.elems, e)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(r.elems) > base {
+		n.Elems = slices.Clone(r.elems[base:])
+	}
 	return n, nil
 }
 
 func (r *treeScanner) object() (*Node, error) {
-	n := &Node{Kind: KindObject}
-	var first map[string]int
+	n := r.newNode(KindObject)
+	base := len(r.members)
+	defer func() { r.members = r.members[:base] }()
+	var first map[string]int // once the object has linearKeys members
 	err := r.elements('}', func() error {
 		if r.next() != '"' {
 			return errScan
@@ -196,26 +271,55 @@ func (r *treeScanner) object() (*Node, error) {
 			key = string(raw) // without escapes, the raw text is the key as written
 		}
 		m := Member{Key: key, Offset: r.pos, DupOf: -1, KeyNotUTF8: bad}
-		if i, ok := first[key]; ok {
-			m.DupOf = i
-		} else {
-			if first == nil {
-				first = map[string]int{}
-			}
-			first[key] = len(n.Members)
-		}
-		if r.next() != ':' {
+		if first, m.DupOf = r.firstKey(base, first, key); r.next() != ':' {
 			return errScan
 		}
 		r.pos++
 		if m.Val, err = r.value(); err != nil {
 			return err
 		}
-		n.Members = append(n.Members, m)
+		r.members = append(r.members, m)
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	if len(r.members) > base {
+		n.Members = slices.Clone(r.members[base:])
+	}
 	return n, nil
+}
+
+// firstKey returns the index of the first member named key of the object
+// whose members so far are members[base:], or -1 when there is none; the
+// object's map of first keys, made once it has linearKeys members, is
+// first (nil before), which firstKey returns updated with key.
+func (r *treeScanner) firstKey(base int, first map[string]int, key string) (map[string]int, int) {
+	have := r.members[base:]
+	if first != nil {
+		if i, ok := first[key]; ok {
+			return first, i
+		}
+		first[key] = len(have)
+		return first, -1
+	}
+	dup := -1
+	for i := range have {
+		if have[i].Key == key {
+			dup = i
+			break
+		}
+	}
+	if len(have)+1 >= linearKeys {
+		first = make(map[string]int, 2*linearKeys)
+		for i := range have {
+			if have[i].DupOf < 0 {
+				first[have[i].Key] = i
+			}
+		}
+		if dup < 0 {
+			first[key] = len(have)
+		}
+	}
+	return first, dup
 }

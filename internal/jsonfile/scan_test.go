@@ -144,6 +144,11 @@ var scannerCases = []string{
 	"{\"k\\u0041\xff\":1}",
 	`[1,-0,0.5,1e3,1E-3,12345678901234567890123]`,
 	`{ "a" : [ 1 , 2 ] , "b" : { } }`,
+	// More members than linearKeys: duplicates found by the map, of keys
+	// seen before and after it was made, with nested containers between.
+	`{"k0":0,"k1":1,"k2":{"x":[1,{"y":2,"y":3}]},"k0":4,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,` +
+		`"k10":10,"k11":[[],[{}]],"k12":12,"k13":13,"k1":14,"k14":14,"k15":15,"k16":16,"k2":17,"k16":18,"k17":{},"k0":19}`,
+	`[[[1,2],[3]],{"a":[{"b":[]}],"c":{"a":1,"a":2}},[],{}]`,
 }
 
 // TestScannerMatchesDecoder: for each case, and each manifest and config

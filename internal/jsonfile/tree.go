@@ -33,9 +33,9 @@ func (k Kind) String() string {
 // they appear.
 type Node struct {
 	Kind Kind
+	Bool bool
 	// Text is a string's value, or a number's literal text.
 	Text string
-	Bool bool
 	// Elems are an array's elements.
 	Elems []*Node
 	// Members are an object's members, in document order.
@@ -102,8 +102,7 @@ func Parse(data []byte, lines *Lines) (*Node, error) {
 		}
 		return nil, syntaxError(se, data, lines)
 	}
-	r := &treeScanner{data: data}
-	n, err := r.value()
+	n, err := parseValid(data)
 	if err != nil { // unreachable: the input was validated above
 		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
