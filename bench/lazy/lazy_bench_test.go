@@ -16,9 +16,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -306,16 +305,27 @@ func BenchmarkFirstCall(b *testing.B) {
 }
 
 // childHomeEnv names, in the environment of this test binary run as a
-// child of BenchmarkHome64Use4Cold, the home it starts a host on.
-const childHomeEnv = "LAZY_BENCH_CHILD_HOME"
+// child of BenchmarkHome64Use4Cold, the home it starts a host on; with
+// childCollectEnv set, the child collects its heap first.
+const (
+	childHomeEnv    = "LAZY_BENCH_CHILD_HOME"
+	childCollectEnv = "LAZY_BENCH_CHILD_COLLECT"
+)
 
 // childStart is this binary as a child of BenchmarkHome64Use4Cold: a new
 // process, with none of the module's process-wide caches filled (file
 // digests, manifests, listings), as a host is when it starts. It starts a
 // kernel on home, calls each used plugin once, writes how long that took
-// (in ns) to stdout, closes the kernel and returns the exit code.
+// (in ns) and how many bytes it allocated to stdout, closes the kernel and
+// returns the exit code.
 func childStart(home string) int {
+	if os.Getenv(childCollectEnv) != "" {
+		runtime.GC()
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
 	k, took, err := startAndUse(home)
+	runtime.ReadMemStats(&after)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -324,7 +334,7 @@ func childStart(home string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	fmt.Println(took.Nanoseconds())
+	fmt.Println(took.Nanoseconds(), after.TotalAlloc-before.TotalAlloc)
 	return 0
 }
 
@@ -332,27 +342,48 @@ func childStart(home string) int {
 // sample: each side's kernel starts in a child (this test binary,
 // childStart) whose caches are empty, as a host process starts; the time
 // is the child's own, from kernel.New to the 4 answers (not its exec).
-// The files are in the OS page cache. It reports each side's median and
-// the ratio lazy64/only4.
+// The files are in the OS page cache. It reports each side's median time
+// and bytes allocated, and the ratio lazy64/only4.
+//
+// In "collected" each child collects its heap before it starts the
+// kernel, as testing.B does before each benchmark; in "as-started" it
+// starts with the garbage of the test binary's own start (~2.3 MB), so
+// that a side which allocates enough more crosses the first GC trigger
+// (a 4 MB heap goal) and pays a collection the other does not.
 func BenchmarkHome64Use4Cold(b *testing.B) {
 	homes := map[string]string{"only4": home(b, 4, false), "lazy64": home(b, 64, true)}
+	for _, mode := range []string{"collected", "as-started"} {
+		b.Run(mode, func(b *testing.B) {
+			env := append(os.Environ(), childCollectEnv+"=")
+			if mode == "collected" {
+				env[len(env)-1] += "1"
+			}
+			coldSamples(b, homes, slices.Clip(env))
+		})
+	}
+}
+
+// coldSamples takes b.N samples of each home in homes, in rotating order,
+// each in a child with env, and reports them.
+func coldSamples(b *testing.B, homes map[string]string, env []string) {
 	order := []string{"only4", "lazy64"}
 	times := map[string][]time.Duration{}
-	b.ResetTimer()
+	allocs := map[string][]int64{}
 	for i := range b.N {
 		for j := range order {
 			side := order[(i+j)%len(order)]
 			cmd := exec.Command(os.Args[0], "-test.run", "^$")
-			cmd.Env = append(os.Environ(), childHomeEnv+"="+homes[side])
+			cmd.Env = append(env, childHomeEnv+"="+homes[side])
 			out, err := cmd.Output()
 			if err != nil {
 				b.Fatalf("%s: child: %v", side, err)
 			}
-			ns, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
-			if err != nil {
+			var ns, bytes int64
+			if _, err := fmt.Sscan(string(out), &ns, &bytes); err != nil {
 				b.Fatalf("%s: child wrote %q", side, out)
 			}
 			times[side] = append(times[side], time.Duration(ns))
+			allocs[side] = append(allocs[side], bytes)
 		}
 	}
 	b.StopTimer()
@@ -360,4 +391,6 @@ func BenchmarkHome64Use4Cold(b *testing.B) {
 	b.ReportMetric(float64(t4.Nanoseconds()), "only4-ns/op")
 	b.ReportMetric(float64(t64.Nanoseconds()), "lazy64-ns/op")
 	b.ReportMetric(float64(t64)/float64(t4), "lazy64/only4")
+	b.ReportMetric(float64(median(allocs["only4"])), "only4-B/op")
+	b.ReportMetric(float64(median(allocs["lazy64"])), "lazy64-B/op")
 }
