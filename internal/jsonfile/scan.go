@@ -53,10 +53,8 @@ func parseValid(data []byte) (*Node, error) {
 	r.data, r.text, r.pos = data, string(data), 0
 	r.left = 1 + bytes.Count(data, []byte{','}) + bytes.Count(data, []byte{'['}) + bytes.Count(data, []byte{'{'})
 	n, err := r.value()
-	// Keep the stacks' capacity (their contents are copied out), not the
-	// text, the slab or what the stacks pointed to.
-	clear(r.elems[:cap(r.elems)])
-	clear(r.members[:cap(r.members)])
+	// Keep the stacks' capacity (each container cleared what it pushed),
+	// not the text or the slab.
 	*r = treeScanner{elems: r.elems[:0], members: r.members[:0]}
 	if cap(r.elems)+cap(r.members) <= maxPooledStack {
 		scanners.Put(r)
@@ -235,7 +233,10 @@ const linearKeys = 16
 func (r *treeScanner) array() (*Node, error) {
 	n := r.newNode(KindArray)
 	base := len(r.elems)
-	defer func() { r.elems = r.elems[:base] }()
+	defer func() { // pop, keeping no pointer into the tree
+		clear(r.elems[base:])
+		r.elems = r.elems[:base]
+	}()
 	err := r.elements(']', func() error {
 		e, err := r.value()
 		if err != nil {
@@ -256,7 +257,10 @@ func (r *treeScanner) array() (*Node, error) {
 func (r *treeScanner) object() (*Node, error) {
 	n := r.newNode(KindObject)
 	base := len(r.members)
-	defer func() { r.members = r.members[:base] }()
+	defer func() { // pop, keeping no pointer into the tree
+		clear(r.members[base:])
+		r.members = r.members[:base]
+	}()
 	var first map[string]int // once the object has linearKeys members
 	err := r.elements('}', func() error {
 		if r.next() != '"' {
@@ -270,8 +274,9 @@ func (r *treeScanner) object() (*Node, error) {
 		if raw := r.data[keyStart+1 : r.pos-1]; bad >= 0 && bytes.IndexByte(raw, '\\') < 0 {
 			key = string(raw) // without escapes, the raw text is the key as written
 		}
-		m := Member{Key: key, Offset: r.pos, DupOf: -1, KeyNotUTF8: bad}
-		if first, m.DupOf = r.firstKey(base, first, key); r.next() != ':' {
+		m := Member{Key: key, Offset: r.pos, KeyNotUTF8: bad}
+		first, m.DupOf = r.firstKey(base, first, key)
+		if r.next() != ':' {
 			return errScan
 		}
 		r.pos++
