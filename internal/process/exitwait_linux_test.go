@@ -183,15 +183,32 @@ func TestExitWatcherWakesEarly(t *testing.T) {
 	})
 	p := startCat(t)
 	go p.Wait()
+	// Registered after setPpoll, so it runs first: on every path the
+	// process ends and Wait's watcher stops calling ppoll before the real
+	// one is put back.
+	t.Cleanup(func() {
+		select {
+		case <-p.Done():
+		default:
+			p.Kill()
+			<-p.Done()
+		}
+		p.Reap()
+		closeEnds(p)
+	})
+	// The watcher's first poll comes when Wait's goroutine runs, which on
+	// a loaded machine may be after the echo: wait for it, bounded.
+	for deadline := time.Now().Add(within); woke.Load() == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the exit watcher never polled")
+		}
+	}
 	if _, err := p.Stdin.Write([]byte("hi\n")); err != nil {
 		t.Fatal(err)
 	}
 	line := make([]byte, 3)
 	if _, err := io.ReadFull(p.Stdout, line); err != nil || string(line) != "hi\n" {
 		t.Fatalf("read %q, %v; want the echo of a running process", line, err)
-	}
-	if woke.Load() == 0 {
-		t.Fatal("the exit watcher never polled")
 	}
 	select {
 	case <-p.Done():
@@ -209,8 +226,6 @@ func TestExitWatcherWakesEarly(t *testing.T) {
 	if got := p.ExitStatus(); got != "signal: killed" || strings.Contains(got, "<nil>") {
 		t.Errorf("exit status %q, want signal: killed", got)
 	}
-	p.Reap()
-	closeEnds(p)
 }
 
 // TestExitStatusUnknown checks the exit status reported when the wait
