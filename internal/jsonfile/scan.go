@@ -233,10 +233,6 @@ const linearKeys = 16
 func (r *treeScanner) array() (*Node, error) {
 	n := r.newNode(KindArray)
 	base := len(r.elems)
-	defer func() { // pop, keeping no pointer into the tree
-		clear(r.elems[base:])
-		r.elems = r.elems[:base]
-	}()
 	err := r.elements(']', func() error {
 		e, err := r.value()
 		if err != nil {
@@ -245,11 +241,9 @@ func (r *treeScanner) array() (*Node, error) {
 		r.elems = append(r.elems, e)
 		return nil
 	})
+	n.Elems = pop(&r.elems, base)
 	if err != nil {
 		return nil, err
-	}
-	if len(r.elems) > base {
-		n.Elems = slices.Clone(r.elems[base:])
 	}
 	return n, nil
 }
@@ -257,10 +251,6 @@ func (r *treeScanner) array() (*Node, error) {
 func (r *treeScanner) object() (*Node, error) {
 	n := r.newNode(KindObject)
 	base := len(r.members)
-	defer func() { // pop, keeping no pointer into the tree
-		clear(r.members[base:])
-		r.members = r.members[:base]
-	}()
 	var first map[string]int // once the object has linearKeys members
 	err := r.elements('}', func() error {
 		if r.next() != '"' {
@@ -286,13 +276,24 @@ func (r *treeScanner) object() (*Node, error) {
 		r.members = append(r.members, m)
 		return nil
 	})
+	n.Members = pop(&r.members, base)
 	if err != nil {
 		return nil, err
 	}
-	if len(r.members) > base {
-		n.Members = slices.Clone(r.members[base:])
-	}
 	return n, nil
+}
+
+// pop removes from *stack the entries a container pushed since base,
+// clearing them so that the pooled stack keeps no pointer into the tree,
+// and returns them copied at their exact size (nil when there are none).
+func pop[T any](stack *[]T, base int) []T {
+	var out []T
+	if len(*stack) > base {
+		out = slices.Clone((*stack)[base:])
+	}
+	clear((*stack)[base:])
+	*stack = (*stack)[:base]
+	return out
 }
 
 // firstKey returns the index of the first member named key of the object
