@@ -111,6 +111,9 @@ type handlerCtx struct {
 	// run measures the handler's stretches of running between the waits
 	// of its calls, the time scheduler.observe judges.
 	run stretches
+	// answered is the request's call.answered: once set, no call names
+	// the request as parent (writeCall).
+	answered *atomic.Bool
 }
 
 // Value answers parentKey with h, traceparentKey with the request's
@@ -127,19 +130,33 @@ func (h *handlerCtx) Value(key any) any {
 	return h.Context.Value(key)
 }
 
+// errParentAnswered is writeCall's error for a call whose parent request
+// was answered (cancelled, most often) before the call could be written.
+var errParentAnswered = fmt.Errorf("its parent request was answered: %w", context.Canceled)
+
 // writeCall writes the capability/call request id with params, its frame
 // appended in a pooled buffer (wire.AppendCapabilityCall). A failed write
-// aborts the session (the host is gone) and is returned wrapped.
-func (s *session) writeCall(id json.RawMessage, params *wire.CapabilityCallParams) error {
+// aborts the session (the host is gone) and is returned wrapped. A call
+// made in parent's handler is not written once parent's request was
+// answered: the check and the write hold the writer, and the answer is
+// claimed before it is written (cancelCall, finish), so the host never
+// reads a call naming a parent it no longer has in flight (§5.11).
+func (s *session) writeCall(id json.RawMessage, params *wire.CapabilityCallParams, parent *handlerCtx) error {
 	fb := frameBufs.Get().(*[]byte)
 	*fb = append(wire.AppendCapabilityCall((*fb)[:0], id, params), '\n')
-	err := s.fw.WriteLine(*fb)
+	if beforeCallWrite != nil {
+		beforeCallWrite()
+	}
+	stop := func() bool { return parent != nil && parent.answered.Load() }
+	written, err := s.fw.WriteLineUnless(stop, *fb)
 	if cap(*fb) <= maxPooledBuf {
 		frameBufs.Put(fb)
 	}
 	if err != nil {
 		err = fmt.Errorf("write to host: %w", err)
 		s.cancelAbort(err)
+	} else if !written {
+		err = errParentAnswered
 	}
 	return err
 }
@@ -192,6 +209,10 @@ func (st *stretches) record(d int64) {
 	}
 }
 
+// beforeCallWrite, when set (tests), runs in writeCall before the call is
+// written.
+var beforeCallWrite func()
+
 // parentOf returns the id of the request of s whose handler's context ctx
 // is or derives from, or nil.
 func (s *session) parentOf(ctx context.Context) json.RawMessage {
@@ -224,7 +245,7 @@ func (s *session) call(ctx context.Context, params wire.CapabilityCallParams) (j
 	if !reads {
 		s.sched.release()
 	}
-	if err := s.writeCall(id, &params); err != nil {
+	if err := s.writeCall(id, &params, h); err != nil {
 		if reads {
 			s.sched.keepRead(h.episode)
 		}

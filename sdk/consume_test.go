@@ -3,11 +3,14 @@ package sdk
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/extkernel/extkernel/internal/wire"
+	"github.com/extkernel/extkernel/protocol"
 )
 
 // TestCallStreamCredits checks that a stream the plugin consumes judges
@@ -64,4 +67,38 @@ func TestCallStreamCredits(t *testing.T) {
 		}
 		break
 	}
+}
+
+// TestNoCallAfterItsParentAnswered checks a call its handler writes after
+// the host's $/cancel of the handler's request was answered (the handler
+// past its context check when the cancel came, as under load): it is not
+// written, for the host would read a call naming a parent it no longer has
+// in flight (§5.11), and it fails with context.Canceled.
+func TestNoCallAfterItsParentAnswered(t *testing.T) {
+	reached, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	beforeCallWrite = func() { once.Do(func() { close(reached); <-release }) }
+	t.Cleanup(func() { beforeCallWrite = nil })
+	p := New("tester", "1.0.0")
+	errc := make(chan error, 1)
+	p.Provider("tail", "", func(ctx context.Context, _ json.RawMessage) (any, error) {
+		for _, err := range p.CallStream(ctx, "storage.kv", "tail", nil) {
+			errc <- err
+			return nil, err
+		}
+		errc <- nil
+		return 0, nil
+	})
+	h := serve(t, p)
+	h.initialize(1)
+	h.call(5, wire.MethodProviderInvoke, invoke("tail"))
+	wait(t, (<-chan struct{})(reached), "the handler's call")
+	h.cancelCall(5)
+	h.error(5, protocol.CodeRequestCancelled, "")
+	close(release)
+	if err := wait(t, (<-chan error)(errc), "the call's end"); !errors.Is(err, context.Canceled) {
+		t.Fatalf("the call ended with %v, want context.Canceled", err)
+	}
+	h.call(6, wire.MethodPing, nil)
+	h.response(6) // the next frame: no call was written
 }

@@ -180,7 +180,7 @@ func (s *session) register(m *wire.Message, fn callFunc) *call {
 	key := idKey(m.ID)
 	ctx, cancel := context.WithCancel(s.handlers)
 	c := &call{id: m.ID, method: m.Method, cancel: cancel, key: key, fn: fn, params: m.Params}
-	c.ctx = handlerCtx{Context: ctx, s: s, id: m.ID}
+	c.ctx = handlerCtx{Context: ctx, s: s, id: m.ID, answered: &c.answered}
 	s.mu.Lock()
 	if _, dup := s.mu.calls[key]; dup {
 		s.mu.Unlock()

@@ -392,7 +392,10 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 		fail(fmt.Errorf("host speaks protocol %s without the %q feature: %w", s.hostVersion, wire.FeatureStreams, ErrCallsUnsupported))
 		return
 	}
-	params.Parent = s.parentOf(ctx)
+	h := s.handlerOf(ctx)
+	if h != nil {
+		params.Parent = h.id
+	}
 	params.Traceparent = s.traceparent(ctx)
 	params.Stream = &wire.StreamParams{Window: window}
 	id, key, answer := s.startCall()
@@ -409,7 +412,7 @@ func (s *session) callStream(ctx context.Context, name string, params wire.Capab
 		s.mu.Unlock()
 	}()
 	s.sched.release()
-	if err := s.writeCall(id, &params); err != nil {
+	if err := s.writeCall(id, &params, h); err != nil {
 		s.forget(key)
 		fail(err)
 		return

@@ -359,6 +359,20 @@ func (fw *FrameWriter) WriteLine(line []byte) error {
 	return err
 }
 
+// WriteLineUnless is WriteLine unless stop, called with the writer held,
+// reports true; then nothing is written and it returns false. A caller
+// thus orders its check with every other frame: a frame written after
+// the check cannot come before the line on the wire.
+func (fw *FrameWriter) WriteLineUnless(stop func() bool, line []byte) (bool, error) {
+	fw.mu.Lock()
+	defer fw.mu.Unlock()
+	if stop() {
+		return false, nil
+	}
+	_, err := fw.w.Write(line)
+	return true, err
+}
+
 func describe(m *Message) string {
 	if m.Method != "" {
 		return "message " + strconv.Quote(m.Method)
