@@ -22,7 +22,13 @@ import (
 //   - provider "background" starts the same call outside any handler,
 //     answers "started" at once, and sends the report in a notify
 //     "background" once the call ended;
-//   - provider "echo" answers its input.
+//   - provider "echo" answers its input;
+//   - provider "late" (Python and Node.js only; the Go SDK's case is
+//     TestNoCallAfterItsParentAnswered) makes the relay call once its own
+//     request was answered and sends the report in a notify "late": in
+//     Node.js from a timer its handler left after answering "started", in
+//     Python from its handler, whose capability/call write a test hook
+//     holds until the host's $/cancel of the request was answered.
 
 // callerHelperEnv names the caller plugin a test binary started with it
 // serves on its stdio instead of running tests.

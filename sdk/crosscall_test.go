@@ -288,3 +288,50 @@ func TestCallScenarios(t *testing.T) {
 	}
 	runScenarios(t, sdks, callScenarios)
 }
+
+// expectLateReport checks that m is the caller's notify "late" reporting a
+// call refused locally: the capability/call naming a request already
+// answered was not written (§5.11).
+func expectLateReport(t *testing.T, m *wire.Message) {
+	t.Helper()
+	var n struct {
+		Event string      `json:"event"`
+		Data  relayReport `json:"data"`
+	}
+	if m.Method != wire.MethodNotify || json.Unmarshal(m.Params, &n) != nil || n.Event != "late" {
+		t.Fatalf("got %s, want the notify \"late\" (no call naming an answered request)", frame(m))
+	}
+	if r := n.Data; r.Got != nil || r.Timeout || (r.Refused == "" && r.Code != protocol.CodeRequestCancelled) {
+		t.Fatalf("late call reported %s, want it refused or cancelled", frame(m))
+	}
+}
+
+// TestNoCallNamingAnAnsweredRequest checks the script SDKs never write a
+// capability/call whose parent they already answered (the host reads it
+// as malformed): Python's handler thread, held past its cancel check until
+// the host's $/cancel was answered, and a Node.js timer its handler left
+// after answering. Each call is refused locally and the plugin goes on.
+func TestNoCallNamingAnAnsweredRequest(t *testing.T) {
+	python := []sdkUnderTest{{"python", func(t *testing.T) hostEnd { return startProcess(t, "python3", "testdata", "caller.py") }}}
+	node := []sdkUnderTest{{"node", func(t *testing.T) hostEnd { return startProcess(t, "node", "testdata", "caller.js") }}}
+	runScenarios(t, python, []callScenario{{name: "cancelled while its call is held", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
+		relay(t, e, 12, "late", getBuild)
+		pingNext(t, e, 13) // the handler runs, its call held
+		m, err := wire.NewNotification(wire.MethodCancel, wire.CancelParams{ID: json.RawMessage(`12`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.write(m)
+		if a := e.next(); string(a.ID) != "12" || a.Error == nil || a.Error.Code != protocol.CodeRequestCancelled {
+			t.Fatalf("got %s, want request 12 cancelled", frame(a))
+		}
+		expectLateReport(t, e.next())
+		pingNext(t, e, 14)
+	}}})
+	runScenarios(t, node, []callScenario{{name: "a timer left after the answer", host: "1.1.0", run: func(t *testing.T, e hostEnd) {
+		relay(t, e, 12, "late", getBuild)
+		expectResult(t, e.next(), 12, `{"output":"started"}`)
+		expectLateReport(t, e.next())
+		pingNext(t, e, 13)
+	}}})
+}

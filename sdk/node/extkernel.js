@@ -33,7 +33,9 @@
  * handler runs (in its async context, awaits and timers included), the
  * call names the handler's request as its `parent` (the host derives the
  * call's deadline, cancellation and depth from it), and the handler's
- * AbortSignal aborts it; outside any handler the call is independent. An
+ * AbortSignal aborts it; once the handler's request was answered, a call
+ * its context still makes (a timer it left) is refused with CallRefused;
+ * outside any handler the call is independent. An
  * abort (of `signal` or of the handler's signal) sends `$/cancel` for the
  * call and rejects with the signal's reason (an AbortError, or the
  * TimeoutError of `AbortSignal.timeout(ms)`). An error answer rejects with
@@ -141,8 +143,9 @@ class ProtocolError extends Error {
 /**
  * A call() that could not be made or completed: the plugin is not serving,
  * the handshake is not complete, the host speaks protocol 1.0 (calls need
- * 1.1), or serving ended before the host answered. Nothing is sent in the
- * first three cases.
+ * 1.1), the handler whose async context makes the call was already
+ * answered, or serving ended before the host answered. Nothing is sent in
+ * the first four cases.
  */
 class CallRefused extends Error {
   constructor(message) {
@@ -151,7 +154,7 @@ class CallRefused extends Error {
   }
 }
 
-/** The handler a piece of code runs for: { session, id, signal, traceparent }, in the handler's async context. */
+/** The handler a piece of code runs for: { session, call, id, signal, traceparent } (call: the host request, with its answered flag), in the handler's async context. */
 const handlerContext = new AsyncLocalStorage();
 
 /** A W3C Trace Context traceparent of version 00 (docs/protocol.md §5.13). */
@@ -634,7 +637,7 @@ class Session {
     let result, error;
     try {
       const tp = params && typeof params.traceparent === 'string' && TRACEPARENT.test(params.traceparent) ? params.traceparent : undefined;
-      const handler = { session: this, id: c.id, signal: c.controller.signal, traceparent: tp };
+      const handler = { session: this, call: c, id: c.id, signal: c.controller.signal, traceparent: tp };
       result = await handlerContext.run(handler, () => this.invoke(c.method, params, c.controller.signal));
     } catch (e) {
       error = this.wireError(e, c.method);
@@ -831,6 +834,12 @@ class Session {
     const signals = [signal, handler && handler.signal].filter(Boolean);
     const aborted = signals.find((sig) => sig.aborted);
     if (aborted) throw abortReason(aborted, name);
+    // Work the handler left running after its answer (a timer, a promise
+    // not awaited) keeps its async context: a call naming a parent already
+    // answered would be malformed to the host (docs/protocol.md §5.11).
+    if (handler && handler.call.answered) {
+      throw new CallRefused(`call ${name}: the request it would name as parent (${handler.call.method}) was already answered`);
+    }
     const params = { capability, method };
     if (input !== undefined) params.input = input;
     if (handler && handler.traceparent && this.hostFeatures.has(features.TRACE)) params.traceparent = handler.traceparent;

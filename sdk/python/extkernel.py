@@ -30,7 +30,8 @@ call back into this plugin) and routes the answer to the waiting thread.
 Made from a handler's thread, the call names the handler's request as its
 ``parent`` (the host derives the call's deadline, cancellation and depth from
 it), and the handler's cancel event cancels it: the SDK sends ``$/cancel``
-for the call and raises ProtocolError(REQUEST_CANCELLED). From any other
+for the call and raises ProtocolError(REQUEST_CANCELLED), and a call made
+once the request was cancelled is not sent and raises the same. From any other
 thread the call is independent. An error answer raises ProtocolError with
 its code (NOT_AUTHORIZED, NOT_AVAILABLE, DEPTH_EXCEEDED, STALE_GENERATION,
 ...); ``timeout`` (seconds) passing first sends ``$/cancel`` and raises
@@ -509,19 +510,26 @@ class _Session:
 
     # -- output ---------------------------------------------------------
 
-    def write(self, msg):
+    def write(self, msg, unless=None):
+        """Writes msg, unless the host request unless (a _Call) was answered
+        first: then nothing is written and write returns False. An answer is
+        claimed (_Call.claim) before it is written, so a frame written with
+        unless reaches the host before unless's answer, or not at all."""
         msg = {"jsonrpc": "2.0", **msg}
         data = json.dumps(msg, separators=(",", ":"), ensure_ascii=False).encode("utf-8") + b"\n"
         if len(data) > MAX_FRAME + 1:
             raise ValueError("frame of %d bytes exceeds the %d byte limit" % (len(data), MAX_FRAME))
         with self.wlock:
+            if unless is not None and unless.answered:
+                return False
             if self.broken is not None:
-                return
+                return True
             try:
                 self.wfile.write(data)
                 self.wfile.flush()
             except (OSError, ValueError) as e:
                 self.broken = e
+        return True
 
     def reply(self, id, result):
         try:
@@ -740,10 +748,18 @@ class _Session:
             with self.cond:
                 self.consuming[out.id] = consumer
         try:
-            self.write({"id": out.id, "method": "capability/call", "params": params})
+            if _before_call_write is not None:
+                _before_call_write(parent)
+            # A call naming a parent already answered (cancelled while this
+            # thread was past start_call's check) is not written: the host
+            # would read it as malformed (docs/protocol.md §5.11).
+            written = self.write({"id": out.id, "method": "capability/call", "params": params}, unless=parent)
         except BaseException:
             self.end_stream(out)
             raise
+        if not written:
+            self.end_stream(out)
+            raise ProtocolError(REQUEST_CANCELLED, "call %r cancelled: %s was cancelled" % (name, parent.method))
         if self.broken is not None:
             self.end_stream(out)
             raise CallRefused("call %r: write to host: %s" % (name, self.broken))
@@ -1114,6 +1130,10 @@ def _monotonic():
 # elsewhere: the parent of the calls the thread makes. _current.traceparent
 # is the W3C traceparent its request carried, or None.
 _current = threading.local()
+
+# _before_call_write, when set (by tests only), is called with the parent
+# _Call (or None) just before a capability/call frame is written.
+_before_call_write = None
 
 _TRACEPARENT = re.compile(r"^00-(?!0{32})[0-9a-f]{32}-(?!0{16})[0-9a-f]{16}-[0-9a-f]{2}$")
 

@@ -40,6 +40,13 @@ p.provider('background', 'makes the same call outside any handler', async (input
   return 'started';
 });
 
+// late answers at once and leaves a timer, in its handler's async context,
+// that makes the call once the answer was written.
+p.provider('late', 'makes the call once its request was answered', async (input) => {
+  setTimeout(async () => p.notify('late', await relay(input)), 0);
+  return 'started';
+});
+
 p.provider('echo', 'answers its input', async (input) => input);
 
 if (require.main === module) p.serve();

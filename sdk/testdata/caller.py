@@ -5,6 +5,7 @@ it), written with the Python SDK."""
 import os
 import sys
 import threading
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
 
@@ -36,6 +37,33 @@ def relay_provider(input, cancel):
 def background(input, cancel):
     threading.Thread(target=lambda: p.notify("background", relay(input)), daemon=True).start()
     return "started"
+
+
+# late's calls are held before their write until their parent request was
+# answered (the host cancels it meanwhile), as a thread past the SDK's
+# cancel check is when the host's $/cancel comes.
+_late = threading.local()
+
+
+def _hold_late_call(parent):
+    if parent is None or not getattr(_late, "on", False):
+        return
+    deadline = time.monotonic() + 10
+    while not parent.answered and time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+extkernel._before_call_write = _hold_late_call
+
+
+@p.provider("late", "makes the call once its request was answered (held until then)")
+def late(input, cancel):
+    _late.on = True
+    try:
+        p.notify("late", relay(input))
+    finally:
+        _late.on = False
+    return "done"
 
 
 @p.provider("echo", "answers its input")
