@@ -8,9 +8,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/inputcheck"
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -41,49 +40,30 @@ func (e *InputError) Error() string {
 	return fmt.Sprintf("plugin %q: provider %q: input refused by its schema at %q: %s", e.Plugin, e.Provider, e.Pointer, e.Message)
 }
 
-// schemaURL names a provider's schema inside its own compiler, which loads
-// nothing else.
-const schemaURL = "extkernel://provider/schema.json"
-
 // compiledSchema is one provider's schema, compiled once per generation.
 type compiledSchema struct {
 	once   sync.Once
-	schema *jsonschema.Schema // nil when the provider declared none
+	schema inputcheck.Schema // nil when the provider declared none
 	err    error
 }
 
-// noLoader refuses every reference to another document: a plugin's schema
-// may not make the host read files or fetch URLs.
-type noLoader struct{}
-
-// Load refuses url.
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("%s: a provider schema may only refer to itself", url)
-}
-
-// compileSchema compiles a provider's declared schema (JSON Schema 2020-12
-// unless it names another draft with $schema), or returns nil for none.
-func compileSchema(text string) (*jsonschema.Schema, error) {
+// compileSchema compiles a provider's declared schema with the validator
+// kernel/inputschema links in, or returns nil for none.
+func compileSchema(text string) (inputcheck.Schema, error) {
 	if text == "" {
 		return nil, nil
 	}
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(text))
-	if err != nil {
-		return nil, err
+	compile := inputcheck.Lookup()
+	if compile == nil { // config.Config.Validate refuses the option then
+		return nil, fmt.Errorf("no JSON Schema validator is linked into this program (import _ %q)", inputcheck.Import)
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
+	return compile(text)
 }
 
 // providerSchema returns the compiled schema of provider c in the generation l,
 // compiling it on first use. A schema that does not compile is reported once
 // per generation, as a log warning and an observe.EventWarning.
-func (k *Kernel) providerSchema(l *live, c contribution.Contribution) (*jsonschema.Schema, error) {
+func (k *Kernel) providerSchema(l *live, c contribution.Contribution) (inputcheck.Schema, error) {
 	v, ok := l.schemas.Load(c.Key)
 	if !ok {
 		v, _ = l.schemas.LoadOrStore(c.Key, new(compiledSchema))
@@ -116,29 +96,11 @@ func (k *Kernel) checkInput(l *live, c contribution.Contribution, input json.Raw
 	if schema == nil {
 		return nil
 	}
-	refuse := func(pointer, msg string) error {
-		return &InputError{Plugin: c.Source.Plugin, Provider: c.Key, Pointer: pointer, Message: msg}
-	}
 	if len(bytes.TrimSpace(input)) == 0 {
 		input = json.RawMessage("null")
 	}
-	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(input))
-	if err != nil {
-		return refuse("", fmt.Sprintf("not valid JSON: %v", err))
-	}
-	var ve *jsonschema.ValidationError
-	if err := schema.Validate(v); errors.As(err, &ve) {
-		for len(ve.Causes) > 0 {
-			ve = ve.Causes[0]
-		}
-		out := ve.BasicOutput()
-		msg := "refused"
-		if out.Error != nil {
-			msg = out.Error.String()
-		}
-		return refuse(out.InstanceLocation, msg)
-	} else if err != nil {
-		return refuse("", err.Error())
+	if r := schema.Check(input); r != nil {
+		return &InputError{Plugin: c.Source.Plugin, Provider: c.Key, Pointer: r.Pointer, Message: r.Message}
 	}
 	return nil
 }

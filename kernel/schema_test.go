@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	_ "github.com/extkernel/extkernel/kernel/inputschema" // ValidateProviderInput's validator
 	"github.com/extkernel/extkernel/kernel/observe"
 )
 
@@ -127,5 +129,21 @@ func checkProviderCall(t *testing.T, k *Kernel, provider, input string, calls in
 		}
 	case !errors.As(err, &ie) || ie.Pointer != pointer || ie.Plugin != "finder" || ie.Provider != "plugin/finder/"+provider:
 		t.Errorf("err = %#v, want an *InputError of finder at %q", err, pointer)
+	}
+}
+
+// TestSchemaValidatorNotLinked holds the kernel's imports free of the JSON
+// Schema library: it compiles its meta-schemas when a program starts
+// (~7 ms, 1.7 MB), which a host that never validates input should not
+// pay; kernel/inputschema links it in for those that do.
+func TestSchemaValidatorNotLinked(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", ".").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if strings.Contains(pkg, "jsonschema") || pkg == "github.com/extkernel/extkernel/kernel/inputschema" {
+			t.Errorf("package kernel depends on %s", pkg)
+		}
 	}
 }

@@ -23,6 +23,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/extkernel/extkernel/admin"
+	// A config file may set validate_provider_input: kernelctl links the
+	// validator in.
+	_ "github.com/extkernel/extkernel/kernel/inputschema"
 )
 
 // Exit codes, documented in the README.

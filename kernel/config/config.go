@@ -207,7 +207,9 @@ type Config struct {
 	// against the JSON Schema the provider declared, before the plugin is
 	// called (config key validate_provider_input; default off): input the
 	// schema refuses fails with a *kernel.InputError, and a provider whose
-	// schema does not compile cannot be called. See docs/config.md.
+	// schema does not compile cannot be called. The validator is linked in
+	// by importing package kernel/inputschema for its effect; Validate
+	// refuses the option in a program that does not. See docs/config.md.
 	ValidateProviderInput bool
 	// FirstGeneration is the number kernel.Kernel.Start gives the first
 	// generation; each published generation after it takes the next number.

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/extkernel/extkernel/internal/inputcheck"
+	_ "github.com/extkernel/extkernel/kernel/inputschema" // validate_provider_input's validator
 )
 
 // TestParseTypeProblems holds the reading of kernel.json through its
@@ -117,5 +120,26 @@ func TestParseEmbedderKeys(t *testing.T) {
 		if err == nil || err.Error() != tt.want {
 			t.Errorf("Parse(%s) = %v, want %q", tt.in, err, tt.want)
 		}
+	}
+}
+
+// TestValidateProviderInputNeedsTheValidator checks that a program which
+// does not link kernel/inputschema in refuses validate_provider_input,
+// from a file and in a Config, rather than calling providers unchecked.
+func TestValidateProviderInputNeedsTheValidator(t *testing.T) {
+	if inputcheck.Lookup() == nil {
+		t.Fatal("kernel/inputschema did not register its validator")
+	}
+	old := inputcheck.Swap(nil)
+	t.Cleanup(func() { inputcheck.Swap(old) })
+	want := `validate_provider_input: no JSON Schema validator is linked into this program: import _ "github.com/extkernel/extkernel/kernel/inputschema"`
+	if _, err := Parse("k.json", []byte(`{"format": 1, "validate_provider_input": true}`)); err == nil || err.Error() != "k.json: "+want {
+		t.Errorf("Parse = %v, want %q", err, "k.json: "+want)
+	}
+	if err := (Config{ValidateProviderInput: true}).Validate(); err == nil || err.Error() != want {
+		t.Errorf("Validate = %v, want %q", err, want)
+	}
+	if err := (Config{}).Validate(); err != nil {
+		t.Errorf("Validate without the option = %v", err)
 	}
 }

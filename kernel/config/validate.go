@@ -10,6 +10,7 @@ import (
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/internal/inputcheck"
 	"github.com/extkernel/extkernel/internal/jsonfile"
 	"github.com/extkernel/extkernel/internal/wire"
 	"github.com/extkernel/extkernel/pluginpkg"
@@ -41,11 +42,12 @@ import (
 //   - slot_owners.<slot> is a valid slot owned by a named package;
 //   - plugin_config.<package> is valid JSON;
 //   - plugin_env.<package> is a valid package name, and each of its
-//     variables a usable environment variable name outside EXTKERNEL_*.
+//     variables a usable environment variable name outside EXTKERNEL_*;
+//   - validate_provider_input is set only in a program that links
+//     kernel/inputschema in (its validator).
 //
 // Home, DataRoot, Host, Strict, StreamWindow, Session, Limits,
-// FirstGeneration, ValidateProviderInput, Observer and Logger take any
-// value; kernel.New requires a Home of its own accord. No rule relates two
+// FirstGeneration, Observer and Logger take any value; kernel.New requires a Home of its own accord. No rule relates two
 // durations: a heartbeat timeout at or above the hang timeout still marks
 // the plugin unresponsive before it is stopped.
 //
@@ -93,6 +95,9 @@ func (c Config) problems() []jsonfile.Problem {
 	ck.duration("handshake_timeout", c.HandshakeTimeout)
 	if c.HandshakeTimeout > wire.MaxHandshakeTimeout {
 		ck.add("handshake_timeout", "%q exceeds the maximum of %v", jsonfile.Duration(c.HandshakeTimeout), wire.MaxHandshakeTimeout)
+	}
+	if c.ValidateProviderInput && inputcheck.Lookup() == nil {
+		ck.add("validate_provider_input", "no JSON Schema validator is linked into this program: import _ %q", inputcheck.Import)
 	}
 	ck.notNegative("max_call_depth", c.MaxCallDepth, "must be at least 1, got %d")
 	ck.confinement(c.Confinement)
