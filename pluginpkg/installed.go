@@ -129,16 +129,23 @@ type loadOpts struct {
 
 func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	cache := opt.cache
-	rel := path.Join(PackagesDir, name)
+	rel, mpath := PackagesDir+"/"+name, PackagesDir+"/"+name+"/"+ManifestFile
+	if !plainElem(name) {
+		rel = path.Join(PackagesDir, name)
+		mpath = path.Join(rel, ManifestFile)
+	}
 	warn := func(p, msg string, err error) []Warning {
 		return []Warning{{Package: name, Path: p, Message: msg, Err: err}}
 	}
-	link := filepath.Join(home, PackagesDir, name)
-	if opt.pkgsDir != "" {
-		link = filepath.Join(opt.pkgsDir, name)
-	}
-	dir, err := filepath.Join(opt.realPkgs, name), error(nil)
-	if !opt.plainDir || opt.realPkgs == "" {
+	var dir, link string
+	var err error
+	if opt.plainDir && opt.realPkgs != "" {
+		dir = joinElem(opt.realPkgs, name)
+	} else {
+		link = filepath.Join(home, PackagesDir, name)
+		if opt.pkgsDir != "" {
+			link = filepath.Join(opt.pkgsDir, name)
+		}
 		dir, err = filepath.EvalSymlinks(link)
 	}
 	if err != nil {
@@ -152,8 +159,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 			return nil, warn(rel, "not a package directory; only directories under packages/ are loaded", err)
 		}
 	}
-	mpath := path.Join(rel, ManifestFile)
-	file := filepath.Join(dir, ManifestFile)
+	file := joinElem(dir, ManifestFile)
 	var st pkgfiles.Stat
 	if cache != nil {
 		m, sha, s, ok := cache.lookup(file)
@@ -194,4 +200,23 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 		cache.store(file, st, readAt, m, sha)
 	}
 	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil
+}
+
+// joinElem is filepath.Join(dir, elem) for a clean dir: a whole-home load
+// joins several paths per package, and Join cleans each one again. An
+// elem that is not one plain path element takes Join.
+func joinElem(dir, elem string) string {
+	if filepath.Separator != '/' || dir == "" || !plainElem(elem) {
+		return filepath.Join(dir, elem)
+	}
+	if dir == "/" {
+		return dir + elem
+	}
+	return dir + "/" + elem
+}
+
+// plainElem reports whether elem is one plain path element: not empty,
+// not "." or "..", no slash.
+func plainElem(elem string) bool {
+	return elem != "" && elem != "." && elem != ".." && !strings.ContainsRune(elem, '/')
 }

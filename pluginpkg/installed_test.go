@@ -231,3 +231,15 @@ func TestLoadInstalledErrors(t *testing.T) {
 		}
 	})
 }
+
+// joinElem is filepath.Join for a clean directory; it must never give
+// another path.
+func TestJoinElem(t *testing.T) {
+	for _, dir := range []string{"/", "/home/u/.extkernel/packages", "packages", "a"} {
+		for _, elem := range []string{"echo", "p-00", ".hidden", "..", ".", "", "a/b", "a/../b", "plugin.json"} {
+			if got, want := joinElem(dir, elem), filepath.Join(dir, elem); got != want {
+				t.Errorf("joinElem(%q, %q) = %q, want %q", dir, elem, got, want)
+			}
+		}
+	}
+}

@@ -247,8 +247,12 @@ func (b *build) adoptableSlot(name string) *Lazy {
 // the cache under the same inputs. It reports false when there are none: m is
 // then started with the others, to learn them.
 func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
-	d, origin, key := manifestDeclarations(m.Package), OriginManifest, ""
-	if d == nil {
+	dv := declaredOf(m.Package)
+	var d *protocol.InitializeResult
+	origin, key := OriginManifest, ""
+	if dv != nil {
+		d = dv.decl
+	} else {
 		key = cacheKey(m.Package, opts)
 		d, origin = b.opts.Cache.load(m.Package.Name, key), OriginCache
 	}
@@ -256,6 +260,7 @@ func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
 		return false
 	}
 	z := newLazy(m.Package, opts, d, origin, key, b.opts)
+	z.memo = dv
 	b.lazy[m.Package.Name] = z
 	b.created = append(b.created, z)
 	m.Status = generation.StatusDeclared

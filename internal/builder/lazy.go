@@ -108,6 +108,7 @@ type Lazy struct {
 	opts     sidecar.Options
 	declared *protocol.InitializeResult // what the generation published
 	origin   string                     // OriginManifest or OriginCache
+	memo     *derived                   // declared and its contributions, when from the manifest
 	key      string                     // its declaration cache key
 	cache    DeclCache
 	hooks    LazyHooks
@@ -128,9 +129,7 @@ type Lazy struct {
 	// (generation.Fingerprint.WithFiles); nil before the first start.
 	files atomic.Pointer[generation.Fingerprint]
 
-	ctx    context.Context // cancelled by Close: ends a start
-	cancel context.CancelFunc
-	wg     sync.WaitGroup // start goroutines and idle stops
+	wg sync.WaitGroup // start goroutines and idle stops
 
 	mu struct {
 		sync.Mutex
@@ -141,6 +140,10 @@ type Lazy struct {
 		last    Activation
 		starts  int
 		stops   int
+		// ctx, made by the first start (ctxLocked), is cancelled by
+		// Close: it ends a start, and bounds an idle stop.
+		ctx    context.Context
+		cancel context.CancelFunc
 	}
 }
 
@@ -153,9 +156,8 @@ type flight struct {
 // newLazy returns the declared slot of a member published from declared.
 func newLazy(pkg *pluginpkg.Package, opts sidecar.Options, declared *protocol.InitializeResult, origin, key string,
 	o Options) *Lazy {
-	ctx, cancel := context.WithCancel(context.Background())
 	z := &Lazy{name: pkg.Name, pkg: pkg, opts: opts, declared: declared, origin: origin, key: key, cache: o.Cache,
-		hooks: o.LazyHooks, budget: o.Budget, ctx: ctx, cancel: cancel}
+		hooks: o.LazyHooks, budget: o.Budget}
 	if z.budget <= 0 {
 		z.budget = DefaultBudget
 	}
@@ -341,21 +343,34 @@ func (z *Lazy) startLocked(by func() string) *flight {
 	z.mu.flight = f
 	z.state.Store(int32(LazyStarting))
 	z.wg.Add(1)
-	go z.run(f, by())
+	go z.run(z.ctxLocked(), f, by())
 	return f
+}
+
+// ctxLocked returns the slot's context, making it on first use (a slot
+// that never starts costs no context): cancelled by Close, or already
+// when the slot is closed.
+func (z *Lazy) ctxLocked() context.Context {
+	if z.mu.ctx == nil {
+		z.mu.ctx, z.mu.cancel = context.WithCancel(context.Background())
+		if z.State() == LazyClosed {
+			z.mu.cancel()
+		}
+	}
+	return z.mu.ctx
 }
 
 // run is one start: spawn and handshake, bounded by the startup budget and
 // by Close; the handshake checked against what was published; the outcome
 // recorded and reported.
-func (z *Lazy) run(f *flight, by string) {
+func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	defer z.wg.Done()
 	if z.hooks.Starting != nil {
 		z.hooks.Starting(z.name, by)
 	}
 	a := Activation{By: by, At: time.Now()}
 	z.files.Store(startFiles(z.pkg))
-	ctx, cancel := context.WithTimeoutCause(z.ctx, z.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.budget))
+	ctx, cancel := context.WithTimeoutCause(slotCtx, z.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.budget))
 	c, err := sidecar.Start(ctx, z.pkg, z.opts)
 	cancel()
 	a.Start = time.Since(a.At)
@@ -486,9 +501,10 @@ func (z *Lazy) checkIdle() {
 	z.mu.stopped = ch
 	z.mu.stops++
 	z.wg.Add(1)
+	ctx := z.ctxLocked()
 	z.mu.Unlock()
 	defer z.wg.Done()
-	_ = c.Close(z.ctx)
+	_ = c.Close(ctx)
 	z.mu.Lock()
 	if z.State() == LazyStopping {
 		z.state.Store(int32(LazyDeclared))
@@ -551,8 +567,11 @@ func (z *Lazy) Close(ctx context.Context) error {
 	z.state.Store(int32(LazyClosed))
 	z.stopTimerLocked()
 	c := z.cur.Swap(nil)
+	cancel := z.mu.cancel
 	z.mu.Unlock()
-	z.cancel()
+	if cancel != nil {
+		cancel()
+	}
 	z.wg.Wait()
 	if c == nil {
 		return nil
