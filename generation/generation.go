@@ -86,7 +86,12 @@ func NewMember(in *Inputs, p *pluginpkg.Package) *Member {
 // newMember returns the member for p under in, with its launch value.
 func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 	l := in.LaunchOf(p)
-	m := &Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l, fp: &fingerprintOnce{}}
+	a := &struct { // one allocation for the member and its fingerprint
+		m  Member
+		fp fingerprintOnce
+	}{}
+	m := &a.m
+	*m = Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l, fp: &a.fp}
 	if p.Manifest.Runtime == nil {
 		m.Status = StatusDeclarative
 	}

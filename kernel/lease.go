@@ -48,8 +48,12 @@ func newLive(r *builder.Running, handlers map[capability.Key]capability.Handler,
 	g := r.Generation()
 	l := &live{gen: g, run: r, drained: make(chan struct{}), stopped: make(chan struct{}), handed: closedChan,
 		routes: newRoutes(g, handlers), roots: make(map[string]*frame, len(g.Members()))}
-	for _, m := range g.Members() {
-		l.roots[m.Package.Name] = &frame{live: l, plugin: m.Package.Name, stats: stats.of(m.Package.Name)}
+	members := g.Members()
+	counters := stats.ofAll(members)
+	frames := make([]frame, len(members)) // one allocation for every root frame
+	for i, m := range members {
+		frames[i] = frame{live: l, plugin: m.Package.Name, stats: counters[i]}
+		l.roots[m.Package.Name] = &frames[i]
 	}
 	return l
 }

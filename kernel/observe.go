@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/contribution"
+	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
@@ -108,6 +109,30 @@ func (t *statsTable) of(plugin string) *callStats {
 		t.plugin[plugin] = s
 	}
 	return s
+}
+
+// ofAll returns the counters of each member, in order, creating those
+// that do not exist yet: under one lock, and in one allocation.
+func (t *statsTable) ofAll(members []*generation.Member) []*callStats {
+	out := make([]*callStats, len(members))
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.plugin == nil {
+		t.plugin = make(map[string]*callStats, len(members))
+	}
+	var fresh []callStats
+	for i, m := range members {
+		s := t.plugin[m.Package.Name]
+		if s == nil {
+			if fresh == nil {
+				fresh = make([]callStats, len(members)-i)
+			}
+			s, fresh = &fresh[0], fresh[1:]
+			t.plugin[m.Package.Name] = s
+		}
+		out[i] = s
+	}
+	return out
 }
 
 // lookup returns plugin's counters, or nil when no call was ever counted.

@@ -61,34 +61,31 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	if err != nil {
 		return nil, err
 	}
-	entries, err := os.ReadDir(filepath.Join(home, PackagesDir))
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	entries, realPkgs, err := listPackages(filepath.Join(home, PackagesDir), cache)
+	if err != nil {
 		return nil, fmt.Errorf("load home %s: %w", home, err)
 	}
 	inst := &Installed{Home: home}
 	present := map[string]bool{}
-	opt := loadOpts{cache: cache}
-	if len(entries) > 0 {
-		opt.realPkgs, _ = filepath.EvalSymlinks(filepath.Join(home, PackagesDir))
-	}
+	opt := loadOpts{cache: cache, realPkgs: realPkgs}
 	// Packages load several at once (each is a few file-system calls and a
 	// parse); results are taken in directory order.
 	type loaded struct {
 		pkg   *Package
 		warns []Warning
 	}
-	var visible []fs.DirEntry
+	visible := make([]listedEntry, 0, len(entries))
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), ".") {
-			present[e.Name()] = true
+		if !strings.HasPrefix(e.name, ".") {
+			present[e.name] = true
 			visible = append(visible, e)
 		}
 	}
 	results := make([]loaded, len(visible))
 	parallel.For(len(visible), parallel.FileWorkers, func(i int) { // loadPackage reports problems as warnings
 		o := opt
-		o.plainDir = visible[i].IsDir() // a directory, not a symbolic link
-		results[i].pkg, results[i].warns = loadPackage(home, visible[i].Name(), o)
+		o.plainDir = visible[i].dir // a directory, not a symbolic link
+		results[i].pkg, results[i].warns = loadPackage(home, visible[i].name, o)
 	})
 	for _, r := range results {
 		for _, w := range r.warns {

@@ -1,7 +1,10 @@
 package pluginpkg
 
 import (
+	"errors"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -82,4 +85,78 @@ func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manif
 	}
 	manifests.byPath[path] = cachedManifest{stat: st, readAt: readAt, manifest: m, sha: sha}
 	manifests.bytes += st.Size
+}
+
+// maxCachedListings bounds the listings cache: past it, it starts again
+// empty.
+const maxCachedListings = 64
+
+// listings is the process-wide cache of packages directories (Loader): a
+// directory's entries change only with its modification and change times,
+// so an unchanged packages/ is stat'ed, not listed again.
+var listings struct {
+	mu    sync.Mutex
+	byDir map[string]cachedListing // by the packages directory's path
+}
+
+type cachedListing struct {
+	stat    pkgfiles.Stat
+	readAt  time.Time
+	real    string // the directory with symbolic links resolved
+	entries []listedEntry
+}
+
+// listedEntry is one entry of a packages directory.
+type listedEntry struct {
+	name string
+	dir  bool // a directory, not a symbolic link
+}
+
+// listPackages returns the entries of the packages directory dir, sorted
+// by name, and dir with symbolic links resolved ("" when it has no
+// entries). With a cache (a Loader's load), an unchanged directory (same
+// size, times and inode, settled: RacyWindow) is not listed again. A dir
+// that does not exist has no entries and no error.
+func listPackages(dir string, cache *Loader) ([]listedEntry, string, error) {
+	var st pkgfiles.Stat
+	if cache != nil {
+		fi, err := os.Stat(dir)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, "", err
+		}
+		if err == nil {
+			st = pkgfiles.StatOf(fi)
+			listings.mu.Lock()
+			c, hit := listings.byDir[dir]
+			listings.mu.Unlock()
+			if hit && c.stat == st && st.SettledAt(c.readAt.UnixNano()) {
+				return c.entries, c.real, nil
+			}
+		}
+	}
+	readAt := time.Now()
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", nil
+		}
+		return nil, "", err
+	}
+	entries := make([]listedEntry, len(des))
+	for i, e := range des {
+		entries[i] = listedEntry{name: e.Name(), dir: e.IsDir()}
+	}
+	var real string
+	if len(entries) > 0 {
+		real, _ = filepath.EvalSymlinks(dir)
+	}
+	if cache != nil && st != (pkgfiles.Stat{}) {
+		listings.mu.Lock()
+		if listings.byDir == nil || len(listings.byDir) >= maxCachedListings {
+			listings.byDir = map[string]cachedListing{}
+		}
+		listings.byDir[dir] = cachedListing{stat: st, readAt: readAt, real: real, entries: entries}
+		listings.mu.Unlock()
+	}
+	return entries, real, nil
 }

@@ -87,3 +87,107 @@ func TestLoaderCacheBounded(t *testing.T) {
 		t.Errorf("after passing the bound: a cached %v, b cached %v, %d entries, %d bytes; want only b, 10 bytes", hasA, hasB, n, bytes)
 	}
 }
+
+// A Loader lists an unchanged packages directory from its cache, and sees
+// every package added, removed, or replaced by a symbolic link, whether
+// the directory changed long ago or a moment ago.
+func TestLoaderListsChangedPackagesDirectories(t *testing.T) {
+	home := t.TempDir()
+	pkgs := filepath.Join(home, "packages")
+	add := func(name string) {
+		t.Helper()
+		dir := filepath.Join(home, "store", name)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		data := `{"format": 1, "name": "` + name + `", "version": "1.0.0"}`
+		if err := os.WriteFile(filepath.Join(dir, ManifestFile), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(pkgs, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(dir, filepath.Join(pkgs, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var l Loader
+	names := func() string {
+		t.Helper()
+		inst, err := l.Load(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range inst.Packages {
+			out = append(out, p.Name+"@"+filepath.Base(filepath.Dir(p.Dir)))
+		}
+		return strings.Join(out, ",")
+	}
+	if got := names(); got != "" {
+		t.Fatalf("a home without packages/ lists %q", got)
+	}
+	add("a")
+	add("b")
+	for _, settle := range []bool{false, true} {
+		if settle {
+			time.Sleep(2 * RacyWindow) // from here on, the listing is cached
+		}
+		if got := names(); got != "a@packages,b@packages" {
+			t.Fatalf("settled %v: packages %q, want a and b", settle, got)
+		}
+		if got := names(); got != "a@packages,b@packages" {
+			t.Fatalf("settled %v, loaded again: packages %q, want a and b", settle, got)
+		}
+	}
+	add("c")
+	if got := names(); got != "a@packages,b@packages,c@packages" {
+		t.Errorf("after adding c: packages %q", got)
+	}
+	time.Sleep(2 * RacyWindow)
+	names() // cached again
+	if err := os.RemoveAll(filepath.Join(pkgs, "b")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "a@packages,c@packages" {
+		t.Errorf("after removing b: packages %q", got)
+	}
+	time.Sleep(2 * RacyWindow)
+	names()
+	// c becomes a symbolic link to a directory elsewhere: its package is
+	// then loaded from where the link leads.
+	elsewhere := filepath.Join(home, "elsewhere", "c")
+	if err := os.MkdirAll(filepath.Dir(elsewhere), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Join(pkgs, "c"), elsewhere); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(elsewhere, filepath.Join(pkgs, "c")); err != nil {
+		t.Fatal(err)
+	}
+	if got := names(); got != "a@packages,c@elsewhere" {
+		t.Errorf("after making c a link: packages %q", got)
+	}
+	// packages/ swapped for another directory, which settles before the
+	// next load: another directory (inode), so listed again.
+	time.Sleep(2 * RacyWindow)
+	names()
+	next := filepath.Join(home, "next")
+	if err := os.MkdirAll(filepath.Join(next, "z"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(next, "z", ManifestFile), []byte(`{"format": 1, "name": "z", "version": "1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(pkgs, filepath.Join(home, "old")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, pkgs); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * RacyWindow)
+	if got := names(); got != "z@packages" {
+		t.Errorf("after swapping packages/ for another directory: packages %q", got)
+	}
+}

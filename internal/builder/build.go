@@ -100,7 +100,7 @@ func (b *build) resolve() bool {
 	}
 	b.closure = cl
 	for _, p := range b.in.Installed.Packages {
-		if slices.Contains(cl.Members, p.Name) {
+		if _, in := slices.BinarySearch(cl.Members, p.Name); in { // Members are sorted
 			b.members[p.Name] = generation.NewMember(&b.in, p)
 		}
 	}
