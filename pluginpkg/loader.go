@@ -23,9 +23,10 @@ const RacyWindow = pkgfiles.RacyWindow
 // a previous load (same size, modification time, change time and inode,
 // and last modified more than RacyWindow before it was read). A reload of an
 // unchanged home then costs one stat per manifest instead of a read and a
-// parse. Every Loader of a process shares one cache, so a kernel made again
-// in the same process (a restart, a test, a benchmark) reads only what
-// changed; it holds at most maxCachedManifests manifests and
+// parse; an unchanged packages directory, by the same rule, is stat'ed
+// and not listed again. Every Loader of a process shares one cache, so a
+// kernel made again in the same process (a restart, a test, a benchmark)
+// reads only what changed; it holds at most maxCachedManifests manifests and
 // maxCachedManifestBytes of manifest files, and is emptied when either is
 // reached. A cached *Manifest is shared by every Package loaded from it:
 // nothing modifies a Manifest after Parse. Its zero value is ready to use;
