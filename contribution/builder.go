@@ -62,6 +62,7 @@ func (b *Builder) Add(cs ...Contribution) {
 // Adds; each call returns a new, independent snapshot.
 func (b *Builder) Build() (*Registry, error) {
 	s := newBuild(b.spec)
+	s.accepted = make([]entry, 0, len(b.cs))
 	for i, c := range b.cs {
 		s.add(i, c)
 	}
@@ -95,12 +96,12 @@ type build struct {
 	kinds    map[Kind]KindSpec
 	points   map[Point]bool
 	slots    map[Slot]bool
-	groups   map[kindKey][]entry
+	accepted []entry // in Add order; resolve groups them by kind and key
 	problems []Problem
 }
 
 func newBuild(host HostSpec) *build {
-	s := &build{host: host, groups: make(map[kindKey][]entry)}
+	s := &build{host: host}
 	s.checkHost()
 	return s
 }
@@ -122,8 +123,7 @@ func (s *build) add(idx int, c Contribution) {
 	if !ok {
 		return
 	}
-	k := kindKey{c.Kind, c.Key}
-	s.groups[k] = append(s.groups[k], entry{c: c, spec: spec, idx: idx})
+	s.accepted = append(s.accepted, entry{c: c, spec: spec, idx: idx})
 }
 
 // byOwner orders entries by source: plugin name (the host's empty name

@@ -11,21 +11,25 @@ import (
 // resolve applies each kind's policy to every group of valid contributions,
 // in (kind, key) order, and assembles the registry from the winners.
 func (s *build) resolve() *Registry {
-	keys := slices.SortedFunc(maps.Keys(s.groups), func(a, b kindKey) int {
-		return cmp.Or(cmp.Compare(a.kind, b.kind), cmp.Compare(a.key, b.key))
+	// One sort groups the accepted contributions by kind and key, each
+	// group in Add order (idx is unique), the groups in kind and key order.
+	slices.SortFunc(s.accepted, func(a, b entry) int {
+		return cmp.Or(cmp.Compare(a.c.Kind, b.c.Kind), cmp.Compare(a.c.Key, b.c.Key), cmp.Compare(a.idx, b.idx))
 	})
 	r := &Registry{
-		byKey:  make(map[kindKey][]Contribution, len(keys)),
+		byKey:  make(map[kindKey][]Contribution, len(s.accepted)),
 		byKind: make(map[Kind][]Contribution, len(s.kinds)),
 	}
-	var n int
-	for _, k := range keys {
-		n += len(s.groups[k])
-	}
-	r.all = make([]Contribution, 0, n)
+	r.all = make([]Contribution, 0, len(s.accepted))
 	claimedSlots := make(map[Slot]bool)
-	for _, k := range keys {
-		g := s.groups[k]
+	for i := 0; i < len(s.accepted); {
+		j := i + 1
+		for j < len(s.accepted) && s.accepted[j].c.Kind == s.accepted[i].c.Kind && s.accepted[j].c.Key == s.accepted[i].c.Key {
+			j++
+		}
+		g := s.accepted[i:j:j]
+		i = j
+		k := kindKey{g[0].c.Kind, g[0].c.Key}
 		spec := g[0].spec
 		start := len(r.all)
 		switch spec.Policy {
