@@ -548,3 +548,44 @@ func TestLazyFilesFingerprintedAtStart(t *testing.T) {
 		t.Errorf("spawns: used %d, idle %d; want 2 and 0", n, m)
 	}
 }
+
+// TestLazyDeclaredEvents: publishing lazy members reports each one
+// declared, once, with its generation and when it happened; a reload that
+// keeps them declared reports nothing again for them.
+func TestLazyDeclaredEvents(t *testing.T) {
+	dir := t.TempDir()
+	var plugs []plug
+	for _, name := range []string{"alpha", "beta"} {
+		plugs = append(plugs, lazyPlug(name, filepath.Join(dir, name+".pid"), "echo"))
+	}
+	var mu sync.Mutex
+	var seen []observe.Event
+	k := startKernelSubscribed(t, lazyConfig(writeHome(t, plugs...)), func(e observe.Event) {
+		if e.Type == observe.EventPluginState {
+			mu.Lock()
+			seen = append(seen, e)
+			mu.Unlock()
+		}
+	})
+	check := func(when string, want []string) {
+		t.Helper()
+		mu.Lock()
+		defer mu.Unlock()
+		var got []string
+		for _, e := range seen {
+			got = append(got, e.Plugin+"="+e.State)
+			if e.State == string(observe.StateDeclared) && (e.Generation != 1 || e.Time.IsZero() || e.Message != declaredReason) {
+				t.Errorf("%s: %s declared in generation %d at %v (%q), want generation 1, a time and the reason", when, e.Plugin,
+					e.Generation, e.Time, e.Message)
+			}
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("%s: state events %q, want %q", when, got, want)
+		}
+	}
+	check("published", []string{"alpha=declared", "beta=declared"})
+	if _, err := k.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	check("reloaded, unchanged", []string{"alpha=declared", "beta=declared"})
+}

@@ -121,6 +121,40 @@ func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, re
 	return false
 }
 
+// declaredReason is the status reason of a lazy member not started.
+const declaredReason = "lazy: declared, not started; its first use starts it"
+
+// setDeclared is setStateIn(n, name, observe.StateDeclared) for each of
+// names (a generation's lazy members, which a host may have by the
+// hundred): one lock, and one allocation for their new statuses.
+func (k *Kernel) setDeclared(n uint64, names []string) {
+	s := k.super
+	now := time.Now()
+	changed := names[:0:0]
+	s.mu.Lock()
+	var fresh []observe.PluginStatus
+	for i, name := range names {
+		cur := s.status[name]
+		if cur != nil && cur.State == observe.StateDeclared && cur.Reason == declaredReason {
+			continue
+		}
+		if fresh == nil {
+			fresh = make([]observe.PluginStatus, len(names)-i)
+		}
+		st := &fresh[0]
+		fresh = fresh[1:]
+		*st = observe.PluginStatus{Name: name, State: observe.StateDeclared, Reason: declaredReason,
+			Restarts: len(s.crashes[name]), Since: now}
+		s.status[name] = st
+		changed = append(changed, name)
+	}
+	s.mu.Unlock()
+	for _, name := range changed {
+		k.events.emit(observe.Event{Type: observe.EventPluginState, Generation: n, Plugin: name, State: string(observe.StateDeclared),
+			Message: declaredReason, Time: now})
+	}
+}
+
 // published records the states of a newly published generation's members.
 // A member carried over from the previous generation (adopted) keeps the
 // state it has. A member started by the build whose sidecar has exited
@@ -129,6 +163,7 @@ func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, re
 // first), never reported ready.
 func (k *Kernel) published(l *live) {
 	g := l.gen
+	var declared []string
 	for _, m := range g.Members() {
 		name := m.Package.Name
 		switch {
@@ -136,7 +171,7 @@ func (k *Kernel) published(l *live) {
 		case m.Status == generation.StatusFailed:
 			k.setState(name, observe.StateFailed, m.Reason, nil)
 		case m.Status == generation.StatusDeclared:
-			k.setState(name, observe.StateDeclared, "lazy: declared, not started; its first use starts it", nil)
+			declared = append(declared, name)
 		case m.Status == generation.StatusRunning:
 			if k.setStateUnless(name, observe.StateReady, "", nil, func() bool { return l.down(name) }) {
 				c := l.client(name)
@@ -148,6 +183,7 @@ func (k *Kernel) published(l *live) {
 			}
 		}
 	}
+	k.setDeclared(g.Number(), declared)
 	s := k.super
 	s.mu.Lock()
 	var gone []string
