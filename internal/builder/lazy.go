@@ -108,7 +108,7 @@ type Lazy struct {
 	opts     sidecar.Options
 	declared *protocol.InitializeResult // what the generation published
 	origin   string                     // OriginManifest or OriginCache
-	memo     *derived                   // declared and its contributions, when from the manifest
+	memo     *derived                   // set only when declared is from the manifest: memo.decl is declared
 	key      string                     // its declaration cache key
 	cache    DeclCache
 	hooks    LazyHooks

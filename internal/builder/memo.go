@@ -35,7 +35,7 @@ type derived struct {
 // declaredOf returns what p's manifest declares (manifestDeclarations),
 // nil when it declares nothing, from declMemo when it was derived before.
 func declaredOf(p *pluginpkg.Package) *derived {
-	if p.Manifest == nil || p.Manifest.Name != p.Name {
+	if p.Manifest.Name != p.Name {
 		if d := manifestDeclarations(p); d != nil {
 			return &derived{decl: d}
 		}

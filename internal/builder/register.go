@@ -68,7 +68,7 @@ func (b *build) versionWarnings() []string {
 func (b *build) buildRegistry() (*contribution.Registry, error) {
 	bld := contribution.NewBuilder(b.in.Spec)
 	for _, name := range b.closure.Members {
-		if z := b.lazy[name]; z != nil && z.memo != nil && z.declared == z.memo.decl && b.clients[name] == nil {
+		if z := b.lazy[name]; z != nil && z.memo != nil { // published from its manifest: z.declared is z.memo.decl
 			bld.Add(z.memo.contributions(b.members[name])...)
 		} else if d := b.declarations(name); d != nil {
 			bld.Add(generation.Contributions(b.members[name], d)...)
