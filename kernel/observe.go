@@ -120,19 +120,31 @@ func (t *statsTable) ofAll(members []*generation.Member) []*callStats {
 	if t.plugin == nil {
 		t.plugin = make(map[string]*callStats, len(members))
 	}
-	var fresh []callStats
+	var fresh slab[callStats]
 	for i, m := range members {
 		s := t.plugin[m.Package.Name]
 		if s == nil {
-			if fresh == nil {
-				fresh = make([]callStats, len(members)-i)
-			}
-			s, fresh = &fresh[0], fresh[1:]
+			s = fresh.take(len(members) - i)
 			t.plugin[m.Package.Name] = s
 		}
 		out[i] = s
 	}
 	return out
+}
+
+// slab hands out values of one allocation: a batch of new entries that
+// live as long as one another costs one allocation, not one each.
+type slab[T any] struct{ free []T }
+
+// take returns a new zero T, from an allocation made for n of them when
+// the last one is used up.
+func (s *slab[T]) take(n int) *T {
+	if len(s.free) == 0 {
+		s.free = make([]T, max(n, 1))
+	}
+	p := &s.free[0]
+	s.free = s.free[1:]
+	return p
 }
 
 // lookup returns plugin's counters, or nil when no call was ever counted.

@@ -132,17 +132,13 @@ func (k *Kernel) setDeclared(n uint64, names []string) {
 	now := time.Now()
 	changed := names[:0:0]
 	s.mu.Lock()
-	var fresh []observe.PluginStatus
+	var fresh slab[observe.PluginStatus]
 	for i, name := range names {
 		cur := s.status[name]
 		if cur != nil && cur.State == observe.StateDeclared && cur.Reason == declaredReason {
 			continue
 		}
-		if fresh == nil {
-			fresh = make([]observe.PluginStatus, len(names)-i)
-		}
-		st := &fresh[0]
-		fresh = fresh[1:]
+		st := fresh.take(len(names) - i)
 		*st = observe.PluginStatus{Name: name, State: observe.StateDeclared, Reason: declaredReason,
 			Restarts: len(s.crashes[name]), Since: now}
 		s.status[name] = st
