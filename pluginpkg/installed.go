@@ -68,6 +68,12 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	inst := &Installed{Home: home}
 	present := map[string]bool{}
 	opt := loadOpts{cache: cache, realPkgs: realPkgs}
+	if cache != nil && realPkgs != "" {
+		if d, err := pkgfiles.OpenDir(realPkgs); err == nil { // else each manifest is stat'ed by its path
+			defer d.Close()
+			opt.pkgs = d
+		}
+	}
 	// Packages load several at once (each is a few file-system calls and a
 	// parse); results are taken in directory order.
 	type loaded struct {
@@ -108,8 +114,6 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	return inst, nil
 }
 
-// loadPackage loads packages/<name> of home. It returns the package (state
-// not applied) or nil and the warnings explaining why not.
 // loadOpts speeds up loadPackage during a whole-home load.
 type loadOpts struct {
 	cache *Loader
@@ -118,19 +122,62 @@ type loadOpts struct {
 	// realPkgs/name, without resolving every path component again.
 	realPkgs string
 	plainDir bool
+	// pkgs is realPkgs open, or nil: a plain directory's manifest is
+	// stat'ed relative to it (statManifest).
+	pkgs *pkgfiles.Dir
 	// pkgsDir, when set, is the directory holding the package instead of
 	// <home>/packages (a staged or a previous version); messages still
 	// name packages/<name>.
 	pkgsDir string
 }
 
-func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
-	cache := opt.cache
-	rel, mpath := PackagesDir+"/"+name, PackagesDir+"/"+name+"/"+ManifestFile
+// statManifest returns the version of file, package name's manifest:
+// stat'ed relative to the open packages directory when the package is a
+// plain directory in it, else by its path.
+func (o loadOpts) statManifest(name, file string) (pkgfiles.Stat, error) {
+	if o.plainDir && o.pkgs != nil && plainElem(name) {
+		return o.pkgs.StatAt(name + "/" + ManifestFile)
+	}
+	fi, err := os.Stat(file)
+	if err != nil {
+		return pkgfiles.Stat{}, err
+	}
+	return pkgfiles.StatOf(fi), nil
+}
+
+// fromCache returns package name, at dir with its manifest at file (mpath
+// in messages), from the Loader's cache when the manifest is unchanged;
+// else nil and the manifest's version (zero when it could not be stat'ed,
+// or there is no cache).
+func (o loadOpts) fromCache(name, dir, file, mpath string) (*Package, pkgfiles.Stat) {
+	if o.cache == nil {
+		return nil, pkgfiles.Stat{}
+	}
+	st, err := o.statManifest(name, file)
+	if err != nil {
+		return nil, pkgfiles.Stat{}
+	}
+	if m, sha, ok := o.cache.lookup(file, st); ok {
+		return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, st
+	}
+	return nil, st
+}
+
+// manifestPaths returns where messages place package name and its
+// manifest: packages/<name> and packages/<name>/plugin.json.
+func manifestPaths(name string) (rel, mpath string) {
 	if !plainElem(name) {
 		rel = path.Join(PackagesDir, name)
-		mpath = path.Join(rel, ManifestFile)
+		return rel, path.Join(rel, ManifestFile)
 	}
+	return PackagesDir + "/" + name, PackagesDir + "/" + name + "/" + ManifestFile
+}
+
+// loadPackage loads packages/<name> of home. It returns the package (state
+// not applied) or nil and the warnings explaining why not.
+func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
+	cache := opt.cache
+	rel, mpath := manifestPaths(name)
 	warn := func(p, msg string, err error) []Warning {
 		return []Warning{{Package: name, Path: p, Message: msg, Err: err}}
 	}
@@ -157,13 +204,9 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 		}
 	}
 	file := joinElem(dir, ManifestFile)
-	var st pkgfiles.Stat
-	if cache != nil {
-		m, sha, s, ok := cache.lookup(file)
-		if ok {
-			return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil
-		}
-		st = s
+	p, st := opt.fromCache(name, dir, file, mpath)
+	if p != nil {
+		return p, nil
 	}
 	readAt := time.Now()
 	data, err := readManifest(file)

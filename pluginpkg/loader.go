@@ -58,20 +58,16 @@ func (l *Loader) Load(home string) (*Installed, error) {
 	return loadInstalled(home, l)
 }
 
-// lookup returns the cached manifest for path if the file is unchanged.
-func (l *Loader) lookup(path string) (m *Manifest, sha string, st pkgfiles.Stat, ok bool) {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return nil, "", pkgfiles.Stat{}, false
-	}
-	st = pkgfiles.StatOf(fi)
+// lookup returns the cached manifest for path if the file, now st, is
+// unchanged.
+func (l *Loader) lookup(path string, st pkgfiles.Stat) (m *Manifest, sha string, ok bool) {
 	manifests.mu.Lock()
 	defer manifests.mu.Unlock()
 	c, hit := manifests.byPath[path]
 	if !hit || c.stat != st || !st.SettledAt(c.readAt.UnixNano()) {
-		return nil, "", st, false
+		return nil, "", false
 	}
-	return c.manifest, c.sha, st, true
+	return c.manifest, c.sha, true
 }
 
 // store caches a manifest read (and parsed) at readAt with stat st.
