@@ -3,6 +3,7 @@ package parallel
 import (
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -35,6 +36,30 @@ func TestFor(t *testing.T) {
 		}
 		if limit := int32(max(tc.workers, 1)); most.Load() > limit {
 			t.Errorf("n=%d workers=%d: %d ran at once", tc.n, tc.workers, most.Load())
+		}
+	}
+}
+
+// TestForReachesWorkers: tasks that wait run on every worker at once (the
+// helpers start one after the other, but all of them start): 4 tasks that
+// each wait for the 4 to be running all return.
+func TestForReachesWorkers(t *testing.T) {
+	for _, workers := range []int{2, 4, 8} {
+		var running atomic.Int32
+		all := make(chan struct{})
+		var timedOut atomic.Bool
+		For(workers, workers, func(int) {
+			if running.Add(1) == int32(workers) {
+				close(all)
+			}
+			select {
+			case <-all:
+			case <-time.After(10 * time.Second):
+				timedOut.Store(true)
+			}
+		})
+		if timedOut.Load() {
+			t.Errorf("workers=%d: only %d of %d tasks ran at once", workers, running.Load(), workers)
 		}
 	}
 }
