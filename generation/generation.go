@@ -2,6 +2,7 @@ package generation
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -111,8 +112,8 @@ type Generation struct {
 	registry *contribution.Registry
 	warnings []string
 	hash     string
-	inputs   map[string]Fingerprint
-	plan     *Plan // the plan that produced it, or nil
+	inputs   []Fingerprint // members' fingerprints, in members' order
+	plan     *Plan         // the plan that produced it, or nil
 
 	snapOnce sync.Once
 	snap     *Snapshot // built once, by Snapshot
@@ -140,7 +141,19 @@ func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg
 	g.warnings = append([]string(nil), warnings...)
 	sort.Strings(g.warnings)
 	g.inputs = fingerprints(g.members)
-	g.hash = hashInputs(g.inputs, in)
+	names := make([]string, len(g.members))
+	for i, m := range g.members {
+		names[i] = m.Package.Name
+	}
+	if slices.IsSorted(names) { // cl.Members are, from capability.Resolve
+		g.hash = hashInputs(names, g.inputs, in)
+	} else {
+		byName := make(map[string]Fingerprint, len(names))
+		for i, name := range names {
+			byName[name] = g.inputs[i]
+		}
+		g.hash = hashFingerprints(byName, in)
+	}
 	return g
 }
 

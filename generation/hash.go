@@ -101,36 +101,58 @@ func (f Fingerprint) WithFiles(p *pluginpkg.Package) Fingerprint {
 	return f
 }
 
-// fingerprints computes every member's fingerprint, several at once: each
-// is a few file-system calls (a walk of the package, a stat of each file
-// and of the executable; contents are hashed only when they changed), and
-// a host of many packages waits on them at every build and plan.
-func fingerprints(members []*Member) map[string]Fingerprint {
+// fingerprints computes every member's fingerprint, in members' order. A
+// lazy or declarative member's reads no file (packageFingerprint): those
+// are taken in this goroutine; the others, a few file-system calls each (a
+// walk of the package, a stat of each file and of the executable; contents
+// are hashed only when they changed), several at once, for a host of many
+// packages waits on them at every build and plan.
+func fingerprints(members []*Member) []Fingerprint {
 	fps := make([]Fingerprint, len(members))
-	// packageFingerprint records failures in the fingerprint.
-	parallel.For(len(members), parallel.FileWorkers, func(i int) { fps[i] = members[i].Fingerprint() })
-	out := make(map[string]Fingerprint, len(members))
+	files := make([]int, 0, len(members))
 	for i, m := range members {
-		out[m.Package.Name] = fps[i]
+		if m.launch.lazyName() != "" || m.Package.Manifest.Runtime == nil {
+			fps[i] = m.Fingerprint()
+		} else {
+			files = append(files, i)
+		}
 	}
-	return out
+	// packageFingerprint records failures in the fingerprint.
+	parallel.For(len(files), parallel.FileWorkers, func(j int) { fps[files[j]] = members[files[j]].Fingerprint() })
+	return fps
 }
 
-// hashInputs hashes the member fingerprints and the host's side of the
-// inputs in a canonical order. Fields are written with separators that
-// cannot occur in them (NUL, newline), without encoding: a reload hashes
-// every member's inputs, so this is on its path.
-func hashInputs(fps map[string]Fingerprint, in Inputs) string {
-	// The fields are gathered into one buffer and hashed with one Write:
-	// a small Write costs the hash more than the bytes it carries.
-	buf := make([]byte, 0, 256*len(fps)+256)
+// hashFingerprints is hashInputs of the fingerprints fps holds by member
+// name.
+func hashFingerprints(fps map[string]Fingerprint, in Inputs) string {
+	names := slices.Sorted(maps.Keys(fps))
+	list := make([]Fingerprint, len(names))
+	for i, name := range names {
+		list[i] = fps[name]
+	}
+	return hashInputs(names, list, in)
+}
+
+// hashInputs hashes the member fingerprints fps (of the members names,
+// sorted) and the host's side of the inputs in a canonical order. Fields
+// are written with separators that cannot occur in them (NUL, newline),
+// without encoding: a reload hashes every member's inputs, so this is on
+// its path.
+func hashInputs(names []string, fps []Fingerprint, in Inputs) string {
+	// The fields are gathered into one buffer, sized for the members' part,
+	// and hashed with one Write: a small Write costs the hash more than the
+	// bytes it carries.
+	size := 256
+	for i, f := range fps {
+		size += len(names[i]) + len(f.Version) + len(f.Manifest) + len(f.Executable) + len(f.Files) + len(f.Config) + 13
+	}
+	buf := make([]byte, 0, size)
 	field := func(s string) {
 		buf = append(buf, s...)
 		buf = append(buf, 0)
 	}
-	for _, name := range slices.Sorted(maps.Keys(fps)) {
-		f := fps[name]
-		field(name)
+	for i, f := range fps {
+		field(names[i])
 		field(f.Version)
 		field(f.Manifest)
 		field(f.Executable)

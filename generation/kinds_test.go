@@ -44,7 +44,7 @@ func TestHashKinds(t *testing.T) {
 	builtin := Inputs{Spec: contribution.HostSpec{Kinds: contribution.DefaultKinds()}}
 	tool := Inputs{Spec: contribution.HostSpec{Kinds: append(contribution.DefaultKinds(), contribution.KindSpec{Kind: "tool", Policy: contribution.Unique})}}
 	ordered := Inputs{Spec: contribution.HostSpec{Kinds: append(contribution.DefaultKinds(), contribution.KindSpec{Kind: "tool", Policy: contribution.Ordered})}}
-	h := func(in Inputs) string { return hashInputs(nil, in) }
+	h := func(in Inputs) string { return hashInputs(nil, nil, in) }
 	if h(base) != h(builtin) {
 		t.Error("declaring the built-in kinds changes the hash")
 	}

@@ -229,16 +229,17 @@ func desired(in Inputs, carry map[string]Fingerprint, from *Snapshot) (*Snapshot
 	for _, name := range cl.Members {
 		members = append(members, newMember(byName[name], &in, statusPlanned))
 	}
-	fps := fingerprints(members)
-	for _, m := range members {
-		fp := fps[m.Package.Name]
+	fps := make(map[string]Fingerprint, len(members)+len(carry))
+	for i, fp := range fingerprints(members) {
+		m := members[i]
+		fps[m.Package.Name] = fp
 		if m.launch.lazyName() != "" && from.runsFiles(m.Package.Name) {
 			fp = fp.WithFiles(m.Package)
 		}
 		s.Packages = append(s.Packages, snapshotPackage(m, fp, cl.DependsOn[m.Package.Name]))
 	}
 	maps.Copy(fps, carry)
-	s.Hash = hashInputs(fps, in)
+	s.Hash = hashFingerprints(fps, in)
 	return s, cl, nil
 }
 

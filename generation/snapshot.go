@@ -101,8 +101,8 @@ func (g *Generation) baseSnapshot() *Snapshot {
 	if s.Warnings == nil {
 		s.Warnings = []string{}
 	}
-	for _, m := range g.members {
-		s.Packages = append(s.Packages, snapshotPackage(m, g.inputs[m.Package.Name], g.closure.DependsOn[m.Package.Name]))
+	for i, m := range g.members {
+		s.Packages = append(s.Packages, snapshotPackage(m, g.inputs[i], g.closure.DependsOn[m.Package.Name]))
 	}
 	s.Contributions = snapshotContributions(g.registry)
 	return s

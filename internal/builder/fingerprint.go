@@ -7,6 +7,7 @@ import (
 
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/internal/parallel"
+	"github.com/extkernel/extkernel/pluginpkg"
 )
 
 // fingerprintAhead computes every member's fingerprint
@@ -22,10 +23,18 @@ import (
 // It returns stop, which Build defers so that no goroutine outlives the
 // build: after stop no member's fingerprint is begun, and stop returns
 // when those begun are done (each is bounded by the package size limits).
+// A lazy or declarative member's fingerprint reads no file: it is left to
+// Assemble, and with no other member no goroutine is started.
 func (b *build) fingerprintAhead() (stop func()) {
 	members := make([]*generation.Member, 0, len(b.members))
 	for _, name := range slices.Sorted(maps.Keys(b.members)) {
-		members = append(members, b.members[name])
+		m := b.members[name]
+		if m.Package.Manifest.Runtime != nil && b.in.LaunchOf(m.Package).Activation != pluginpkg.ActivationLazy {
+			members = append(members, m)
+		}
+	}
+	if len(members) == 0 {
+		return func() {}
 	}
 	var stopped atomic.Bool
 	done := make(chan struct{})
