@@ -121,6 +121,9 @@ func abortedBy(plugin string, err error) error {
 // spec marked cancelBatchOnFailure. The caller owns every client of a
 // ready outcome and must close it (CloseAll).
 func startBatch(ctx context.Context, specs []spec, opts batchOptions) []outcome {
+	if len(specs) == 0 { // a generation of lazy members only: no budget to time
+		return nil
+	}
 	cctx, cancelBatch := context.WithCancelCause(ctx)
 	defer cancelBatch(nil)
 	bctx, cancel := context.WithTimeoutCause(cctx, opts.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, opts.budget))
