@@ -2,7 +2,6 @@ package generation
 
 import (
 	"fmt"
-	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -145,15 +144,7 @@ func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg
 	for i, m := range g.members {
 		names[i] = m.Package.Name
 	}
-	if slices.IsSorted(names) { // cl.Members are, from capability.Resolve
-		g.hash = hashInputs(names, g.inputs, in)
-	} else {
-		byName := make(map[string]Fingerprint, len(names))
-		for i, name := range names {
-			byName[name] = g.inputs[i]
-		}
-		g.hash = hashFingerprints(byName, in)
-	}
+	g.hash = hashInputs(names, g.inputs, in)
 	return g
 }
 

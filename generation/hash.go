@@ -3,10 +3,10 @@ package generation
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"maps"
 	"slices"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/extkernel/extkernel/internal/parallel"
 	"github.com/extkernel/extkernel/internal/semverstr"
@@ -125,20 +125,40 @@ func fingerprints(members []*Member) []Fingerprint {
 // hashFingerprints is hashInputs of the fingerprints fps holds by member
 // name.
 func hashFingerprints(fps map[string]Fingerprint, in Inputs) string {
-	names := slices.Sorted(maps.Keys(fps))
-	list := make([]Fingerprint, len(names))
-	for i, name := range names {
-		list[i] = fps[name]
+	names := make([]string, 0, len(fps))
+	list := make([]Fingerprint, 0, len(fps))
+	for name, f := range fps {
+		names, list = append(names, name), append(list, f)
 	}
 	return hashInputs(names, list, in)
 }
 
+// inNameOrder returns names and fps, aligned, in name order: themselves
+// when they already are (a generation's members, from the closure), else
+// sorted copies.
+func inNameOrder(names []string, fps []Fingerprint) ([]string, []Fingerprint) {
+	if slices.IsSorted(names) {
+		return names, fps
+	}
+	order := make([]int, len(names))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(names[a], names[b]) })
+	sortedNames, sortedFps := make([]string, len(names)), make([]Fingerprint, len(fps))
+	for k, i := range order {
+		sortedNames[k], sortedFps[k] = names[i], fps[i]
+	}
+	return sortedNames, sortedFps
+}
+
 // hashInputs hashes the member fingerprints fps (of the members names,
-// sorted) and the host's side of the inputs in a canonical order. Fields
-// are written with separators that cannot occur in them (NUL, newline),
-// without encoding: a reload hashes every member's inputs, so this is on
-// its path.
+// aligned, in any order: they are hashed in name order) and the host's
+// side of the inputs in a canonical order. Fields are written with
+// separators that cannot occur in them (NUL, newline), without encoding:
+// a reload hashes every member's inputs, so this is on its path.
 func hashInputs(names []string, fps []Fingerprint, in Inputs) string {
+	names, fps = inNameOrder(names, fps)
 	// The fields are gathered into one buffer, sized for the members' part,
 	// and hashed with one Write: a small Write costs the hash more than the
 	// bytes it carries.

@@ -52,3 +52,28 @@ func TestHashKinds(t *testing.T) {
 		t.Error("a host kind, or its policy, does not change the hash")
 	}
 }
+
+// TestHashInputsNameOrder: members are hashed in name order whatever the
+// order they are passed in (a generation's are sorted; a plan's come from
+// a map), and each fingerprint stays with its name.
+func TestHashInputsNameOrder(t *testing.T) {
+	a, b, c := Fingerprint{Version: "1.0.0"}, Fingerprint{Version: "2.0.0"}, Fingerprint{Version: "3.0.0"}
+	sorted := hashInputs([]string{"a", "b", "c"}, []Fingerprint{a, b, c}, Inputs{})
+	for _, tc := range []struct {
+		names []string
+		fps   []Fingerprint
+	}{
+		{[]string{"c", "a", "b"}, []Fingerprint{c, a, b}},
+		{[]string{"b", "c", "a"}, []Fingerprint{b, c, a}},
+	} {
+		if got := hashInputs(tc.names, tc.fps, Inputs{}); got != sorted {
+			t.Errorf("hashInputs(%v) = %s, want %s (the sorted order's)", tc.names, got, sorted)
+		}
+	}
+	if swapped := hashInputs([]string{"b", "a", "c"}, []Fingerprint{a, b, c}, Inputs{}); swapped == sorted {
+		t.Error("a fingerprint moved to another name hashed the same")
+	}
+	if got := hashFingerprints(map[string]Fingerprint{"a": a, "b": b, "c": c}, Inputs{}); got != sorted {
+		t.Errorf("hashFingerprints = %s, want %s", got, sorted)
+	}
+}
