@@ -138,11 +138,7 @@ func (o loadOpts) statManifest(name, file string) (pkgfiles.Stat, error) {
 	if o.plainDir && o.pkgs != nil && plainElem(name) {
 		return o.pkgs.StatAt(name + "/" + ManifestFile)
 	}
-	fi, err := os.Stat(file)
-	if err != nil {
-		return pkgfiles.Stat{}, err
-	}
-	return pkgfiles.StatOf(fi), nil
+	return pkgfiles.StatPath(file)
 }
 
 // fromCache returns package name, at dir with its manifest at file (mpath

@@ -117,12 +117,12 @@ type listedEntry struct {
 func listPackages(dir string, cache *Loader) ([]listedEntry, string, error) {
 	var st pkgfiles.Stat
 	if cache != nil {
-		fi, err := os.Stat(dir)
+		var err error
+		st, err = pkgfiles.StatPath(dir)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, "", err
 		}
 		if err == nil {
-			st = pkgfiles.StatOf(fi)
 			listings.mu.Lock()
 			c, hit := listings.byDir[dir]
 			listings.mu.Unlock()

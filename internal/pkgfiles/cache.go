@@ -34,6 +34,17 @@ type Stat struct {
 	Ino                uint64
 }
 
+// StatPath returns the version (Stat) of the file at path, following
+// symbolic links as os.Stat does; the zero Stat with the error when it
+// cannot be stat'ed.
+func StatPath(path string) (Stat, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Stat{}, err
+	}
+	return StatOf(fi), nil
+}
+
 // fileDigests is the process-wide cache behind Ref.FilesDigest and
 // Ref.CommandDigest, shared by the kernel's fingerprints and the sidecar's
 // pin check, so a plan, a reload or a crash restart reads only the files

@@ -23,11 +23,7 @@ func OpenDir(path string) (*Dir, error) {
 // StatAt returns the version (Stat) of the file at rel, a slash-separated
 // path relative to d, following symbolic links as os.Stat does.
 func (d *Dir) StatAt(rel string) (Stat, error) {
-	fi, err := os.Stat(filepath.Join(d.path, filepath.FromSlash(rel)))
-	if err != nil {
-		return Stat{}, err
-	}
-	return StatOf(fi), nil
+	return StatPath(filepath.Join(d.path, filepath.FromSlash(rel)))
 }
 
 // Close releases d.
