@@ -99,6 +99,7 @@ func (b *build) resolve() bool {
 		return false
 	}
 	b.closure = cl
+	b.members = make(map[string]*generation.Member, len(cl.Members))
 	for _, p := range b.in.Installed.Packages {
 		if _, in := slices.BinarySearch(cl.Members, p.Name); in { // Members are sorted
 			b.members[p.Name] = generation.NewMember(&b.in, p)
@@ -162,6 +163,9 @@ func (b *build) start(ctx context.Context) {
 	refused := false // a required member's manifest ruled it out
 	adopt := b.adoptable()
 	kinds := hostKinds(b.in.Spec.Kinds)
+	if len(b.lazy) == 0 {
+		b.lazy = make(map[string]*Lazy, len(b.closure.Members))
+	}
 	for _, name := range b.closure.Members {
 		m := b.members[name]
 		if _, bad := b.failed[name]; bad || m.Status == generation.StatusDeclarative {

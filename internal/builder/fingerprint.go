@@ -1,8 +1,6 @@
 package builder
 
 import (
-	"maps"
-	"slices"
 	"sync/atomic"
 
 	"github.com/extkernel/extkernel/generation"
@@ -26,10 +24,10 @@ import (
 // A lazy or declarative member's fingerprint reads no file: it is left to
 // Assemble, and with no other member no goroutine is started.
 func (b *build) fingerprintAhead() (stop func()) {
-	members := make([]*generation.Member, 0, len(b.members))
-	for _, name := range slices.Sorted(maps.Keys(b.members)) {
+	var members []*generation.Member
+	for _, name := range b.closure.Members { // sorted; b.members holds each
 		m := b.members[name]
-		if m.Package.Manifest.Runtime != nil && b.in.LaunchOf(m.Package).Activation != pluginpkg.ActivationLazy {
+		if m != nil && m.Package.Manifest.Runtime != nil && b.in.LaunchOf(m.Package).Activation != pluginpkg.ActivationLazy {
 			members = append(members, m)
 		}
 	}
