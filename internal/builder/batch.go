@@ -31,6 +31,7 @@ var ErrBudgetExhausted = errors.New("startup budget exhausted")
 type spec struct {
 	pkg  *pluginpkg.Package
 	opts sidecar.Options
+	own  ownOptions // a lazy member's share of opts: its slot keeps it
 	// cancelBatchOnFailure cancels the rest of the batch when this plugin
 	// fails to start: plugins still starting or not yet launched then fail
 	// with an *AbortedError. Set for a required member: the build is

@@ -23,6 +23,7 @@ type build struct {
 	opts    Options
 	closure *capability.Closure
 	members map[string]*generation.Member
+	env     *slotEnv                   // what its members start with, made by start
 	clients map[string]*sidecar.Client // the eager members that run, by name
 	lazy    map[string]*Lazy           // the lazy members' slots, by name
 	created []*Lazy                    // slots this build made, to close on failure
@@ -162,7 +163,7 @@ func (b *build) start(ctx context.Context) {
 	var specs []spec
 	refused := false // a required member's manifest ruled it out
 	adopt := b.adoptable()
-	kinds := hostKinds(b.in.Spec.Kinds)
+	b.env = newSlotEnv(b.opts, hostKinds(b.in.Spec.Kinds))
 	if len(b.lazy) == 0 {
 		b.lazy = make(map[string]*Lazy, len(b.closure.Members))
 	}
@@ -183,11 +184,11 @@ func (b *build) start(ctx context.Context) {
 			refused = refused || m.Required
 			continue
 		}
-		opts := b.memberOptions(m, kinds)
-		if lazy && b.declare(m, opts) {
+		own := ownOf(b.in.LaunchOf(m.Package))
+		if lazy && b.declare(m, own) {
 			continue
 		}
-		specs = append(specs, spec{pkg: m.Package, opts: opts, cancelBatchOnFailure: m.Required, member: m, lazy: lazy})
+		specs = append(specs, spec{pkg: m.Package, opts: b.env.options(own), own: own, cancelBatchOnFailure: m.Required, member: m, lazy: lazy})
 	}
 	if refused {
 		return
@@ -201,7 +202,7 @@ func (b *build) start(ctx context.Context) {
 		case Ready:
 			b.started = append(b.started, o.client)
 			if b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy {
-				b.learned(m, specs[i].opts, o)
+				b.learned(m, specs[i].own, o)
 				continue
 			}
 			b.clients[o.plugin] = o.client
@@ -250,20 +251,20 @@ func (b *build) adoptableSlot(name string) *Lazy {
 // promise, checked at each start), else those its last handshake left in
 // the cache under the same inputs. It reports false when there are none: m is
 // then started with the others, to learn them.
-func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
+func (b *build) declare(m *generation.Member, own ownOptions) bool {
 	dv := declaredOf(m.Package)
 	var d *protocol.InitializeResult
 	origin, key := OriginManifest, ""
 	if dv != nil {
 		d = dv.decl
 	} else {
-		key = cacheKey(m.Package, opts)
+		key = cacheKey(m.Package, b.env.options(own))
 		d, origin = b.opts.Cache.load(m.Package.Name, key), OriginCache
 	}
 	if d == nil {
 		return false
 	}
-	z := newLazy(m.Package, opts, d, origin, key, b.opts)
+	z := newLazy(m.Package, b.env, own, d, origin, key)
 	z.memo = dv
 	b.lazy[m.Package.Name] = z
 	b.created = append(b.created, z)
@@ -274,9 +275,9 @@ func (b *build) declare(m *generation.Member, opts sidecar.Options) bool {
 // learned makes the slot of a lazy member started by this build to learn
 // its declarations (it had none): ready, its handshake its published
 // declarations, cached for the next build.
-func (b *build) learned(m *generation.Member, opts sidecar.Options, o outcome) {
-	c, key := o.client, cacheKey(m.Package, opts)
-	z := newLazy(m.Package, opts, c.Declarations(), OriginHandshake, key, b.opts)
+func (b *build) learned(m *generation.Member, own ownOptions, o outcome) {
+	c, key := o.client, cacheKey(m.Package, b.env.options(own))
+	z := newLazy(m.Package, b.env, own, c.Declarations(), OriginHandshake, key)
 	z.adoptStarted(c, o.files)
 	b.lazy[m.Package.Name] = z
 	b.created = append(b.created, z)
@@ -303,14 +304,6 @@ func (b *build) declarations(name string) *protocol.InitializeResult {
 func (b *build) fromManifest(name string) bool {
 	z := b.lazy[name]
 	return z != nil && z.origin == OriginManifest
-}
-
-// memberOptions returns the options m's client starts with: the build's
-// common ones with m's launch value and the host's kinds.
-func (b *build) memberOptions(m *generation.Member, kinds []contribution.Kind) sidecar.Options {
-	o, l := b.opts.Client, b.in.LaunchOf(m.Package)
-	o.Config, o.Env, o.Limits, o.Kinds, o.Confinement = l.Config, l.Env, l.Limits, kinds, l.Confinement
-	return o
 }
 
 // startFailed records that m's start failed with err.

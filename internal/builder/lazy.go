@@ -2,12 +2,14 @@ package builder
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/extkernel/extkernel/contribution"
 	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/pluginpkg"
 	"github.com/extkernel/extkernel/protocol"
@@ -105,14 +107,12 @@ type Activation struct {
 type Lazy struct {
 	name     string
 	pkg      *pluginpkg.Package
-	opts     sidecar.Options
+	env      *slotEnv                   // what the build's slots share
+	own      ownOptions                 // with env.client, what its process starts with
 	declared *protocol.InitializeResult // what the generation published
 	origin   string                     // OriginManifest or OriginCache
 	memo     *derived                   // set only when declared is from the manifest: memo.decl is declared
 	key      string                     // its declaration cache key
-	cache    DeclCache
-	hooks    LazyHooks
-	budget   time.Duration // bounds one start
 
 	idle     atomic.Int64 // the idle timeout in ns; 0 never stops it
 	inflight atomic.Int64
@@ -153,14 +153,51 @@ type flight struct {
 	err  error // set before done closes
 }
 
-// newLazy returns the declared slot of a member published from declared.
-func newLazy(pkg *pluginpkg.Package, opts sidecar.Options, declared *protocol.InitializeResult, origin, key string,
-	o Options) *Lazy {
-	z := &Lazy{name: pkg.Name, pkg: pkg, opts: opts, declared: declared, origin: origin, key: key, cache: o.Cache,
-		hooks: o.LazyHooks, budget: o.Budget}
-	if z.budget <= 0 {
-		z.budget = DefaultBudget
+// slotEnv is what every slot a build makes shares, immutable: a host may
+// declare its lazy members by the hundred, and a slot holds only what is
+// its own.
+type slotEnv struct {
+	client sidecar.Options // Options.Client with the host's kinds
+	cache  DeclCache
+	hooks  LazyHooks
+	budget time.Duration // bounds one start
+}
+
+// newSlotEnv returns the environment of the slots of a build with o whose
+// members are told of kinds.
+func newSlotEnv(o Options, kinds []contribution.Kind) *slotEnv {
+	e := &slotEnv{client: o.Client, cache: o.Cache, hooks: o.LazyHooks, budget: o.Budget}
+	if e.budget <= 0 {
+		e.budget = DefaultBudget
 	}
+	e.client.Kinds = kinds
+	return e
+}
+
+// ownOptions are the options of one member's process that are its own
+// (generation.Launch): with slotEnv.client, its sidecar.Options.
+type ownOptions struct {
+	config      json.RawMessage
+	env         map[string]string
+	limits      pluginpkg.ResourceLimits
+	confinement pluginpkg.Confinement
+}
+
+// ownOf returns the options l gives its member's process.
+func ownOf(l generation.Launch) ownOptions {
+	return ownOptions{config: l.Config, env: l.Env, limits: l.Limits, confinement: l.Confinement}
+}
+
+// options returns the sidecar options of a process started with own in e.
+func (e *slotEnv) options(own ownOptions) sidecar.Options {
+	o := e.client
+	o.Config, o.Env, o.Limits, o.Confinement = own.config, own.env, own.limits, own.confinement
+	return o
+}
+
+// newLazy returns the declared slot of a member published from declared.
+func newLazy(pkg *pluginpkg.Package, env *slotEnv, own ownOptions, declared *protocol.InitializeResult, origin, key string) *Lazy {
+	z := &Lazy{name: pkg.Name, pkg: pkg, env: env, own: own, declared: declared, origin: origin, key: key}
 	z.lastUsed.Store(time.Now().UnixNano())
 	return z
 }
@@ -333,8 +370,8 @@ func (z *Lazy) Start(ctx context.Context, by string) error {
 // returns its flight. A host that holds the member down fails it at once.
 func (z *Lazy) startLocked(by func() string) *flight {
 	f := &flight{done: make(chan struct{})}
-	if z.hooks.MayStart != nil {
-		if err := z.hooks.MayStart(z.name); err != nil {
+	if z.env.hooks.MayStart != nil {
+		if err := z.env.hooks.MayStart(z.name); err != nil {
 			f.err = err
 			close(f.done)
 			return f
@@ -365,13 +402,13 @@ func (z *Lazy) ctxLocked() context.Context {
 // recorded and reported.
 func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	defer z.wg.Done()
-	if z.hooks.Starting != nil {
-		z.hooks.Starting(z.name, by)
+	if z.env.hooks.Starting != nil {
+		z.env.hooks.Starting(z.name, by)
 	}
 	a := Activation{By: by, At: time.Now()}
 	z.files.Store(startFiles(z.pkg))
-	ctx, cancel := context.WithTimeoutCause(slotCtx, z.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.budget))
-	c, err := sidecar.Start(ctx, z.pkg, z.opts)
+	ctx, cancel := context.WithTimeoutCause(slotCtx, z.env.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.env.budget))
+	c, err := sidecar.Start(ctx, z.pkg, z.env.options(z.own))
 	cancel()
 	a.Start = time.Since(a.At)
 	if err == nil {
@@ -384,7 +421,7 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 			drifted = &DriftError{Plugin: z.name, Origin: z.origin, Differences: diffs}
 			err = drifted
 			_ = c.Close(context.Background())
-			z.cache.forget(z.name)
+			z.env.cache.forget(z.name)
 		}
 	}
 	z.mu.Lock()
@@ -413,15 +450,15 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	f.err = err
 	z.mu.Unlock()
 	if err == nil && z.origin != OriginManifest {
-		_ = z.cache.store(z.name, z.key, c.Declarations())
+		_ = z.env.cache.store(z.name, z.key, c.Declarations())
 	}
 	// The host hears of the outcome before any waiting caller returns: a
 	// caller that sees the failure sees it counted.
-	if z.hooks.Started != nil {
+	if z.env.hooks.Started != nil {
 		if err != nil {
 			c = nil
 		}
-		z.hooks.Started(z.name, c, a, err)
+		z.env.hooks.Started(z.name, c, a, err)
 	}
 	close(f.done)
 }
@@ -511,8 +548,8 @@ func (z *Lazy) checkIdle() {
 	}
 	z.mu.Unlock()
 	close(ch)
-	if z.hooks.IdleStopped != nil {
-		z.hooks.IdleStopped(z.name, c, idle)
+	if z.env.hooks.IdleStopped != nil {
+		z.env.hooks.IdleStopped(z.name, c, idle)
 	}
 }
 
