@@ -136,7 +136,11 @@ type loadOpts struct {
 // plain directory in it, else by its path.
 func (o loadOpts) statManifest(name, file string) (pkgfiles.Stat, error) {
 	if o.plainDir && o.pkgs != nil && plainElem(name) {
-		return o.pkgs.StatAt(name + "/" + ManifestFile)
+		rel := name + "/" + ManifestFile
+		if filepath.Separator == '/' && len(file) > len(rel) && file[len(file)-len(rel)-1] == '/' {
+			rel = file[len(file)-len(rel):] // file is <packages>/<name>/plugin.json: no new string
+		}
+		return o.pkgs.StatAt(rel)
 	}
 	return pkgfiles.StatPath(file)
 }
@@ -166,7 +170,8 @@ func manifestPaths(name string) (rel, mpath string) {
 		rel = path.Join(PackagesDir, name)
 		return rel, path.Join(rel, ManifestFile)
 	}
-	return PackagesDir + "/" + name, PackagesDir + "/" + name + "/" + ManifestFile
+	mpath = PackagesDir + "/" + name + "/" + ManifestFile
+	return mpath[:len(PackagesDir)+1+len(name)], mpath
 }
 
 // loadPackage loads packages/<name> of home. It returns the package (state
@@ -179,8 +184,9 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	}
 	var dir, link string
 	var err error
+	var file string
 	if opt.plainDir && opt.realPkgs != "" {
-		dir = joinElem(opt.realPkgs, name)
+		dir, file = manifestUnder(opt.realPkgs, name)
 	} else {
 		link = filepath.Join(home, PackagesDir, name)
 		if opt.pkgsDir != "" {
@@ -199,7 +205,9 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 			return nil, warn(rel, "not a package directory; only directories under packages/ are loaded", err)
 		}
 	}
-	file := joinElem(dir, ManifestFile)
+	if file == "" {
+		file = joinElem(dir, ManifestFile)
+	}
 	p, st := opt.fromCache(name, dir, file, mpath)
 	if p != nil {
 		return p, nil
@@ -249,6 +257,17 @@ func joinElem(dir, elem string) string {
 		return dir + elem
 	}
 	return dir + "/" + elem
+}
+
+// manifestUnder returns joinElem(dir, name) and the manifest path in it,
+// one string when it can: a whole-home load makes them for every package.
+func manifestUnder(dir, name string) (pkgDir, file string) {
+	if filepath.Separator != '/' || dir == "" || dir == "/" || !plainElem(name) {
+		pkgDir = joinElem(dir, name)
+		return pkgDir, joinElem(pkgDir, ManifestFile)
+	}
+	file = dir + "/" + name + "/" + ManifestFile
+	return file[:len(dir)+1+len(name)], file
 }
 
 // plainElem reports whether elem is one plain path element: not empty,

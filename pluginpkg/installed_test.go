@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -239,6 +240,20 @@ func TestJoinElem(t *testing.T) {
 		for _, elem := range []string{"echo", "p-00", ".hidden", "..", ".", "", "a/b", "a/../b", "plugin.json"} {
 			if got, want := joinElem(dir, elem), filepath.Join(dir, elem); got != want {
 				t.Errorf("joinElem(%q, %q) = %q, want %q", dir, elem, got, want)
+			}
+			if elem == "" || elem == "." || elem == ".." {
+				continue // no entry of a directory is named so
+			}
+			pkgDir, file := manifestUnder(dir, elem)
+			if want := filepath.Join(dir, elem); pkgDir != want || file != filepath.Join(want, ManifestFile) {
+				t.Errorf("manifestUnder(%q, %q) = %q, %q, want %q and its %s", dir, elem, pkgDir, file, want, ManifestFile)
+			}
+			if strings.Contains(elem, "/") {
+				continue // nor holds a slash
+			}
+			rel, mpath := manifestPaths(elem)
+			if want := path.Join(PackagesDir, elem); rel != want || mpath != path.Join(want, ManifestFile) {
+				t.Errorf("manifestPaths(%q) = %q, %q, want %q and its %s", elem, rel, mpath, want, ManifestFile)
 			}
 		}
 	}
