@@ -75,11 +75,8 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		}
 	}
 	// Packages load several at once (each is a few file-system calls and a
-	// parse); results are taken in directory order.
-	type loaded struct {
-		pkg   *Package
-		warns []Warning
-	}
+	// parse), those unchanged since the Loader's last look first and one
+	// after the other; results are taken in directory order.
 	visible := make([]listedEntry, 0, len(entries))
 	for _, e := range entries {
 		if !strings.HasPrefix(e.name, ".") {
@@ -88,9 +85,12 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		}
 	}
 	results := make([]loaded, len(visible))
-	parallel.For(len(visible), parallel.FileWorkers, func(i int) { // loadPackage reports problems as warnings
+	known := make([]pkgfiles.Stat, len(visible))
+	rest := opt.fromCacheInOrder(visible, results, known)
+	parallel.For(len(rest), parallel.FileWorkers, func(j int) { // loadPackage reports problems as warnings
+		i := rest[j]
 		o := opt
-		o.plainDir = visible[i].dir // a directory, not a symbolic link
+		o.plainDir, o.known = visible[i].dir, known[i] // a directory, not a symbolic link
 		results[i].pkg, results[i].warns = loadPackage(home, visible[i].name, o)
 	})
 	for _, r := range results {
@@ -114,6 +114,43 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	return inst, nil
 }
 
+// fromCacheInOrder takes from the Loader's cache, one after the other, the
+// packages of visible that are plain directories whose manifest it parsed
+// before and is unchanged (a stat and a lookup each), into results; it
+// records in known the version of each other manifest it stat'ed, and
+// returns the indexes of the packages left to load, which loadInstalled
+// loads several at once (their manifests are read and parsed: a host's
+// published home costs no goroutine). With no cached manifest at all (a
+// new process) it leaves every package to the parallel load.
+func (o loadOpts) fromCacheInOrder(visible []listedEntry, results []loaded, known []pkgfiles.Stat) []int {
+	rest := make([]int, 0, len(visible))
+	if o.cache == nil || o.realPkgs == "" || o.cache.empty() {
+		for i := range visible {
+			rest = append(rest, i)
+		}
+		return rest
+	}
+	for i, e := range visible {
+		if e.dir {
+			o.plainDir = true
+			_, mpath := manifestPaths(e.name)
+			dir, file := manifestUnder(o.realPkgs, e.name)
+			if results[i].pkg, known[i] = o.fromCache(e.name, dir, file, mpath); results[i].pkg != nil {
+				continue
+			}
+		}
+		rest = append(rest, i)
+	}
+	return rest
+}
+
+// loaded is what loading one package gave: the package, or nil and the
+// warnings explaining why not.
+type loaded struct {
+	pkg   *Package
+	warns []Warning
+}
+
 // loadOpts speeds up loadPackage during a whole-home load.
 type loadOpts struct {
 	cache *Loader
@@ -129,6 +166,9 @@ type loadOpts struct {
 	// <home>/packages (a staged or a previous version); messages still
 	// name packages/<name>.
 	pkgsDir string
+	// known, when not zero, is the manifest's version, stat'ed already
+	// (fromCacheInOrder): fromCache does not stat it again.
+	known pkgfiles.Stat
 }
 
 // statManifest returns the version of file, package name's manifest:
@@ -153,7 +193,10 @@ func (o loadOpts) fromCache(name, dir, file, mpath string) (*Package, pkgfiles.S
 	if o.cache == nil {
 		return nil, pkgfiles.Stat{}
 	}
-	st, err := o.statManifest(name, file)
+	st, err := o.known, error(nil)
+	if st == (pkgfiles.Stat{}) {
+		st, err = o.statManifest(name, file)
+	}
 	if err != nil {
 		return nil, pkgfiles.Stat{}
 	}

@@ -70,6 +70,13 @@ func (l *Loader) lookup(path string, st pkgfiles.Stat) (m *Manifest, sha string,
 	return c.manifest, c.sha, true
 }
 
+// empty reports whether the cache holds no manifest (as in a new process).
+func (l *Loader) empty() bool {
+	manifests.mu.Lock()
+	defer manifests.mu.Unlock()
+	return len(manifests.byPath) == 0
+}
+
 // store caches a manifest read (and parsed) at readAt with stat st.
 func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manifest, sha string) {
 	manifests.mu.Lock()
