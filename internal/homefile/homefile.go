@@ -61,22 +61,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // (fstat) before anything is read. At most limit+1 bytes are read, whatever
 // the file's reported size.
 func Read(path string, limit int64) ([]byte, error) {
-	f, fi, err := Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	if fi.Size() > limit {
-		return nil, tooLarge(path, limit)
-	}
-	data, err := readAll(io.LimitReader(f, limit+1), int(min(fi.Size(), limit))+1)
-	if err != nil {
-		return nil, fmt.Errorf("read %s: %w", path, err)
-	}
-	if int64(len(data)) > limit {
-		return nil, tooLarge(path, limit)
-	}
-	return data, nil
+	return readFile(path, limit)
 }
 
 // readAll reads r to its end into a buffer of size bytes at first (a file
