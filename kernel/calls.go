@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/extkernel/extkernel/capability"
 	"github.com/extkernel/extkernel/contribution"
@@ -27,7 +28,20 @@ type frame struct {
 	plugin string
 	depth  int
 	up     *frame
-	stats  *callStats // plugin's counters
+	// stats are plugin's counters (statsTable), looked up by the first
+	// call that counts through this frame: a member never called has none.
+	stats atomic.Pointer[callStats]
+}
+
+// counters returns the counters of the frame's plugin, creating them on
+// the first call.
+func (f *frame) counters() *callStats {
+	if s := f.stats.Load(); s != nil {
+		return s
+	}
+	s := f.live.stats.of(f.plugin)
+	f.stats.Store(s)
+	return s
 }
 
 // frameKey finds a request's frame in its context.
@@ -227,8 +241,9 @@ func calleeClient(ctx context.Context, from *frame, provider string, key capabil
 // callee's frame, one level deeper, and the call's span), its params and
 // the span, which the caller ends.
 func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
-	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from, stats: from.live.root(provider).stats}
-	sp := beginCall(ctx, callee.stats, k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from}
+	callee.stats.Store(from.live.root(provider).counters())
+	sp := beginCall(ctx, callee.counters(), k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Client.Name(), Capability: c.Capability, Method: c.Method,
 		Generation: from.live.gen.Number()})
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}

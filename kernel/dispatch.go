@@ -143,7 +143,7 @@ func (k *Kernel) interceptOne(ctx context.Context, l *live, m *generation.Member
 		return protocol.InterceptResult{}, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.counters(), k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: contribution.KindInterceptor, Key: string(point), Generation: l.gen.Number()})
 	out, err := protocol.InterceptResult{}, error(nil)
 	ctx, c, release, err := k.reach(sp.ctx, l, m, k.config().Deadlines.Intercept, func() string {
 		return "call to interception point " + string(point) + " by host"
@@ -340,7 +340,7 @@ func (k *Kernel) invoke(ctx context.Context, l *live, m *generation.Member, kind
 		return nil, ErrPluginDown
 	}
 	f := l.root(m.Package.Name)
-	sp := beginCall(ctx, f.stats, k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
+	sp := beginCall(ctx, f.counters(), k.config().Observer, observe.CallInfo{Plugin: f.plugin, Kind: kind, Key: key, Generation: l.gen.Number()})
 	var out json.RawMessage
 	ctx, c, release, err := k.reach(sp.ctx, l, m, d, func() string { return fmt.Sprintf("call to %s %s by host", kind, key) })
 	if err == nil {

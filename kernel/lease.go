@@ -39,21 +39,24 @@ type live struct {
 	// roots holds the frame of the host's own requests to each member, so
 	// that a dispatch tags its context without allocating.
 	roots map[string]*frame
+	// stats is the kernel's counters table, which the frames look their
+	// plugin's counters up in on its first call.
+	stats *statsTable
 }
 
 // newLive returns r, published, with its routes (handlers serve the host's
-// capabilities) and root frames, which hold each member's counters from
-// stats.
+// capabilities) and root frames, which find each member's counters in
+// stats on its first call.
 func newLive(r *builder.Running, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
 	g := r.Generation()
 	l := &live{gen: g, run: r, drained: make(chan struct{}), stopped: make(chan struct{}), handed: closedChan,
-		routes: newRoutes(g, handlers), roots: make(map[string]*frame, len(g.Members()))}
+		routes: newRoutes(g, handlers), roots: make(map[string]*frame, len(g.Members())), stats: stats}
 	members := g.Members()
-	counters := stats.ofAll(members)
 	frames := make([]frame, len(members)) // one allocation for every root frame
 	for i, m := range members {
-		frames[i] = frame{live: l, plugin: m.Package.Name, stats: counters[i]}
-		l.roots[m.Package.Name] = &frames[i]
+		f := &frames[i]
+		f.live, f.plugin = l, m.Package.Name
+		l.roots[m.Package.Name] = f
 	}
 	return l
 }

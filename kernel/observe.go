@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/extkernel/extkernel/contribution"
-	"github.com/extkernel/extkernel/generation"
 	"github.com/extkernel/extkernel/kernel/observe"
 	"github.com/extkernel/extkernel/protocol"
 	"github.com/extkernel/extkernel/sidecar"
@@ -109,27 +108,6 @@ func (t *statsTable) of(plugin string) *callStats {
 		t.plugin[plugin] = s
 	}
 	return s
-}
-
-// ofAll returns the counters of each member, in order, creating those
-// that do not exist yet: under one lock, and in one allocation.
-func (t *statsTable) ofAll(members []*generation.Member) []*callStats {
-	out := make([]*callStats, len(members))
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.plugin == nil {
-		t.plugin = make(map[string]*callStats, len(members))
-	}
-	var fresh slab[callStats]
-	for i, m := range members {
-		s := t.plugin[m.Package.Name]
-		if s == nil {
-			s = fresh.take(len(members) - i)
-			t.plugin[m.Package.Name] = s
-		}
-		out[i] = s
-	}
-	return out
 }
 
 // slab hands out values of one allocation: a batch of new entries that

@@ -111,7 +111,7 @@ func (k *Kernel) openStream(ctx context.Context, l *live, id string, input json.
 	}
 	m := l.gen.Member(c.Source.Plugin)
 	perr := &PluginError{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Required: m.Required}
-	sp := beginCall(ctx, l.root(m.Package.Name).stats, k.config().Observer,
+	sp := beginCall(ctx, l.root(m.Package.Name).counters(), k.config().Observer,
 		observe.CallInfo{Plugin: c.Source.Plugin, Kind: contribution.KindProvider, Key: id, Generation: l.gen.Number()})
 	cfg := k.config()
 	sctx := dispatchContext(sp.ctx, l, m, cfg.Deadlines.Provider)
