@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"slices"
+	"sync/atomic"
 
 	"github.com/extkernel/extkernel/pluginpkg"
 )
@@ -59,6 +60,12 @@ func DefaultLaunch(p *pluginpkg.Package) Launch {
 // secrets the digest is the one earlier versions computed, so their
 // snapshots compare equal.
 func launchDigest(l Launch) string {
+	onlyLimits := len(l.Config) == 0 && len(l.Env) == 0 && confinementZero(l.Confinement)
+	if onlyLimits {
+		if m := limitsDigest.Load(); m != nil && m.limits == l.Limits {
+			return m.digest
+		}
+	}
 	extra := launchExtra(l)
 	if len(l.Config) == 0 && len(extra) == 0 {
 		return ""
@@ -69,7 +76,23 @@ func launchDigest(l Launch) string {
 		h.Write([]byte{0})
 		h.Write(extra)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	d := hex.EncodeToString(h.Sum(nil))
+	if onlyLimits {
+		limitsDigest.Store(&limitsMemo{limits: l.Limits, digest: d})
+	}
+	return d
+}
+
+// limitsDigest is the launch digest last computed of a launch value with
+// limits and nothing else (no config, environment or confinement), whose
+// digest depends on the limits alone: a host gives most of its members
+// the same (default) limits, so they share one encoding and hash.
+var limitsDigest atomic.Pointer[limitsMemo]
+
+// limitsMemo is one limitsDigest entry.
+type limitsMemo struct {
+	limits pluginpkg.ResourceLimits
+	digest string
 }
 
 // launchExtra encodes the environment and the limits of l, secret values as

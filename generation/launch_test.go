@@ -84,3 +84,35 @@ func TestLaunchDigest(t *testing.T) {
 		t.Errorf("hashed encoding %s holds the secret, or not its digest", extra)
 	}
 }
+
+// TestLaunchDigestLimitsMemo checks that the digest remembered for a
+// launch value of limits alone is given only for the same limits and
+// nothing else: every value of a sequence that alternates limits and adds
+// config, environment or confinement digests as it does with nothing
+// remembered.
+func TestLaunchDigestLimitsMemo(t *testing.T) {
+	a := pluginpkg.ResourceLimits{OpenFiles: 64, AddressSpace: 1 << 32, QueueBytes: 1 << 20}
+	b := a
+	b.QueueBytes++
+	seq := []Launch{
+		{Limits: a}, {Limits: b}, {Limits: a}, {Limits: a, Required: true},
+		{Limits: a, Config: json.RawMessage(`{"x":1}`)},
+		{Limits: a, Env: map[string]string{"MODE": "strict"}},
+		{Limits: a, Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineRequire}},
+		{Limits: a}, {}, {Limits: a},
+	}
+	for i, l := range seq {
+		got := launchDigest(l)
+		limitsDigest.Store(nil)
+		if want := launchDigest(l); got != want {
+			t.Errorf("value %d: digest %q after the values before it, %q with nothing remembered", i, got, want)
+		}
+		// Leave the memo as the sequence made it for the next value.
+		for _, prev := range seq[:i+1] {
+			launchDigest(prev)
+		}
+	}
+	if launchDigest(Launch{Limits: a}) == launchDigest(Launch{Limits: b}) {
+		t.Error("two limits digest the same")
+	}
+}
