@@ -130,8 +130,11 @@ const declaredReason = "lazy: declared, not started; its first use starts it"
 func (k *Kernel) setDeclared(n uint64, names []string) {
 	s := k.super
 	now := time.Now()
-	changed := names[:0:0]
+	changed := make([]string, 0, len(names))
 	s.mu.Lock()
+	if len(s.status) == 0 { // a new kernel's first generation: no growing map
+		s.status = make(map[string]*observe.PluginStatus, len(names))
+	}
 	var fresh slab[observe.PluginStatus]
 	for i, name := range names {
 		cur := s.status[name]

@@ -66,7 +66,6 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 		return nil, fmt.Errorf("load home %s: %w", home, err)
 	}
 	inst := &Installed{Home: home}
-	present := map[string]bool{}
 	opt := loadOpts{cache: cache, realPkgs: realPkgs}
 	if cache != nil && realPkgs != "" {
 		if d, err := pkgfiles.OpenDir(realPkgs); err == nil { // else each manifest is stat'ed by its path
@@ -80,7 +79,6 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 	visible := make([]listedEntry, 0, len(entries))
 	for _, e := range entries {
 		if !strings.HasPrefix(e.name, ".") {
-			present[e.name] = true
 			visible = append(visible, e)
 		}
 	}
@@ -102,6 +100,12 @@ func loadInstalled(home string, cache *Loader) (*Installed, error) {
 			se := st.entry(pkg.Name)
 			se.apply(pkg)
 			inst.Packages = append(inst.Packages, pkg)
+		}
+	}
+	present := make(map[string]bool, len(st.Packages)) // only a state entry's package is looked up
+	for _, e := range visible {
+		if _, ok := st.Packages[e.name]; ok {
+			present[e.name] = true
 		}
 	}
 	for name := range st.Packages {
