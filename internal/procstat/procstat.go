@@ -5,7 +5,9 @@
 package procstat
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -38,6 +40,27 @@ func Read(pid int) (Stat, error) {
 	return st, nil
 }
 
+// ReadPPID returns the parent of process pid, from its /proc/<pid>/stat
+// read into a buffer on the stack: a leak check reads it for every
+// process on the machine, where os.ReadFile would allocate each file.
+func ReadPPID(pid int) (int, error) {
+	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	var buf [1024]byte // a stat line is ~300 bytes; its first fields fit whatever the command name
+	n, err := io.ReadFull(f, buf[:])
+	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+		return 0, err
+	}
+	st, err := Parse(string(buf[:n]))
+	if err != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	}
+	return st.PPID, nil
+}
+
 // Parse parses the content of a /proc/<pid>/stat file. The command name
 // may hold spaces and parentheses: the fields resume after the last ')'.
 func Parse(s string) (Stat, error) {
@@ -45,11 +68,11 @@ func Parse(s string) (Stat, error) {
 	if open < 0 || end < open {
 		return Stat{}, fmt.Errorf("no parenthesized command name in %.40q", s)
 	}
-	f := strings.Fields(s[end+1:])
 	// f[0] is field 3 of proc(5) (state); utime and stime are fields 14
-	// and 15.
-	if len(f) < 13 {
-		return Stat{}, fmt.Errorf("%d fields after the command name, want at least 13", len(f))
+	// and 15: the first 13 after the name are all Parse reads.
+	var f [13]string
+	if n := firstFields(s[end+1:], f[:]); n < len(f) {
+		return Stat{}, fmt.Errorf("%d fields after the command name, want at least 13", n)
 	}
 	st := Stat{Comm: s[open+1 : end], State: f[0]}
 	var err error
@@ -68,4 +91,23 @@ func Parse(s string) (Stat, error) {
 		return Stat{}, err
 	}
 	return st, nil
+}
+
+// firstFields fills f with the first len(f) whitespace-separated fields
+// of s (strings.Fields without its slice) and returns how many it found.
+func firstFields(s string, f []string) int {
+	n := 0
+	for n < len(f) {
+		s = strings.TrimLeft(s, " \t\n")
+		if s == "" {
+			break
+		}
+		i := strings.IndexAny(s, " \t\n")
+		if i < 0 {
+			i = len(s)
+		}
+		f[n], s = s[:i], s[i:]
+		n++
+	}
+	return n
 }

@@ -43,3 +43,15 @@ func TestReadSelf(t *testing.T) {
 		t.Errorf("Read(self) = %+v, want parent %d", st, os.Getppid())
 	}
 }
+
+func TestReadPPIDSelf(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("/proc/<pid>/stat is Linux's")
+	}
+	if got, err := ReadPPID(os.Getpid()); err != nil || got != os.Getppid() {
+		t.Errorf("ReadPPID(self) = %d, %v; want %d", got, err, os.Getppid())
+	}
+	if _, err := ReadPPID(-1); err == nil {
+		t.Error("ReadPPID(-1) did not fail")
+	}
+}

@@ -13,20 +13,25 @@ import (
 // children lists the children of ppid from /proc/<pid>/stat; ok is false
 // when /proc cannot be read.
 func children(ppid int) (pids []int, ok bool) {
-	entries, err := os.ReadDir("/proc")
+	d, err := os.Open("/proc")
 	if err != nil {
 		return nil, false
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, false
+	}
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
 		if err != nil {
 			continue
 		}
-		st, err := procstat.Read(pid)
+		parent, err := procstat.ReadPPID(pid)
 		if err != nil {
 			continue
 		}
-		if st.PPID == ppid && !isReaper(e.Name()) {
+		if parent == ppid && !isReaper(name) {
 			pids = append(pids, pid)
 		}
 	}
