@@ -5,9 +5,7 @@
 package procstat
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -44,14 +42,9 @@ func Read(pid int) (Stat, error) {
 // read into a buffer on the stack: a leak check reads it for every
 // process on the machine, where os.ReadFile would allocate each file.
 func ReadPPID(pid int) (int, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
 	var buf [1024]byte // a stat line is ~300 bytes; its first fields fit whatever the command name
-	n, err := io.ReadFull(f, buf[:])
-	if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
+	n, err := readInto("/proc/"+strconv.Itoa(pid)+"/stat", buf[:])
+	if err != nil {
 		return 0, err
 	}
 	st, err := Parse(string(buf[:n]))

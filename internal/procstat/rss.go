@@ -1,34 +1,31 @@
 package procstat
 
 import (
-	"bufio"
+	"bytes"
 	"fmt"
-	"os"
 	"strconv"
-	"strings"
 )
 
 // RSS reads the resident set size of process pid, in bytes, from the
 // VmRSS line of /proc/<pid>/status. Elsewhere it fails, as that file does
 // not exist.
 func RSS(pid int) (int64, error) {
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	var buf [8192]byte // a status file is ~1.5 KB
+	n, err := readInto("/proc/"+strconv.Itoa(pid)+"/status", buf[:])
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmRSS:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+	rest := buf[:n]
+	for len(rest) > 0 {
+		var line []byte
+		line, rest, _ = bytes.Cut(rest, []byte{'\n'})
+		if v, ok := bytes.CutPrefix(line, []byte("VmRSS:")); ok {
+			kb, err := strconv.ParseInt(string(bytes.TrimSpace(bytes.TrimSuffix(bytes.TrimSpace(v), []byte("kB")))), 10, 64)
 			if err != nil {
 				return 0, fmt.Errorf("/proc/%d/status: VmRSS: %w", pid, err)
 			}
 			return kb << 10, nil
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return 0, err
 	}
 	return 0, fmt.Errorf("/proc/%d/status has no VmRSS line", pid)
 }
