@@ -60,9 +60,9 @@ func DefaultLaunch(p *pluginpkg.Package) Launch {
 // secrets the digest is the one earlier versions computed, so their
 // snapshots compare equal.
 func launchDigest(l Launch) string {
-	onlyLimits := len(l.Config) == 0 && len(l.Env) == 0 && confinementZero(l.Confinement)
+	onlyLimits := len(l.Config) == 0 && len(l.Env) == 0 && l.Confinement.Grants.Empty() && l.Confinement.Denies.Empty()
 	if onlyLimits {
-		if m := limitsDigest.Load(); m != nil && m.limits == l.Limits {
+		if m := limitsDigest.Load(); m != nil && m.limits == l.Limits && m.mode == l.Confinement.Mode {
 			return m.digest
 		}
 	}
@@ -78,20 +78,22 @@ func launchDigest(l Launch) string {
 	}
 	d := hex.EncodeToString(h.Sum(nil))
 	if onlyLimits {
-		limitsDigest.Store(&limitsMemo{limits: l.Limits, digest: d})
+		limitsDigest.Store(&limitsMemo{limits: l.Limits, mode: l.Confinement.Mode, digest: d})
 	}
 	return d
 }
 
 // limitsDigest is the launch digest last computed of a launch value with
-// limits and nothing else (no config, environment or confinement), whose
-// digest depends on the limits alone: a host gives most of its members
-// the same (default) limits, so they share one encoding and hash.
+// limits and a confinement mode and nothing else (no config, environment,
+// grants or denies), whose digest depends on those two alone: a host
+// gives most of its members the same defaults, so they share one encoding
+// and hash.
 var limitsDigest atomic.Pointer[limitsMemo]
 
 // limitsMemo is one limitsDigest entry.
 type limitsMemo struct {
 	limits pluginpkg.ResourceLimits
+	mode   string
 	digest string
 }
 

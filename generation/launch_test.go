@@ -86,10 +86,10 @@ func TestLaunchDigest(t *testing.T) {
 }
 
 // TestLaunchDigestLimitsMemo checks that the digest remembered for a
-// launch value of limits alone is given only for the same limits and
-// nothing else: every value of a sequence that alternates limits and adds
-// config, environment or confinement digests as it does with nothing
-// remembered.
+// launch value of limits (and a confinement mode) alone is given only for
+// the same limits and mode and nothing else: every value of a sequence
+// that alternates limits and modes and adds config, environment or grants
+// digests as it does with nothing remembered.
 func TestLaunchDigestLimitsMemo(t *testing.T) {
 	a := pluginpkg.ResourceLimits{OpenFiles: 64, AddressSpace: 1 << 32, QueueBytes: 1 << 20}
 	b := a
@@ -99,6 +99,9 @@ func TestLaunchDigestLimitsMemo(t *testing.T) {
 		{Limits: a, Config: json.RawMessage(`{"x":1}`)},
 		{Limits: a, Env: map[string]string{"MODE": "strict"}},
 		{Limits: a, Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineRequire}},
+		{Limits: a, Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineRequire}},
+		{Limits: a, Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineBestEffort}},
+		{Limits: a, Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineRequire, Grants: &pluginpkg.Permissions{Connect: []string{"example.com:443"}}}},
 		{Limits: a}, {}, {Limits: a},
 	}
 	for i, l := range seq {

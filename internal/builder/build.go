@@ -172,7 +172,8 @@ func (b *build) start(ctx context.Context) {
 		if _, bad := b.failed[name]; bad || m.Status == generation.StatusDeclarative {
 			continue
 		}
-		lazy := b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy
+		launch := b.in.LaunchOf(m.Package)
+		lazy := launch.Activation == pluginpkg.ActivationLazy
 		if b.adopt(m, adopt, lazy) {
 			continue
 		}
@@ -184,7 +185,7 @@ func (b *build) start(ctx context.Context) {
 			refused = refused || m.Required
 			continue
 		}
-		own := ownOf(b.in.LaunchOf(m.Package))
+		own := ownOf(launch)
 		if lazy && b.declare(m, own) {
 			continue
 		}
