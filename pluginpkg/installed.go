@@ -180,11 +180,7 @@ type loadOpts struct {
 // plain directory in it, else by its path.
 func (o loadOpts) statManifest(name, file string) (pkgfiles.Stat, error) {
 	if o.plainDir && o.pkgs != nil && plainElem(name) {
-		rel := name + "/" + ManifestFile
-		if filepath.Separator == '/' && len(file) > len(rel) && file[len(file)-len(rel)-1] == '/' {
-			rel = file[len(file)-len(rel):] // file is <packages>/<name>/plugin.json: no new string
-		}
-		return o.pkgs.StatAt(rel)
+		return o.pkgs.StatAt(name + "/" + ManifestFile) // short, and kept by nobody: built on the stack
 	}
 	return pkgfiles.StatPath(file)
 }
