@@ -202,7 +202,7 @@ func (b *build) start(ctx context.Context) {
 		switch o.state {
 		case Ready:
 			b.started = append(b.started, o.client)
-			if b.in.LaunchOf(m.Package).Activation == pluginpkg.ActivationLazy {
+			if specs[i].lazy {
 				b.learned(m, specs[i].own, o)
 				continue
 			}
