@@ -242,8 +242,9 @@ func calleeClient(ctx context.Context, from *frame, provider string, key capabil
 // the span, which the caller ends.
 func (k *Kernel) calleeRequest(ctx context.Context, from *frame, provider, ref string, c sidecar.Call) (context.Context, wire.ProviderInvokeParams, callSpan) {
 	callee := &frame{live: from.live, plugin: provider, depth: from.depth + 1, up: from}
-	callee.stats.Store(from.live.root(provider).counters())
-	sp := beginCall(ctx, callee.counters(), k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
+	counters := from.live.root(provider).counters() // the root frame's: no lookup in the table
+	callee.stats.Store(counters)
+	sp := beginCall(ctx, counters, k.config().Observer, observe.CallInfo{Plugin: provider, Kind: contribution.KindProvider,
 		Key: contribution.ProviderID(provider, ref), Caller: c.Client.Name(), Capability: c.Capability, Method: c.Method,
 		Generation: from.live.gen.Number()})
 	params := wire.ProviderInvokeParams{Ref: ref, Input: c.Input, Traceparent: wire.Traceparent(sp.ctx)}

@@ -110,21 +110,6 @@ func (t *statsTable) of(plugin string) *callStats {
 	return s
 }
 
-// slab hands out values of one allocation: a batch of new entries that
-// live as long as one another costs one allocation, not one each.
-type slab[T any] struct{ free []T }
-
-// take returns a new zero T, from an allocation made for n of them when
-// the last one is used up.
-func (s *slab[T]) take(n int) *T {
-	if len(s.free) == 0 {
-		s.free = make([]T, max(n, 1))
-	}
-	p := &s.free[0]
-	s.free = s.free[1:]
-	return p
-}
-
 // lookup returns plugin's counters, or nil when no call was ever counted.
 func (t *statsTable) lookup(plugin string) *callStats {
 	t.mu.Lock()

@@ -135,13 +135,17 @@ func (k *Kernel) setDeclared(n uint64, names []string) {
 	if len(s.status) == 0 { // a new kernel's first generation: no growing map
 		s.status = make(map[string]*observe.PluginStatus, len(names))
 	}
-	var fresh slab[observe.PluginStatus]
+	var fresh []observe.PluginStatus // room for the rest, allocated at the first new status
 	for i, name := range names {
 		cur := s.status[name]
 		if cur != nil && cur.State == observe.StateDeclared && cur.Reason == declaredReason {
 			continue
 		}
-		st := fresh.take(len(names) - i)
+		if len(fresh) == 0 {
+			fresh = make([]observe.PluginStatus, len(names)-i)
+		}
+		st := &fresh[0]
+		fresh = fresh[1:]
 		*st = observe.PluginStatus{Name: name, State: observe.StateDeclared, Reason: declaredReason,
 			Restarts: len(s.crashes[name]), Since: now}
 		s.status[name] = st
