@@ -121,9 +121,12 @@ func launchExtra(l Launch) []byte {
 		MalformedMessages       uint64 `json:",omitempty"`
 	}
 	// A confinement is hashed only when set, for the same reason.
+	// (A copy: the address of l's own field would move every caller's
+	// whole launch value to the heap, the common empty case's included.)
 	var conf *pluginpkg.Confinement
 	if !confinementZero(l.Confinement) {
-		conf = &l.Confinement
+		c := l.Confinement
+		conf = &c
 	}
 	data, _ := json.Marshal(struct {
 		Env         map[string]string      `json:"env,omitempty"`

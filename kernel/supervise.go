@@ -73,9 +73,7 @@ func (k *Kernel) stopped() {
 	s.mu.Lock()
 	names := slices.Sorted(maps.Keys(s.status))
 	s.mu.Unlock()
-	for _, name := range names {
-		k.setState(name, observe.StateStopped, "the kernel was closed", nil)
-	}
+	k.setStates(k.currentNumber(), names, observe.StateStopped, "the kernel was closed")
 }
 
 // setState records a transition and announces it. It must not be called
@@ -124,10 +122,11 @@ func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, re
 // declaredReason is the status reason of a lazy member not started.
 const declaredReason = "lazy: declared, not started; its first use starts it"
 
-// setDeclared is setStateIn(n, name, observe.StateDeclared) for each of
-// names (a generation's lazy members, which a host may have by the
-// hundred): one lock, and one allocation for their new statuses.
-func (k *Kernel) setDeclared(n uint64, names []string) {
+// setStates is setStateGen(n, name, st, reason, nil, nil) for each of
+// names (a generation's lazy members, or every plugin at Close, which a
+// host may have by the hundred): one lock, and one allocation for their
+// new statuses.
+func (k *Kernel) setStates(n uint64, names []string, st observe.PluginState, reason string) {
 	s := k.super
 	now := time.Now()
 	changed := make([]string, 0, len(names))
@@ -138,23 +137,22 @@ func (k *Kernel) setDeclared(n uint64, names []string) {
 	var fresh []observe.PluginStatus // room for the rest, allocated at the first new status
 	for i, name := range names {
 		cur := s.status[name]
-		if cur != nil && cur.State == observe.StateDeclared && cur.Reason == declaredReason {
+		if cur != nil && cur.State == st && cur.Reason == reason {
 			continue
 		}
 		if len(fresh) == 0 {
 			fresh = make([]observe.PluginStatus, len(names)-i)
 		}
-		st := &fresh[0]
+		ps := &fresh[0]
 		fresh = fresh[1:]
-		*st = observe.PluginStatus{Name: name, State: observe.StateDeclared, Reason: declaredReason,
-			Restarts: len(s.crashes[name]), Since: now}
-		s.status[name] = st
+		*ps = observe.PluginStatus{Name: name, State: st, Reason: reason, Restarts: len(s.crashes[name]), Since: now}
+		s.status[name] = ps
 		changed = append(changed, name)
 	}
 	s.mu.Unlock()
 	for _, name := range changed {
-		k.events.emit(observe.Event{Type: observe.EventPluginState, Generation: n, Plugin: name, State: string(observe.StateDeclared),
-			Message: declaredReason, Time: now})
+		k.events.emit(observe.Event{Type: observe.EventPluginState, Generation: n, Plugin: name, State: string(st),
+			Message: reason, Time: now})
 	}
 }
 
@@ -186,7 +184,7 @@ func (k *Kernel) published(l *live) {
 			}
 		}
 	}
-	k.setDeclared(g.Number(), declared)
+	k.setStates(g.Number(), declared, observe.StateDeclared, declaredReason)
 	s := k.super
 	s.mu.Lock()
 	var gone []string
