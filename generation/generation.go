@@ -126,8 +126,9 @@ type Generation struct {
 // modify them.
 func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg *contribution.Registry, warnings []string) *Generation {
 	g := &Generation{number: in.Number, created: time.Now(), closure: cl, registry: reg, byName: members, plan: in.Plan}
-	for _, name := range cl.Members {
-		g.members = append(g.members, members[name])
+	g.members = make([]*Member, len(cl.Members))
+	for i, name := range cl.Members {
+		g.members[i] = members[name]
 	}
 	for _, w := range in.Installed.Warnings {
 		warnings = append(warnings, w.String())
@@ -140,11 +141,7 @@ func Assemble(in Inputs, cl *capability.Closure, members map[string]*Member, reg
 	g.warnings = append([]string(nil), warnings...)
 	sort.Strings(g.warnings)
 	g.inputs = fingerprints(g.members)
-	names := make([]string, len(g.members))
-	for i, m := range g.members {
-		names[i] = m.Package.Name
-	}
-	g.hash = hashInputs(names, g.inputs, in)
+	g.hash = hashInputs(cl.Members, g.inputs, in) // the members' names, in their order
 	return g
 }
 

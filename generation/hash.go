@@ -159,15 +159,18 @@ func inNameOrder(names []string, fps []Fingerprint) ([]string, []Fingerprint) {
 // a reload hashes every member's inputs, so this is on its path.
 func hashInputs(names []string, fps []Fingerprint, in Inputs) string {
 	names, fps = inNameOrder(names, fps)
-	// The fields are gathered into one buffer, sized for the members' part,
-	// and hashed with one Write: a small Write costs the hash more than the
-	// bytes it carries.
-	size := 256
-	for i, f := range fps {
-		size += len(names[i]) + len(f.Version) + len(f.Manifest) + len(f.Executable) + len(f.Files) + len(f.Config) + 13
-	}
-	buf := make([]byte, 0, size)
+	// The fields are gathered into a buffer on the stack and hashed a few
+	// kilobytes at a time: a small Write costs the hash more than the
+	// bytes it carries, and a buffer of the whole would be garbage of a
+	// hundred bytes a member.
+	h := sha256.New()
+	var scratch [4096]byte
+	buf := scratch[:0]
 	field := func(s string) {
+		if len(buf)+len(s)+2 > cap(buf) { // 2: its NUL, and a newline after it
+			h.Write(buf)
+			buf = buf[:0]
+		}
 		buf = append(buf, s...)
 		buf = append(buf, 0)
 	}
@@ -209,6 +212,6 @@ func hashInputs(names []string, fps []Fingerprint, in Inputs) string {
 	for _, k := range kindFields(in.Spec.Kinds) {
 		field(k)
 	}
-	sum := sha256.Sum256(buf)
-	return hex.EncodeToString(sum[:])
+	h.Write(buf)
+	return hex.EncodeToString(h.Sum(scratch[:0]))
 }

@@ -49,9 +49,25 @@ func (l Launch) lazyName() string {
 }
 
 // DefaultLaunch is the launch value of a package Inputs.Launch has no entry
-// for: the manifest's runtime.required, and nothing else.
+// for: the manifest's runtime.required and runtime.activation, and nothing
+// else.
 func DefaultLaunch(p *pluginpkg.Package) Launch {
-	return Launch{Required: p.Manifest != nil && p.Manifest.Runtime != nil && p.Manifest.Runtime.Required}
+	if p.Manifest == nil || p.Manifest.Runtime == nil {
+		return Launch{}
+	}
+	return Launch{Required: p.Manifest.Runtime.Required, Activation: p.Manifest.Runtime.Activation}
+}
+
+// IsDefault reports whether l is DefaultLaunch(p) in effect: the same
+// policy and activation (eager and "" alike), and no config, environment,
+// limits or confinement. A host may leave such a package out of
+// Inputs.Launch: a host of many plugins gives most of them nothing of
+// their own.
+func (l Launch) IsDefault(p *pluginpkg.Package) bool {
+	d := DefaultLaunch(p)
+	return l.Required == d.Required && l.lazyName() == d.lazyName() && len(l.Config) == 0 && len(l.Env) == 0 &&
+		len(l.SecretEnv) == 0 && l.Limits == (pluginpkg.ResourceLimits{}) && l.Confinement.Mode == "" &&
+		l.Confinement.Grants == nil && l.Confinement.Denies == nil
 }
 
 // launchDigest is Fingerprint.Config: the hex sha256 of the launch value's

@@ -259,11 +259,17 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 		return nil
 	}
 	c := k.config()
-	out := make(map[string]generation.Launch, len(inst.Packages))
+	var out map[string]generation.Launch
 	for _, p := range inst.Packages {
 		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.LimitsOf(p.Name),
 			Confinement: c.ConfinementOf(p.Name), Activation: c.ActivationOf(p)}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
+		if l.IsDefault(p) { // generation.Inputs.LaunchOf gives it the same value
+			continue
+		}
+		if out == nil {
+			out = make(map[string]generation.Launch)
+		}
 		out[p.Name] = l
 	}
 	return out
