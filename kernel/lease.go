@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"sort"
 	"sync"
 	"sync/atomic"
 
@@ -37,8 +38,9 @@ type live struct {
 	// routes says who may call what, and where each call goes.
 	routes routes
 	// roots holds the frame of the host's own requests to each member, so
-	// that a dispatch tags its context without allocating.
-	roots map[string]*frame
+	// that a dispatch tags its context without allocating: in the
+	// generation's member order, which is name order (root searches it).
+	roots []frame
 	// stats is the kernel's counters table, which the frames look their
 	// plugin's counters up in on its first call.
 	stats *statsTable
@@ -50,13 +52,11 @@ type live struct {
 func newLive(r *builder.Running, handlers map[capability.Key]capability.Handler, stats *statsTable) *live {
 	g := r.Generation()
 	l := &live{gen: g, run: r, drained: make(chan struct{}), stopped: make(chan struct{}), handed: closedChan,
-		routes: newRoutes(g, handlers), roots: make(map[string]*frame, len(g.Members())), stats: stats}
+		routes: newRoutes(g, handlers), stats: stats}
 	members := g.Members()
-	frames := make([]frame, len(members)) // one allocation for every root frame
+	l.roots = make([]frame, len(members)) // one allocation for every root frame
 	for i, m := range members {
-		f := &frames[i]
-		f.live, f.plugin = l, m.Package.Name
-		l.roots[m.Package.Name] = f
+		l.roots[i].live, l.roots[i].plugin = l, m.Package.Name
 	}
 	return l
 }
@@ -93,7 +93,13 @@ func (l *live) running(plugin string) (*sidecar.Client, error) {
 
 // root returns the frame of a host request to plugin (nil for a plugin
 // that is no member).
-func (l *live) root(plugin string) *frame { return l.roots[plugin] }
+func (l *live) root(plugin string) *frame {
+	i := sort.Search(len(l.roots), func(i int) bool { return l.roots[i].plugin >= plugin })
+	if i == len(l.roots) || l.roots[i].plugin != plugin {
+		return nil
+	}
+	return &l.roots[i]
+}
 
 // acquire takes a lease unless the generation is retired.
 func (l *live) acquire() bool {

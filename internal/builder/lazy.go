@@ -108,7 +108,7 @@ type Lazy struct {
 	name     string
 	pkg      *pluginpkg.Package
 	env      *slotEnv                   // what the build's slots share
-	own      ownOptions                 // with env.client, what its process starts with
+	own      *ownOptions                // with env.client, what its process starts with; nil: nothing of its own
 	declared *protocol.InitializeResult // what the generation published
 	origin   string                     // OriginManifest or OriginCache
 	memo     *derived                   // set only when declared is from the manifest: memo.decl is declared
@@ -188,6 +188,13 @@ func ownOf(l generation.Launch) ownOptions {
 	return ownOptions{config: l.Config, env: l.Env, limits: l.Limits, confinement: l.Confinement}
 }
 
+// empty reports whether o gives its process nothing of its own, as a host
+// of many plugins gives most of them.
+func (o *ownOptions) empty() bool {
+	return len(o.config) == 0 && len(o.env) == 0 && o.limits == (pluginpkg.ResourceLimits{}) &&
+		o.confinement.Mode == "" && o.confinement.Grants == nil && o.confinement.Denies == nil
+}
+
 // options returns the sidecar options of a process started with own in e.
 func (e *slotEnv) options(own ownOptions) sidecar.Options {
 	o := e.client
@@ -197,7 +204,11 @@ func (e *slotEnv) options(own ownOptions) sidecar.Options {
 
 // newLazy returns the declared slot of a member published from declared.
 func newLazy(pkg *pluginpkg.Package, env *slotEnv, own ownOptions, declared *protocol.InitializeResult, origin, key string) *Lazy {
-	z := &Lazy{name: pkg.Name, pkg: pkg, env: env, own: own, declared: declared, origin: origin, key: key}
+	z := &Lazy{name: pkg.Name, pkg: pkg, env: env, declared: declared, origin: origin, key: key}
+	if !own.empty() {
+		o := own // (taking own's address would move it to the heap at every call)
+		z.own = &o
+	}
 	z.lastUsed.Store(time.Now().UnixNano())
 	return z
 }
@@ -408,7 +419,11 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	a := Activation{By: by, At: time.Now()}
 	z.files.Store(startFiles(z.pkg))
 	ctx, cancel := context.WithTimeoutCause(slotCtx, z.env.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.env.budget))
-	c, err := sidecar.Start(ctx, z.pkg, z.env.options(z.own))
+	var own ownOptions
+	if z.own != nil {
+		own = *z.own
+	}
+	c, err := sidecar.Start(ctx, z.pkg, z.env.options(own))
 	cancel()
 	a.Start = time.Since(a.At)
 	if err == nil {
