@@ -47,7 +47,8 @@ type Member struct {
 	Reason string
 	// Elapsed is how long its start took (zero when it did not start).
 	Elapsed time.Duration
-	launch  Launch           // what its sidecar is given, as fingerprinted
+	lazy    string           // its launch value's lazyName
+	config  string           // its launch value's digest (Fingerprint.Config)
 	fp      *fingerprintOnce // its fingerprint, computed once; nil for a Member made without NewMember
 }
 
@@ -91,7 +92,8 @@ func newMember(p *pluginpkg.Package, in *Inputs, status MemberStatus) *Member {
 		fp fingerprintOnce
 	}{}
 	m := &a.m
-	*m = Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, launch: l, fp: &a.fp}
+	*m = Member{Package: p, Required: l.Required && p.Manifest.Runtime != nil, Status: status, lazy: l.lazyName(),
+		config: launchDigest(l), fp: &a.fp}
 	if p.Manifest.Runtime == nil {
 		m.Status = StatusDeclarative
 	}

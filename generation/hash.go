@@ -63,8 +63,8 @@ type Fingerprint struct {
 func packageFingerprint(m *Member) Fingerprint {
 	p := m.Package
 	f := Fingerprint{Version: semverstr.String(p.Manifest.Version), Manifest: p.ManifestSHA256, Required: m.Required,
-		Config: launchDigest(m.launch)}
-	if m.launch.lazyName() != "" {
+		Config: m.config}
+	if m.lazy != "" {
 		return f
 	}
 	return f.WithFiles(p)
@@ -111,7 +111,7 @@ func fingerprints(members []*Member) []Fingerprint {
 	fps := make([]Fingerprint, len(members))
 	files := make([]int, 0, len(members))
 	for i, m := range members {
-		if m.launch.lazyName() != "" || m.Package.Manifest.Runtime == nil {
+		if m.lazy != "" || m.Package.Manifest.Runtime == nil {
 			fps[i] = m.Fingerprint()
 		} else {
 			files = append(files, i)

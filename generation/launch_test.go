@@ -166,7 +166,7 @@ func TestLaunchIsDefault(t *testing.T) {
 			}
 			with := &Inputs{Launch: map[string]Launch{tc.p.Name: tc.l}}
 			a, b := NewMember(with, tc.p), NewMember(&Inputs{}, tc.p)
-			if fa, fb := a.Fingerprint(), b.Fingerprint(); a.Required != b.Required || a.launch.lazyName() != b.launch.lazyName() ||
+			if fa, fb := a.Fingerprint(), b.Fingerprint(); a.Required != b.Required || a.lazy != b.lazy ||
 				fa.Config != fb.Config || fa.Required != fb.Required {
 				t.Fatalf("with the entry %+v %+v, without %+v %+v", a, fa, b, fb)
 			}

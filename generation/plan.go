@@ -233,7 +233,7 @@ func desired(in Inputs, carry map[string]Fingerprint, from *Snapshot) (*Snapshot
 	for i, fp := range fingerprints(members) {
 		m := members[i]
 		fps[m.Package.Name] = fp
-		if m.launch.lazyName() != "" && from.runsFiles(m.Package.Name) {
+		if m.lazy != "" && from.runsFiles(m.Package.Name) {
 			fp = fp.WithFiles(m.Package)
 		}
 		s.Packages = append(s.Packages, snapshotPackage(m, fp, cl.DependsOn[m.Package.Name]))

@@ -111,7 +111,7 @@ func (g *Generation) baseSnapshot() *Snapshot {
 func snapshotPackage(m *Member, fp Fingerprint, deps []string) SnapshotPackage {
 	p := m.Package
 	sp := SnapshotPackage{Name: p.Name, Version: semverstr.String(p.Manifest.Version), Status: m.Status, Required: m.Required,
-		Reason: m.Reason, Fingerprint: fp, DependsOn: append([]string(nil), deps...), Activation: m.launch.lazyName()}
+		Reason: m.Reason, Fingerprint: fp, DependsOn: append([]string(nil), deps...), Activation: m.lazy}
 	if rt := p.Manifest.Runtime; rt != nil {
 		for _, pt := range rt.Intercepts {
 			sp.Intercepts = append(sp.Intercepts, string(pt))
