@@ -25,7 +25,7 @@ type supervisor struct {
 	wg     sync.WaitGroup // restart goroutines
 
 	mu      sync.Mutex
-	status  map[string]*observe.PluginStatus
+	status  map[string]*stateRecord
 	crashes map[string][]time.Time // per plugin, within the window
 	counted map[string]uint64      // per plugin, the client whose crash was counted last
 	// held names the plugins failed past their crash budget: only
@@ -35,8 +35,19 @@ type supervisor struct {
 
 func newSupervisor() *supervisor {
 	ctx, cancel := context.WithCancel(context.Background())
-	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*observe.PluginStatus{}, crashes: map[string][]time.Time{},
+	return &supervisor{ctx: ctx, cancel: cancel, status: map[string]*stateRecord{}, crashes: map[string][]time.Time{},
 		counted: map[string]uint64{}, held: map[string]bool{}}
+}
+
+// stateRecord is what the supervisor records of a plugin at its last
+// transition: the part of observe.PluginStatus it owns (Plugins adds the
+// rest), kept small since a host may have its plugins by the hundred.
+type stateRecord struct {
+	state    observe.PluginState
+	reason   string
+	stderr   []string
+	restarts int // crashes within the window at the transition
+	since    time.Time
 }
 
 // Plugins returns every plugin's supervision state, sorted by name. A
@@ -49,17 +60,17 @@ func (k *Kernel) Plugins() []observe.PluginStatus {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]observe.PluginStatus, 0, len(s.status))
-	for _, st := range s.status {
-		cp := *st
-		cp.Stderr = append([]string(nil), st.Stderr...)
-		cp.PID, cp.Confinement = runningProcess(l, st.Name)
+	for name, st := range s.status {
+		cp := observe.PluginStatus{Name: name, State: st.state, Reason: st.reason, Stderr: append([]string(nil), st.stderr...),
+			Restarts: st.restarts, Since: st.since}
+		cp.PID, cp.Confinement = runningProcess(l, name)
 		memberStatus(l, &cp)
-		cp.Bake = k.bakeOf(st.Name)
-		if cs := k.stats.lookup(st.Name); cs != nil {
+		cp.Bake = k.bakeOf(name)
+		if cs := k.stats.lookup(name); cs != nil {
 			cp.Calls = cs.snapshot()
 		}
-		cp.Protocol, cp.Features = protocolStatus(l, st.Name)
-		cp.Usage = k.usage.snapshot(st.Name)
+		cp.Protocol, cp.Features = protocolStatus(l, name)
+		cp.Usage = k.usage.snapshot(name)
 		out = append(out, cp)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
@@ -105,12 +116,11 @@ func (k *Kernel) setStateGen(n uint64, plugin string, st observe.PluginState, re
 		return true
 	}
 	cur := s.status[plugin]
-	if cur != nil && cur.State == st && cur.Reason == reason {
+	if cur != nil && cur.state == st && cur.reason == reason {
 		s.mu.Unlock()
 		return false
 	}
-	s.status[plugin] = &observe.PluginStatus{Name: plugin, State: st, Reason: reason, Stderr: stderr,
-		Restarts: len(s.crashes[plugin]), Since: time.Now()}
+	s.status[plugin] = &stateRecord{state: st, reason: reason, stderr: stderr, restarts: len(s.crashes[plugin]), since: time.Now()}
 	s.mu.Unlock()
 	if n == 0 {
 		n = k.currentNumber()
@@ -132,20 +142,20 @@ func (k *Kernel) setStates(n uint64, names []string, st observe.PluginState, rea
 	changed := make([]string, 0, len(names))
 	s.mu.Lock()
 	if len(s.status) == 0 { // a new kernel's first generation: no growing map
-		s.status = make(map[string]*observe.PluginStatus, len(names))
+		s.status = make(map[string]*stateRecord, len(names))
 	}
-	var fresh []observe.PluginStatus // room for the rest, allocated at the first new status
+	var fresh []stateRecord // room for the rest, allocated at the first new state
 	for i, name := range names {
 		cur := s.status[name]
-		if cur != nil && cur.State == st && cur.Reason == reason {
+		if cur != nil && cur.state == st && cur.reason == reason {
 			continue
 		}
 		if len(fresh) == 0 {
-			fresh = make([]observe.PluginStatus, len(names)-i)
+			fresh = make([]stateRecord, len(names)-i)
 		}
 		ps := &fresh[0]
 		fresh = fresh[1:]
-		*ps = observe.PluginStatus{Name: name, State: st, Reason: reason, Restarts: len(s.crashes[name]), Since: now}
+		*ps = stateRecord{state: st, reason: reason, restarts: len(s.crashes[name]), since: now}
 		s.status[name] = ps
 		changed = append(changed, name)
 	}
@@ -418,10 +428,10 @@ func (s *supervisor) tracked(plugin string) bool {
 }
 
 // states returns a copy of every plugin's state, by name.
-func (s *supervisor) states() map[string]observe.PluginStatus {
+func (s *supervisor) states() map[string]stateRecord {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]observe.PluginStatus, len(s.status))
+	out := make(map[string]stateRecord, len(s.status))
 	for name, st := range s.status {
 		out[name] = *st
 	}
@@ -431,9 +441,9 @@ func (s *supervisor) states() map[string]observe.PluginStatus {
 // settle undoes what a failed build did to states: every plugin it set
 // starting gets back its state from before (announced), or is forgotten
 // when it had none (it was new to that build).
-func (k *Kernel) settle(before map[string]observe.PluginStatus) {
+func (k *Kernel) settle(before map[string]stateRecord) {
 	for name, st := range k.super.states() {
-		if st.State != observe.StateStarting {
+		if st.state != observe.StateStarting {
 			continue
 		}
 		prev, ok := before[name]
@@ -443,7 +453,7 @@ func (k *Kernel) settle(before map[string]observe.PluginStatus) {
 			k.super.mu.Unlock()
 			continue
 		}
-		k.setState(name, prev.State, prev.Reason, prev.Stderr)
+		k.setState(name, prev.state, prev.reason, prev.stderr)
 	}
 }
 
