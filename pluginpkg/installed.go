@@ -137,15 +137,36 @@ func (o loadOpts) fromCacheInOrder(visible []listedEntry, results []loaded, know
 	for i, e := range visible {
 		if e.dir {
 			o.plainDir = true
-			_, mpath := manifestPaths(e.name)
-			dir, file := manifestUnder(o.realPkgs, e.name)
-			if results[i].pkg, known[i] = o.fromCache(e.name, dir, file, mpath); results[i].pkg != nil {
+			if results[i].pkg, known[i] = o.fromCacheByName(e.name); results[i].pkg != nil {
 				continue
 			}
 		}
 		rest = append(rest, i)
 	}
 	return rest
+}
+
+// fromCacheByName is fromCache for the plain directory name in realPkgs:
+// a hit makes no string (the cache holds the package's paths, and its
+// key is looked up from a buffer on the stack); a miss leaves the paths
+// to loadPackage.
+func (o loadOpts) fromCacheByName(name string) (*Package, pkgfiles.Stat) {
+	if o.pkgs == nil || !manifestUnderPlain(o.realPkgs, name) {
+		_, mpath := manifestPaths(name)
+		dir, file := manifestUnder(o.realPkgs, name)
+		return o.fromCache(name, dir, file, mpath)
+	}
+	st, err := o.statManifest(name, "")
+	if err != nil {
+		return nil, pkgfiles.Stat{}
+	}
+	var buf [256]byte
+	key := append(append(append(append(buf[:0], o.realPkgs...), '/'), name...), "/"+ManifestFile...)
+	c, ok := o.cache.lookupKey(key, st)
+	if !ok || c.manifest.Name != name { // two links to one directory: loadPackage says why
+		return nil, st
+	}
+	return &Package{Name: name, Dir: c.dir, ManifestPath: c.mpath, Manifest: c.manifest, ManifestSHA256: c.sha}, st
 }
 
 // loaded is what loading one package gave: the package, or nil and the
@@ -200,7 +221,9 @@ func (o loadOpts) fromCache(name, dir, file, mpath string) (*Package, pkgfiles.S
 	if err != nil {
 		return nil, pkgfiles.Stat{}
 	}
-	if m, sha, ok := o.cache.lookup(file, st); ok {
+	// A manifest is cached only for the package it names: another name
+	// for its directory (a second link to it) is read, and refused, again.
+	if m, sha, ok := o.cache.lookup(file, st); ok && m.Name == name {
 		return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, st
 	}
 	return nil, st
@@ -284,7 +307,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	}
 	sha := sha256Hex(data)
 	if cache != nil && st.Size == int64(len(data)) {
-		cache.store(file, st, readAt, m, sha)
+		cache.store(file, st, readAt, m, sha, dir, mpath)
 	}
 	return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, nil
 }
@@ -305,12 +328,18 @@ func joinElem(dir, elem string) string {
 // manifestUnder returns joinElem(dir, name) and the manifest path in it,
 // one string when it can: a whole-home load makes them for every package.
 func manifestUnder(dir, name string) (pkgDir, file string) {
-	if filepath.Separator != '/' || dir == "" || dir == "/" || !plainElem(name) {
+	if !manifestUnderPlain(dir, name) {
 		pkgDir = joinElem(dir, name)
 		return pkgDir, joinElem(pkgDir, ManifestFile)
 	}
 	file = dir + "/" + name + "/" + ManifestFile
 	return file[:len(dir)+1+len(name)], file
+}
+
+// manifestUnderPlain reports whether manifestUnder(dir, name) is
+// dir/name/plugin.json, plainly concatenated.
+func manifestUnderPlain(dir, name string) bool {
+	return filepath.Separator == '/' && dir != "" && dir != "/" && plainElem(name)
 }
 
 // plainElem reports whether elem is one plain path element: not empty,

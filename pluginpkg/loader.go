@@ -51,6 +51,10 @@ type cachedManifest struct {
 	readAt   time.Time
 	manifest *Manifest
 	sha      string
+	// dir and mpath are the Package.Dir and Package.ManifestPath of the
+	// package it was read for (manifest.Name), which a hit hands on
+	// instead of making them again.
+	dir, mpath string
 }
 
 // Load reads home like LoadInstalled, reusing unchanged manifests.
@@ -62,12 +66,27 @@ func (l *Loader) Load(home string) (*Installed, error) {
 // unchanged.
 func (l *Loader) lookup(path string, st pkgfiles.Stat) (m *Manifest, sha string, ok bool) {
 	manifests.mu.Lock()
-	defer manifests.mu.Unlock()
 	c, hit := manifests.byPath[path]
-	if !hit || c.stat != st || !st.SettledAt(c.readAt.UnixNano()) {
+	manifests.mu.Unlock()
+	if !hit || !c.unchanged(st) {
 		return nil, "", false
 	}
 	return c.manifest, c.sha, true
+}
+
+// lookupKey is lookup of the path held in key, which the map index reads
+// without making a string of it.
+func (l *Loader) lookupKey(key []byte, st pkgfiles.Stat) (cachedManifest, bool) {
+	manifests.mu.Lock()
+	c, hit := manifests.byPath[string(key)]
+	manifests.mu.Unlock()
+	return c, hit && c.unchanged(st)
+}
+
+// unchanged reports whether the file c was read from, now st, is
+// unchanged since (and was settled when read).
+func (c cachedManifest) unchanged(st pkgfiles.Stat) bool {
+	return c.stat == st && st.SettledAt(c.readAt.UnixNano())
 }
 
 // empty reports whether the cache holds no manifest (as in a new process).
@@ -77,8 +96,9 @@ func (l *Loader) empty() bool {
 	return len(manifests.byPath) == 0
 }
 
-// store caches a manifest read (and parsed) at readAt with stat st.
-func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manifest, sha string) {
+// store caches a manifest read (and parsed) at readAt with stat st, for
+// the package at dir whose manifest messages name mpath.
+func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manifest, sha, dir, mpath string) {
 	manifests.mu.Lock()
 	defer manifests.mu.Unlock()
 	if old, ok := manifests.byPath[path]; ok {
@@ -87,7 +107,7 @@ func (l *Loader) store(path string, st pkgfiles.Stat, readAt time.Time, m *Manif
 	if manifests.byPath == nil || len(manifests.byPath) >= maxCachedManifests || manifests.bytes+st.Size > maxCachedManifestBytes {
 		manifests.byPath, manifests.bytes = map[string]cachedManifest{}, 0
 	}
-	manifests.byPath[path] = cachedManifest{stat: st, readAt: readAt, manifest: m, sha: sha}
+	manifests.byPath[path] = cachedManifest{stat: st, readAt: readAt, manifest: m, sha: sha, dir: dir, mpath: mpath}
 	manifests.bytes += st.Size
 }
 

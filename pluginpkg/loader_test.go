@@ -76,8 +76,8 @@ func TestLoaderReusesUnchangedManifests(t *testing.T) {
 func TestLoaderCacheBounded(t *testing.T) {
 	var l Loader
 	now := time.Now()
-	l.store("/bound/a/plugin.json", pkgfiles.Stat{Size: maxCachedManifestBytes - 5}, now, &Manifest{Name: "a"}, "")
-	l.store("/bound/b/plugin.json", pkgfiles.Stat{Size: 10}, now, &Manifest{Name: "b"}, "")
+	l.store("/bound/a/plugin.json", pkgfiles.Stat{Size: maxCachedManifestBytes - 5}, now, &Manifest{Name: "a"}, "", "", "")
+	l.store("/bound/b/plugin.json", pkgfiles.Stat{Size: 10}, now, &Manifest{Name: "b"}, "", "", "")
 	manifests.mu.Lock()
 	_, hasA := manifests.byPath["/bound/a/plugin.json"]
 	_, hasB := manifests.byPath["/bound/b/plugin.json"]
@@ -189,5 +189,45 @@ func TestLoaderListsChangedPackagesDirectories(t *testing.T) {
 	time.Sleep(2 * RacyWindow)
 	if got := names(); got != "z@packages" {
 		t.Errorf("after swapping packages/ for another directory: packages %q", got)
+	}
+}
+
+// TestLoaderCacheHitChecksName: a cached manifest is handed only to the
+// package it was read for. A second name linking to the same directory
+// is refused at every load (its manifest names the other), also once the
+// manifest is in the cache; the cached package keeps its own paths.
+func TestLoaderCacheHitChecksName(t *testing.T) {
+	home := t.TempDir()
+	pkgs := filepath.Join(home, "packages")
+	if err := os.MkdirAll(filepath.Join(pkgs, "real"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(pkgs, "real", ManifestFile)
+	if err := os.WriteFile(file, []byte(`{"format": 1, "name": "real", "version": "1.0.0"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(file, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real", filepath.Join(pkgs, "alias")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(2 * RacyWindow)
+	var l Loader
+	for i := range 3 {
+		inst, err := l.Load(home)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inst.Packages) != 1 || inst.Packages[0].Name != "real" || inst.Packages[0].Manifest.Name != "real" {
+			t.Fatalf("load %d: packages %+v, want only real", i, inst.Packages)
+		}
+		if p := inst.Packages[0]; p.ManifestPath != "packages/real/plugin.json" || filepath.Base(p.Dir) != "real" {
+			t.Errorf("load %d: paths %q %q", i, p.ManifestPath, p.Dir)
+		}
+		if len(inst.Warnings) != 1 || inst.Warnings[0].Package != "alias" || !strings.Contains(inst.Warnings[0].Message, "does not match") {
+			t.Errorf("load %d: warnings %+v, want alias's name mismatch", i, inst.Warnings)
+		}
 	}
 }
