@@ -87,7 +87,7 @@ func (s *build) ordered(all []Contribution, spec KindSpec, g []entry) []Contribu
 	g = s.dedupe(spec, g)
 	slices.SortFunc(g, effective)
 	for _, e := range g {
-		all = append(all, e.c)
+		all = append(all, *e.c)
 	}
 	return all
 }
@@ -96,7 +96,7 @@ func (s *build) ordered(all []Contribution, spec KindSpec, g []entry) []Contribu
 // declaration.
 func (s *build) unique(all []Contribution, spec KindSpec, g []entry) []Contribution {
 	if len(g) == 1 {
-		return append(all, g[0].c)
+		return append(all, *g[0].c)
 	}
 	slices.SortFunc(g, byOwner)
 	cs := contributions(g)
@@ -126,16 +126,16 @@ func (s *build) exclusive(all, overridden []Contribution, spec KindSpec, g []ent
 		if i := slices.IndexFunc(g, func(e entry) bool { return e.c.Source.Scope == ScopePlugin && e.c.Source.Plugin == name }); i >= 0 {
 			for j, e := range g {
 				if j != i {
-					overridden = append(overridden, e.c)
-					s.overridden(spec, e.c, g[i].c)
+					overridden = append(overridden, *e.c)
+					s.overridden(spec, *e.c, *g[i].c)
 				}
 			}
-			return append(all, g[i].c), overridden
+			return append(all, *g[i].c), overridden
 		}
 		s.ownerNotClaiming(spec, key, name, contributions(g))
 	}
 	if len(g) == 1 {
-		return append(all, g[0].c), overridden
+		return append(all, *g[0].c), overridden
 	}
 	cs := contributions(g)
 	hint := "only one plugin may claim it; disable the others"
@@ -187,7 +187,7 @@ func (s *build) unclaimedOwners(claimed map[Slot]bool) {
 func contributions(g []entry) []Contribution {
 	out := make([]Contribution, len(g))
 	for i, e := range g {
-		out[i] = e.c
+		out[i] = *e.c
 	}
 	return out
 }
