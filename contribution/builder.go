@@ -54,6 +54,16 @@ func (b *Builder) Add(cs ...Contribution) {
 	b.cs = append(b.cs, cs...)
 }
 
+// Grow makes room for n more contributions, so that Adds of that many
+// do not grow the Builder again: a host that knows how many it will add
+// (a generation of many plugins) saves the copies of a growing slice.
+// A negative n is ignored.
+func (b *Builder) Grow(n int) {
+	if n > 0 {
+		b.cs = slices.Grow(b.cs, n)
+	}
+}
+
 // Build validates every contribution added so far, applies each kind's
 // conflict policy and returns an immutable Registry. It never stops at the
 // first problem: on failure it returns a nil Registry and a *RegistryError

@@ -1,6 +1,7 @@
 package contribution
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 )
@@ -173,4 +174,31 @@ func TestConcurrentReaders(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestBuilderGrow: Grow makes room for that many Adds, which then do not
+// grow the builder; a negative or zero n changes nothing; what is built
+// is the same as without it.
+func TestBuilderGrow(t *testing.T) {
+	for _, n := range []int{-1, 0, 1, 5} {
+		b := NewBuilder(HostSpec{})
+		b.Grow(n)
+		if n <= 0 && b.cs != nil {
+			t.Fatalf("Grow(%d) allocated", n)
+		}
+		if c := cap(b.cs); c < n {
+			t.Fatalf("Grow(%d): room for %d", n, c)
+		}
+		before := cap(b.cs)
+		for i := range n {
+			b.Add(NewProvider(hs("a"), Provider{Ref: fmt.Sprint("r", i)}, i))
+		}
+		if n > 0 && cap(b.cs) != before {
+			t.Fatalf("Grow(%d) then %d Adds grew the builder from %d to %d", n, n, before, cap(b.cs))
+		}
+		reg, err := b.Build()
+		if err != nil || reg.Len() != max(n, 0) {
+			t.Fatalf("Grow(%d): Build = %v, %v", n, reg, err)
+		}
+	}
 }

@@ -66,13 +66,21 @@ func (b *build) versionWarnings() []string {
 
 // buildRegistry builds the registry from the members that run.
 func (b *build) buildRegistry() (*contribution.Registry, error) {
-	bld := contribution.NewBuilder(b.in.Spec)
+	lists := make([][]contribution.Contribution, 0, len(b.closure.Members))
+	n := 0
 	for _, name := range b.closure.Members {
+		var cs []contribution.Contribution
 		if z := b.lazy[name]; z != nil && z.memo != nil { // published from its manifest: z.declared is z.memo.decl
-			bld.Add(z.memo.contributions(b.members[name])...)
+			cs = z.memo.contributions(b.members[name])
 		} else if d := b.declarations(name); d != nil {
-			bld.Add(generation.Contributions(b.members[name], d)...)
+			cs = generation.Contributions(b.members[name], d)
 		}
+		lists, n = append(lists, cs), n+len(cs)
+	}
+	bld := contribution.NewBuilder(b.in.Spec)
+	bld.Grow(n)
+	for _, cs := range lists {
+		bld.Add(cs...)
 	}
 	return bld.Build()
 }
