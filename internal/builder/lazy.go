@@ -105,8 +105,7 @@ type Activation struct {
 // and waits for it, then starts a new process. What the process does on
 // its own (a call of its own, a stream) is seen by sidecar.Client.Busy.
 type Lazy struct {
-	name     string
-	pkg      *pluginpkg.Package
+	pkg      *pluginpkg.Package         // its Name is the member's
 	env      *slotEnv                   // what the build's slots share
 	own      *ownOptions                // with env.client, what its process starts with; nil: nothing of its own
 	declared *protocol.InitializeResult // what the generation published
@@ -137,7 +136,7 @@ type Lazy struct {
 		stopped chan struct{} // closed when the idle stop in flight ends
 		timer   *time.Timer   // the idle check, while ready
 		err     error         // why it is LazyFailed
-		last    Activation
+		last    *Activation // nil before the first start
 		starts  int
 		stops   int
 		// ctx, made by the first start (ctxLocked), is cancelled by
@@ -204,7 +203,7 @@ func (e *slotEnv) options(own ownOptions) sidecar.Options {
 
 // newLazy returns the declared slot of a member published from declared.
 func newLazy(pkg *pluginpkg.Package, env *slotEnv, own ownOptions, declared *protocol.InitializeResult, origin, key string) *Lazy {
-	z := &Lazy{name: pkg.Name, pkg: pkg, env: env, declared: declared, origin: origin, key: key}
+	z := &Lazy{pkg: pkg, env: env, declared: declared, origin: origin, key: key}
 	if !own.empty() {
 		o := own // (taking own's address would move it to the heap at every call)
 		z.own = &o
@@ -251,7 +250,11 @@ type SlotStats struct {
 func (z *Lazy) Stats() SlotStats {
 	z.mu.Lock()
 	defer z.mu.Unlock()
-	return SlotStats{Last: z.mu.last, FirstCall: time.Duration(z.firstCall.Load()), Starts: z.mu.starts, Stops: z.mu.stops,
+	var last Activation
+	if z.mu.last != nil {
+		last = *z.mu.last
+	}
+	return SlotStats{Last: last, FirstCall: time.Duration(z.firstCall.Load()), Starts: z.mu.starts, Stops: z.mu.stops,
 		LastUsed: time.Unix(0, z.lastUsed.Load())}
 }
 
@@ -382,7 +385,7 @@ func (z *Lazy) Start(ctx context.Context, by string) error {
 func (z *Lazy) startLocked(by func() string) *flight {
 	f := &flight{done: make(chan struct{})}
 	if z.env.hooks.MayStart != nil {
-		if err := z.env.hooks.MayStart(z.name); err != nil {
+		if err := z.env.hooks.MayStart(z.pkg.Name); err != nil {
 			f.err = err
 			close(f.done)
 			return f
@@ -414,7 +417,7 @@ func (z *Lazy) ctxLocked() context.Context {
 func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	defer z.wg.Done()
 	if z.env.hooks.Starting != nil {
-		z.env.hooks.Starting(z.name, by)
+		z.env.hooks.Starting(z.pkg.Name, by)
 	}
 	a := Activation{By: by, At: time.Now()}
 	z.files.Store(startFiles(z.pkg))
@@ -433,10 +436,10 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	var drifted *DriftError
 	if err == nil {
 		if diffs := drift(z.declared, c.Declarations(), z.origin, z.priority()); len(diffs) > 0 {
-			drifted = &DriftError{Plugin: z.name, Origin: z.origin, Differences: diffs}
+			drifted = &DriftError{Plugin: z.pkg.Name, Origin: z.origin, Differences: diffs}
 			err = drifted
 			_ = c.Close(context.Background())
-			z.env.cache.forget(z.name)
+			z.env.cache.forget(z.pkg.Name)
 		}
 	}
 	z.mu.Lock()
@@ -448,14 +451,14 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 		}
 	case drifted != nil:
 		z.state.Store(int32(LazyFailed))
-		z.mu.err = fmt.Errorf("plugin %q: %w", z.name, drifted)
+		z.mu.err = fmt.Errorf("plugin %q: %w", z.pkg.Name, drifted)
 	case err != nil:
 		z.state.Store(int32(LazyDeclared))
 	default:
 		z.cur.Store(c)
 		z.lastUsed.Store(time.Now().UnixNano())
 		z.state.Store(int32(LazyReady))
-		z.mu.last, z.mu.starts = a, z.mu.starts+1
+		z.mu.last, z.mu.starts = &a, z.mu.starts+1
 		z.startedAt.Store(a.At.UnixNano())
 		z.firstCall.Store(0)
 		z.firstPending.Store(true)
@@ -465,7 +468,7 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	f.err = err
 	z.mu.Unlock()
 	if err == nil && z.origin != OriginManifest {
-		_ = z.env.cache.store(z.name, z.key, c.Declarations())
+		_ = z.env.cache.store(z.pkg.Name, z.key, c.Declarations())
 	}
 	// The host hears of the outcome before any waiting caller returns: a
 	// caller that sees the failure sees it counted.
@@ -473,7 +476,7 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 		if err != nil {
 			c = nil
 		}
-		z.env.hooks.Started(z.name, c, a, err)
+		z.env.hooks.Started(z.pkg.Name, c, a, err)
 	}
 	close(f.done)
 }
@@ -564,7 +567,7 @@ func (z *Lazy) checkIdle() {
 	z.mu.Unlock()
 	close(ch)
 	if z.env.hooks.IdleStopped != nil {
-		z.env.hooks.IdleStopped(z.name, c, idle)
+		z.env.hooks.IdleStopped(z.pkg.Name, c, idle)
 	}
 }
 
@@ -577,7 +580,7 @@ func (z *Lazy) adoptStarted(c *sidecar.Client, files *generation.Fingerprint) {
 	z.cur.Store(c)
 	z.state.Store(int32(LazyReady))
 	z.mu.starts++
-	z.mu.last = Activation{By: "its build (no declarations to publish it from)", At: time.Now()}
+	z.mu.last = &Activation{By: "its build (no declarations to publish it from)", At: time.Now()}
 	z.armLocked()
 }
 
