@@ -160,7 +160,7 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		if err := ValidateProviderRef(p.Ref); err != nil {
 			return []fieldErr{{"payload.ref", err.Error()}}
 		}
-		return builtinKey(c, ok, p, "namespaced ID", providerKey(c.Source, p.Ref), nil)
+		return builtinKey(c, ok, p, "namespaced ID", namespaced(c, p.Ref, providerKey), nil)
 	case KindAction:
 		p, ok := c.Payload.(Action)
 		if !ok {
@@ -169,7 +169,7 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		if err := ValidateActionID(p.ID); err != nil {
 			return []fieldErr{{"payload.id", err.Error()}}
 		}
-		errs := builtinKey(c, ok, p, "namespaced ID", actionKey(c.Source, p.ID), nil)
+		errs := builtinKey(c, ok, p, "namespaced ID", namespaced(c, p.ID, actionKey), nil)
 		if strings.TrimSpace(p.Title) == "" {
 			errs = append(errs, fieldErr{"payload.title", "must not be empty"})
 		}
@@ -188,6 +188,35 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		return []fieldErr{{"key", err.Error()}}
 	}
 	return nil
+}
+
+// namespaced returns key(c.Source, local), the namespaced ID a provider or
+// action declared as local must have: c.Key itself when it is that one,
+// checked without building it (a generation validates its plugins'
+// providers by the hundred).
+func namespaced(c Contribution, local string, key func(Source, string) string) string {
+	if namespacedIs(c.Key, c.Source, local) {
+		return c.Key
+	}
+	return key(c.Source, local)
+}
+
+// namespacedIs reports whether id is "host/<local>" for the host's
+// source, "plugin/<plugin>/<local>" for a plugin's (providerKey,
+// actionKey).
+func namespacedIs(id string, src Source, local string) bool {
+	if src.Scope == ScopeHost {
+		rest, ok := strings.CutPrefix(id, "host/")
+		return ok && rest == local
+	}
+	rest, ok := strings.CutPrefix(id, "plugin/")
+	if ok {
+		rest, ok = strings.CutPrefix(rest, src.Plugin)
+	}
+	if ok {
+		rest, ok = strings.CutPrefix(rest, "/")
+	}
+	return ok && rest == local
 }
 
 // builtinKey checks a built-in kind's payload type (ok), that the payload's

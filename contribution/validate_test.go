@@ -171,3 +171,27 @@ func TestBuildReportsEveryProblem(t *testing.T) {
 		t.Errorf("Error() = %q", got)
 	}
 }
+
+// TestNamespacedIs: checking a namespaced ID in place agrees with
+// building it (providerKey and actionKey build the same shape).
+func TestNamespacedIs(t *testing.T) {
+	host, plug := Source{Scope: ScopeHost}, Source{Scope: ScopePlugin, Plugin: "p-1"}
+	odd := Source{Scope: ScopePlugin, Plugin: "a/b"}
+	for _, tc := range []struct {
+		id    string
+		src   Source
+		local string
+	}{
+		{"plugin/p-1/echo", plug, "echo"}, {"plugin/p-1/echo", plug, "ech"}, {"plugin/p-1/echo", plug, "echo2"},
+		{"plugin/p-1/", plug, ""}, {"plugin/p-1", plug, ""}, {"plugin/p-2/echo", plug, "echo"},
+		{"plugin/p-1echo", plug, "echo"}, {"plugin/p-1//echo", plug, "/echo"}, {"plugin//echo", Source{Scope: ScopePlugin}, "echo"},
+		{"host/echo", host, "echo"}, {"host/echo", plug, "echo"}, {"plugin/p-1/echo", host, "echo"}, {"host/", host, ""},
+		{"plugin/a/b/c", odd, "c"}, {"plugin/a/b/c", Source{Scope: ScopePlugin, Plugin: "a"}, "b/c"}, {"", plug, ""},
+	} {
+		for name, key := range map[string]func(Source, string) string{"provider": providerKey, "action": actionKey} {
+			if got, want := namespacedIs(tc.id, tc.src, tc.local), tc.id == key(tc.src, tc.local); got != want {
+				t.Errorf("%s: namespacedIs(%q, %+v, %q) = %v, building it says %v", name, tc.id, tc.src, tc.local, got, want)
+			}
+		}
+	}
+}
