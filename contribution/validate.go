@@ -160,7 +160,7 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		if err := ValidateProviderRef(p.Ref); err != nil {
 			return []fieldErr{{"payload.ref", err.Error()}}
 		}
-		return builtinKey(c, ok, p, "namespaced ID", namespaced(c, p.Ref, providerKey), nil)
+		return builtinKey(c, ok, Provider{}, "namespaced ID", namespaced(c, p.Ref, providerKey), nil)
 	case KindAction:
 		p, ok := c.Payload.(Action)
 		if !ok {
@@ -169,7 +169,7 @@ func checkKey(spec KindSpec, c Contribution) []fieldErr {
 		if err := ValidateActionID(p.ID); err != nil {
 			return []fieldErr{{"payload.id", err.Error()}}
 		}
-		errs := builtinKey(c, ok, p, "namespaced ID", namespaced(c, p.ID, actionKey), nil)
+		errs := builtinKey(c, ok, Action{}, "namespaced ID", namespaced(c, p.ID, actionKey), nil)
 		if strings.TrimSpace(p.Title) == "" {
 			errs = append(errs, fieldErr{"payload.title", "must not be empty"})
 		}
@@ -221,6 +221,8 @@ func namespacedIs(id string, src Source, local string) bool {
 
 // builtinKey checks a built-in kind's payload type (ok), that the payload's
 // own key (what, want) equals c.Key, and the key's grammar (grammarErr).
+// zero is the zero value of the payload type (a literal: boxing it costs
+// nothing), named in the message of a payload of another type.
 func builtinKey(c Contribution, ok bool, zero any, what, want string, grammarErr error) []fieldErr {
 	if !ok {
 		return []fieldErr{{"payload", fmt.Sprintf("is %T, want %T", c.Payload, zero)}}
