@@ -58,18 +58,6 @@ func DefaultLaunch(p *pluginpkg.Package) Launch {
 	return Launch{Required: p.Manifest.Runtime.Required, Activation: p.Manifest.Runtime.Activation}
 }
 
-// IsDefault reports whether l is DefaultLaunch(p) in effect: the same
-// policy and activation (eager and "" alike), and no config, environment,
-// limits or confinement. A host may leave such a package out of
-// Inputs.Launch: a host of many plugins gives most of them nothing of
-// their own.
-func (l Launch) IsDefault(p *pluginpkg.Package) bool {
-	d := DefaultLaunch(p)
-	return l.Required == d.Required && l.lazyName() == d.lazyName() && len(l.Config) == 0 && len(l.Env) == 0 &&
-		len(l.SecretEnv) == 0 && l.Limits == (pluginpkg.ResourceLimits{}) && l.Confinement.Mode == "" &&
-		l.Confinement.Grants == nil && l.Confinement.Denies == nil
-}
-
 // launchDigest is Fingerprint.Config: the hex sha256 of the launch value's
 // config, environment and limits, empty when it has none of them. A secret
 // environment value is hashed on its own first (secretDigest). Without

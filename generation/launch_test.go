@@ -7,8 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/Masterminds/semver/v3"
-
 	"github.com/extkernel/extkernel/pluginpkg"
 )
 
@@ -119,57 +117,5 @@ func TestLaunchDigestLimitsMemo(t *testing.T) {
 	}
 	if launchDigest(Launch{Limits: a}) == launchDigest(Launch{Limits: b}) {
 		t.Error("two limits digest the same")
-	}
-}
-
-// TestLaunchIsDefault: a launch value is default exactly when it is what
-// Inputs.LaunchOf gives a package without an entry, so a host may leave
-// it out; and a default value fingerprints as that one does.
-func TestLaunchIsDefault(t *testing.T) {
-	v := semver.MustParse("1.0.0")
-	pkg := func(required bool, activation string) *pluginpkg.Package {
-		return &pluginpkg.Package{Name: "p", Manifest: &pluginpkg.Manifest{Name: "p", Version: v,
-			Runtime: &pluginpkg.Runtime{Command: "./p", Required: required, Activation: activation}}}
-	}
-	declarative := &pluginpkg.Package{Name: "d", Manifest: &pluginpkg.Manifest{Name: "d", Version: v}}
-	lazy := pluginpkg.ActivationLazy
-	for _, tc := range []struct {
-		name string
-		p    *pluginpkg.Package
-		l    Launch
-		want bool
-	}{
-		{"empty, eager manifest", pkg(false, ""), Launch{}, true},
-		{"eager spelled out", pkg(false, ""), Launch{Activation: pluginpkg.ActivationEager}, true},
-		{"manifest says eager, launch empty", pkg(false, pluginpkg.ActivationEager), Launch{}, true},
-		{"lazy as the manifest says", pkg(true, lazy), Launch{Required: true, Activation: lazy}, true},
-		{"declarative", declarative, Launch{Activation: pluginpkg.ActivationEager}, true},
-		{"lazy over an eager manifest", pkg(false, ""), Launch{Activation: lazy}, false},
-		{"eager over a lazy manifest", pkg(false, lazy), Launch{Activation: pluginpkg.ActivationEager}, false},
-		{"required over the manifest", pkg(false, ""), Launch{Required: true}, false},
-		{"optional over the manifest", pkg(true, ""), Launch{}, false},
-		{"required declarative", declarative, Launch{Required: true}, false},
-		{"config", pkg(false, ""), Launch{Config: json.RawMessage(`{}`)}, false},
-		{"env", pkg(false, ""), Launch{Env: map[string]string{"A": "1"}}, false},
-		{"secret names", pkg(false, ""), Launch{SecretEnv: []string{"A"}}, false},
-		{"limits", pkg(false, ""), Launch{Limits: pluginpkg.ResourceLimits{QueueBytes: 1}}, false},
-		{"confinement mode", pkg(false, ""), Launch{Confinement: pluginpkg.Confinement{Mode: pluginpkg.ConfineOff}}, false},
-		{"grants", pkg(false, ""), Launch{Confinement: pluginpkg.Confinement{Grants: &pluginpkg.Permissions{}}}, false},
-		{"denies", pkg(false, ""), Launch{Confinement: pluginpkg.Confinement{Denies: &pluginpkg.Permissions{}}}, false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			if got := tc.l.IsDefault(tc.p); got != tc.want {
-				t.Fatalf("IsDefault = %v, want %v", got, tc.want)
-			}
-			if !tc.want {
-				return
-			}
-			with := &Inputs{Launch: map[string]Launch{tc.p.Name: tc.l}}
-			a, b := NewMember(with, tc.p), NewMember(&Inputs{}, tc.p)
-			if fa, fb := a.Fingerprint(), b.Fingerprint(); a.Required != b.Required || a.lazy != b.lazy ||
-				fa.Config != fb.Config || fa.Required != fb.Required {
-				t.Fatalf("with the entry %+v %+v, without %+v %+v", a, fa, b, fb)
-			}
-		})
 	}
 }

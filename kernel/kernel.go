@@ -264,7 +264,7 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 		l := generation.Launch{Required: k.required(p), Config: c.PluginConfig[p.Name], Limits: c.LimitsOf(p.Name),
 			Confinement: c.ConfinementOf(p.Name), Activation: c.ActivationOf(p)}
 		l.Env, l.SecretEnv = k.pluginEnv(p.Name)
-		if l.IsDefault(p) { // generation.Inputs.LaunchOf gives it the same value
+		if isDefaultLaunch(l, p) { // generation.Inputs.LaunchOf gives it the same value
 			continue
 		}
 		if out == nil {
@@ -273,6 +273,19 @@ func (k *Kernel) launches(inst *pluginpkg.Installed) map[string]generation.Launc
 		out[p.Name] = l
 	}
 	return out
+}
+
+// isDefaultLaunch reports whether l is generation.DefaultLaunch(p) in
+// effect: the same policy and activation (eager and "" alike), and no
+// config, environment, limits or confinement. launches leaves such a
+// package out: a host of many plugins gives most of them nothing of
+// their own.
+func isDefaultLaunch(l generation.Launch, p *pluginpkg.Package) bool {
+	d := generation.DefaultLaunch(p)
+	lazy := func(a string) bool { return a == pluginpkg.ActivationLazy }
+	return l.Required == d.Required && lazy(l.Activation) == lazy(d.Activation) && len(l.Config) == 0 && len(l.Env) == 0 &&
+		len(l.SecretEnv) == 0 && l.Limits == (pluginpkg.ResourceLimits{}) && l.Confinement.Mode == "" &&
+		l.Confinement.Grants == nil && l.Confinement.Denies == nil
 }
 
 // required applies the config's policy override, else the manifest's.
