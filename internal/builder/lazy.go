@@ -136,7 +136,7 @@ type Lazy struct {
 		stopped chan struct{} // closed when the idle stop in flight ends
 		timer   *time.Timer   // the idle check, while ready
 		err     error         // why it is LazyFailed
-		last    *Activation // nil before the first start
+		last    *Activation   // nil before the first start
 		starts  int
 		stops   int
 		// ctx, made by the first start (ctxLocked), is cancelled by
