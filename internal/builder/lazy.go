@@ -160,12 +160,13 @@ type slotEnv struct {
 	cache  DeclCache
 	hooks  LazyHooks
 	budget time.Duration // bounds one start
+	made   int64         // UnixNano when the build made it: its slots' first "last used"
 }
 
 // newSlotEnv returns the environment of the slots of a build with o whose
 // members are told of kinds.
 func newSlotEnv(o Options, kinds []contribution.Kind) *slotEnv {
-	e := &slotEnv{client: o.Client, cache: o.Cache, hooks: o.LazyHooks, budget: o.Budget}
+	e := &slotEnv{client: o.Client, cache: o.Cache, hooks: o.LazyHooks, budget: o.Budget, made: time.Now().UnixNano()}
 	if e.budget <= 0 {
 		e.budget = DefaultBudget
 	}
@@ -208,7 +209,7 @@ func newLazy(pkg *pluginpkg.Package, env *slotEnv, own ownOptions, declared *pro
 		o := own // (taking own's address would move it to the heap at every call)
 		z.own = &o
 	}
-	z.lastUsed.Store(time.Now().UnixNano())
+	z.lastUsed.Store(env.made) // one clock read for a build's slots, made together
 	return z
 }
 
