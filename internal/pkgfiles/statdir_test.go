@@ -15,14 +15,8 @@ import (
 // fs.ErrNotExist, named by its full path.
 func TestDirStatAt(t *testing.T) {
 	root := t.TempDir()
-	pkg := filepath.Join(root, "p")
-	if err := os.MkdirAll(pkg, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(pkg, "plugin.json")
-	if err := os.WriteFile(file, []byte(`{"a":1}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeFile(t, root, "p/plugin.json", `{"a":1}`)
+	file := filepath.Join(root, "p", "plugin.json")
 	if err := os.Symlink("p", filepath.Join(root, "link")); err != nil {
 		t.Fatal(err)
 	}
