@@ -152,21 +152,19 @@ func (o loadOpts) fromCacheInOrder(visible []listedEntry, results []loaded, know
 // to loadPackage.
 func (o loadOpts) fromCacheByName(name string) (*Package, pkgfiles.Stat) {
 	if o.pkgs == nil || !manifestUnderPlain(o.realPkgs, name) {
-		_, mpath := manifestPaths(name)
-		dir, file := manifestUnder(o.realPkgs, name)
-		return o.fromCache(name, dir, file, mpath)
+		_, file := manifestUnder(o.realPkgs, name)
+		return o.fromCache(name, file)
 	}
-	st, err := o.statManifest(name, "")
+	st, err := o.pkgs.StatAt(name + "/" + ManifestFile)
 	if err != nil {
 		return nil, pkgfiles.Stat{}
 	}
 	var buf [256]byte
 	key := append(append(append(append(buf[:0], o.realPkgs...), '/'), name...), "/"+ManifestFile...)
-	c, ok := o.cache.lookupKey(key, st)
-	if !ok || c.manifest.Name != name { // two links to one directory: loadPackage says why
-		return nil, st
+	if c, ok := o.cache.lookupKey(key, st); ok {
+		return c.packageFor(name), st // nil for another name of a directory: loadPackage says why
 	}
-	return &Package{Name: name, Dir: c.dir, ManifestPath: c.mpath, Manifest: c.manifest, ManifestSHA256: c.sha}, st
+	return nil, st
 }
 
 // loaded is what loading one package gave: the package, or nil and the
@@ -206,11 +204,12 @@ func (o loadOpts) statManifest(name, file string) (pkgfiles.Stat, error) {
 	return pkgfiles.StatPath(file)
 }
 
-// fromCache returns package name, at dir with its manifest at file (mpath
-// in messages), from the Loader's cache when the manifest is unchanged;
-// else nil and the manifest's version (zero when it could not be stat'ed,
-// or there is no cache).
-func (o loadOpts) fromCache(name, dir, file, mpath string) (*Package, pkgfiles.Stat) {
+// fromCache returns package name, its manifest at file, from the Loader's
+// cache when the manifest is unchanged (with the paths it was loaded with:
+// the same file is the same package directory); else nil and the
+// manifest's version (zero when it could not be stat'ed, or there is no
+// cache).
+func (o loadOpts) fromCache(name, file string) (*Package, pkgfiles.Stat) {
 	if o.cache == nil {
 		return nil, pkgfiles.Stat{}
 	}
@@ -221,10 +220,8 @@ func (o loadOpts) fromCache(name, dir, file, mpath string) (*Package, pkgfiles.S
 	if err != nil {
 		return nil, pkgfiles.Stat{}
 	}
-	// A manifest is cached only for the package it names: another name
-	// for its directory (a second link to it) is read, and refused, again.
-	if m, sha, ok := o.cache.lookup(file, st); ok && m.Name == name {
-		return &Package{Name: name, Dir: dir, ManifestPath: mpath, Manifest: m, ManifestSHA256: sha}, st
+	if c, ok := o.cache.lookup(file, st); ok {
+		return c.packageFor(name), st
 	}
 	return nil, st
 }
@@ -274,7 +271,7 @@ func loadPackage(home, name string, opt loadOpts) (*Package, []Warning) {
 	if file == "" {
 		file = joinElem(dir, ManifestFile)
 	}
-	p, st := opt.fromCache(name, dir, file, mpath)
+	p, st := opt.fromCache(name, file)
 	if p != nil {
 		return p, nil
 	}

@@ -64,14 +64,11 @@ func (l *Loader) Load(home string) (*Installed, error) {
 
 // lookup returns the cached manifest for path if the file, now st, is
 // unchanged.
-func (l *Loader) lookup(path string, st pkgfiles.Stat) (m *Manifest, sha string, ok bool) {
+func (l *Loader) lookup(path string, st pkgfiles.Stat) (cachedManifest, bool) {
 	manifests.mu.Lock()
 	c, hit := manifests.byPath[path]
 	manifests.mu.Unlock()
-	if !hit || !c.unchanged(st) {
-		return nil, "", false
-	}
-	return c.manifest, c.sha, true
+	return c, hit && c.unchanged(st)
 }
 
 // lookupKey is lookup of the path held in key, which the map index reads
@@ -87,6 +84,17 @@ func (l *Loader) lookupKey(key []byte, st pkgfiles.Stat) (cachedManifest, bool) 
 // unchanged since (and was settled when read).
 func (c cachedManifest) unchanged(st pkgfiles.Stat) bool {
 	return c.stat == st && st.SettledAt(c.readAt.UnixNano())
+}
+
+// packageFor returns the package name loaded from c, nil when c's
+// manifest names another package: a manifest is cached only for the
+// package it names, and another name for its directory (a second link to
+// it) is read, and refused, again.
+func (c cachedManifest) packageFor(name string) *Package {
+	if c.manifest.Name != name {
+		return nil
+	}
+	return &Package{Name: name, Dir: c.dir, ManifestPath: c.mpath, Manifest: c.manifest, ManifestSHA256: c.sha}
 }
 
 // empty reports whether the cache holds no manifest (as in a new process).
