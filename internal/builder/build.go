@@ -189,7 +189,7 @@ func (b *build) start(ctx context.Context) {
 		if lazy && b.declare(m, own) {
 			continue
 		}
-		specs = append(specs, spec{pkg: m.Package, opts: b.env.options(own), own: own, cancelBatchOnFailure: m.Required, member: m, lazy: lazy})
+		specs = append(specs, spec{pkg: m.Package, opts: b.env.options(&own), own: own, cancelBatchOnFailure: m.Required, member: m, lazy: lazy})
 	}
 	if refused {
 		return
@@ -259,7 +259,7 @@ func (b *build) declare(m *generation.Member, own ownOptions) bool {
 	if dv != nil {
 		d = dv.decl
 	} else {
-		key = cacheKey(m.Package, b.env.options(own))
+		key = cacheKey(m.Package, b.env.options(&own))
 		d, origin = b.opts.Cache.load(m.Package.Name, key), OriginCache
 	}
 	if d == nil {
@@ -277,7 +277,7 @@ func (b *build) declare(m *generation.Member, own ownOptions) bool {
 // its declarations (it had none): ready, its handshake its published
 // declarations, cached for the next build.
 func (b *build) learned(m *generation.Member, own ownOptions, o outcome) {
-	c, key := o.client, cacheKey(m.Package, b.env.options(own))
+	c, key := o.client, cacheKey(m.Package, b.env.options(&own))
 	z := newLazy(m.Package, b.env, own, c.Declarations(), OriginHandshake, key)
 	z.adoptStarted(c, o.files)
 	b.lazy[m.Package.Name] = z

@@ -195,10 +195,13 @@ func (o *ownOptions) empty() bool {
 		o.confinement.Mode == "" && o.confinement.Grants == nil && o.confinement.Denies == nil
 }
 
-// options returns the sidecar options of a process started with own in e.
-func (e *slotEnv) options(own ownOptions) sidecar.Options {
+// options returns the sidecar options of a process started with own in e
+// (nil: nothing of its own, a slot's own when it has none).
+func (e *slotEnv) options(own *ownOptions) sidecar.Options {
 	o := e.client
-	o.Config, o.Env, o.Limits, o.Confinement = own.config, own.env, own.limits, own.confinement
+	if own != nil {
+		o.Config, o.Env, o.Limits, o.Confinement = own.config, own.env, own.limits, own.confinement
+	}
 	return o
 }
 
@@ -423,11 +426,7 @@ func (z *Lazy) run(slotCtx context.Context, f *flight, by string) {
 	a := Activation{By: by, At: time.Now()}
 	z.files.Store(startFiles(z.pkg))
 	ctx, cancel := context.WithTimeoutCause(slotCtx, z.env.budget, fmt.Errorf("%w (%v)", ErrBudgetExhausted, z.env.budget))
-	var own ownOptions
-	if z.own != nil {
-		own = *z.own
-	}
-	c, err := sidecar.Start(ctx, z.pkg, z.env.options(own))
+	c, err := sidecar.Start(ctx, z.pkg, z.env.options(z.own))
 	cancel()
 	a.Start = time.Since(a.At)
 	if err == nil {
