@@ -1,7 +1,6 @@
 package confine
 
 import (
-	"os"
 	"sync"
 	"time"
 
@@ -32,11 +31,10 @@ type sniffed struct {
 // sniffCached is sniff, answered from sniffCache when f has not changed
 // since.
 func sniffCached(f string) (interp, arg, elfInterp string, err error) {
-	fi, err := os.Stat(f)
+	st, err := pkgfiles.StatPath(f)
 	if err != nil {
 		return sniff(f)
 	}
-	st := pkgfiles.StatOf(fi)
 	sniffCache.mu.Lock()
 	e, ok := sniffCache.entries[f]
 	sniffCache.mu.Unlock()
@@ -48,7 +46,7 @@ func sniffCached(f string) (interp, arg, elfInterp string, err error) {
 	if err != nil {
 		return "", "", "", err
 	}
-	if after, serr := os.Stat(f); serr == nil && pkgfiles.StatOf(after) == st {
+	if after, serr := pkgfiles.StatPath(f); serr == nil && after == st {
 		sniffCache.mu.Lock()
 		if sniffCache.entries == nil || len(sniffCache.entries) >= maxSniffed {
 			sniffCache.entries = map[string]sniffed{}
